@@ -1,0 +1,305 @@
+"""The entry and exit flow every app shares: Prolific IDs, consent, screen-out, completion and progress.
+
+A Prolific link lands on the room's welcome page (``_templates/global/RoomWelcome.html``), which keeps
+``STUDY_ID`` and ``SESSION_ID`` in a short-lived cookie (oTree's room redirect drops every query parameter but the
+label) and forwards at once, without a click. The first page the participant sees, ``Consent``, copies the cookie
+into participant fields on its first request. The completion page shows the study's completion code and sends the
+browser back to Prolific; a separate screen-out code covers declined consent and failed comprehension checks.
+
+The page behaviours below are mixins: each app declares ``class Consent(study_flow.ConsentPage, Page)`` and so on,
+so the logic lives here once. Nothing here imports oTree; the objects are duck-typed (``player.participant``,
+``player.session.config``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+from urllib.parse import quote, unquote
+
+PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+STUDY_IDS_COOKIE = "study_ids"
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+MESSAGES = {
+    "en": {
+        "consent_title": "Consent",
+        "welcome_title": "Welcome",
+        "consent_label": "Do you agree to take part in this study?",
+        "consent_yes": "I have read the information above and agree to take part.",
+        "consent_no": "I do not agree to take part.",
+        "default_consent": (
+            "This study is run by researchers who compare how people and language models solve the same tasks. "
+            "Taking part is voluntary and you may stop at any time by closing this window. We store your answers "
+            "and your Prolific ID, without your name, and publish only anonymised, aggregated results."
+        ),
+        "completion_title": "Thank you!",
+        "completion_body": "You have completed the study.",
+        "completion_code": "Your completion code",
+        "completion_redirect": "You will be sent back to Prolific in {seconds} seconds.",
+        "completion_button": "Return to Prolific now",
+        "screenout_title": "Thank you for your interest",
+        "screenout_body": "You cannot continue with this study.",
+        "screenout_code": "Please return to Prolific and enter this code",
+        "progress": "Item {current} of {total}",
+    },
+    "de": {
+        "consent_title": "Einwilligung",
+        "welcome_title": "Willkommen",
+        "consent_label": "Sind Sie einverstanden, an dieser Studie teilzunehmen?",
+        "consent_yes": "Ich habe die Informationen gelesen und möchte teilnehmen.",
+        "consent_no": "Ich möchte nicht teilnehmen.",
+        "default_consent": (
+            "Diese Studie wird von Forschenden durchgeführt, die vergleichen, wie Menschen und Sprachmodelle "
+            "dieselben Aufgaben lösen. Die Teilnahme ist freiwillig; Sie können jederzeit abbrechen, indem Sie das "
+            "Fenster schließen. Wir speichern Ihre Antworten und Ihre Prolific-ID, nicht Ihren Namen, und "
+            "veröffentlichen nur anonymisierte, zusammengefasste Ergebnisse."
+        ),
+        "completion_title": "Vielen Dank!",
+        "completion_body": "Sie haben die Studie abgeschlossen.",
+        "completion_code": "Ihr Abschlusscode",
+        "completion_redirect": "Sie werden in {seconds} Sekunden zu Prolific zurückgeleitet.",
+        "completion_button": "Jetzt zu Prolific zurückkehren",
+        "screenout_title": "Vielen Dank für Ihr Interesse",
+        "screenout_body": "Sie können an dieser Studie nicht weiter teilnehmen.",
+        "screenout_code": "Bitte kehren Sie zu Prolific zurück und geben Sie diesen Code ein",
+        "progress": "Aufgabe {current} von {total}",
+    },
+    "it": {
+        "consent_title": "Consenso",
+        "welcome_title": "Benvenuto",
+        "consent_label": "Accetti di partecipare a questo studio?",
+        "consent_yes": "Ho letto le informazioni e accetto di partecipare.",
+        "consent_no": "Non accetto di partecipare.",
+        "default_consent": (
+            "Questo studio è condotto da ricercatori che confrontano come persone e modelli linguistici risolvono "
+            "gli stessi compiti. La partecipazione è volontaria e puoi interromperla in qualsiasi momento chiudendo "
+            "la finestra. Conserviamo le tue risposte e il tuo ID Prolific, non il tuo nome, e pubblichiamo solo "
+            "risultati anonimi e aggregati."
+        ),
+        "completion_title": "Grazie!",
+        "completion_body": "Hai completato lo studio.",
+        "completion_code": "Il tuo codice di completamento",
+        "completion_redirect": "Verrai reindirizzato a Prolific tra {seconds} secondi.",
+        "completion_button": "Torna subito a Prolific",
+        "screenout_title": "Grazie per l'interesse",
+        "screenout_body": "Non puoi proseguire con questo studio.",
+        "screenout_code": "Torna su Prolific e inserisci questo codice",
+        "progress": "Elemento {current} di {total}",
+    },
+}
+
+
+def messages(language: str | None) -> dict[str, str]:
+    """The shared pages' texts in ``language`` (``en``, ``de`` or ``it``); unknown languages fall back to English.
+
+    >>> messages("de")["consent_title"]
+    'Einwilligung'
+    >>> messages(None)["consent_title"]
+    'Consent'
+    """
+    return MESSAGES.get(language or "en", MESSAGES["en"])
+
+
+def completion_url(code: str) -> str:
+    """Prolific's completion URL for a completion or screen-out code.
+
+    >>> completion_url("C1A2B3")
+    'https://app.prolific.com/submissions/complete?cc=C1A2B3'
+    """
+    if not code or not _ID_PATTERN.match(code):
+        raise ValueError(f"The completion code {code!r} must be 1-64 letters, digits, '-' or '_'.")
+    return PROLIFIC_COMPLETION_URL.format(code=quote(code))
+
+
+def parse_study_ids_cookie(raw: str | None, *, participant_label: str | None) -> dict[str, str]:
+    """Read the IDs the welcome page stored, if they belong to this participant.
+
+    The cookie holds JSON ``{"pid": ..., "study_id": ..., "session_id": ...}`` (URL-encoded). It is ignored when its
+    PID differs from the participant's label (a stale cookie from another study in the same browser) and any value
+    that is not a plain identifier is dropped.
+
+    >>> raw = '%7B%22pid%22%3A%22abc%22%2C%22study_id%22%3A%22S1%22%2C%22session_id%22%3A%22X9%22%7D'
+    >>> parse_study_ids_cookie(raw, participant_label="abc")
+    {'study_id': 'S1', 'prolific_session_id': 'X9'}
+    >>> parse_study_ids_cookie(raw, participant_label="someone-else")
+    {}
+    """
+    if not raw:
+        return {}
+    try:
+        data = json.loads(unquote(raw))
+    except ValueError:
+        return {}
+    if not isinstance(data, dict) or (data.get("pid") or "") != (participant_label or ""):
+        return {}
+    found = {}
+    for source, target in (("study_id", "study_id"), ("session_id", "prolific_session_id")):
+        value = data.get(source)
+        if isinstance(value, str) and _ID_PATTERN.match(value):
+            found[target] = value
+    return found
+
+
+def _config(player) -> dict[str, Any]:
+    return player.session.config
+
+
+def _vars(player) -> dict[str, Any]:
+    return player.participant.vars
+
+
+def app_name(player) -> str:
+    return type(player).__module__.split(".")[0]
+
+
+def is_first_app(player) -> bool:
+    return _config(player)["app_sequence"][0] == app_name(player) and player.round_number == 1
+
+
+def is_last_app(player) -> bool:
+    """Whether this is the last round of the session's last app (where the completion page belongs)."""
+    app_module = sys.modules[type(player).__module__]
+    num_rounds = getattr(getattr(app_module, "C", None), "NUM_ROUNDS", 1)
+    return _config(player)["app_sequence"][-1] == app_name(player) and player.round_number == num_rounds
+
+
+def is_active(player) -> bool:
+    """Whether the participant may see the task pages: not screened out (declined consent, failed a check)."""
+    return not _vars(player).get("screened_out", False)
+
+
+def screen_out(player, reason: str) -> None:
+    """Send the participant to the screen-out page with ``reason`` stored (e.g. ``declined_consent``)."""
+    participant_vars = _vars(player)
+    participant_vars["screened_out"] = True
+    participant_vars["screenout_reason"] = reason
+
+
+def set_progress(player, *, done: int, total: int) -> None:
+    """Record how many items of ``total`` the participant has finished (shown by the progress bar)."""
+    if total < 0 or not 0 <= done <= max(total, 0):
+        raise ValueError(f"Progress must satisfy 0 <= done <= total, got done={done} and total={total}.")
+    participant_vars = _vars(player)
+    participant_vars["progress_done"] = int(done)
+    participant_vars["progress_total"] = int(total)
+
+
+def progress(player) -> dict[str, Any] | None:
+    """The progress bar's state (``Item 3 of 10``), or None when the app set no total."""
+    participant_vars = _vars(player)
+    total = participant_vars.get("progress_total") or 0
+    if total <= 0:
+        return None
+    done = min(participant_vars.get("progress_done") or 0, total)
+    current = min(done + 1, total)
+    text = messages(_config(player).get("language")).get("progress", "")
+    return dict(
+        done=done,
+        total=total,
+        current=current,
+        percent=round(100 * done / total),
+        text=text.format(current=current, total=total),
+    )
+
+
+def record_arrival(participant, cookies: dict[str, str]) -> None:
+    """Store the Prolific IDs on the participant once, on the first page's first request."""
+    participant_vars = participant.vars
+    if participant_vars.get("prolific_pid") is None:
+        participant_vars["prolific_pid"] = participant.label or ""
+    if not participant_vars.get("study_id"):
+        found = parse_study_ids_cookie(cookies.get(STUDY_IDS_COOKIE), participant_label=participant.label)
+        participant_vars.update(found)
+        participant_vars.setdefault("study_id", "")
+        participant_vars.setdefault("prolific_session_id", "")
+
+
+class ConsentPage:
+    """Entry page of the first app: stores the Prolific IDs, then asks for consent (or just welcomes).
+
+    The app's Player needs ``consent_given = models.BooleanField(...)``; see ``consent_field_kwargs``.
+    """
+
+    form_model = "player"
+    template_name = "global/Consent.html"
+
+    @staticmethod
+    def is_displayed(player):
+        return is_first_app(player)
+
+    @staticmethod
+    def get_form_fields(player):
+        return ["consent_given"] if _config(player).get("consent", True) else []
+
+    @staticmethod
+    def vars_for_template(player):
+        config = _config(player)
+        text = messages(config.get("language"))
+        return dict(
+            study_text=text,
+            consent_text=config.get("consent_text") or text["default_consent"],
+            asks_consent=config.get("consent", True),
+        )
+
+    @staticmethod
+    def before_next_page(player, timeout_happened):
+        if not _config(player).get("consent", True):
+            _vars(player)["consent_given"] = None
+            return
+        _vars(player)["consent_given"] = bool(player.consent_given)
+        if not player.consent_given:
+            screen_out(player, "declined_consent")
+
+    def get_context_data(self, **context):
+        # The only hook that sees the HTTP request: copy the welcome page's cookie into participant fields.
+        record_arrival(self.participant, dict(self.request.cookies))
+        return super().get_context_data(**context)
+
+
+def consent_choices(language: str | None) -> list[list[Any]]:
+    text = messages(language)
+    return [[True, text["consent_yes"]], [False, text["consent_no"]]]
+
+
+class ScreenOutPage:
+    """Terminal page for participants who declined consent or failed a comprehension check."""
+
+    template_name = "global/ScreenOut.html"
+
+    @staticmethod
+    def is_displayed(player):
+        return not is_active(player)
+
+    @staticmethod
+    def vars_for_template(player):
+        config = _config(player)
+        code = config.get("screenout_code") or ""
+        return dict(study_text=messages(config.get("language")), code=code, url=completion_url(code) if code else "")
+
+
+class CompletionPage:
+    """Terminal page of the last app: shows the completion code and returns the browser to Prolific."""
+
+    template_name = "global/Completion.html"
+
+    @staticmethod
+    def is_displayed(player):
+        return is_active(player) and is_last_app(player)
+
+    @staticmethod
+    def vars_for_template(player):
+        config = _config(player)
+        _vars(player)["completed"] = True
+        code = config.get("completion_code") or ""
+        seconds = int(config.get("completion_redirect_seconds", 5))
+        text = messages(config.get("language"))
+        return dict(
+            study_text=text,
+            code=code,
+            url=completion_url(code) if code else "",
+            redirect_seconds=seconds,
+            redirect_text=text["completion_redirect"].format(seconds=seconds),
+        )

@@ -1,0 +1,191 @@
+"""The LLM layer against a local OpenAI-compatible server, through the real `openai` client over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from backend.llm import CallRecord, LLMSettings, TextDelta, complete, stream
+from backend.llm.fake_server import Reply
+
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]
+
+
+def settings_for(server, **overrides) -> LLMSettings:
+    values = dict(model="test-model", base_url=server.base_url, timeout_s=2.0, max_retries=2, backoff_s=0.01)
+    values.update(overrides)
+    return LLMSettings(**values)
+
+
+def collect(agen):
+    async def run():
+        return [item async for item in agen]
+
+    return asyncio.run(run())
+
+
+def test_streamed_reply_arrives_in_pieces_and_is_recorded(llm_server):
+    llm_server.script(Reply(text="Hello there, nice to meet you.", chunk_delay_s=0.02))
+    items = collect(stream(MESSAGES, settings_for(llm_server)))
+    deltas = [item.text for item in items if isinstance(item, TextDelta)]
+    record = items[-1]
+    assert isinstance(record, CallRecord) and record.ok
+    assert len(deltas) == 6 and "".join(deltas) == "Hello there, nice to meet you."
+    assert record.reply == "Hello there, nice to meet you."
+    assert record.streamed and record.attempts == 1 and record.finish_reason == "stop"
+    assert record.completion_tokens == 6 and record.prompt_tokens == 10
+    assert llm_server.requests[-1]["messages"] == MESSAGES and llm_server.requests[-1]["model"] == "test-model"
+
+
+def test_non_streamed_reply(llm_server):
+    llm_server.script("Plain answer.")
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    assert record.ok and record.reply == "Plain answer." and not record.streamed
+    assert record.latency_s > 0
+
+
+def test_timeout_is_retried_then_recorded(llm_server):
+    llm_server.script(*[Reply(text="late", delay_s=1.5)] * 2)
+    started = time.monotonic()
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server, timeout_s=0.3, max_retries=1)))
+    assert not record.ok and record.error_kind == "timeout" and record.attempts == 2
+    assert record.reply == ""
+    assert time.monotonic() - started < 1.5  # gave up by itself, did not wait for the server
+
+
+def test_429_then_success_waits_retry_after(llm_server):
+    llm_server.script(Reply(status=429, retry_after=0.3), "Finally.")
+    started = time.monotonic()
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    assert record.ok and record.reply == "Finally." and record.attempts == 2
+    assert time.monotonic() - started >= 0.3
+
+
+def test_500_until_retry_budget_spent(llm_server):
+    llm_server.script(*[Reply(status=500)] * 5)
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
+    assert not record.ok and record.error_kind == "server_error" and record.attempts == 3
+    assert "500" in record.error
+    assert llm_server.pending == 2  # exactly 3 calls were made
+
+
+def test_400_is_not_retried(llm_server):
+    llm_server.script(Reply(status=400), "never asked")
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    assert record.error_kind == "http_error" and record.attempts == 1 and llm_server.pending == 1
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_empty_reply_is_an_error_after_retries(llm_server, streamed):
+    llm_server.script(*[Reply(text="")] * 3)
+    items = collect(stream(MESSAGES, settings_for(llm_server, max_retries=2), stream_reply=streamed))
+    record = items[-1]
+    assert record.error_kind == "empty_reply" and record.attempts == 3
+
+
+def test_garbage_body_is_an_error_not_a_crash(llm_server):
+    llm_server.script(*[Reply(garbage="<html>oops</html>")] * 3)
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
+    assert not record.ok and record.error_kind == "bad_response" and record.attempts == 3
+
+
+def test_garbage_then_good_reply_recovers(llm_server):
+    llm_server.script(Reply(garbage='{"choices": "nope"}'), "Recovered.")
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    assert record.ok and record.reply == "Recovered." and record.attempts == 2
+
+
+def test_stream_dropped_midway_keeps_the_partial_reply(llm_server):
+    llm_server.script(Reply(text="one two three four five", drop_after_chunks=2))
+    items = collect(stream(MESSAGES, settings_for(llm_server)))
+    record = items[-1]
+    assert [i.text for i in items[:-1]] == ["one ", "two "]
+    assert record.error_kind == "interrupted" and record.reply == "one two " and record.attempts == 1
+
+
+def test_stream_dropped_before_any_text_is_retried(llm_server):
+    llm_server.script(Reply(text="lost", drop_after_chunks=0), "Second time lucky.")
+    items = collect(stream(MESSAGES, settings_for(llm_server)))
+    assert items[-1].ok and items[-1].reply == "Second time lucky." and items[-1].attempts == 2
+
+
+def test_unreachable_endpoint_is_a_connection_error():
+    settings = LLMSettings(model="m", base_url="http://127.0.0.1:9/v1", timeout_s=1, max_retries=1, backoff_s=0.01)
+    record = asyncio.run(complete(MESSAGES, settings))
+    assert record.error_kind in {"connection", "timeout"} and record.attempts == 2
+
+
+def test_missing_key_without_base_url_is_a_configuration_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    record = asyncio.run(complete(MESSAGES, LLMSettings(model="gpt-x")))
+    assert record.error_kind == "configuration" and "OPENAI_API_KEY" in record.error
+
+
+def test_scripted_model_needs_no_network_and_is_labelled():
+    items = collect(stream(MESSAGES, LLMSettings(), scripted=lambda messages: f"{len(messages)} messages seen"))
+    record = items[-1]
+    assert record.model == "scripted" and record.reply == "2 messages seen"
+    assert "".join(i.text for i in items[:-1]) == "2 messages seen"
+
+
+def test_scripted_policy_failure_is_recorded():
+    def broken(messages):
+        raise RuntimeError("bug in policy")
+
+    record = asyncio.run(complete(MESSAGES, LLMSettings(), scripted=broken))
+    assert record.error_kind == "scripted_error" and "bug in policy" in record.error
+
+
+def test_concurrent_streams_overlap(llm_server):
+    llm_server.default_delay_s = 0.5
+    try:
+
+        async def run():
+            settings = settings_for(llm_server)
+            return await asyncio.gather(*(complete(MESSAGES, settings) for _ in range(8)))
+
+        started = time.monotonic()
+        records = asyncio.run(run())
+        elapsed = time.monotonic() - started
+    finally:
+        llm_server.default_delay_s = 0.0
+    assert all(record.ok for record in records)
+    assert elapsed < 2.0, f"8 calls of 0.5 s took {elapsed:.2f} s: they did not run concurrently"
+    assert llm_server.max_in_flight >= 4
+
+
+def test_concurrency_cap_limits_calls_in_flight(llm_server, monkeypatch):
+    monkeypatch.setenv("LLM_MAX_CONCURRENCY", "2")
+    llm_server.default_delay_s = 0.2
+    try:
+
+        async def run():
+            settings = settings_for(llm_server)
+            return await asyncio.gather(*(complete(MESSAGES, settings) for _ in range(6)))
+
+        records = asyncio.run(run())
+    finally:
+        llm_server.default_delay_s = 0.0
+    assert all(record.ok for record in records)
+    assert llm_server.max_in_flight == 2
+
+
+def test_settings_validation():
+    with pytest.raises(ValueError, match="timeout"):
+        LLMSettings(timeout_s=0)
+    with pytest.raises(ValueError, match="retry budget"):
+        LLMSettings(max_retries=-1)
+    with pytest.raises(ValueError, match="temperature"):
+        LLMSettings.from_config({"llm_temperature": 3})
+
+
+def test_record_row_is_flat_and_holds_no_key(monkeypatch, llm_server):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
+    llm_server.script("ok")
+    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    row = record.as_row()
+    assert isinstance(row["messages"], str) and "Say hello." in row["messages"]
+    assert "sk-test-secret-123" not in repr(row)
