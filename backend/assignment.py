@@ -1,0 +1,133 @@
+"""Which item a person should annotate next: k people per item, least-covered first, expiring reservations.
+
+The state lives in the database (one row per reservation); these pure functions decide from those rows, so the
+decision survives a server restart and is the same in every app. An assignment row is any mapping or object with
+``item_id``, ``participant`` (who), ``status`` (``reserved``, ``done`` or ``released``) and ``reserved_at`` (epoch
+seconds).
+
+Coverage of an item = people who finished it + people holding a live (unexpired) reservation on it. A person gets:
+
+1. the item they already hold a live reservation on (a reload resumes it), else
+2. among items they have never finished or live-reserved and whose coverage is below ``per_item``, the one with
+   the fewest finished ratings, then the fewest live reservations, then the earliest in the item list;
+3. nothing (``None``) when every item is covered or already theirs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+STATUSES = ("reserved", "done", "released")
+
+
+def _get(row: Any, name: str) -> Any:
+    return row[name] if isinstance(row, Mapping) else getattr(row, name)
+
+
+def is_live_reservation(row: Any, *, now: float, timeout_s: float) -> bool:
+    """A reservation still held: status ``reserved`` and younger than ``timeout_s`` seconds.
+
+    >>> is_live_reservation({"status": "reserved", "reserved_at": 100.0}, now=150.0, timeout_s=60)
+    True
+    >>> is_live_reservation({"status": "reserved", "reserved_at": 100.0}, now=161.0, timeout_s=60)
+    False
+    """
+    if timeout_s <= 0:
+        raise ValueError(f"The reservation timeout must be positive, got {timeout_s}.")
+    return _get(row, "status") == "reserved" and now - float(_get(row, "reserved_at")) < timeout_s
+
+
+def coverage(
+    item_ids: Sequence[str], assignments: Iterable[Any], *, now: float, timeout_s: float
+) -> dict[str, tuple[int, int]]:
+    """For each item: (finished ratings, live reservations).
+
+    >>> rows = [
+    ...     {"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0},
+    ...     {"item_id": "a", "participant": "p2", "status": "reserved", "reserved_at": 95},
+    ...     {"item_id": "b", "participant": "p3", "status": "reserved", "reserved_at": 10},
+    ... ]
+    >>> coverage(["a", "b"], rows, now=100, timeout_s=60)
+    {'a': (1, 1), 'b': (0, 0)}
+    """
+    done: Counter = Counter()
+    live: Counter = Counter()
+    for row in assignments:
+        status = _get(row, "status")
+        if status not in STATUSES:
+            raise ValueError(f"Assignment status must be one of {STATUSES}, got {status!r}.")
+        if status == "done":
+            done[_get(row, "item_id")] += 1
+        elif is_live_reservation(row, now=now, timeout_s=timeout_s):
+            live[_get(row, "item_id")] += 1
+    return {item: (done[item], live[item]) for item in item_ids}
+
+
+def choose_item(
+    item_ids: Sequence[str],
+    assignments: Iterable[Any],
+    *,
+    participant: str,
+    per_item: int,
+    now: float,
+    timeout_s: float,
+) -> str | None:
+    """The item ``participant`` should work on next, or None when nothing is left for them (see module doc).
+
+    >>> rows = [
+    ...     {"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0},
+    ...     {"item_id": "b", "participant": "p2", "status": "reserved", "reserved_at": 90},
+    ... ]
+    >>> choose_item(["a", "b", "c"], rows, participant="p3", per_item=2, now=100, timeout_s=60)
+    'c'
+    >>> choose_item(["a", "b", "c"], rows, participant="p2", per_item=2, now=100, timeout_s=60)
+    'b'
+    >>> choose_item(["a"], rows, participant="p1", per_item=2, now=100, timeout_s=60) is None
+    True
+    """
+    if per_item < 1:
+        raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
+    if len(set(item_ids)) != len(item_ids):
+        raise ValueError("The item ids must be unique.")
+    rows = list(assignments)
+    mine_live = [
+        _get(row, "item_id")
+        for row in rows
+        if _get(row, "participant") == participant and is_live_reservation(row, now=now, timeout_s=timeout_s)
+    ]
+    if mine_live:
+        return mine_live[0]
+    mine_done = {
+        _get(row, "item_id")
+        for row in rows
+        if _get(row, "participant") == participant and _get(row, "status") == "done"
+    }
+    counts = coverage(item_ids, rows, now=now, timeout_s=timeout_s)
+    candidates = [
+        (done, live, position, item)
+        for position, (item, (done, live)) in enumerate(counts.items())
+        if item not in mine_done and done + live < per_item
+    ]
+    return min(candidates)[3] if candidates else None
+
+
+def items_left_for(
+    item_ids: Sequence[str],
+    assignments: Iterable[Any],
+    *,
+    participant: str,
+    per_item: int,
+    now: float,
+    timeout_s: float,
+) -> int:
+    """How many items could still be given to ``participant`` now (for "nothing left" pages and progress)."""
+    rows = list(assignments)
+    mine_done = {
+        _get(row, "item_id")
+        for row in rows
+        if _get(row, "participant") == participant and _get(row, "status") == "done"
+    }
+    counts = coverage(item_ids, rows, now=now, timeout_s=timeout_s)
+    return sum(1 for item, (done, live) in counts.items() if item not in mine_done and done + live < per_item)
