@@ -31,7 +31,7 @@ SESSION_CONFIG_DEFAULTS = dict(
     screenout_code="",
     completion_redirect_seconds=5,
     # LLM layer (backend/llm): `scripted` needs no network and no key.
-    llm_model="scripted",
+    llm_model=os.environ.get("LLM_MODEL", "scripted"),
     llm_temperature=0.7,
     llm_timeout_s=30.0,
     llm_max_retries=2,

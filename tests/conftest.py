@@ -43,3 +43,37 @@ def llm_server(_llm_server_instance):
     server.default_delay_s = server.default_chunk_delay_s = 0.0
     yield server
     server.clear()
+
+
+@pytest.fixture(scope="module")
+def otree_server(_llm_server_instance):
+    """An `otree devserver` on a free loopback port, its LLM calls going to the local test server."""
+    from tests.harness import base_env, start_server
+
+    env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
+    server = start_server(kind="devserver", env=env)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright (headless)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.harness import CHROMIUM, CHROMIUM_ARGS, ensure_debian_package
+
+    ensure_debian_package(CHROMIUM, "chromium")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()

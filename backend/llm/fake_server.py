@@ -5,6 +5,10 @@ the next scripted ``Reply`` from a queue, or asks the ``responder`` (a function 
 empty. A ``Reply`` can delay, stream slowly, stall, break off mid-stream, answer with an HTTP error (with
 ``Retry-After``) or send a body that is not JSON.
 
+Another process (oTree bots under ``otree test``) scripts it over HTTP: ``POST {base_url}/_script`` with
+``{"replies": [{"text": ..., "status": ..., ...}, "plain text", ...]}``, ``POST {base_url}/_clear``, and
+``GET {base_url}/_requests`` lists the requests received.
+
 Run one by hand: ``python -m backend.llm.fake_server --port 8001 --latency 1.0``.
 """
 
@@ -128,7 +132,10 @@ class FakeOpenAIServer:
                 pass
 
             def do_GET(self):
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/_requests"):
+                    with server._lock:
+                        self._send_json(200, {"requests": list(server.requests)})
+                elif self.path.rstrip("/").endswith("/models"):
                     self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
                 else:
                     self._send_json(404, {"error": {"message": "not found"}})
@@ -140,7 +147,16 @@ class FakeOpenAIServer:
                 except ValueError:
                     self._send_json(400, {"error": {"message": "body is not JSON"}})
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                if path.endswith("/_script"):  # lets a test in another process (oTree bots) script the answers
+                    server.script(*(Reply(**item) if isinstance(item, dict) else item for item in request["replies"]))
+                    self._send_json(200, {"pending": server.pending})
+                    return
+                if path.endswith("/_clear"):
+                    server.clear()
+                    self._send_json(200, {"pending": 0})
+                    return
+                if not path.endswith("/chat/completions"):
                     self._send_json(404, {"error": {"message": f"unknown path {self.path}"}})
                     return
                 with server._lock:

@@ -1,0 +1,190 @@
+"""Starting real oTree servers and bots for tests and benchmarks.
+
+Each server runs in its own scratch folder (symlinks to the project), so its SQLite file and logs never touch the
+checkout and several test runs can share a machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+OTREE = str(Path(sys.executable).with_name("otree"))
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+# Chromium's background services try the network, which this machine does not have; root needs --no-sandbox.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+SECRET_ENV_NAMES = ("OPENAI_API_KEY",)
+
+
+def ensure_debian_package(path: str, package: str) -> None:
+    """Install a Debian package when ``path`` is missing (tests start the real components they need)."""
+    if Path(path).exists():
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise RuntimeError(f"{path} is missing and cannot be installed here: run `apt-get install {package}` as root.")
+    lock = Path(tempfile.gettempdir()) / f"apt-install-{package}.lock"
+    with lock.open("w") as handle:
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_EX)  # parallel test processes install once
+        if not Path(path).exists():
+            quiet = dict(stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+            subprocess.run(["apt-get", "update", "-qq"], check=True, **quiet)
+            subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, **quiet)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def scratch_project(prefix: str = "otree-run-") -> Path:
+    """A temporary folder that looks like the project (symlinks) but keeps its own database and files."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    for entry in PROJECT_ROOT.iterdir():
+        if entry.name in {"db.sqlite3", ".git", ".venv", "venv", "__pycache__", ".pytest_cache"}:
+            continue
+        (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("OTREE_PRODUCTION", None)
+    # The suite runs on SQLite unless TEST_DATABASE_URL names another database (CI's PostgreSQL run).
+    if env.get("TEST_DATABASE_URL"):
+        env["DATABASE_URL"] = env["TEST_DATABASE_URL"]
+    else:
+        env.pop("DATABASE_URL", None)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+@dataclass
+class RunningServer:
+    url: str
+    process: subprocess.Popen
+    folder: Path
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int | None = None) -> None:
+        if self.process.poll() is None:
+            if sig is not None:
+                os.killpg(self.process.pid, sig)
+            else:
+                os.killpg(self.process.pid, 15)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait(timeout=10)
+
+
+def wait_until_up(url: str, process: subprocess.Popen, log_path: Path, *, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"The oTree server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+        try:
+            if requests.get(url + "/favicon.ico", timeout=2).status_code < 500:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError(f"The oTree server did not answer within {timeout_s} s:\n{log_path.read_text()[-3000:]}")
+
+
+def start_server(
+    *, kind: str = "devserver", env: dict[str, str] | None = None, folder: Path | None = None, port: int | None = None
+) -> RunningServer:
+    """Start ``otree devserver`` (without its file-watching reloader) or ``otree prodserver`` on a free port."""
+    folder = folder or scratch_project()
+    port = port or free_port()
+    command = {
+        "devserver": [OTREE, "devserver_inner", f"127.0.0.1:{port}"],
+        "prodserver": [OTREE, "prodserver", f"127.0.0.1:{port}"],
+    }[kind]
+    log_path = folder / f"{kind}-{port}.log"
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            command, cwd=folder, env=env or base_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, process, log_path)
+    except RuntimeError:
+        os.killpg(process.pid, 9)
+        raise
+    return RunningServer(url=url, process=process, folder=folder, log_path=log_path)
+
+
+@contextlib.contextmanager
+def running_server(**kwargs) -> Iterator[RunningServer]:
+    server = start_server(**kwargs)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+def run_bots(config_name: str, *, env: dict[str, str] | None = None, participants: int | None = None, export_dir=None):
+    """Run ``otree test CONFIG [N] [--export DIR]`` in a scratch folder; return the completed process."""
+    folder = scratch_project("otree-bots-")
+    command = [OTREE, "test", config_name]
+    if participants:
+        command.append(str(participants))
+    if export_dir:
+        command.append(f"--export={export_dir}")
+    try:
+        return subprocess.run(command, cwd=folder, env=env or base_env(), capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def create_session(server_url: str, config_name: str, participants: int, *, room: str | None = None, **config) -> dict:
+    """Create a session through the REST API (``POST /api/sessions``); returns the JSON answer."""
+    payload = dict(session_config_name=config_name, num_participants=participants)
+    if room:
+        payload["room_name"] = room
+    if config:
+        payload["modified_session_config_fields"] = config
+    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
+    response = requests.post(server_url + "/api/sessions", json=payload, headers=headers, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def session_start_links(server_url: str, session_code: str) -> list[str]:
+    """The participants' start URLs of a session (REST ``get_session``)."""
+    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
+    response = requests.post(f"{server_url}/api/get_session/{session_code}", json={}, headers=headers, timeout=30)
+    response.raise_for_status()
+    return [f"{server_url}/InitializeParticipant/{p['code']}" for p in response.json()["participants"]]
