@@ -84,6 +84,12 @@ def base_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def uses_server_database(env: dict[str, str]) -> bool:
+    """Whether DATABASE_URL names a database server (PostgreSQL) rather than SQLite."""
+    url = env.get("DATABASE_URL", "")
+    return bool(url) and not url.startswith("sqlite")
+
+
 @dataclass
 class RunningServer:
     url: str
@@ -158,11 +164,17 @@ def running_server(**kwargs) -> Iterator[RunningServer]:
 def run_bots(config_name: str, *, env: dict[str, str] | None = None, participants: int | None = None, export_dir=None):
     """Run ``otree test CONFIG [N] [--export DIR]`` in a scratch folder; return the completed process."""
     folder = scratch_project("otree-bots-")
-    command = [OTREE, "test", config_name]
-    if participants:
-        command.append(str(participants))
-    if export_dir:
-        command.append(f"--export={export_dir}")
+    env = env or base_env()
+    if uses_server_database(env):
+        # `otree test` would silently use in-memory SQLite; run the same bot runner on the real database.
+        command = [sys.executable, "-m", "tests.bots_on_database", config_name, str(participants or "")]
+        command += [str(export_dir)] if export_dir else []
+    else:
+        command = [OTREE, "test", config_name]
+        if participants:
+            command.append(str(participants))
+        if export_dir:
+            command.append(f"--export={export_dir}")
     try:
         return subprocess.run(command, cwd=folder, env=env or base_env(), capture_output=True, text=True, timeout=600)
     finally:
