@@ -65,6 +65,27 @@ def coverage(
     return {item: (done[item], live[item]) for item in item_ids}
 
 
+def _open_candidates(
+    item_ids: Sequence[str], rows: list[Any], *, participant: str, per_item: int, now: float, timeout_s: float
+) -> list[tuple[int, int, int, str]]:
+    """(finished, live, position, item) for items still open to ``participant``: not theirs, below ``per_item``."""
+    if per_item < 1:
+        raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
+    if len(set(item_ids)) != len(item_ids):
+        raise ValueError("The item ids must be unique.")
+    mine_done = {
+        _get(row, "item_id")
+        for row in rows
+        if _get(row, "participant") == participant and _get(row, "status") == "done"
+    }
+    counts = coverage(item_ids, rows, now=now, timeout_s=timeout_s)
+    return [
+        (done, live, position, item)
+        for position, (item, (done, live)) in enumerate(counts.items())
+        if item not in mine_done and done + live < per_item
+    ]
+
+
 def choose_item(
     item_ids: Sequence[str],
     assignments: Iterable[Any],
@@ -87,11 +108,10 @@ def choose_item(
     >>> choose_item(["a"], rows, participant="p1", per_item=2, now=100, timeout_s=60) is None
     True
     """
-    if per_item < 1:
-        raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
-    if len(set(item_ids)) != len(item_ids):
-        raise ValueError("The item ids must be unique.")
     rows = list(assignments)
+    candidates = _open_candidates(
+        item_ids, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s
+    )
     mine_live = [
         _get(row, "item_id")
         for row in rows
@@ -99,17 +119,6 @@ def choose_item(
     ]
     if mine_live:
         return mine_live[0]
-    mine_done = {
-        _get(row, "item_id")
-        for row in rows
-        if _get(row, "participant") == participant and _get(row, "status") == "done"
-    }
-    counts = coverage(item_ids, rows, now=now, timeout_s=timeout_s)
-    candidates = [
-        (done, live, position, item)
-        for position, (item, (done, live)) in enumerate(counts.items())
-        if item not in mine_done and done + live < per_item
-    ]
     return min(candidates)[3] if candidates else None
 
 
@@ -124,10 +133,6 @@ def items_left_for(
 ) -> int:
     """How many items could still be given to ``participant`` now (for "nothing left" pages and progress)."""
     rows = list(assignments)
-    mine_done = {
-        _get(row, "item_id")
-        for row in rows
-        if _get(row, "participant") == participant and _get(row, "status") == "done"
-    }
-    counts = coverage(item_ids, rows, now=now, timeout_s=timeout_s)
-    return sum(1 for item, (done, live) in counts.items() if item not in mine_done and done + live < per_item)
+    return len(
+        _open_candidates(item_ids, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s)
+    )
