@@ -49,3 +49,26 @@ def test_production_defaults_to_study_auth_level(monkeypatch):
     monkeypatch.delenv("OTREE_PRODUCTION")
     monkeypatch.delenv("OTREE_AUTH_LEVEL")
     assert runpy.run_path(str(PROJECT_ROOT / "settings.py"))["AUTH_LEVEL"] is None
+
+
+def test_production_server_protects_admin_pages_exports_and_rest_api():
+    import requests
+
+    from tests.harness import running_server
+
+    env = base_env(OTREE_PRODUCTION="1", OTREE_ADMIN_PASSWORD="admin-pw-for-test", SECRET_KEY="s" * 40)
+    env["OTREE_REST_KEY"] = "rest-key-for-test"
+    env.pop("OTREE_AUTH_LEVEL", None)
+    with running_server(kind="prodserver", env=env) as server:
+        for path in ("/demo", "/ExportIndex", "/ExportWide", "/ExportPageTimes", "/rooms", "/sessions"):
+            response = requests.get(server.url + path, allow_redirects=False, timeout=30)
+            assert response.status_code in (302, 303, 307), f"{path} answered {response.status_code} without login"
+            assert "/login" in response.headers["location"].lower()
+        for path in ("/api/sessions", "/api/export_wide", "/api/session_configs"):
+            assert requests.get(server.url + path, timeout=30).status_code == 403, path
+            wrong = requests.get(server.url + path, headers={"otree-rest-key": "wrong"}, timeout=30)
+            assert wrong.status_code == 403, path
+        authorised = requests.get(server.url + "/api/session_configs", headers={"otree-rest-key": "rest-key-for-test"})
+        assert authorised.status_code == 200
+        # Participants' entry stays open.
+        assert requests.get(server.url + "/room/dond_study", timeout=30).status_code == 200
