@@ -1,0 +1,254 @@
+"""Pareto metrics of a Deal or No Deal game: every complete split, the frontier, and the per-game scores.
+
+A *complete split* gives each of the ``counts[t]`` items of type ``t`` to A or to B (A gets ``0..counts[t]``, B the
+rest): there are Π (counts[t] + 1) of them, a few hundred at most for DoND instances, enumerated at once with numpy.
+Each function here has a brute-force twin (``*_naive``, loops over ``itertools.product``) used as test oracle.
+
+Worked example (clembench's semi_en game 0): 3 crayons, 1 chalk, 2 bolts; A values 0/0/5, B values 1/3/2.
+A takes 2 bolts (10 points), B takes 3 crayons (3 points) and leaves the chalk: giving B the chalk too is a
+complete split where A keeps 10 and B gains 3, so the maximum Pareto improvement is 3 and the main score 70.
+
+>>> counts, values_a, values_b = (3, 1, 2), (0, 0, 5), (1, 3, 2)
+>>> max_pareto_improvement(counts, values_a, values_b, 10, 3)
+3
+>>> main_score(counts, values_a, values_b, (0, 0, 2), (3, 0, 0))
+70.0
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+MODES = ("semi", "coop", "comp")
+
+
+def _as_int_vectors(counts, values_a, values_b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    arrays = []
+    for name, raw in (("counts", counts), ("values_a", values_a), ("values_b", values_b)):
+        array = np.asarray(raw)
+        if array.ndim != 1 or array.size == 0:
+            raise ValueError(f"{name} must be a non-empty one-dimensional sequence, got {raw!r}.")
+        if not np.issubdtype(array.dtype, np.integer) or (array < 0).any():
+            raise ValueError(f"{name} must hold non-negative integers, got {raw!r}.")
+        arrays.append(array.astype(np.int64))
+    if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
+        raise ValueError("counts, values_a and values_b must have the same length.")
+    return arrays[0], arrays[1], arrays[2]
+
+
+def all_splits(counts: Sequence[int]) -> np.ndarray:
+    """A's share in every complete split, shape (Π (counts + 1), n_types); B gets ``counts - row``.
+
+    >>> all_splits((1, 2)).tolist()
+    [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
+    """
+    counts_array, _, _ = _as_int_vectors(counts, counts, counts)
+    return np.indices(tuple(counts_array + 1)).reshape(counts_array.size, -1).T
+
+
+def split_points(
+    counts: Sequence[int], values_a: Sequence[int], values_b: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Points of A and of B in every complete split (same order as ``all_splits``).
+
+    points_a = share @ values_a, points_b = (counts - share) @ values_b.
+
+    >>> [p.tolist() for p in split_points((1, 2), (4, 3), (10, 0))]
+    [[0, 3, 6, 4, 7, 10], [10, 10, 10, 0, 0, 0]]
+    """
+    counts_array, a, b = _as_int_vectors(counts, values_a, values_b)
+    shares = all_splits(counts_array)
+    return shares @ a, (counts_array - shares) @ b
+
+
+def max_pareto_improvement(
+    counts: Sequence[int], values_a: Sequence[int], values_b: Sequence[int], points_a: float, points_b: float
+) -> int:
+    """The largest gain of either player over a complete split that leaves neither worse off.
+
+    max over splits s with P_A(s) >= points_a and P_B(s) >= points_b of max(P_A(s) - points_a, P_B(s) - points_b),
+    and 0 if there is no such split. 0 means the achieved points are Pareto optimal among complete splits.
+    Ranges from 0 to the larger total value (10 for DoND instances).
+
+    >>> max_pareto_improvement((3, 1, 2), (0, 0, 5), (1, 3, 2), 5, 8)
+    0
+    """
+    for name, value in (("points_a", points_a), ("points_b", points_b)):
+        if not isinstance(value, int | float | np.integer | np.floating) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, not {value!r}.")
+    pa, pb = split_points(counts, values_a, values_b)
+    keep = (pa >= points_a) & (pb >= points_b)
+    if not keep.any():
+        return 0
+    gain = np.maximum(pa[keep] - points_a, pb[keep] - points_b).max()
+    return int(max(gain, 0))
+
+
+def max_pareto_improvement_naive(counts, values_a, values_b, points_a, points_b) -> int:
+    """Brute-force twin of ``max_pareto_improvement`` (test oracle)."""
+    best = 0
+    for share in itertools.product(*(range(c + 1) for c in counts)):
+        pa = sum(s * v for s, v in zip(share, values_a, strict=True))
+        pb = sum((c - s) * v for c, s, v in zip(counts, share, values_b, strict=True))
+        if pa >= points_a and pb >= points_b:
+            best = max(best, pa - points_a, pb - points_b)
+    return int(best)
+
+
+def pareto_frontier(counts: Sequence[int], values_a: Sequence[int], values_b: Sequence[int]) -> np.ndarray:
+    """The Pareto-optimal point pairs (points A, points B) over complete splits, sorted by A's points.
+
+    A pair is on the frontier when no split gives one player more without giving the other less.
+
+    >>> pareto_frontier((3, 1, 2), (0, 0, 5), (1, 3, 2)).tolist()
+    [[0, 10], [5, 8], [10, 6]]
+    """
+    pa, pb = split_points(counts, values_a, values_b)
+    pairs = np.unique(np.column_stack([pa, pb]), axis=0)  # sorted by A then B
+    order = np.lexsort((-pairs[:, 1], -pairs[:, 0]))  # A descending, B descending within equal A
+    ordered = pairs[order]
+    # A pair survives when its B beats every pair with at least as much A seen before it.
+    best_b_before = np.maximum.accumulate(np.concatenate([[-1], ordered[:-1, 1]]))
+    frontier = ordered[ordered[:, 1] > best_b_before]
+    return frontier[np.argsort(frontier[:, 0], kind="stable")]
+
+
+def pareto_frontier_naive(counts, values_a, values_b) -> list[tuple[int, int]]:
+    """Brute-force twin of ``pareto_frontier`` (test oracle)."""
+    pairs = set()
+    for share in itertools.product(*(range(c + 1) for c in counts)):
+        pa = sum(s * v for s, v in zip(share, values_a, strict=True))
+        pb = sum((c - s) * v for c, s, v in zip(counts, share, values_b, strict=True))
+        pairs.add((pa, pb))
+    frontier = [p for p in pairs if not any(q[0] >= p[0] and q[1] >= p[1] and q != p for q in pairs)]
+    return sorted(frontier)
+
+
+def max_sum_of_points(counts: Sequence[int], values_a: Sequence[int], values_b: Sequence[int]) -> int:
+    """The best possible sum of both players' points: Σ count × max(value A, value B).
+
+    >>> max_sum_of_points((3, 1, 2), (0, 0, 5), (1, 3, 2))
+    16
+    """
+    c, a, b = _as_int_vectors(counts, values_a, values_b)
+    return int(c @ np.maximum(a, b))
+
+
+def _outcome(counts, proposal_a, proposal_b, *, aborted: bool) -> str:
+    if aborted:
+        return "aborted"
+    if proposal_a is None or proposal_b is None:
+        raise ValueError("proposal_a and proposal_b are both required unless the game was aborted.")
+    a, b, c = (np.asarray(x) for x in (proposal_a, proposal_b, counts))
+    if not a.shape == b.shape == c.shape:
+        raise ValueError("proposal_a, proposal_b and counts must have the same length.")
+    if (a < 0).any() or (b < 0).any() or (a > c).any() or (b > c).any():
+        raise ValueError(f"Each proposal must ask for 0..count of every type, got {a.tolist()} and {b.tolist()}.")
+    return "success" if ((a + b) <= c).all() else "lose"
+
+
+def main_score(
+    counts: Sequence[int],
+    values_a: Sequence[int],
+    values_b: Sequence[int],
+    proposal_a: Sequence[int] | None,
+    proposal_b: Sequence[int] | None,
+    *,
+    aborted: bool = False,
+) -> float:
+    """The game's quality score: 100 − 100 × max Pareto improvement / max player score, in [0, 100].
+
+    The max player score is max(Σ count × value A, Σ count × value B) (10 for DoND instances). A lost game
+    (conflicting proposals) scores 0; an aborted game has no score (NaN, excluded from means).
+
+    >>> main_score((3, 1, 2), (0, 0, 5), (1, 3, 2), (0, 0, 1), (3, 1, 1))
+    100.0
+    >>> main_score((3, 1, 2), (0, 0, 5), (1, 3, 2), (0, 0, 2), (3, 1, 1))
+    0.0
+    """
+    outcome = _outcome(counts, proposal_a, proposal_b, aborted=aborted)
+    if outcome == "aborted":
+        return math.nan
+    if outcome == "lose":
+        return 0.0
+    c, a, b = _as_int_vectors(counts, values_a, values_b)
+    max_player = max(int(c @ a), int(c @ b))
+    improvement = max_pareto_improvement(c, a, b, int(np.dot(proposal_a, a)), int(np.dot(proposal_b, b)))
+    return 100.0 - 100.0 * improvement / max_player
+
+
+def game_metrics(
+    counts: Sequence[int],
+    values_a: Sequence[int],
+    values_b: Sequence[int],
+    proposal_a: Sequence[int] | None,
+    proposal_b: Sequence[int] | None,
+    *,
+    mode: str,
+    aborted: bool = False,
+) -> dict[str, Any]:
+    """Every per-game metric, from the instance and the two final proposals.
+
+    - ``success``/``lose``/``aborted``: exactly one is true (lose = both proposed, not complementary).
+    - ``points_a``/``points_b``: Σ own count × own value on success, 0 on lose, None when aborted.
+    - ``sum_points``, ``max_sum_points`` (Σ count × max value), ``sum_share`` = sum / max sum (None when aborted).
+    - ``pareto_improvement`` (as ``max_pareto_improvement``; the max player score on lose), ``pareto_optimal``
+      (improvement == 0), ``main_score`` (see ``main_score``).
+    - clembench's per-mode definitions, so results compare with published numbers: ``mode_pareto_improvement``,
+      ``mode_pareto_optimal`` and ``mode_score`` (its "Main Score"): semi = ours; coop uses
+      max sum − achieved sum (score 100 × sum / max sum, "optimal" = sum-maximal); comp always 0 (score 100,
+      optimal). ``mode_score`` is NaN when aborted.
+
+    >>> m = game_metrics((3, 1, 2), (0, 0, 5), (1, 3, 2), (0, 0, 1), (3, 1, 1), mode="coop")
+    >>> m["main_score"], m["pareto_optimal"], m["mode_score"], m["mode_pareto_optimal"]
+    (100.0, True, 81.25, False)
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
+    c, a, b = _as_int_vectors(counts, values_a, values_b)
+    outcome = _outcome(c, proposal_a, proposal_b, aborted=aborted)
+    max_sum = max_sum_of_points(c, a, b)
+    max_player = max(int(c @ a), int(c @ b))
+    metrics: dict[str, Any] = {
+        "success": outcome == "success",
+        "lose": outcome == "lose",
+        "aborted": outcome == "aborted",
+        "max_sum_points": max_sum,
+        "max_player_points": max_player,
+    }
+    if outcome == "aborted":
+        none_keys = ("points_a", "points_b", "sum_points", "sum_share", "pareto_improvement", "pareto_optimal")
+        metrics.update(dict.fromkeys(none_keys + ("mode_pareto_improvement", "mode_pareto_optimal")))
+        metrics.update(main_score=math.nan, mode_score=math.nan)
+        return metrics
+    if outcome == "success":
+        points_a, points_b = int(np.dot(proposal_a, a)), int(np.dot(proposal_b, b))
+        improvement = max_pareto_improvement(c, a, b, points_a, points_b)
+    else:
+        points_a = points_b = 0
+        improvement = max_player
+    total = points_a + points_b
+    if mode == "semi":
+        mode_improvement, mode_normaliser = improvement, max_player
+    elif mode == "coop":
+        mode_improvement, mode_normaliser = max_sum - total, max_sum
+    else:
+        mode_improvement, mode_normaliser = 0, 0
+    metrics.update(
+        points_a=points_a,
+        points_b=points_b,
+        sum_points=total,
+        sum_share=total / max_sum,
+        pareto_improvement=improvement,
+        pareto_optimal=improvement == 0,
+        main_score=100.0 - 100.0 * improvement / max_player,
+        mode_pareto_improvement=mode_improvement,
+        mode_pareto_optimal=mode_improvement == 0,
+        mode_score=100.0 if mode_normaliser == 0 else 100.0 - 100.0 * mode_improvement / mode_normaliser,
+    )
+    return metrics
