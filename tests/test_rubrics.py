@@ -91,7 +91,11 @@ def _break(raw: dict, path: list, value) -> dict:
         (["dimensions", 2, "key"], "believability", "keys must be unique, but ['believability']"),
         (["dimensions", 3, "examples", 0, "rating"], 4, "dimensions[3].examples[0].rating: must lie within"),
         (["dimensions", 3, "examples", 0, "rating"], 1.5, "dimensions[3].examples[0].rating: must be a whole number"),
-        (["dimensions", 0, "examples", 0, "is_good"], "yes", "dimensions[0].examples[0].is_good: must be true or false"),
+        (
+            ["dimensions", 0, "examples", 0, "is_good"],
+            "yes",
+            "dimensions[0].examples[0].is_good: must be true or false",
+        ),
         (["dimensions"], [], "dimensions: must be a list with at least 1 entries"),
         (["comprehension", 0, "answer"], 3, "comprehension[0].answer: must be the 0-based position"),
         (["worked_example", "ratings", 0, "secret", "rating"], 2, "worked_example.ratings[0].secret.rating"),
