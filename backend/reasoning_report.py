@@ -1,0 +1,262 @@
+"""Aggregate payoff-reasoning verdicts: combined verdict per log, the automated check against people, agreement.
+
+Input: protocol form rows (`backend.reasoning_protocol.PROTOCOL_COLUMNS`), one per judge and log, from the app's
+export or from separate per-judge forms. Per log, the judges' ``orig_cor`` / ``fin_cor`` are combined by
+**unanimity** (correct only if every judge says correct, as in the reference study) or by **majority** (correct if
+more than half say correct; a tie counts as incorrect). The automated check "passed" on a log when its attempt 0
+had no failed queries. Against the combined ``orig_cor`` (positive = correct)::
+
+    accuracy  = (TP + TN) / N        precision = TP / (TP + FP)       recall = TP / (TP + FN)
+    error recall = TN / (TN + FP)    error precision = TN / (TN + FN)  (the check as an error detector)
+
+Ratios with an empty denominator are NaN. Agreement among judges is Fleiss' kappa over the 0/1 verdicts.
+Everything is reported per model (from the log's file name) and game, per model, and overall.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from backend.reasoning_logs import confusion_label, parse_failed_queries_field, parse_log_name
+from backend.reasoning_protocol import ERROR_TYPES, PROTOCOL_COLUMNS, read_protocol_form, split_hash_field
+
+RULES = ("unanimity", "majority")
+CONFUSION_CELLS = ("TP", "FP", "FN", "TN")
+
+
+def combine_verdicts(verdicts: Sequence[int], *, rule: str = "unanimity") -> int:
+    """Combine judges' 0/1 verdicts on one item: unanimity = min; majority = 1 if more than half are 1.
+
+    >>> combine_verdicts([1, 1, 0]), combine_verdicts([1, 1, 0], rule="majority"), combine_verdicts([1, 0], rule="majority")
+    (0, 1, 0)
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}.")
+    values = np.asarray(verdicts)
+    if values.size == 0:
+        raise ValueError("verdicts must hold at least one judge's verdict.")
+    if not np.isin(values, (0, 1)).all():
+        raise ValueError(f"verdicts must be 0 or 1, got {sorted(set(values.tolist()))}.")
+    if rule == "unanimity":
+        return int(values.min())
+    return int(2 * values.sum() > values.size)
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
+    """Fleiss' kappa for ``counts[i][j]`` = number of raters who put item i in category j.
+
+    With n_i = sum_j counts[i][j] raters on item i (at least 2; items with fewer are left out):
+    P_i = (sum_j n_ij^2 - n_i) / (n_i (n_i - 1)),  P_bar = mean_i P_i,
+    p_j = sum_i n_ij / sum_i n_i,  P_e = sum_j p_j^2,  kappa = (P_bar - P_e) / (1 - P_e).
+    With the same n on every item this is Fleiss (1971). Range [-1, 1] (the lower bound depends on n); NaN when
+    P_e = 1 (every rating in one category) or no item has two ratings.
+
+    Hand-checked: 3 raters, items [[3, 0], [0, 3], [2, 1]] -> P = 1, 1, 1/3, P_bar = 7/9, p = (5/9, 4/9),
+    P_e = 41/81, kappa = (63/81 - 41/81) / (40/81) = 22/40 = 0.55.
+
+    >>> round(fleiss_kappa([[3, 0], [0, 3], [2, 1]]), 12)
+    0.55
+    >>> round(fleiss_kappa([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    ...                     [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]), 3)
+    0.21
+    """
+    matrix = np.asarray(counts, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] < 2:
+        raise ValueError(f"counts must be a 2-D table of items x categories (at least 2), got shape {matrix.shape}.")
+    if (matrix < 0).any() or (matrix != np.round(matrix)).any():
+        raise ValueError("counts must be non-negative whole numbers of raters.")
+    raters = matrix.sum(axis=1)
+    matrix, raters = matrix[raters >= 2], raters[raters >= 2]
+    if matrix.shape[0] == 0:
+        return math.nan
+    agreement = ((matrix**2).sum(axis=1) - raters) / (raters * (raters - 1))
+    shares = matrix.sum(axis=0) / raters.sum()
+    chance = float((shares**2).sum())
+    if math.isclose(chance, 1.0):
+        return math.nan
+    return float((agreement.mean() - chance) / (1 - chance))
+
+
+def confusion_counts(truth: Iterable[int], passed: Iterable[int]) -> dict[str, int]:
+    """Counts of TP/FP/FN/TN with truth = people's verdict (1 = correct) and prediction = the check passed.
+
+    >>> confusion_counts([1, 1, 0, 0, 0], [1, 0, 1, 0, 0])
+    {'TP': 1, 'FP': 1, 'FN': 1, 'TN': 2}
+    """
+    truth, passed = list(truth), list(passed)
+    if len(truth) != len(passed):
+        raise ValueError(f"truth and passed must have the same length, got {len(truth)} and {len(passed)}.")
+    cells = Counter(confusion_label(t, p) for t, p in zip(truth, passed, strict=True))
+    return {cell: cells[cell] for cell in CONFUSION_CELLS}
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else math.nan
+
+
+def check_scores(counts: dict[str, int]) -> dict[str, float]:
+    """Accuracy, precision, recall (positive = correct) and the error-detection pair from TP/FP/FN/TN counts.
+
+    >>> check_scores({"TP": 15, "FP": 9, "FN": 5, "TN": 61})["precision"]
+    0.625
+    """
+    tp, fp, fn, tn = (counts[cell] for cell in CONFUSION_CELLS)
+    return {
+        "accuracy": _ratio(tp + tn, tp + fp + fn + tn),
+        "precision": _ratio(tp, tp + fp),
+        "recall": _ratio(tp, tp + fn),
+        "error_recall": _ratio(tn, tn + fp),
+        "error_precision": _ratio(tn, tn + fn),
+    }
+
+
+def error_type_counts(cells: Iterable[object]) -> dict[str, int]:
+    """Tags of ``err_type`` cells summed (case and spaces ignored); unknown tags are listed under their text.
+
+    >>> error_type_counts(["pa#rga", " Pc", "pa", "", "0"])
+    {'pa': 2, 'rga': 1, 'pc': 1, 'u': 0, '0': 1}
+    """
+    found = Counter(tag.lower() for cell in cells for tag in split_hash_field(cell))
+    result = {code: found.pop(code, 0) for code in ERROR_TYPES}
+    result.update(sorted(found.items()))
+    return result
+
+
+def read_verdict_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """All form rows of ``paths`` with ``source`` (the file name), ``model`` and the check result per attempt."""
+    frames = []
+    for path in paths:
+        frame = read_protocol_form(path)
+        frame.insert(0, "source", Path(path).name)
+        frames.append(frame)
+    if not frames:
+        raise ValueError("paths must name at least one form.")
+    rows = pd.concat(frames, ignore_index=True)
+    names = [parse_log_name(file) for file in rows["file"]]
+    rows["model"] = [name.model if name else "unknown" for name in names]
+    failed = [parse_failed_queries_field(cell) for cell in rows["failed_queries"]]
+    rows["check_passed"] = [int(0 not in blocks) for blocks in failed]
+    rows["final_check_passed"] = [
+        int((attempts - 1) not in blocks) for attempts, blocks in zip(rows["attempts"], failed, strict=True)
+    ]
+    return rows
+
+
+def combine_rows(rows: pd.DataFrame, *, rule: str = "unanimity") -> pd.DataFrame:
+    """One row per log: model, game, attempts, judges, combined orig_cor / fin_cor, the check, con_mat."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}.")
+    missing = {"file", "game", "attempts", "orig_cor", "fin_cor", "check_passed", "final_check_passed"} - set(rows)
+    if missing:
+        raise ValueError(f"rows lack the column(s) {sorted(missing)}.")
+    combined = []
+    for file, group in rows.groupby("file", sort=True):
+        orig_cor = combine_verdicts(group["orig_cor"].tolist(), rule=rule)
+        check_passed = int(group["check_passed"].iloc[0])
+        combined.append(
+            {
+                "file": file,
+                "model": group["model"].iloc[0] if "model" in group else "unknown",
+                "game": group["game"].iloc[0],
+                "attempts": int(group["attempts"].iloc[0]),
+                "judges": len(group),
+                "orig_cor": orig_cor,
+                "fin_cor": combine_verdicts(group["fin_cor"].tolist(), rule=rule),
+                "check_passed": check_passed,
+                "final_check_passed": int(group["final_check_passed"].iloc[0]),
+                "con_mat": confusion_label(orig_cor, check_passed),
+            }
+        )
+    return pd.DataFrame(combined)
+
+
+def _kappa(rows: pd.DataFrame, column: str) -> float:
+    ones = rows.groupby("file")[column].agg(["sum", "count"])
+    return fleiss_kappa(np.column_stack([ones["count"] - ones["sum"], ones["sum"]]))
+
+
+def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
+    """Figures per (model, game), per model (game ``all``) and overall (model and game ``all``)."""
+    combined = combine_rows(rows, rule=rule)
+    scopes = [("all", "all", combined, rows)]
+    for model, per_model in combined.groupby("model", sort=True):
+        scopes.append((model, "all", per_model, rows[rows["model"] == model]))
+        for game, per_game in per_model.groupby("game", sort=True):
+            scopes.append((model, game, per_game, rows[(rows["model"] == model) & (rows["game"] == game)]))
+    summary = []
+    for model, game, logs, ratings in scopes:
+        counts = confusion_counts(logs["orig_cor"], logs["check_passed"])
+        summary.append(
+            {
+                "model": model,
+                "game": game,
+                "logs": len(logs),
+                "ratings": len(ratings),
+                "judges_per_log": sorted(set(logs["judges"].tolist())),
+                **counts,
+                **check_scores(counts),
+                "kappa_orig": _kappa(ratings, "orig_cor"),
+                "kappa_fin": _kappa(ratings, "fin_cor"),
+                "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
+                "correct_final": _ratio(int(logs["fin_cor"].sum()), len(logs)),
+                "check_passed_final": _ratio(int(logs["final_check_passed"].sum()), len(logs)),
+                "attempts": {int(k): int(v) for k, v in sorted(Counter(logs["attempts"]).items())},
+                "error_types": error_type_counts(ratings["err_type"]),
+            }
+        )
+    return summary
+
+
+def looks_like(columns: Iterable[str]) -> bool:
+    """A protocol form: all 12 protocol columns (an extra leading index column is allowed)."""
+    return set(PROTOCOL_COLUMNS) <= {str(column).strip() for column in columns}
+
+
+def _nan_to_none(value: object) -> object:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _format(value: object) -> str:
+    if isinstance(value, float):
+        return "n/a" if math.isnan(value) else f"{value:.3f}"
+    if isinstance(value, dict):
+        return " ".join(f"{key}:{count}" for key, count in value.items())
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "unanimity") -> str:
+    """The printed report of ``python -m backend report`` for protocol forms (one or many files)."""
+    rows = read_verdict_rows(paths)
+    summary = summarise(rows, rule=rule)
+    if as_json:
+        groups = [{key: _nan_to_none(value) for key, value in group.items()} for group in summary]
+        return json.dumps({"rule": rule, "groups": groups}, indent=2)
+    main_columns = ["model", "game", "logs", "ratings", *CONFUSION_CELLS, "accuracy", "precision", "recall"]
+    more_columns = ["model", "game", "error_recall", "error_precision", "kappa_orig", "kappa_fin"]
+    more_columns += ["correct_first", "correct_final", "check_passed_final"]
+    lines = [
+        f"Payoff-reasoning verdicts: {len(rows)} ratings of {rows['file'].nunique()} logs; judges combined by {rule}.",
+        "Automated check (attempt 0 without failed queries) against people (positive = reasoning correct):",
+        _table(summary, main_columns),
+        "",
+        "Error detection, agreement (Fleiss' kappa) and share judged correct:",
+        _table(summary, more_columns),
+        "",
+        "Attempts and error types (tags summed over judges):",
+        _table(summary, ["model", "game", "judges_per_log", "attempts", "error_types"]),
+    ]
+    return "\n".join(lines)
+
+
+def _table(summary: list[dict], columns: list[str]) -> str:
+    frame = pd.DataFrame([{column: _format(group[column]) for column in columns} for group in summary])
+    return frame.to_string(index=False)
