@@ -9,7 +9,8 @@ had no failed queries. Against the combined ``orig_cor`` (positive = correct)::
     accuracy  = (TP + TN) / N        precision = TP / (TP + FP)       recall = TP / (TP + FN)
     error recall = TN / (TN + FP)    error precision = TN / (TN + FN)  (the check as an error detector)
 
-Ratios with an empty denominator are NaN. Agreement among judges is Fleiss' kappa over the 0/1 verdicts.
+Ratios with an empty denominator are NaN. Agreement among judges is Fleiss' kappa over the 0/1 verdicts
+(`backend.agreement.fleiss_kappa`).
 Everything is reported per model (from the log's file name) and game, per model, and overall.
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from backend.agreement import fleiss_kappa
 from backend.reasoning_logs import confusion_label, parse_failed_queries_field, parse_log_name
 from backend.reasoning_protocol import ERROR_TYPES, PROTOCOL_COLUMNS, read_protocol_form, split_hash_field
 
@@ -47,41 +49,6 @@ def combine_verdicts(verdicts: Sequence[int], *, rule: str = "unanimity") -> int
     if rule == "unanimity":
         return int(values.min())
     return int(2 * values.sum() > values.size)
-
-
-def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
-    """Fleiss' kappa for ``counts[i][j]`` = number of raters who put item i in category j.
-
-    With n_i = sum_j counts[i][j] raters on item i (at least 2; items with fewer are left out):
-    P_i = (sum_j n_ij^2 - n_i) / (n_i (n_i - 1)),  P_bar = mean_i P_i,
-    p_j = sum_i n_ij / sum_i n_i,  P_e = sum_j p_j^2,  kappa = (P_bar - P_e) / (1 - P_e).
-    With the same n on every item this is Fleiss (1971). Range [-1, 1] (the lower bound depends on n); NaN when
-    P_e = 1 (every rating in one category) or no item has two ratings.
-
-    Hand-checked: 3 raters, items [[3, 0], [0, 3], [2, 1]] -> P = 1, 1, 1/3, P_bar = 7/9, p = (5/9, 4/9),
-    P_e = 41/81, kappa = (63/81 - 41/81) / (40/81) = 22/40 = 0.55.
-
-    >>> round(fleiss_kappa([[3, 0], [0, 3], [2, 1]]), 12)
-    0.55
-    >>> round(fleiss_kappa([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    ...                     [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]), 3)
-    0.21
-    """
-    matrix = np.asarray(counts, dtype=float)
-    if matrix.ndim != 2 or matrix.shape[1] < 2:
-        raise ValueError(f"counts must be a 2-D table of items x categories (at least 2), got shape {matrix.shape}.")
-    if (matrix < 0).any() or (matrix != np.round(matrix)).any():
-        raise ValueError("counts must be non-negative whole numbers of raters.")
-    raters = matrix.sum(axis=1)
-    matrix, raters = matrix[raters >= 2], raters[raters >= 2]
-    if matrix.shape[0] == 0:
-        return math.nan
-    agreement = ((matrix**2).sum(axis=1) - raters) / (raters * (raters - 1))
-    shares = matrix.sum(axis=0) / raters.sum()
-    chance = float((shares**2).sum())
-    if math.isclose(chance, 1.0):
-        return math.nan
-    return float((agreement.mean() - chance) / (1 - chance))
 
 
 def confusion_counts(truth: Iterable[int], passed: Iterable[int]) -> dict[str, int]:
@@ -177,9 +144,24 @@ def combine_rows(rows: pd.DataFrame, *, rule: str = "unanimity") -> pd.DataFrame
     return pd.DataFrame(combined)
 
 
-def _kappa(rows: pd.DataFrame, column: str) -> float:
-    ones = rows.groupby("file")[column].agg(["sum", "count"])
-    return fleiss_kappa(np.column_stack([ones["count"] - ones["sum"], ones["sum"]]))
+def judged_kappa(rows: pd.DataFrame, column: str) -> float:
+    """Fleiss' kappa of the 0/1 ``column`` over logs, using the logs with the most common number (>= 2) of judges.
+
+    Fleiss' kappa needs the same number of raters on every item; logs with fewer or more judges (an unfinished
+    session) are left out. NaN when no log has two judges or when every verdict is the same.
+
+    >>> rows = pd.DataFrame({"file": list("aaabbbcccd"), "orig_cor": [1, 1, 1, 0, 0, 1, 0, 0, 0, 1]})
+    >>> round(judged_kappa(rows, "orig_cor"), 12)  # d (one judge) left out; (n0, n1) = (0,3) (2,1) (3,0)
+    0.55
+
+    By hand: P_i = 1, 1/3, 1 -> P_bar = 7/9; p = (5/9, 4/9) -> P_e = 41/81; kappa = (63 - 41) / (81 - 41) = 0.55.
+    """
+    per_log = rows.groupby("file")[column].agg(["sum", "count"])
+    per_log = per_log[per_log["count"] >= 2]
+    if per_log.empty:
+        return math.nan
+    per_log = per_log[per_log["count"] == per_log["count"].mode().max()]
+    return fleiss_kappa(np.column_stack([per_log["count"] - per_log["sum"], per_log["sum"]]))
 
 
 def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
@@ -202,8 +184,8 @@ def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
                 "judges_per_log": sorted(set(logs["judges"].tolist())),
                 **counts,
                 **check_scores(counts),
-                "kappa_orig": _kappa(ratings, "orig_cor"),
-                "kappa_fin": _kappa(ratings, "fin_cor"),
+                "kappa_orig": judged_kappa(ratings, "orig_cor"),
+                "kappa_fin": judged_kappa(ratings, "fin_cor"),
                 "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
                 "correct_final": _ratio(int(logs["fin_cor"].sum()), len(logs)),
                 "check_passed_final": _ratio(int(logs["final_check_passed"].sum()), len(logs)),

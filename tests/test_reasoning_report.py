@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 
-import numpy as np
+import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from backend.__main__ import main as backend_main
 from backend.reasoning_logs import Attempt, ReasoningLog
@@ -28,7 +25,7 @@ from backend.reasoning_report import (
     combine_verdicts,
     confusion_counts,
     error_type_counts,
-    fleiss_kappa,
+    judged_kappa,
     looks_like,
     read_verdict_rows,
     report,
@@ -182,49 +179,12 @@ def test_confusion_counts_and_scores_by_hand():
         confusion_counts([1], [1, 0])
 
 
-def naive_fleiss(counts):
-    """Fleiss (1971) by the textbook steps, equal raters per item."""
-    items = len(counts)
-    raters = sum(counts[0])
-    per_item = [(sum(c * c for c in row) - raters) / (raters * (raters - 1)) for row in counts]
-    shares = [sum(row[j] for row in counts) / (items * raters) for j in range(len(counts[0]))]
-    chance = sum(p * p for p in shares)
-    return (sum(per_item) / items - chance) / (1 - chance)
-
-
-@st.composite
-def rating_tables(draw):
-    raters, categories = draw(st.integers(2, 6)), draw(st.integers(2, 4))
-    rows = []
-    for _ in range(draw(st.integers(1, 12))):
-        cuts = sorted(draw(st.lists(st.integers(0, raters), min_size=categories - 1, max_size=categories - 1)))
-        rows.append([b - a for a, b in itertools.pairwise([0, *cuts, raters])])
-    return rows
-
-
-@settings(max_examples=200, deadline=None)
-@given(rating_tables())
-def test_fleiss_matches_the_textbook_steps(counts):
-    shares = np.asarray(counts).sum(axis=0)
-    if (shares > 0).sum() < 2:
-        assert math.isnan(fleiss_kappa(counts))
-        return
-    kappa = fleiss_kappa(counts)
-    assert kappa == pytest.approx(naive_fleiss(counts))
-    assert kappa <= 1 + 1e-12
-    assert fleiss_kappa(counts[::-1]) == pytest.approx(kappa)  # item order does not matter
-    assert fleiss_kappa([row[::-1] for row in counts]) == pytest.approx(kappa)  # nor category order
-
-
-def test_fleiss_edge_cases():
-    assert fleiss_kappa([[3, 0], [0, 3]]) == 1.0
-    assert fleiss_kappa([[2, 0], [1, 1], [0, 2], [1, 1]]) == pytest.approx(0.0)  # P_bar = P_e = 1/2
-    assert fleiss_kappa([[3, 0], [0, 3], [1, 0]]) == 1.0  # items with one rating are left out
-    assert math.isnan(fleiss_kappa([[1, 0]]))
-    with pytest.raises(ValueError, match="2-D"):
-        fleiss_kappa([1, 2, 3])
-    with pytest.raises(ValueError, match="whole numbers"):
-        fleiss_kappa([[1.5, 1]])
+def test_kappa_uses_the_logs_with_the_usual_number_of_judges():
+    # Logs a-c have three judges, d only one and e four (say, an unfinished and a re-run session): a-c are used.
+    rows = pd.DataFrame({"file": list("aaabbbcccdeeee"), "orig_cor": [1, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0]})
+    assert judged_kappa(rows, "orig_cor") == pytest.approx(0.55)  # (n0, n1) = (0,3) (2,1) (3,0), see the doctest
+    assert math.isnan(judged_kappa(rows[rows["file"] == "a"], "orig_cor"))  # all verdicts alike: P_e = 1
+    assert math.isnan(judged_kappa(rows[rows["file"] == "d"], "orig_cor"))
 
 
 def test_error_type_counts():
