@@ -1,0 +1,352 @@
+"""Metrics of seven-dimension social-evaluation ratings: the ``social_eval`` export and the Sotopia-π release.
+
+``python -m backend report FILE...`` accepts the app's long export (``social_eval_long`` custom export, columns
+``EXPORT_COLUMNS``) or the released ``*_final.csv`` tables, optionally followed by model-rating JSON files
+(``complete_gpt_score.json``: model ratings; ``complete_pk_agent_pairs.json``: which agent is under test).
+
+For every group (model file or episode group), scope (agent 1, agent 2, both agents, the agent under test where
+known) and dimension, plus the overall score (mean of the dimensions of one annotation), it reports:
+
+* ``mean``/``sd``: mean human rating, averaging the annotators of each (episode, agent) first, as the Sotopia
+  papers do; ``sd`` is the sample SD of those per-item means;
+* ``alpha``: Krippendorff's alpha (interval) over (episode, agent) units; ``exact``/``within_1``: pairwise
+  agreement. Agreement uses one rating per annotator and unit (the first, if someone rated an episode twice);
+* ``pearson``/``spearman``/``diff``: per-item human mean against the model's rating, and mean(human - model),
+  wherever model ratings exist.
+
+Gold (attention) episodes are left out of these figures and summarised separately.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from backend import agreement, sotopia_release
+from backend.csvio import read_csv_any
+
+# The app's long export, one row per (annotation, agent, dimension). Text cells are escaped (see escape_text).
+EXPORT_COLUMNS = [
+    "session_code",
+    "episode_id",
+    "episode_group",
+    "is_gold",
+    "agent_index",
+    "agent_name",
+    "agent_model",
+    "dimension",
+    "scale_min",
+    "scale_max",
+    "rating",
+    "reasoning",
+    "model_rater",
+    "model_rating",
+    "gold_rating",
+    "annotator",
+    "prolific_pid",
+    "study_id",
+    "prolific_session_id",
+    "round",
+    "seconds_spent",
+    "attention_passed",
+    "submitted_at",
+    "rubric",
+]
+# The ratings frame every metric here works on.
+RATING_COLUMNS = [
+    "group",
+    "episode_id",
+    "agent",
+    "dimension",
+    "rating",
+    "annotator",
+    "annotation",
+    "model_rating",
+    "is_gold",
+    "is_focus",
+]
+OVERALL = "overall"
+SCOPES = ("agent 1", "agent 2", "both", "focus")
+
+
+def escape_text(text: str | None) -> str:
+    r"""Make free text safe for one CSV cell in any tool: backslash, newline, CR and tab become ``\\``, ``\n``...
+
+    oTree's own CSV export flattens newlines; this keeps them recoverable with ``unescape_text``.
+
+    >>> escape_text('line one\nline "two"\\ end')
+    'line one\\nline "two"\\\\ end'
+    >>> unescape_text(escape_text("a\r\nb\tc\\n")) == "a\r\nb\tc\\n"
+    True
+    """
+    if text is None:
+        return ""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def unescape_text(text: str) -> str:
+    """Inverse of ``escape_text``."""
+    out, index = [], 0
+    mapping = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in mapping:
+            out.append(mapping[text[index + 1]])
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def looks_like(columns: Iterable[str]) -> bool:
+    """Whether a CSV header is a social_eval long export or a released Sotopia annotation table.
+
+    >>> looks_like(["session_code", "episode_id", "agent_index", "dimension", "rating", "annotator"])
+    True
+    >>> looks_like(["pk", "prolific_id", "believability_1", "goal_2"])
+    True
+    >>> looks_like(["participant.code", "player.offer"])
+    False
+    """
+    names = list(columns)
+    return {"episode_id", "agent_index", "dimension", "rating", "annotator"} <= set(
+        names
+    ) or sotopia_release.looks_like_release(names)
+
+
+def ratings_from_export(table: pd.DataFrame) -> pd.DataFrame:
+    """The ratings frame of a social_eval long export (rows without a rating are dropped)."""
+    missing = [
+        column for column in ("episode_id", "agent_index", "dimension", "rating", "annotator") if column not in table
+    ]
+    if missing:
+        raise ValueError(f"The export lacks the columns {missing}.")
+    table = table.loc[pd.to_numeric(table["rating"], errors="coerce").notna()]
+    group = table["episode_group"].fillna("").astype(str) if "episode_group" in table else ""
+    frame = pd.DataFrame(
+        dict(
+            group=group,
+            episode_id=table["episode_id"].astype(str),
+            agent=pd.to_numeric(table["agent_index"]).astype(int),
+            dimension=table["dimension"].astype(str),
+            rating=pd.to_numeric(table["rating"]).astype(float),
+            annotator=table["annotator"].astype(str),
+            model_rating=pd.to_numeric(table.get("model_rating", np.nan), errors="coerce"),
+            is_gold=table.get("is_gold", False),
+        )
+    )
+    frame["is_gold"] = frame["is_gold"].map(_truthy).astype(bool)
+    # Someone never rates an episode twice in the app, so annotator + episode identifies one annotation.
+    frame["annotation"] = frame["annotator"] + "|" + frame["episode_id"]
+    frame["is_focus"] = pd.array([pd.NA] * len(frame), dtype="boolean")
+    return frame.reset_index(drop=True)[RATING_COLUMNS]
+
+
+def _truthy(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes")
+    return bool(value) if value == value else False
+
+
+def _with_overall(ratings: pd.DataFrame, dimensions: Sequence[str]) -> pd.DataFrame:
+    """Append ``overall`` rows: per annotation and agent, the mean of its ratings when all dimensions are there."""
+    rows = ratings[ratings["dimension"].isin(dimensions)]
+    keys = ["group", "episode_id", "agent", "annotator", "annotation", "is_gold"]
+    grouped = rows.groupby(keys, dropna=False, sort=False)
+    complete = grouped["dimension"].transform("nunique") == len(dimensions)
+    rows = rows[complete]
+    if rows.empty:
+        return ratings
+    grouped = rows.groupby(keys, dropna=False, sort=False)
+    overall = grouped.agg(rating=("rating", "mean"), is_focus=("is_focus", "first")).reset_index()
+    model = grouped["model_rating"].agg(lambda values: values.mean() if values.notna().all() else np.nan)
+    overall["model_rating"] = model.to_numpy()
+    overall["dimension"] = OVERALL
+    return pd.concat([ratings, overall[RATING_COLUMNS]], ignore_index=True)
+
+
+def _scope_rows(rows: pd.DataFrame, scope: str) -> pd.DataFrame:
+    if scope == "agent 1":
+        return rows[rows["agent"] == 1]
+    if scope == "agent 2":
+        return rows[rows["agent"] == 2]
+    if scope == "focus":
+        return rows[rows["is_focus"].fillna(False).astype(bool)]
+    return rows
+
+
+def dimension_statistics(rows: pd.DataFrame) -> dict[str, float]:
+    """All figures for the rows of one group, scope and dimension (see the module docstring)."""
+    units = rows.groupby(["episode_id", "agent"], sort=True)
+    item_mean = units["rating"].mean()
+    item_model = units["model_rating"].first()
+    one_per_annotator = rows.drop_duplicates(subset=["episode_id", "agent", "annotator"], keep="first")
+    values = [group["rating"].to_numpy() for _, group in one_per_annotator.groupby(["episode_id", "agent"])]
+    comparison = agreement.compare_with_model(item_mean.to_numpy(), item_model.to_numpy())
+    has_model = item_model.notna()
+    return dict(
+        n_episodes=int(rows["episode_id"].nunique()),
+        n_items=int(len(item_mean)),
+        n_ratings=int(len(rows)),
+        n_paired_items=int(sum(len(v) >= 2 for v in values)),
+        mean=float(item_mean.mean()),
+        sd=float(item_mean.std(ddof=1)) if len(item_mean) > 1 else math.nan,
+        alpha=agreement.krippendorff_alpha(values, level="interval"),
+        exact=agreement.pairwise_agreement(values, tolerance=0),
+        within_1=agreement.pairwise_agreement(values, tolerance=1),
+        n_model=comparison["n"],
+        model_mean=float(item_model[has_model].mean()) if has_model.any() else math.nan,
+        pearson=comparison["pearson"],
+        spearman=comparison["spearman"],
+        diff=comparison["mean_difference"],
+    )
+
+
+def summarise(
+    ratings: pd.DataFrame,
+    *,
+    dimensions: Sequence[str] | None = None,
+    pooled_group: str | None = "(all)",
+    include_gold: bool = False,
+) -> pd.DataFrame:
+    """One row of ``dimension_statistics`` per (group, scope, dimension), overall score included.
+
+    ``dimensions`` defaults to those present, in order of appearance; ``pooled_group`` adds a group pooling every
+    group when there is more than one (None: do not).
+    """
+    missing = [column for column in RATING_COLUMNS if column not in ratings]
+    if missing:
+        raise ValueError(
+            f"ratings lacks the columns {missing}; build it with ratings_from_export or the release loader."
+        )
+    rows = ratings if include_gold else ratings[~ratings["is_gold"].astype(bool)]
+    if rows.empty:
+        raise ValueError("There are no ratings to summarise (gold episodes are excluded).")
+    dimensions = list(dimensions or dict.fromkeys(rows["dimension"]))
+    rows = _with_overall(rows[rows["dimension"].isin(dimensions)], dimensions)
+    groups = list(dict.fromkeys(rows["group"]))
+    partitions = [(group, rows[rows["group"] == group]) for group in groups]
+    if pooled_group is not None and len(groups) > 1:
+        partitions.append((pooled_group, rows))
+    records = []
+    for group, group_rows in partitions:
+        for scope in SCOPES:
+            scoped = _scope_rows(group_rows, scope)
+            for dimension in [*dimensions, OVERALL]:
+                subset = scoped[scoped["dimension"] == dimension]
+                if subset.empty:
+                    continue
+                records.append(dict(group=group, scope=scope, dimension=dimension, **dimension_statistics(subset)))
+    return pd.DataFrame.from_records(records)
+
+
+def attention_summary(table: pd.DataFrame) -> dict[str, float] | None:
+    """Share of annotators whose gold episodes were all within tolerance (from an export's attention column)."""
+    if "attention_passed" not in table or "is_gold" not in table:
+        return None
+    gold = table[table["is_gold"].map(_truthy)]
+    if gold.empty:
+        return None
+    per_annotator = gold.groupby("annotator")["attention_passed"].agg(lambda values: all(map(_truthy, values)))
+    return dict(n_annotators=int(len(per_annotator)), share_passed=float(per_annotator.mean()))
+
+
+def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
+    """Read exports / release tables and optional model-rating JSON files into one ratings frame."""
+    frames, release_tables, notes = [], [], dict(files=[], model_ratings=None, attention=None)
+    scores, focus = None, None
+    for path in map(Path, paths):
+        notes["files"].append(path.name)
+        if path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, list):
+                focus = sotopia_release.read_focus_agents(path)
+            else:
+                scores = sotopia_release.read_gpt4_scores(path)
+                notes["model_ratings"] = path.name
+            continue
+        header = list(read_csv_any(path, nrows=0).columns)
+        if sotopia_release.looks_like_release(header):
+            release_tables.append(path)
+        elif looks_like(header):
+            table = read_csv_any(path, dtype={"episode_id": str, "annotator": str}, keep_default_na=False)
+            frames.append(ratings_from_export(table.replace("", np.nan)))
+            notes["attention"] = attention_summary(table)
+        else:
+            raise ValueError(f"{path.name} is neither a social_eval export nor a Sotopia annotation table.")
+    if release_tables:
+        release = sotopia_release.ratings_from_release(release_tables)
+        release["annotation"] = release["group"] + ":" + release["row"].astype(str)
+        frames.append(release[RATING_COLUMNS])
+    if not frames:
+        raise ValueError("No rating table among the files: give at least one CSV export or annotation table.")
+    ratings = pd.concat(frames, ignore_index=True)
+    if scores is not None:
+        ratings = sotopia_release.attach_model_scores(ratings, scores)
+    if focus is not None:
+        ratings = sotopia_release.attach_focus(ratings, focus)
+    return ratings, notes
+
+
+def _json_safe(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return None if np.isnan(value) else float(value)
+    return value
+
+
+def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
+    """The printed report of ``python -m backend report`` for social-evaluation files."""
+    ratings, notes = load_ratings(paths)
+    table = summarise(ratings)
+    header = dict(
+        annotations=int(ratings["annotation"].nunique()),
+        episodes=int(ratings["episode_id"].nunique()),
+        annotators=int(ratings["annotator"].nunique()),
+        **notes,
+    )
+    if as_json:
+        records = [{key: _json_safe(value) for key, value in record.items()} for record in table.to_dict("records")]
+        return json.dumps(dict(header, summary=records), indent=2, ensure_ascii=False)
+    lines = [
+        f"Social evaluation: {header['annotations']} annotations of {header['episodes']} episodes "
+        f"by {header['annotators']} annotators ({', '.join(notes['files'])})",
+        "mean = mean over items (episode x agent) of the annotators' mean; alpha = Krippendorff interval; "
+        "exact / within_1 = pairwise agreement; pearson, spearman, diff (human - model) where model ratings exist.",
+    ]
+    if notes["attention"]:
+        attention = notes["attention"]
+        lines.append(
+            f"Attention episodes: {attention['share_passed']:.0%} of {attention['n_annotators']} annotators "
+            "within tolerance on every gold rating."
+        )
+    columns = ["dimension", "n_items", "n_ratings", "mean", "sd", "alpha", "exact", "within_1"]
+    model_columns = ["n_model", "model_mean", "pearson", "spearman", "diff"]
+    for (group, scope), rows in table.groupby(["group", "scope"], sort=False):
+        shown = columns + (model_columns if rows["n_model"].sum() > 0 else [])
+        lines += ["", f"== {group} / {scope} ({int(rows['n_episodes'].max())} episodes) =="]
+        lines.append(rows[shown].to_string(index=False, float_format=lambda value: f"{value:.2f}", na_rep="-"))
+    return "\n".join(lines)
+
+
+def coverage_counts(done_per_item: Mapping[str, int], *, per_item: int) -> dict[int, int]:
+    """How many items have 0, 1, ..., ``per_item`` finished ratings (more is counted as ``per_item``).
+
+    >>> coverage_counts({"a": 2, "b": 1, "c": 0, "d": 2}, per_item=2)
+    {0: 1, 1: 1, 2: 2}
+    """
+    if per_item < 1:
+        raise ValueError(f"per_item must be at least 1, got {per_item}.")
+    counts = dict.fromkeys(range(per_item + 1), 0)
+    for done in done_per_item.values():
+        counts[min(int(done), per_item)] += 1
+    return counts
