@@ -228,7 +228,8 @@ def parse_statements(text: str, names: Sequence[str], *, where: str = "conversat
     """Split Sotopia-rendered text into turns: lines opening with ``<name> said:``, ``<name> [action]`` and so on.
 
     A line that does not open a statement continues the previous one (multi-line speech). "did nothing" lines are
-    dropped, the enclosing quotes of speech and the trailing comma Sotopia leaves on the last turn are removed.
+    dropped, and so are empty statements; the enclosing quotes of speech and the trailing comma Sotopia leaves on the
+    last turn are removed.
 
     >>> parse_statements('Ann Lee said: "Hi!"\\nBo Ma [action] waves back,', ["Ann Lee", "Bo Ma"])
     [Turn(speaker='Ann Lee', text='Hi!', kind='speech'), Turn(speaker='Bo Ma', text='waves back', kind='action')]
@@ -257,6 +258,8 @@ def parse_statements(text: str, names: Sequence[str], *, where: str = "conversat
                 body = body[len("[action]") :].lstrip()
         if kind == "leave":
             body = "left the conversation"
+        if not body:  # an empty speech or action is a turn where nothing happened
+            continue
         turns.append(Turn(speaker=speaker, text=body, kind=kind))
     return turns
 
