@@ -1,0 +1,251 @@
+"""The columns of the DoND exports, ``dond_games`` (one row per game) and ``dond_events`` (one row per event).
+
+The oTree app and the self-play runner both build their rows here, so one report reads either. Text that may hold
+line breaks (messages, prompts, raw replies) is escaped with ``escape_text`` (backslash, newline, carriage return,
+tab become ``\\\\``, ``\\n``, ``\\r``, ``\\t``), because oTree's CSV export flattens line breaks;
+``unescape_text`` restores it. Lists (item types, counts, values, proposals, prompts) are JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from backend.dond import Instance, bonus_points
+from backend.dond_game import GameConfig, _event_value, replay
+from backend.pareto import game_metrics
+
+DOND_GAMES_COLUMNS = [
+    "session_code",
+    "game_id",
+    "mode",
+    "language",
+    "opponent",  # llm, human or self (model vs model)
+    "model",  # the LLM's model name; "human" for person vs person
+    "cell",  # counterbalancing cell 1..4 (see backend.dond_game.CELLS)
+    "focal_role",  # role of the person (A or B); A in model-vs-model runs
+    "opener",
+    "participant_a",
+    "participant_b",
+    "instance_seed",
+    "item_types",
+    "counts",
+    "values_a",
+    "values_b",
+    "max_messages",
+    "llm_reprompts",
+    "outcome",  # success, lose, aborted or unfinished
+    "success",
+    "lose",
+    "aborted",
+    "abort_reason",
+    "aborted_by",
+    "proposal_a",
+    "proposal_b",
+    "points_a",
+    "points_b",
+    "points_focal",
+    "points_opponent",
+    "bonus_points",
+    "sum_points",
+    "max_sum_points",
+    "sum_share",
+    "pareto_improvement",
+    "pareto_optimal",
+    "main_score",
+    "mode_score",
+    "mode_pareto_optimal",
+    "messages_a",
+    "messages_b",
+    "violations_a",
+    "violations_b",
+    "reprompts",
+    "llm_calls",
+    "llm_tokens",
+    "started_at",
+    "ended_at",
+]
+
+DOND_EVENTS_COLUMNS = [
+    "session_code",
+    "game_id",
+    "seq",
+    "created_at",
+    "kind",  # message, proposal, violation, reprompt, abort, llm_call, input_rejected, notice
+    "role",
+    "actor",  # human, llm or system
+    "text",
+    "proposal",
+    "error_kind",
+    "error",
+    "model",
+    "llm_messages",
+    "llm_reply",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "attempts",
+    "finish_reason",
+    "llm_error_kind",
+]
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def escape_text(text: str | None) -> str:
+    """Make text one CSV line: backslash, newline, CR and tab become two-character escapes.
+
+    >>> escape_text("a\\nb\\\\c")
+    'a\\\\nb\\\\\\\\c'
+    >>> unescape_text(escape_text("line 1\\nline 2\\t\\\\n")) == "line 1\\nline 2\\t\\\\n"
+    True
+    """
+    if text is None:
+        return ""
+    return "".join(_ESCAPES.get(char, char) for char in str(text))
+
+
+def unescape_text(text: str) -> str:
+    """Undo ``escape_text``."""
+    out, chars = [], iter(text)
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            out.append(_UNESCAPES.get(following, "\\" + following))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _json_list(values: Iterable[Any] | None) -> str:
+    return "" if values is None else json.dumps(list(values), ensure_ascii=False)
+
+
+def _cell(value: Any) -> Any:
+    """A value for CSV: None and NaN become empty; booleans become 0/1."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def event_row(event: Mapping[str, Any] | Any, *, session_code: str, game_id: str, seq: int) -> dict[str, Any]:
+    """One ``dond_events`` row from a stored event (mapping or object with the same attribute names).
+
+    >>> row = event_row({"kind": "message", "role": "A", "actor": "human", "text": "hi\\nthere"}, session_code="s", game_id="g", seq=0)
+    >>> row["text"], row["proposal"], list(row) == DOND_EVENTS_COLUMNS
+    ('hi\\\\nthere', '', True)
+    """
+    proposal = _event_value(event, "proposal")
+    if isinstance(proposal, str):
+        proposal = json.loads(proposal) if proposal else None
+    row = {name: _cell(_event_value(event, name)) for name in DOND_EVENTS_COLUMNS}
+    row.update(
+        session_code=session_code,
+        game_id=game_id,
+        seq=seq,
+        text=escape_text(_event_value(event, "text")),
+        error=escape_text(_event_value(event, "error")),
+        llm_messages=escape_text(_event_value(event, "llm_messages")),
+        llm_reply=escape_text(_event_value(event, "llm_reply")),
+        proposal=_json_list(proposal),
+    )
+    return row
+
+
+def game_row(
+    events: list[Mapping[str, Any] | Any],
+    instance: Instance,
+    config: GameConfig,
+    *,
+    session_code: str,
+    game_id: str,
+    opponent: str,
+    model: str,
+    cell: int,
+    focal_role: str,
+    participant_a: str = "",
+    participant_b: str = "",
+) -> dict[str, Any]:
+    """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``pareto.game_metrics``.
+
+    ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
+    (0 unless the game succeeded). Counts of messages, violations, re-prompts, LLM calls and tokens come from the
+    events; ``started_at``/``ended_at`` are the first and last event times (``ended_at`` empty while unfinished).
+    """
+    state = replay(events, config, counts=instance.counts)
+    outcome = state.outcome or "unfinished"
+    row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
+    row.update(
+        session_code=session_code,
+        game_id=game_id,
+        mode=config.mode,
+        language=config.language,
+        opponent=opponent,
+        model=model,
+        cell=cell,
+        focal_role=focal_role,
+        opener=config.opener,
+        participant_a=participant_a,
+        participant_b=participant_b,
+        instance_seed=_cell(instance.seed),
+        item_types=_json_list(instance.item_types),
+        counts=_json_list(instance.counts),
+        values_a=_json_list(instance.values_a),
+        values_b=_json_list(instance.values_b),
+        max_messages=config.max_messages,
+        llm_reprompts=config.llm_reprompts,
+        outcome=outcome,
+        abort_reason=escape_text(state.abort_reason),
+        aborted_by=state.aborted_by or "",
+        proposal_a=_json_list(state.proposals["A"]),
+        proposal_b=_json_list(state.proposals["B"]),
+        messages_a=state.messages_sent["A"],
+        messages_b=state.messages_sent["B"],
+        violations_a=state.violations["A"],
+        violations_b=state.violations["B"],
+    )
+    kinds = [_event_value(event, "kind") for event in events]
+    row["reprompts"] = kinds.count("reprompt")
+    row["llm_calls"] = kinds.count("llm_call")
+    row["llm_tokens"] = sum(
+        int(_event_value(event, name) or 0)
+        for event in events
+        if _event_value(event, "kind") == "llm_call"
+        for name in ("prompt_tokens", "completion_tokens")
+    )
+    times = [float(t) for t in (_event_value(event, "created_at") for event in events) if t not in (None, "")]
+    row["started_at"] = min(times) if times else ""
+    row["ended_at"] = max(times) if times and outcome != "unfinished" else ""
+    if outcome == "unfinished":
+        return row
+    metrics = game_metrics(
+        instance.counts,
+        instance.values_a,
+        instance.values_b,
+        state.proposals["A"],
+        state.proposals["B"],
+        mode=config.mode,
+        aborted=state.aborted,
+    )
+    for name in DOND_GAMES_COLUMNS:
+        if name in metrics:
+            row[name] = _cell(metrics[name])
+    if not state.aborted:
+        focal, opponent_points = metrics[f"points_{focal_role.lower()}"], metrics[f"points_{_other(focal_role)}"]
+        row.update(
+            points_focal=focal,
+            points_opponent=opponent_points,
+            bonus_points=bonus_points(config.mode, focal, opponent_points) if metrics["success"] else 0,
+        )
+    else:
+        row["bonus_points"] = 0
+    return row
+
+
+def _other(role: str) -> str:
+    return "b" if role == "A" else "a"
