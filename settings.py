@@ -58,6 +58,16 @@ SESSION_CONFIGS = [
         display_name="Payoff reasoning: judge LLM reasoning about 2x2 games",
         app_sequence=["payoff_reasoning_eval"],
         num_demo_participants=3,
+        # Keys and defaults: backend/reasoning_task.py and README "payoff_reasoning_eval".
+        logs_folder="payoff_reasoning_eval/logs",
+        logs_upload="",
+        default_game="",
+        extra_games="",
+        judges_per_log=3,
+        logs_per_judge=6,
+        reservation_minutes=30,
+        csv_separator=";",
+        aggregation_rule="unanimity",
     ),
     # bias_tests: session configs are edited by the bias_tests app.
     dict(

@@ -8,6 +8,8 @@ from ``orig_cor`` and the automated check (see `backend.reasoning_logs.confusion
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -195,3 +197,38 @@ def read_protocol_form(path: str | Path) -> pd.DataFrame:
         ]
     frame["attempts"] = pd.to_numeric(frame["attempts"], errors="raise").astype(int)
     return frame
+
+
+SEPARATORS = (";", ",", "\t", "|")
+
+
+def escape_newlines(text: str) -> str:
+    """Keep a multi-line cell on one line: ``\\`` becomes ``\\\\`` and a line break becomes ``\\n``.
+
+    oTree's exports replace line breaks with spaces; this encoding keeps them recoverable.
+
+    >>> print(escape_newlines("first\\r\\nsecond \\\\ end"))
+    first\\nsecond \\\\ end
+    """
+    return text.replace("\\", "\\\\").replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+
+
+def protocol_csv(rows: Iterable[Mapping[str, object]], *, separator: str = ";") -> str:
+    """The form as CSV text: the `PROTOCOL_COLUMNS` header, then one line per row (cells quoted when needed).
+
+    ``remarks`` keep their line breaks as ``\\n`` (see `escape_newlines`); the other cells are single-line.
+
+    >>> print(protocol_csv([{"file": "a.txt", "remarks": "x; y"}], separator=";"), end="")
+    file;game;attempts;orig_choice;final_choice;orig_cor;fin_cor;err_type;sentence;con_mat;remarks;failed_queries
+    a.txt;;;;;;;;;;"x; y";
+    """
+    if separator not in SEPARATORS:
+        raise ValueError(f"separator must be one of {SEPARATORS!r}, got {separator!r}.")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=separator, lineterminator="\n")
+    writer.writerow(PROTOCOL_COLUMNS)
+    for row in rows:
+        cells = {column: str(row.get(column, "")) for column in PROTOCOL_COLUMNS}
+        cells["remarks"] = escape_newlines(cells["remarks"])  # the only free multi-line text
+        writer.writerow(cells.values())
+    return buffer.getvalue()

@@ -97,7 +97,7 @@ def error_type_counts(cells: Iterable[object]) -> dict[str, int]:
 
 
 def read_verdict_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """All form rows of ``paths`` with ``source`` (the file name), ``model`` and the check result per attempt."""
+    """All form rows of ``paths`` with ``source`` (the file name), prepared by `prepare_verdict_rows`."""
     frames = []
     for path in paths:
         frame = read_protocol_form(path)
@@ -105,7 +105,17 @@ def read_verdict_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
         frames.append(frame)
     if not frames:
         raise ValueError("paths must name at least one form.")
-    rows = pd.concat(frames, ignore_index=True)
+    return prepare_verdict_rows(pd.concat(frames, ignore_index=True))
+
+
+def prepare_verdict_rows(rows: pd.DataFrame | Iterable[dict]) -> pd.DataFrame:
+    """Protocol rows plus ``model`` (from the file name) and the check result on the first and last attempt."""
+    rows = pd.DataFrame(rows).copy()
+    missing = [column for column in PROTOCOL_COLUMNS if column not in rows.columns]
+    if missing:
+        raise ValueError(f"rows lack the protocol column(s) {missing}.")
+    for column in ("attempts", "orig_cor", "fin_cor"):
+        rows[column] = rows[column].astype(int)
     names = [parse_log_name(file) for file in rows["file"]]
     rows["model"] = [name.model if name else "unknown" for name in names]
     failed = [parse_failed_queries_field(cell) for cell in rows["failed_queries"]]
@@ -205,7 +215,8 @@ def _nan_to_none(value: object) -> object:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _format(value: object) -> str:
+def format_figure(value: object) -> str:
+    """A summary value as table text: floats with 3 decimals (NaN as n/a), dicts as ``key:count``."""
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.3f}"
     if isinstance(value, dict):
@@ -240,5 +251,5 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "u
 
 
 def _table(summary: list[dict], columns: list[str]) -> str:
-    frame = pd.DataFrame([{column: _format(group[column]) for column in columns} for group in summary])
+    frame = pd.DataFrame([{column: format_figure(group[column]) for column in columns} for group in summary])
     return frame.to_string(index=False)

@@ -1,16 +1,28 @@
+import html
+import time
+from pathlib import Path
+
 from otree.api import *
 
-from backend import study_flow
+from backend import assignment, study_flow
+from backend import reasoning_task as task
+from backend.reasoning_logs import failed_queries_field, format_log, parse_log
+from backend.reasoning_protocol import PROTOCOL_COLUMNS, protocol_csv
 
 doc = """
-payoff_reasoning_eval: placeholder app of the foundation (entry and exit flow only); its issue builds the task.
+payoff_reasoning_eval: people judge whether a language model reasoned correctly about the payoffs of a 2x2 game
+(Prisoner's Dilemma, Stag Hunt, Hawk-Dove), following the LELMA evaluation protocol. Each log is judged by
+judges_per_log people; the export is the protocol's CSV, the admin report compares the automated check with people.
 """
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DRAFT_KEY = "payoff_reasoning_draft"
 
 
 class C(BaseConstants):
     NAME_IN_URL = "payoff_reasoning_eval"
     PLAYERS_PER_GROUP = None
-    NUM_ROUNDS = 1
+    NUM_ROUNDS = 30  # one log per round: the upper bound of logs_per_judge
 
 
 class Subsession(BaseSubsession):
@@ -23,6 +35,47 @@ class Group(BaseGroup):
 
 class Player(BasePlayer):
     consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    log_file = models.StringField(blank=True)
+    game = models.StringField(blank=True)
+    attempts = models.IntegerField(blank=True)
+    orig_choice = models.StringField(blank=True)
+    final_choice = models.StringField(blank=True)
+    failed_queries = models.LongStringField(blank=True)
+    orig_cor = models.IntegerField(
+        label="Is the reasoning of the first response correct?",
+        choices=[[1, "Correct: no error in reasoning about payoffs"], [0, "Incorrect: at least one payoff error"]],
+        widget=widgets.RadioSelect,
+    )
+    fin_cor = models.IntegerField(
+        label="Is the reasoning of the last response correct?",
+        choices=[[1, "Correct: no error in reasoning about payoffs"], [0, "Incorrect: at least one payoff error"]],
+        widget=widgets.RadioSelect,
+    )
+    err_type = models.StringField(blank=True)
+    marked_sentences = models.LongStringField(blank=True, doc="ids of the clicked sentences, e.g. f0#l2")
+    sentence = models.LongStringField(blank=True)
+    remarks = models.LongStringField(blank=True, label="Remarks (optional)")
+    con_mat = models.StringField(blank=True)
+
+
+class LogItem(ExtraModel):
+    """One log of the session (stored as text; parsed again when needed)."""
+
+    subsession = models.Link(Subsession)
+    file = models.StringField()
+    game = models.StringField()
+    text = models.LongStringField()
+
+
+class Assignment(ExtraModel):
+    """Who judges which log (see backend/assignment.py): reserved, then done."""
+
+    subsession = models.Link(Subsession)
+    item_id = models.StringField()
+    participant_code = models.StringField()
+    status = models.StringField()
+    reserved_at = models.FloatField()
+    finished_at = models.FloatField(blank=True)
 
 
 # FUNCTIONS
@@ -30,9 +83,225 @@ def consent_given_choices(player: Player):
     return study_flow.consent_choices(player.session.config.get("language"))
 
 
+def settings_of(session) -> task.TaskSettings:
+    return task.task_settings(session.config, max_logs_per_judge=C.NUM_ROUNDS)
+
+
+def creating_session(subsession: Subsession):
+    if subsession.round_number != 1:
+        return
+    settings = settings_of(subsession.session)
+    for log in task.load_logs(settings, project_root=PROJECT_ROOT):  # raises with every file and line at fault
+        LogItem.create(subsession=subsession, file=log.filename, game=log.game, text=format_log(log))
+
+
+def first_subsession(player_or_subsession):
+    subsession = getattr(player_or_subsession, "subsession", player_or_subsession)
+    return subsession.in_round(1)
+
+
+def assignment_rows(subsession):
+    return [
+        dict(item_id=row.item_id, participant=row.participant_code, status=row.status, reserved_at=row.reserved_at)
+        for row in Assignment.filter(subsession=first_subsession(subsession))
+    ]
+
+
+def load_player_log(player: Player):
+    [item] = LogItem.filter(subsession=first_subsession(player), file=player.log_file)
+    return parse_log(item.text, item.file, game=item.game)
+
+
+def judge_total(player: Player) -> int:
+    settings = settings_of(player.session)
+    return min(settings.logs_per_judge, len(LogItem.filter(subsession=first_subsession(player))))
+
+
+def judged_count(player: Player) -> int:
+    code = player.participant.code
+    return sum(row["participant"] == code and row["status"] == "done" for row in assignment_rows(player.subsession))
+
+
+def assign_log(player: Player) -> bool:
+    """Give the player a log for this round (least covered first); False when none is left for them."""
+    if player.field_maybe_none("log_file"):
+        return True
+    if judged_count(player) >= judge_total(player):
+        return False
+    settings = settings_of(player.session)
+    files = [item.file for item in LogItem.filter(subsession=first_subsession(player))]
+    rows, now, code = assignment_rows(player.subsession), time.time(), player.participant.code
+    timeout_s = settings.reservation_minutes * 60
+    file = assignment.choose_item(
+        files, rows, participant=code, per_item=settings.judges_per_log, now=now, timeout_s=timeout_s
+    )
+    if file is None:
+        return False
+    held = any(
+        row["item_id"] == file
+        and row["participant"] == code
+        and assignment.is_live_reservation(row, now=now, timeout_s=timeout_s)
+        for row in rows
+    )
+    if not held:
+        Assignment.create(
+            subsession=first_subsession(player), item_id=file, participant_code=code, status="reserved", reserved_at=now
+        )
+    player.log_file = file
+    log = load_player_log(player)
+    player.game, player.attempts = log.game, len(log.attempts)
+    player.orig_choice, player.final_choice = log.orig_choice or "", log.final_choice or ""
+    player.failed_queries = failed_queries_field(log)
+    return True
+
+
+def verdict_rows(players):
+    """Protocol rows of the finished verdicts among ``players``."""
+    return [
+        {
+            column: (player.log_file if column == "file" else player.field_maybe_none(column))
+            for column in PROTOCOL_COLUMNS
+        }
+        for player in players
+        if player.field_maybe_none("con_mat")
+    ]
+
+
+def vars_for_admin_report(subsession: Subsession):
+    settings = settings_of(subsession.session)
+    first = first_subsession(subsession)
+    files = [item.file for item in LogItem.filter(subsession=first)]
+    coverage = assignment.coverage(
+        files, assignment_rows(first), now=time.time(), timeout_s=settings.reservation_minutes * 60
+    )
+    players = [player for round_subsession in first.in_all_rounds() for player in round_subsession.get_players()]
+    rows = verdict_rows(players)
+    summary = task.summary_rows(rows, rule=settings.aggregation_rule) if rows else []
+    return dict(
+        logs=task.coverage_table(files, coverage, per_log=settings.judges_per_log),
+        judges_per_log=settings.judges_per_log,
+        ratings_done=len(rows),
+        ratings_needed=len(files) * settings.judges_per_log,
+        summary_columns=task.SUMMARY_COLUMNS,
+        summary=[[group[column] for column in task.SUMMARY_COLUMNS] for group in summary],
+        rule=settings.aggregation_rule,
+        separator_name={";": "semicolon", ",": "comma", "\t": "tab", "|": "pipe"}[settings.csv_separator],
+        protocol_csv_json=task.script_json(protocol_csv(rows, separator=settings.csv_separator)),
+        download_name_json=task.script_json(f"payoff_reasoning_{subsession.session.code}.csv"),
+    )
+
+
+def custom_export(players):
+    """The protocol's CSV (comma-separated, as oTree writes every export); one row per judge and log."""
+    yield list(PROTOCOL_COLUMNS)
+    for row in verdict_rows(players):
+        yield [task.export_cell(column, row[column]) for column in PROTOCOL_COLUMNS]
+
+
+def custom_export_assignments(players):
+    """Who judged which log and when (reservations included), for auditing the assignment."""
+    yield ["session_code", "file", "participant_code", "status", "reserved_at", "finished_at"]
+    sessions = {player.session.code: player.subsession for player in players if player.round_number == 1}
+    for code, subsession in sessions.items():
+        for row in Assignment.filter(subsession=subsession):
+            yield [
+                code,
+                row.item_id,
+                row.participant_code,
+                row.status,
+                row.reserved_at,
+                row.field_maybe_none("finished_at"),
+            ]
+
+
 # PAGES
 class Consent(study_flow.ConsentPage, Page):
     pass
+
+
+class Instructions(Page):
+    @staticmethod
+    def is_displayed(player: Player):
+        return player.round_number == 1 and study_flow.is_active(player)
+
+    @staticmethod
+    def vars_for_template(player: Player):
+        settings = settings_of(player.session)
+        games = sorted({item.game for item in LogItem.filter(subsession=first_subsession(player))})
+        return dict(
+            games=[{"name": settings.games[code].name, "table": settings.games[code].table()} for code in games],
+            error_types=task.error_type_help(),
+            logs_per_judge=judge_total(player),
+        )
+
+
+class Judge(Page):
+    form_model = "player"
+
+    @staticmethod
+    def is_displayed(player: Player):
+        return study_flow.is_active(player) and assign_log(player)
+
+    @staticmethod
+    def get_form_fields(player: Player):
+        fields = ["orig_cor", "fin_cor", "err_type", "marked_sentences", "remarks"]
+        return fields if player.attempts > 1 else [field for field in fields if field != "fin_cor"]
+
+    @staticmethod
+    def vars_for_template(player: Player):
+        study_flow.set_progress(player, done=judged_count(player), total=judge_total(player))
+        log = load_player_log(player)
+        settings = settings_of(player.session)
+        return dict(
+            sample=task.judging_view(log, settings.games[log.game]),
+            error_types=task.error_type_help(),
+            progress=study_flow.progress(player),
+            submitted={
+                "err_type": "",
+                "marked_sentences": "",
+                **player.participant.vars.get(DRAFT_KEY, {}).get(player.log_file, {}),
+            },
+        )
+
+    @staticmethod
+    def error_message(player: Player, values):
+        # Kept so that a rejected page shows the judge's marks and ticks again.
+        player.participant.vars[DRAFT_KEY] = {
+            player.log_file: {key: values.get(key) or "" for key in ("err_type", "marked_sentences")}
+        }
+        problems = task.check_verdict(
+            load_player_log(player),
+            orig_cor=values.get("orig_cor"),
+            fin_cor=values.get("fin_cor"),
+            err_type=values.get("err_type"),
+            marked=values.get("marked_sentences"),
+        )
+        return html.escape(" ".join(problems)) or None  # oTree prints the message unescaped
+
+    @staticmethod
+    def before_next_page(player: Player, timeout_happened):
+        log = load_player_log(player)
+        row = task.verdict_row(
+            log,
+            orig_cor=player.orig_cor,
+            fin_cor=player.field_maybe_none("fin_cor"),
+            err_type=player.err_type,
+            marked=player.marked_sentences,
+            remarks=player.field_maybe_none("remarks") or "",
+        )
+        player.fin_cor, player.err_type, player.sentence, player.con_mat = (
+            row["fin_cor"],
+            row["err_type"],
+            row["sentence"],
+            row["con_mat"],
+        )
+        for record in Assignment.filter(
+            subsession=first_subsession(player), item_id=player.log_file, participant_code=player.participant.code
+        ):
+            if record.status == "reserved":
+                record.status, record.finished_at = "done", time.time()
+        study_flow.set_progress(player, done=judged_count(player), total=judge_total(player))
+        player.participant.vars.pop(DRAFT_KEY, None)
 
 
 class ScreenOut(study_flow.ScreenOutPage, Page):
@@ -43,4 +312,4 @@ class Completion(study_flow.CompletionPage, Page):
     pass
 
 
-page_sequence = [Consent, ScreenOut, Completion]
+page_sequence = [Consent, Instructions, Judge, ScreenOut, Completion]
