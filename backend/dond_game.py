@@ -214,6 +214,8 @@ class GameState:
         return "success" if self._complementary() else "lose"
 
     def _complementary(self) -> bool:
+        if not self._counts:
+            raise ValueError("The outcome needs the item counts: pass counts= to replay.")
         return all(a + b <= c for a, b, c in zip(self.proposals["A"], self.proposals["B"], self._counts, strict=True))
 
 
@@ -449,3 +451,65 @@ def scripted_policy(instance: Instance, role: str, state: GameState) -> Callable
         return _SCRIPTED_CLOSING[language]
 
     return policy
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What a person sees
+
+ABORT_REASONS = ("partner_left", "partner_timeout", "time_limit", "llm_invalid", "llm_error")
+
+
+def abort_reason_code(reason: str | None) -> str:
+    """The code at the start of a stored abort reason (``"llm_invalid: ..."`` → ``llm_invalid``), else ``other``.
+
+    >>> abort_reason_code("llm_invalid: over_ask"), abort_reason_code("power cut")
+    ('llm_invalid', 'other')
+    """
+    code = (reason or "").split(":", 1)[0].strip()
+    return code if code in ABORT_REASONS else "other"
+
+
+def participant_view(
+    events: Iterable[Mapping[str, Any] | Any], role: str, config: GameConfig, *, counts: Sequence[int] = ()
+) -> dict[str, Any]:
+    """The chat and controls of the player in ``role``, from the events (the app localises the notices).
+
+    ``chat`` holds ``{"who": "me"|"other", "text"}`` for messages and ``{"who": "system", "notice": code, ...}``
+    for notices: ``you_proposed`` (with ``proposal``), ``other_proposed``, ``time_up``, ``retry`` (the other, an
+    LLM, broke a rule and is asked again) and ``aborted`` (with ``reason``). The other's proposal is never shown.
+
+    >>> view = participant_view([{"kind": "message", "role": "A", "text": "hi"}], "B", GameConfig("semi", "en"))
+    >>> view["chat"], view["can_message"], view["messages_left"]
+    ([{'who': 'other', 'text': 'hi'}], True, 5)
+    """
+    other = other_role(role)
+    chat: list[dict[str, Any]] = []
+    state = GameState(config, _counts=tuple(int(c) for c in counts))
+    for event in events:
+        kind, event_role = _event_value(event, "kind"), _event_value(event, "role")
+        before = state
+        state = apply_event(state, event)
+        if kind == "message":
+            chat.append({"who": "me" if event_role == role else "other", "text": _event_value(event, "text") or ""})
+        elif kind == "proposal" and event_role == role:
+            chat.append({"who": "system", "notice": "you_proposed", "proposal": list(state.proposals[role])})
+        elif kind == "proposal" and state.proposals[role] is None:
+            chat.append({"who": "system", "notice": "other_proposed"})
+        elif kind == "violation" and event_role == other and not state.finished:
+            chat.append({"who": "system", "notice": "retry"})
+        elif kind == "abort" and not before.finished:
+            chat.append({"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)})
+        exhausted = before.phase == "chat" and state.phase == "propose" and not any(state.proposals.values())
+        if exhausted:
+            chat.append({"who": "system", "notice": "time_up"})
+    return {
+        "chat": chat,
+        "phase": state.phase,
+        "can_message": state.may_message(role),
+        "can_propose": state.may_propose(role),
+        "must_propose": state.must_propose(role),
+        "waiting_for_other": not state.finished and role not in state.to_act,
+        "messages_left": max(config.max_messages - state.messages_sent[role], 0),
+        "finished": state.finished,
+        "outcome": state.outcome if counts or not state.finished or state.aborted else None,
+    }
