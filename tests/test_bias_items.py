@@ -1,0 +1,355 @@
+"""Bias test items (file validation, presentation, order, export rows) and the parsing of model replies."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from backend.bias_items import (
+    DEFAULT_ITEMS_PATH,
+    EXPORT_COLUMNS,
+    ItemFileError,
+    argument_order,
+    build_sequence,
+    export_row,
+    load_items,
+    parse_items,
+    present,
+)
+from backend.bias_replies import (
+    ReplyParseError,
+    build_messages,
+    option_probabilities_from_logprobs,
+    parse_choice,
+    parse_selection,
+    reprompt_message,
+    scripted_reply,
+)
+
+SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
+ITEMS = load_items()
+
+
+def _index(item_id: str) -> int:
+    return next(index for index, item in enumerate(SAMPLE["items"]) if item["id"] == item_id)
+
+
+# --- the bundled item file -----------------------------------------------------------------------------------------
+def test_sample_items_follow_the_reference_structures():
+    by_bias: dict[str, list] = {}
+    for item in ITEMS.items:
+        by_bias.setdefault(item.bias, []).append(item)
+    assert set(by_bias) == {"anchoring", "halo", "loss_aversion", "confirmation", "attention_check"}
+    for item in by_bias["anchoring"]:
+        assert len(item.options) == 4 and str(item.anchor) in item.anchor_sentence
+    assert {item.experience for item in by_bias["halo"]} == {"positive", "negative"}
+    assert all(item.loss_lambda > 1 for item in by_bias["loss_aversion"])
+    for item in by_bias["confirmation"]:
+        stances = [argument.stance for argument in item.arguments]
+        assert len(stances) == 8 and stances.count("pro") == 4
+    assert by_bias["loss_aversion"][0].versions == ("treatment",)
+
+
+def test_presentation_puts_the_manipulation_in_the_treatment_only():
+    anchoring = ITEMS.item("anchoring_bakery")
+    assert anchoring.anchor_sentence not in present(anchoring, "control").paragraphs
+    assert present(anchoring, "treatment").paragraphs[-1] == anchoring.anchor_sentence
+    halo = ITEMS.item("halo_linen_supplier")
+    control, treatment = present(halo, "control"), present(halo, "treatment")
+    assert halo.experience_sentence in control.paragraphs and halo.experience_sentence in treatment.paragraphs
+    assert halo.treatment_sentence in treatment.paragraphs and halo.treatment_sentence not in control.paragraphs
+    assert [option.label for option in control.options] == ["2 weeks", "4 weeks", "6 weeks", "8 weeks"]
+
+
+def test_loss_aversion_question_states_lambda_times_x_and_x():
+    shown = present(ITEMS.item("loss_trade_fair"), "treatment")  # X = 20,000, lambda = 1.5
+    assert "30,000 euros" in shown.question and "20,000 euros" in shown.question
+    assert [option.value for option in shown.options] == [1, 0]
+    with pytest.raises(ValueError, match="version must be one of"):
+        present(ITEMS.item("loss_trade_fair"), "control")
+
+
+def test_confirmation_arguments_follow_the_given_order():
+    item = ITEMS.item("confirmation_home_office")
+    order = argument_order(item, seed="someone")
+    shown = present(item, "treatment", argument_order=order)
+    assert [argument.id for argument in shown.arguments] == order
+    assert sorted(order) == sorted(argument.id for argument in item.arguments)
+    assert shown.kind == "arguments" and present(item, "control").kind == "choice"
+    with pytest.raises(ValueError, match="argument_order must list each argument"):
+        present(item, "treatment", argument_order=order[:-1])
+    orders = {tuple(argument_order(item, seed=seed)) for seed in range(20)}
+    assert len(orders) > 10
+
+
+# --- item-file validation ------------------------------------------------------------------------------------------
+def _mutated(item_id: str | None, change) -> dict:
+    data = copy.deepcopy(SAMPLE)
+    change(data["items"][_index(item_id)] if item_id else data)
+    return data
+
+
+BAD_FILES = {
+    "no items": (lambda d: d.update(items=[]), None, "items: must be a non-empty list"),
+    "only checks": (lambda d: d.update(items=[SAMPLE["items"][-1]]), None, "holds no bias test"),
+    "duplicate id": (lambda d: d["items"].append(copy.deepcopy(d["items"][0])), None, "used by another item"),
+    "bad id": (lambda i: i.update(id="has space"), "anchoring_bakery", r"\.id: must be letters"),
+    "unknown bias": (lambda i: i.update(bias="framing"), "anchoring_bakery", r"\.bias: must be one of"),
+    "no scenario": (lambda i: i.pop("scenario"), "halo_linen_supplier", r"\.scenario: must be a non-empty text"),
+    "two numbers in anchor": (
+        lambda i: i.update(anchor_sentence="Van 380 and bus 12."),
+        "anchoring_bakery",
+        "exactly one number",
+    ),
+    "anchor mismatch": (lambda i: i.update(anchor=381), "anchoring_bakery", "exactly one number, the anchor 381"),
+    "one option": (lambda i: i.update(options=[150]), "anchoring_bakery", "at least two numbers"),
+    "text option": (lambda i: i.update(options=[1, "two"]), "anchoring_bakery", "finite numbers only"),
+    "repeated option": (lambda i: i.update(options=[1, 1, 2]), "anchoring_bakery", "must not repeat"),
+    "bad option format": (lambda i: i.update(option_format="{amount}"), "anchoring_bakery", r"must contain \{value"),
+    "halo not monotone": (lambda i: i.update(options=[2, 6, 4, 8]), "halo_linen_supplier", "monotone"),
+    "halo experience": (lambda i: i.update(experience="neutral"), "halo_linen_supplier", "'positive' or 'negative'"),
+    "lambda zero": (lambda i: i.update(**{"lambda": 0}), "loss_app_promotion", r"\.lambda: must be positive"),
+    "lambda text": (lambda i: i.update(**{"lambda": "1.5"}), "loss_app_promotion", r"\.lambda: must be a finite"),
+    "no gain placeholder": (lambda i: i.update(question="Lose {loss}?"), "loss_app_promotion", r"contain \{gain"),
+    "unbalanced arguments": (
+        lambda i: i["arguments"][0].update(stance="con"),
+        "confirmation_home_office",
+        "as many pro as con",
+    ),
+    "duplicate argument": (
+        lambda i: i["arguments"][1].update(id=i["arguments"][0]["id"]),
+        "confirmation_home_office",
+        "ids must be unique",
+    ),
+    "bad stance": (lambda i: i["arguments"][0].update(stance="maybe"), "confirmation_home_office", "'pro' or 'con'"),
+    "wrong correct": (lambda i: i.update(correct="Never"), "attention_reading", r"\.correct: must be one of"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FILES.values(), ids=BAD_FILES.keys())
+def test_item_file_errors_name_the_file_item_and_field(case):
+    change, item_id, message = case
+    with pytest.raises(ItemFileError, match=message) as raised:
+        parse_items(_mutated(item_id, change), source="mine.json")
+    assert str(raised.value).startswith("mine.json: ")
+    if item_id:
+        assert f"items[{_index(item_id)}]" in str(raised.value)
+
+
+def test_item_file_must_exist_and_be_json(tmp_path):
+    with pytest.raises(ItemFileError, match="does not exist"):
+        load_items(tmp_path / "missing.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ItemFileError, match="broken.json: is not valid UTF-8 JSON"):
+        load_items(broken)
+
+
+def test_researcher_file_with_other_sizes_loads(tmp_path):
+    data = copy.deepcopy(SAMPLE)
+    data["name"] = "mine"
+    confirmation = data["items"][_index("confirmation_early_payment")]
+    confirmation["arguments"] = confirmation["arguments"][:2] + confirmation["arguments"][4:6]
+    data["items"][_index("anchoring_bakery")]["options"] = [100, 200, 300, 400, 500, 600]
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    items = load_items(path)
+    assert items.name == "mine" and len(items.item("confirmation_early_payment").arguments) == 4
+    assert len(present(items.item("anchoring_bakery"), "control").options) == 6
+
+
+# --- order of tests ------------------------------------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12), st.sets(st.sampled_from([item.id for item in ITEMS.items]), min_size=2))
+def test_sequence_has_controls_first_and_never_a_tests_two_versions_back_to_back(seed, chosen_ids):
+    items = [item for item in ITEMS.items if item.id in chosen_ids]
+    sequence = build_sequence(items, seed=seed)  # any second item (or check) can separate two versions
+    assert sorted(sequence) == sorted((item.id, version) for item in items for version in item.versions)
+    versions = [version for _, version in sequence if version != "check"]
+    assert versions == sorted(versions)  # "control" < "treatment"
+    assert all(first[0] != second[0] for first, second in zip(sequence, sequence[1:], strict=False))
+    assert sequence == build_sequence(items, seed=seed)
+
+
+def test_sequence_differs_between_respondents_and_rejects_impossible_sets():
+    orders = {tuple(build_sequence(ITEMS.items, seed=f"P{number}")) for number in range(10)}
+    assert len(orders) == 10
+    single = [ITEMS.item("anchoring_bakery")]
+    with pytest.raises(ValueError, match="back to back"):
+        build_sequence(single, seed=1)
+    with pytest.raises(ValueError, match="at least one item"):
+        build_sequence([], seed=1)
+
+
+# --- export rows ---------------------------------------------------------------------------------------------------
+def _row(item_id, version, **answer):
+    item = ITEMS.item(item_id)
+    shown = present(item, version)
+    return export_row(item, shown, respondent_kind="person", respondent_id="abc", item_set="s", position=3, **answer)
+
+
+def test_export_rows_have_every_column_and_the_test_parameters():
+    row = _row("anchoring_bakery", "treatment", answer=350, confidence=0.7)
+    assert tuple(row) == EXPORT_COLUMNS
+    assert (row["answer"], row["answer_label"], row["anchor"], row["confidence"]) == (350, "350 loaves", 380, 0.7)
+    assert json.loads(row["options"]) == [150, 250, 350, 450]
+    loss = _row("loss_pilot_route", "treatment", answer=0)
+    assert loss["lambda"] == 2.5 and loss["answer_label"] == "No, decline"
+    check = _row("attention_reading", "check", answer=2)
+    assert check["is_correct"] == 1 and _row("attention_reading", "check", answer=0)["is_correct"] == 0
+
+
+def test_export_row_counts_selected_pro_and_con_arguments():
+    row = _row("confirmation_home_office", "treatment", selected=["commute", "focus", "mentoring"])
+    assert (row["pro_selected"], row["con_selected"], row["n_arguments"]) == (2, 1, 8)
+    assert json.loads(row["arguments_selected"]) == ["commute", "focus", "mentoring"]
+    assert len(json.loads(row["arguments_shown"])) == 8 and row["answer"] == ""
+
+
+def test_export_row_keeps_unparseable_replies_without_an_answer():
+    item = ITEMS.item("halo_cyclist_campaign")
+    row = export_row(
+        item,
+        present(item, "control"),
+        respondent_kind="model",
+        respondent_id="m#1",
+        item_set="s",
+        position=1,
+        status="unparseable",
+        raw_reply="I think\nmaybe C",
+        model="m",
+        run=1,
+    )
+    assert row["answer"] == "" and row["status"] == "unparseable" and row["raw_reply"] == "I think\\nmaybe C"
+
+
+@pytest.mark.parametrize(
+    "item_id, version, answer, message",
+    [
+        ("anchoring_bakery", "control", {"answer": 300}, "answer must be one of"),
+        ("anchoring_bakery", "control", {}, "answer must be one of"),
+        ("loss_app_promotion", "treatment", {"answer": True}, "answer must be one of"),
+        ("confirmation_home_office", "treatment", {"selected": ["commute", "invented"]}, "were not offered"),
+        ("confirmation_home_office", "treatment", {"selected": []}, "at least one argument"),
+        ("confirmation_home_office", "treatment", {"selected": ["focus", "focus"]}, "twice"),
+        ("halo_linen_supplier", "control", {"answer": 2, "confidence": 1.5}, "confidence must lie between"),
+        ("halo_linen_supplier", "control", {"answer": 2, "confidence": math.nan}, "confidence must be a number"),
+        ("halo_linen_supplier", "control", {"answer": 2, "option_probabilities": [1]}, "one probability per"),
+    ],
+)
+def test_export_row_rejects_answers_that_were_not_offered(item_id, version, answer, message):
+    with pytest.raises(ValueError, match=message):
+        _row(item_id, version, **answer)
+
+
+# --- model replies -------------------------------------------------------------------------------------------------
+LABELS = ["150 loaves", "250 loaves", "350 loaves", "450 loaves"]
+
+
+@pytest.mark.parametrize(
+    "reply, index, probabilities",
+    [
+        ('{"answer": "C", "probabilities": {"A": 0.1, "B": 0.2, "C": 0.6, "D": 0.1}}', 2, (0.1, 0.2, 0.6, 0.1)),
+        ('Sure!\n```json\n{"answer": "b", "probabilities": [10, 60, 20, 10]}\n```', 1, (0.1, 0.6, 0.2, 0.1)),
+        ('{"Answer": "(A)", "probabilities": {"A": "70%", "B": "30%"}}', 0, (0.7, 0.3, 0, 0)),
+        ('{"answer": "D", "confidence": 0.7}', 3, (0.1, 0.1, 0.1, 0.7)),
+        ('{"answer": "450 loaves"}', 3, None),
+        ("After thinking it over, my answer is B.", 1, None),
+        ("  D. ", 3, None),
+    ],
+)
+def test_parse_choice_reads_the_answer_and_stated_probabilities(reply, index, probabilities):
+    parsed = parse_choice(reply, LABELS)
+    assert parsed.index == index
+    if probabilities is None:
+        assert parsed.probabilities is None and parsed.confidence is None
+    else:
+        assert parsed.probabilities == pytest.approx(probabilities)
+        assert parsed.confidence == pytest.approx(probabilities[index])
+
+
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        ("", "empty"),
+        ("I would rather not say.", "names no option letter"),
+        ('{"answer": "E"}', "not one of the letters"),
+        ('{"choice_made": "A"}', 'no "answer"'),
+        ('{"answer": "A", "probabilities": {"A": 0.5, "Z": 0.5}}', "do not exist"),
+        ('{"answer": "A", "probabilities": {"A": 0.2, "B": 0.2}}', "add up to 0.4"),
+        ('{"answer": "A", "probabilities": {"A": -0.5, "B": 1.5}}', "non-negative"),
+        ('{"answer": "A", "probabilities": "high"}', "neither"),
+    ],
+)
+def test_parse_choice_refuses_to_guess(reply, message):
+    with pytest.raises(ReplyParseError, match=message):
+        parse_choice(reply, LABELS)
+
+
+def test_parse_choice_can_require_probabilities():
+    with pytest.raises(ReplyParseError, match="no JSON object"):
+        parse_choice("Answer: B", LABELS, require_probabilities=True)
+    with pytest.raises(ReplyParseError, match='no "probabilities"'):
+        parse_choice('{"answer": "B"}', LABELS, require_probabilities=True)
+
+
+def test_parse_selection_accepts_json_or_a_line_and_checks_the_range():
+    assert parse_selection('Here: {"selected": ["3", 7]}', 8) == [3, 7]
+    assert parse_selection("Selected: 2 and 4", 8) == [2, 4]
+    for reply, message in [
+        ('{"selected": []}', "selects no argument"),
+        ('{"selected": [0, 9]}', "only arguments 1 to 8"),
+        ('{"selected": [2, 2]}', "twice"),
+        ('{"selected": "all"}', 'no "selected" list'),
+        ("All of them.", "no list of argument numbers"),
+        ('{"selected": [1.5]}', "not an argument number"),
+    ]:
+        with pytest.raises(ReplyParseError, match=message):
+            parse_selection(reply, 8)
+
+
+def test_probabilities_from_logprobs_use_the_answer_tokens_alternatives():
+    def token(text, probability, alternatives=()):
+        top = [{"token": t, "logprob": math.log(p)} for t, p in alternatives]
+        return {"token": text, "logprob": math.log(probability), "top_logprobs": top}
+
+    content = [
+        token("{", 1.0),
+        token('"', 1.0, [("A", 0.001)]),  # a letter before the "answer" key is not the answer
+        token("answer", 1.0),
+        token('":', 1.0),
+        token(' "', 1.0),
+        token("C", 0.5, [("C", 0.5), (" A", 0.2), ("a", 0.1), ("B", 0.1), ("maybe", 0.1)]),
+        token('"}', 1.0),
+    ]
+    probabilities = option_probabilities_from_logprobs({"content": content}, 4)
+    assert probabilities == pytest.approx((0.3 / 0.9, 0.1 / 0.9, 0.5 / 0.9, 0.0))
+    # the chosen token missing from its own alternatives still counts
+    lone = option_probabilities_from_logprobs({"content": [token("B", 0.8, [("A", 0.2)])]}, 2)
+    assert lone == pytest.approx((0.2, 0.8))
+    assert option_probabilities_from_logprobs(None, 4) is None
+    assert option_probabilities_from_logprobs({"content": [token("Hello", 1.0)]}, 4) is None
+
+
+def test_prompts_list_the_options_and_arguments_and_the_scripted_model_answers_them():
+    for item in ITEMS.items:
+        for version in item.versions:
+            shown = present(item, version, argument_order=argument_order(item, seed=1) if item.arguments else None)
+            messages = build_messages(shown)
+            prompt = messages[-1]["content"]
+            assert all(paragraph in prompt for paragraph in shown.paragraphs) and shown.question in prompt
+            reply = scripted_reply(messages)
+            assert reply == scripted_reply(messages)
+            if shown.kind == "arguments":
+                assert all(f"{n}. {argument.text}" in prompt for n, argument in enumerate(shown.arguments, 1))
+                assert parse_selection(reply, len(shown.arguments))
+            else:
+                assert all(option.label in prompt for option in shown.options)
+                assert parse_choice(reply, [o.label for o in shown.options], require_probabilities=True)
+    follow_up = reprompt_message("the reply names no option letter")
+    assert follow_up["role"] == "user" and "names no option letter" in follow_up["content"]
