@@ -413,6 +413,21 @@ class ConfirmationBiasMetric(_BatchOrIndividual):
         return float(np.sum(weight * individual * n_arguments) / np.sum(weight * n_arguments))
 
 
+def confidence_distribution(answer: Any, answer_options: Any, confidence: Any) -> np.ndarray:
+    """The option probabilities (N, K) that the expected-answer variant uses for ``answer`` and ``confidence``.
+
+    A single confidence c per test puts c on the chosen option and (1 - c) / (K - 1) on each other option; K
+    probabilities per test are normalised to sum 1. Lets callers mix both kinds of confidence in one array.
+
+    >>> confidence_distribution([[20]], [[10, 20, 30]], [[0.5]])
+    array([[0.25, 0.5 , 0.25]])
+    """
+    chosen_answer = _column("answer", answer)
+    options = _options(answer_options, chosen_answer.shape[0])
+    chosen = _chosen_index("answer", chosen_answer, options)
+    return _option_distribution("confidence", confidence, chosen, options)
+
+
 # --- bootstrap interval ---------------------------------------------------------------------------------------------
 class Interval(NamedTuple):
     low: float
