@@ -44,6 +44,40 @@ SESSION_CONFIGS = [
         display_name="Deal or No Deal: person vs LLM",
         app_sequence=["dond"],
         num_demo_participants=1,
+        doc="Keys documented in README section 'DoND'.",
+        mode="semi",  # semi (own points), coop (sum of both), comp (own minus other)
+        language="en",  # en, de, it: every participant-facing word and the LLM's prompts
+        opponent="llm",  # llm or human
+        max_messages=5,  # per player
+        first_mover="counterbalance",  # human, llm, or counterbalance (cycle through the four cells)
+        instance_seed=1,  # games 4k..4k+3 play generate_instance(instance_seed + k)
+        instances_file="",  # or a JSON list of instances (path relative to the project)
+        llm_reprompts=2,  # 0 = the reference game's abort on the first violation
+        max_message_chars=1000,
+        game_timeout_s=1800,
+        turn_timeout_s=300,  # person vs person: a partner silent this long on their turn ends the game
+        disconnect_timeout_s=90,  # person vs person: a partner whose page is closed this long ends the game
+        pairing_timeout_s=600,
+    ),
+    dict(
+        name="dond_human",
+        display_name="Deal or No Deal: person vs person",
+        app_sequence=["dond"],
+        num_demo_participants=2,
+        doc="Two participants paired by arrival; keys documented in README section 'DoND'.",
+        mode="semi",
+        language="en",
+        opponent="human",
+        max_messages=5,
+        first_mover="counterbalance",
+        instance_seed=1,
+        instances_file="",
+        llm_reprompts=2,
+        max_message_chars=1000,
+        game_timeout_s=1800,
+        turn_timeout_s=300,
+        disconnect_timeout_s=90,
+        pairing_timeout_s=600,
     ),
     # social_eval: session configs are edited by the social_eval app.
     dict(
@@ -51,6 +85,38 @@ SESSION_CONFIGS = [
         display_name="Social evaluation: rate conversations on seven dimensions",
         app_sequence=["social_eval"],
         num_demo_participants=2,
+        doc="Sotopia-style annotation; keys documented in README section 'social_eval'.",
+        rubric_file="",  # "" = backend/data/sotopia_rubric.json; else a path (relative to the project) to your own
+        episodes="backend/data/episodes",  # folders / .json / .jsonl files, comma-separated
+        episodes_json="",  # or paste episodes (JSON) here when creating the session
+        annotators_per_episode=2,
+        episodes_per_annotator=3,
+        attention_checks=1,  # gold episodes mixed into each annotator's sequence
+        gold_tolerance=2,
+        reservation_timeout_s=1800,
+        min_reasoning_chars=20,
+        comprehension_check=False,
+        comprehension_attempts=2,
+        qualification_mode=False,
+    ),
+    dict(
+        name="social_eval_pilot",
+        display_name="Social evaluation: qualification pilot (gold episodes only)",
+        app_sequence=["social_eval"],
+        num_demo_participants=2,
+        doc="Every annotator rates the gold episodes; export custom_export_qualified lists who qualified.",
+        rubric_file="",
+        episodes="backend/data/episodes",
+        episodes_json="",
+        annotators_per_episode=2,
+        episodes_per_annotator=3,
+        attention_checks=0,
+        gold_tolerance=2,
+        reservation_timeout_s=1800,
+        min_reasoning_chars=20,
+        comprehension_check=True,
+        comprehension_attempts=2,
+        qualification_mode=True,
     ),
     # payoff_reasoning_eval: session configs are edited by the payoff_reasoning_eval app.
     dict(

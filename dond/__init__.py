@@ -1,10 +1,40 @@
-from otree.api import *
+import json
+import logging
+import time
+from pathlib import Path
 
-from backend import study_flow
+from otree.api import *
+from otree.database import db
+
+from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, study_flow
+from backend.llm import LLMSettings
+
+from .texts import texts
 
 doc = """
-dond: placeholder app of the foundation (entry and exit flow only); its issue builds the task.
+Deal or No Deal: a person splits items with an LLM (or another person) by chat and secret proposals. Every message,
+proposal, violation, re-prompt and LLM call is an Event row written before it is shown; the game state is derived
+from these rows. See README "DoND".
 """
+
+logger = logging.getLogger(__name__)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DEFAULTS = dict(
+    mode="semi",
+    language="en",
+    opponent="llm",
+    max_messages=5,
+    first_mover="counterbalance",
+    instance_seed=1,
+    instances_file="",
+    llm_reprompts=2,
+    max_message_chars=1000,
+    game_timeout_s=1800,
+    turn_timeout_s=300,
+    disconnect_timeout_s=90,
+    pairing_timeout_s=600,
+)
+FIRST_MOVER_CELLS = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
 
 
 class C(BaseConstants):
@@ -23,6 +53,54 @@ class Group(BaseGroup):
 
 class Player(BasePlayer):
     consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    game_id = models.IntegerField(initial=0)  # id of the Game row; 0 = none yet
+    game_role = models.StringField(initial="")  # A or B
+    is_unpaired = models.BooleanField(initial=False)
+    pairing_started_at = models.FloatField(initial=0)
+    last_seen = models.FloatField(initial=0)
+    outcome = models.StringField(initial="")
+    points = models.IntegerField(initial=0)
+    bonus_points = models.FloatField(initial=0)
+
+
+class Game(ExtraModel):
+    subsession = models.Link(Subsession)
+    number = models.IntegerField()  # 0-based order in the session: sets the cell and the instance
+    opponent = models.StringField()
+    model = models.StringField()
+    mode = models.StringField()
+    language = models.StringField()
+    cell = models.IntegerField()
+    focal_role = models.StringField()
+    opener = models.StringField()
+    max_messages = models.IntegerField()
+    llm_reprompts = models.IntegerField()
+    max_message_chars = models.IntegerField()
+    instance_json = models.LongStringField()
+    participant_a = models.StringField()
+    participant_b = models.StringField()
+    created_at = models.FloatField()
+
+
+class Event(ExtraModel):
+    game = models.Link(Game)
+    created_at = models.FloatField()
+    kind = models.StringField()
+    role = models.StringField()
+    actor = models.StringField()
+    text = models.LongStringField()
+    proposal = models.StringField()
+    error_kind = models.StringField()
+    error = models.LongStringField()
+    model = models.StringField()
+    llm_messages = models.LongStringField()
+    llm_reply = models.LongStringField()
+    latency_s = models.FloatField()
+    prompt_tokens = models.IntegerField()
+    completion_tokens = models.IntegerField()
+    attempts = models.IntegerField()
+    finish_reason = models.StringField()
+    llm_error_kind = models.StringField()
 
 
 # FUNCTIONS
@@ -30,9 +108,526 @@ def consent_given_choices(player: Player):
     return study_flow.consent_choices(player.session.config.get("language"))
 
 
+def setting(session, key):
+    return session.config.get(key, CONFIG_DEFAULTS.get(key))
+
+
+def creating_session(subsession: Subsession):
+    config = {key: setting(subsession.session, key) for key in CONFIG_DEFAULTS}
+    dond_game.GameConfig(config["mode"], config["language"], "A", config["max_messages"], config["llm_reprompts"])
+    if config["opponent"] not in ("llm", "human"):
+        raise ValueError(f"opponent must be 'llm' or 'human', not {config['opponent']!r}.")
+    if config["first_mover"] not in FIRST_MOVER_CELLS:
+        raise ValueError(f"first_mover must be one of {', '.join(FIRST_MOVER_CELLS)}, not {config['first_mover']!r}.")
+    load_instances(config["instances_file"])  # fails at session creation, not in front of a participant
+    if config["opponent"] == "llm":  # one group per person: the bots drive each game separately
+        subsession.set_group_matrix([[player] for player in subsession.get_players()])
+
+
+def load_instances(path):
+    if not path:
+        return []
+    file = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
+    data = json.loads(file.read_text(encoding="utf-8"))
+    instances = [dond.Instance.from_dict(entry) for entry in data]
+    bad = [i for i, instance in enumerate(instances) if not dond.satisfies_constraints(instance)]
+    if not instances or bad:
+        raise ValueError(f"instances_file {path} must hold a non-empty list of valid instances (bad: {bad}).")
+    return instances
+
+
+def instance_for(session, number):
+    """Games 4k..4k+3 (one per counterbalancing cell) share instance k."""
+    instances = load_instances(setting(session, "instances_file"))
+    if instances:
+        return instances[(number // 4) % len(instances)]
+    return dond.generate_instance(int(setting(session, "instance_seed")) + number // 4)
+
+
+def create_game(subsession, players, opponent):
+    """A new game for one person (vs LLM) or two (the first is the focal player), its cell from the cycle."""
+    session = subsession.session
+    number = len(Game.filter(subsession=subsession))
+    cycle = FIRST_MOVER_CELLS[setting(session, "first_mover")]
+    cell = cycle[number % len(cycle)]
+    focal_role, opener = dond_game.cell_roles(cell)
+    roles = [focal_role, dond_game.other_role(focal_role)]
+    codes = {"A": "", "B": ""}
+    for player, role in zip(players, roles, strict=False):
+        codes[role] = player.participant.code
+    game = Game.create(
+        subsession=subsession,
+        number=number,
+        opponent=opponent,
+        model=LLMSettings.from_config(session.config).model if opponent == "llm" else "human",
+        mode=setting(session, "mode"),
+        language=setting(session, "language"),
+        cell=cell,
+        focal_role=focal_role,
+        opener=opener,
+        max_messages=int(setting(session, "max_messages")),
+        llm_reprompts=int(setting(session, "llm_reprompts")),
+        max_message_chars=int(setting(session, "max_message_chars")),
+        instance_json=json.dumps(instance_for(session, number).to_dict()),
+        participant_a=codes["A"],
+        participant_b=codes["B"],
+        created_at=time.time(),
+    )
+    db.commit()  # the id must exist before players point to it
+    for player, role in zip(players, roles, strict=False):
+        player.game_id, player.game_role = game.id, role
+    db.commit()
+    return game
+
+
+def game_of(player):
+    if not player.game_id:
+        if setting(player.session, "opponent") != "llm":
+            return None
+        create_game(player.subsession, [player], "llm")
+    return Game.filter(subsession=player.subsession, id=player.game_id)[0]
+
+
+def config_of(game):
+    return dond_game.GameConfig(
+        game.mode, game.language, game.opener, game.max_messages, game.llm_reprompts, game.max_message_chars
+    )
+
+
+def instance_of(game):
+    return dond.Instance.from_dict(json.loads(game.instance_json))
+
+
+def events_of(game):
+    return [event_dict(event) for event in Event.filter(game=game)]
+
+
+def event_dict(event):
+    data = {name: getattr(event, name) for name in dond_export.DOND_EVENTS_COLUMNS if hasattr(event, name)}
+    data["proposal"] = json.loads(event.proposal) if event.proposal else None
+    return data
+
+
+def store_event(game, event):
+    """Write one event and commit at once: it is on disk before anyone is shown it."""
+    fields = {key: value for key, value in event.items() if not key.startswith("_")}
+    fields["created_at"] = fields.get("created_at") or time.time()
+    if fields.get("proposal") is not None:
+        fields["proposal"] = json.dumps(list(fields["proposal"]))
+    Event.create(game=game, **fields)
+    db.commit()
+
+
+def llm_role(game):
+    return "B" if game.participant_a and not game.participant_b else "A"
+
+
+def partner_of(player, game):
+    code = game.participant_b if player.game_role == "A" else game.participant_a
+    return next((p for p in player.subsession.get_players() if p.participant.code == code), None) if code else None
+
+
+def view_for(player, game, events):
+    """The localised chat and controls of ``player`` (texts shown with textContent in the browser)."""
+    text = texts(game.language)
+    instance = instance_of(game)
+    view = dond_game.participant_view(events, player.game_role, config_of(game), counts=instance.counts)
+    words = instance.plural(game.language)
+    for item in view["chat"]:
+        notice = item.pop("notice", None)
+        if notice == "you_proposed":
+            taken = [f"{n} {w}" for n, w in zip(item.pop("proposal"), words, strict=True) if n]
+            item["text"] = text["notice_you_proposed"].format(items=", ".join(taken) or text["notice_nothing"])
+        elif notice == "aborted":
+            item["text"] = text["notice_aborted"].format(reason=text[f"reason_{item.pop('reason')}"])
+        elif notice:
+            item["text"] = text[f"notice_{notice}"]
+    view["type"] = "state"
+    return view
+
+
+def payloads(player, game, events, *, both=False):
+    """State payloads for the player (and the human partner, in person-vs-person games)."""
+    result = {player.id_in_group: view_for(player, game, events)}
+    partner = partner_of(player, game) if both else None
+    if partner is not None:
+        result[partner.id_in_group] = view_for(partner, game, events)
+    return result
+
+
+def rejected(player, game, error):
+    text = texts(game.language)
+    kind = error.kind if isinstance(error, dond.MoveError) else "bad_request"
+    message = text.get(f"error_{kind}", text["error_bad_request"]).format(limit=game.max_message_chars)
+    store_event(
+        game, dict(kind="input_rejected", role=player.game_role, actor="human", error_kind=kind, error=str(error))
+    )
+    return {player.id_in_group: {"type": "rejected", "message": message}}
+
+
+def human_move(player, game, data):
+    """Validate and store a person's message or proposal; returns the error payload or None."""
+    events = events_of(game)
+    instance = instance_of(game)
+    state = dond_game.replay(events, config_of(game), counts=instance.counts)
+    base = dict(role=player.game_role, actor="human", created_at=time.time())
+    try:
+        if data.get("type") == "message":
+            if not isinstance(data.get("text"), str):
+                raise dond.ProposalFormatError("A message must be text.")
+            event = dict(base, kind="message", text=data["text"])
+        else:
+            counts = dond.check_proposal(data.get("counts"), instance)
+            event = dict(base, kind="proposal", proposal=list(dond.proposal_vector(counts, instance)))
+        dond_game.apply_event(state, event)
+    except (dond.MoveError, ValueError) as error:
+        return rejected(player, game, error)
+    store_event(game, event)
+    return None
+
+
+def check_partner(player, game):
+    """Person vs person: end the game when the partner left (no heartbeat) or let their turn time out."""
+    partner = partner_of(player, game)
+    events = events_of(game)
+    state = dond_game.replay(events, config_of(game), counts=instance_of(game).counts)
+    if partner is None or state.finished:
+        return
+    now = time.time()
+    last_move = max(
+        (e["created_at"] or 0 for e in events if e["kind"] in dond_game.STATE_EVENTS), default=game.created_at
+    )
+    if now - (partner.last_seen or game.created_at) > setting(player.session, "disconnect_timeout_s"):
+        reason = "partner_left"
+    elif (
+        partner.game_role in state.to_act
+        and player.game_role not in state.to_act
+        and now - last_move > setting(player.session, "turn_timeout_s")
+    ):
+        reason = "partner_timeout"
+    else:
+        return
+    store_event(game, dict(kind="abort", role=partner.game_role, actor="system", text=reason))
+
+
+async def live_bargain(player: Player, data):
+    """Messages and proposals of the person; the LLM's turns stream back (async: other people are never blocked)."""
+    try:
+        async for payload in bargain_steps(player, data):
+            yield payload
+    except Exception:  # an answer must reach the browser, never a silent failure
+        logger.exception("dond live method failed")
+        yield {
+            player.id_in_group: {
+                "type": "rejected",
+                "message": texts(setting(player.session, "language"))["error_server"],
+            }
+        }
+
+
+async def bargain_steps(player, data):
+    game = game_of(player)
+    if game is None:
+        return
+    player.last_seen = time.time()
+    db.commit()
+    kind = data.get("type") if isinstance(data, dict) else None
+    if kind in ("message", "proposal"):
+        error = human_move(player, game, data)
+        if error:
+            yield error
+            return
+    elif kind not in ("load", "ping"):
+        yield rejected(player, game, ValueError(f"unknown message type {kind!r}"))
+        return
+    if game.opponent == "human":
+        check_partner(player, game)
+        yield payloads(player, game, events_of(game), both=True)
+        return
+    yield payloads(player, game, events_of(game))
+    settings = LLMSettings.from_config(player.session.config)
+    turns = dond_play.llm_turns(
+        load_events=lambda: events_of(game),
+        store_event=lambda event: store_event(game, event),
+        instance=instance_of(game),
+        config=config_of(game),
+        role=llm_role(game),
+        settings=settings,
+    )
+    async for item in turns:
+        if item["type"] == "event":
+            yield payloads(player, game, events_of(game))
+        else:
+            yield {player.id_in_group: item}
+
+
+def live_pairing(player: Player, data):
+    """Person vs person: pair the two who have waited longest and are still on the page (heartbeats)."""
+    now = time.time()
+    player.last_seen = now
+    if not player.pairing_started_at:
+        player.pairing_started_at = now
+    if player.game_id:
+        return {player.id_in_group: {"paired": True}}
+    waiting = [
+        other
+        for other in player.subsession.get_players()
+        if other.id != player.id
+        and not other.game_id
+        and not other.is_unpaired
+        and other.pairing_started_at
+        and now - other.last_seen < 15
+    ]
+    if waiting:
+        partner = min(waiting, key=lambda other: other.pairing_started_at)
+        create_game(player.subsession, [partner, player], "human")
+        return {player.id_in_group: {"paired": True}, partner.id_in_group: {"paired": True}}
+    if now - player.pairing_started_at > setting(player.session, "pairing_timeout_s"):
+        player.is_unpaired = True
+        return {player.id_in_group: {"paired": False}}
+    return {player.id_in_group: {"waiting": True}}
+
+
+def finish(player):
+    """Store outcome, points and bonus of a finished (or abandoned) game on the player; idempotent."""
+    game = game_of(player)
+    if game is None:
+        player.outcome = "unpaired"
+        return None
+    events = events_of(game)
+    row = dond_export.game_row(events, instance_of(game), config_of(game), **game_meta(game))
+    if row["outcome"] in ("success", "lose"):
+        role = player.game_role.lower()
+        other = "b" if role == "a" else "a"
+        player.points = int(row[f"points_{role}"])
+        player.bonus_points = float(dond.bonus_points(game.mode, row[f"points_{role}"], row[f"points_{other}"]))
+        if row["outcome"] == "lose":
+            player.bonus_points = 0.0
+    player.outcome = row["outcome"]
+    player.payoff = player.bonus_points
+    return row
+
+
+def game_meta(game):
+    return dict(
+        session_code=game.subsession.session.code,
+        game_id=f"{game.subsession.session.code}-{game.number + 1}",
+        opponent=game.opponent,
+        model=game.model,
+        cell=game.cell,
+        focal_role=game.focal_role,
+        participant_a=game.participant_a,
+        participant_b=game.participant_b,
+    )
+
+
+def games_rows(subsessions):
+    for subsession in subsessions:
+        for game in Game.filter(subsession=subsession):
+            yield game, events_of(game)
+
+
+def custom_export_dond_games(players):
+    yield dond_export.DOND_GAMES_COLUMNS
+    subsessions = {player.subsession.id: player.subsession for player in players}.values()
+    for game, events in games_rows(subsessions):
+        row = dond_export.game_row(events, instance_of(game), config_of(game), **game_meta(game))
+        yield [row[name] for name in dond_export.DOND_GAMES_COLUMNS]
+
+
+def custom_export_dond_events(players):
+    yield dond_export.DOND_EVENTS_COLUMNS
+    subsessions = {player.subsession.id: player.subsession for player in players}.values()
+    for game, events in games_rows(subsessions):
+        meta = game_meta(game)
+        for seq, event in enumerate(events):
+            row = dond_export.event_row(event, session_code=meta["session_code"], game_id=meta["game_id"], seq=seq)
+            yield [row[name] for name in dond_export.DOND_EVENTS_COLUMNS]
+
+
+def vars_for_admin_report(subsession):
+    rows = [
+        dond_export.game_row(events, instance_of(game), config_of(game), **game_meta(game))
+        for game, events in games_rows([subsession])
+    ]
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=dond_export.DOND_GAMES_COLUMNS).astype(str)
+    summary = [admin_summary_row(row) for row in dond_report.summarise(frame)] if rows else []
+    outcomes = {
+        name: sum(row["outcome"] == name for row in rows) for name in ("success", "lose", "aborted", "unfinished")
+    }
+    return dict(summary=summary, games=rows, outcomes_json=json.dumps(outcomes), n_games=len(rows))
+
+
+def admin_summary_row(row):
+    def fmt(value, digits=1):
+        return "–" if value != value else f"{value:.{digits}f}"  # NaN is the only value unequal to itself
+
+    low, high = row["main_score_ci"]
+    rates = ("aborted_rate", "lose_rate", "success_rate", "pareto_optimal_rate")
+    formatted = {name: fmt(row[name], 2) for name in rates}
+    scores = ("main_score", "main_score_debiased", "benchmark_score")
+    formatted.update({name: fmt(row[name]) for name in scores})
+    return dict(row, **formatted, ci=f"{fmt(low)} – {fmt(high)}")
+
+
+def chart_data(game, player):
+    """Every split's points (mine, other's), the Pareto frontier and the agreed split, for Chart.js."""
+    instance = instance_of(game)
+    mine, theirs = (instance.values_a, instance.values_b)[:: 1 if player.game_role == "A" else -1]
+    counts = instance.counts
+    pa, pb = pareto.split_points(counts, mine, theirs)
+    points = sorted({(int(a), int(b)) for a, b in zip(pa, pb, strict=True)})
+    frontier = pareto.pareto_frontier(counts, mine, theirs).tolist()
+    return dict(all=[{"x": a, "y": b} for a, b in points], frontier=[{"x": a, "y": b} for a, b in frontier])
+
+
 # PAGES
 class Consent(study_flow.ConsentPage, Page):
     pass
+
+
+class Pairing(Page):
+    live_method = live_pairing
+
+    @staticmethod
+    def is_displayed(player: Player):
+        return study_flow.is_active(player) and setting(player.session, "opponent") == "human"
+
+    @staticmethod
+    def get_timeout_seconds(player: Player):
+        return setting(player.session, "pairing_timeout_s") + 30
+
+    @staticmethod
+    def vars_for_template(player: Player):
+        return dict(text=texts(setting(player.session, "language")))
+
+    @staticmethod
+    def before_next_page(player: Player, timeout_happened):
+        if not player.game_id:
+            player.is_unpaired = True
+
+
+class Instructions(Page):
+    @staticmethod
+    def is_displayed(player: Player):
+        return study_flow.is_active(player) and not player.is_unpaired
+
+    @staticmethod
+    def vars_for_template(player: Player):
+        game = game_of(player)
+        instance = instance_of(game)
+        text = texts(game.language)
+        values = instance.values(player.game_role)
+        first = text["first_you"] if game.opener == player.game_role else text["first_other"]
+        per_point = cu(1).to_real_world_currency(player.session)
+        return dict(
+            text=text,
+            intro=text["intro"].format(opponent=text[f"opponent_{game.opponent}"]),
+            rules=[rule.format(max_messages=game.max_messages, first=first) for rule in text["rules"]],
+            goal=text[f"goal_{game.mode}"],
+            bonus_rule=text["bonus_rule"].format(per_point=per_point),
+            rows=[
+                dict(word=w, count=c, value=v)
+                for w, c, v in zip(instance.plural(game.language), instance.counts, values, strict=True)
+            ],
+        )
+
+
+class Bargain(Page):
+    live_method = live_bargain
+
+    @staticmethod
+    def is_displayed(player: Player):
+        return study_flow.is_active(player) and not player.is_unpaired
+
+    @staticmethod
+    def get_timeout_seconds(player: Player):
+        return setting(player.session, "game_timeout_s")
+
+    @staticmethod
+    def vars_for_template(player: Player):
+        return Instructions.vars_for_template(player)
+
+    @staticmethod
+    def js_vars(player: Player):
+        game = game_of(player)
+        instance = instance_of(game)
+        text = texts(game.language)
+        keys = ["you", "other", "send", "placeholder", "messages_left", "your_turn", "waiting", "typing"]
+        keys += ["must_propose", "propose", "confirm_proposal", "finished", "continue", "error_server"]
+        return dict(
+            view=view_for(player, game, events_of(game)),
+            items=[
+                dict(id=i, word=w, count=c)
+                for i, w, c in zip(instance.item_types, instance.plural(game.language), instance.counts, strict=True)
+            ],
+            text={key: text[key] for key in keys},
+            max_chars=game.max_message_chars,
+            opponent=game.opponent,
+        )
+
+    @staticmethod
+    def error_message(player: Player, values):
+        game = game_of(player)
+        if not dond_game.replay(events_of(game), config_of(game), counts=instance_of(game).counts).finished:
+            return texts(game.language)["error_not_finished"]
+
+    @staticmethod
+    def before_next_page(player: Player, timeout_happened):
+        game = game_of(player)
+        state = dond_game.replay(events_of(game), config_of(game), counts=instance_of(game).counts)
+        if not state.finished:  # the page's time limit: the game ends for both
+            store_event(game, dict(kind="abort", role=player.game_role, actor="system", text="time_limit"))
+
+
+class Results(Page):
+    @staticmethod
+    def is_displayed(player: Player):
+        return study_flow.is_active(player)
+
+    @staticmethod
+    def vars_for_template(player: Player):
+        text = texts(setting(player.session, "language"))
+        row = finish(player)
+        if row is None:
+            return dict(text=text, unpaired=True)
+        game = game_of(player)
+        role, other = player.game_role.lower(), "b" if player.game_role == "A" else "a"
+        reason = text[f"reason_{dond_game.abort_reason_code(dond_export.unescape_text(row['abort_reason']))}"]
+        return dict(
+            text=text,
+            unpaired=False,
+            outcome=row["outcome"],
+            outcome_text=text[f"outcome_{row['outcome']}"].format(reason=reason)
+            if row["outcome"] != "unfinished"
+            else "",
+            my_points=row[f"points_{role}"],
+            other_points=row[f"points_{other}"],
+            main_score="–" if row["main_score"] == "" else f"{float(row['main_score']):.0f} / 100",
+            bonus=player.payoff.to_real_world_currency(player.session),
+            game=game,
+        )
+
+    @staticmethod
+    def js_vars(player: Player):
+        game = game_of(player)
+        if game is None:
+            return {}
+        text = texts(game.language)
+        data = chart_data(game, player)
+        state = dond_game.replay(events_of(game), config_of(game), counts=instance_of(game).counts)
+        agreed = None
+        if state.outcome == "success":
+            instance = instance_of(game)
+            mine = dond.points(state.proposals[player.game_role], instance.values(player.game_role))
+            other_role = dond_game.other_role(player.game_role)
+            agreed = {"x": mine, "y": dond.points(state.proposals[other_role], instance.values(other_role))}
+        elif state.outcome == "lose":
+            agreed = {"x": 0, "y": 0}
+        labels = {key: text[key] for key in ("chart_all", "chart_frontier", "chart_agreed", "chart_x", "chart_y")}
+        return dict(chart=data, agreed=agreed, labels=labels)
 
 
 class ScreenOut(study_flow.ScreenOutPage, Page):
@@ -43,4 +638,4 @@ class Completion(study_flow.CompletionPage, Page):
     pass
 
 
-page_sequence = [Consent, ScreenOut, Completion]
+page_sequence = [Consent, Pairing, Instructions, Bargain, Results, ScreenOut, Completion]
