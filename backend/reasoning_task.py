@@ -15,14 +15,22 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+from backend import assignment
 from backend.games import Game, games_with
 from backend.reasoning_logs import ReasoningLog, parse_log_texts, sentence_lines
-from backend.reasoning_protocol import ERROR_TYPES, SEPARATORS, escape_newlines, protocol_row, verdict_errors
+from backend.reasoning_protocol import (
+    ERROR_TYPES,
+    SEPARATORS,
+    escape_newlines,
+    protocol_csv,
+    protocol_row,
+    verdict_errors,
+)
 from backend.reasoning_report import RULES, format_figure, prepare_verdict_rows, summarise
 
 DEFAULTS: Mapping[str, Any] = {
@@ -294,3 +302,61 @@ def export_cell(column: str, value: object) -> object:
     if value is None:
         return ""
     return escape_newlines(str(value)) if column == "remarks" else value
+
+
+SEPARATOR_NAMES = {";": "semicolon", ",": "comma", "\t": "tab", "|": "pipe"}
+
+
+def next_log(
+    files: Sequence[str], rows: Sequence[Mapping[str, Any]], *, participant: str, settings: TaskSettings, now: float
+) -> tuple[str | None, bool]:
+    """The log ``participant`` judges next and whether a reservation row must be added for it.
+
+    None when they reached ``logs_per_judge`` (or all logs) or when every remaining log has its judges. A log the
+    participant already holds a live reservation on is returned again (a reload), without a new row.
+
+    >>> settings = task_settings({"judges_per_log": 1, "logs_per_judge": 2}, max_logs_per_judge=30)
+    >>> rows = [{"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0.0}]
+    >>> next_log(["a", "b"], rows, participant="p2", settings=settings, now=10.0)
+    ('b', True)
+    """
+    done = sum(row["participant"] == participant and row["status"] == "done" for row in rows)
+    if done >= min(settings.logs_per_judge, len(files)):
+        return None, False
+    timeout_s = settings.reservation_minutes * 60
+    file = assignment.choose_item(
+        files, rows, participant=participant, per_item=settings.judges_per_log, now=now, timeout_s=timeout_s
+    )
+    held = any(
+        row["item_id"] == file
+        and row["participant"] == participant
+        and assignment.is_live_reservation(row, now=now, timeout_s=timeout_s)
+        for row in rows
+    )
+    return file, file is not None and not held
+
+
+def admin_report(
+    files: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    verdicts: Sequence[Mapping[str, object]],
+    *,
+    settings: TaskSettings,
+    session_code: str,
+    now: float,
+) -> dict[str, Any]:
+    """The admin report's variables: progress per log, the figures, and the protocol CSV with the chosen separator."""
+    coverage = assignment.coverage(files, rows, now=now, timeout_s=settings.reservation_minutes * 60)
+    summary = summary_rows(verdicts, rule=settings.aggregation_rule) if verdicts else []
+    return dict(
+        logs=coverage_table(files, coverage, per_log=settings.judges_per_log),
+        judges_per_log=settings.judges_per_log,
+        ratings_done=len(verdicts),
+        ratings_needed=len(files) * settings.judges_per_log,
+        summary_columns=SUMMARY_COLUMNS,
+        summary=[[group[column] for column in SUMMARY_COLUMNS] for group in summary],
+        rule=settings.aggregation_rule,
+        separator_name=SEPARATOR_NAMES[settings.csv_separator],
+        protocol_csv_json=script_json(protocol_csv(verdicts, separator=settings.csv_separator)),
+        download_name_json=script_json(f"payoff_reasoning_{session_code}.csv"),
+    )

@@ -4,10 +4,10 @@ from pathlib import Path
 
 from otree.api import *
 
-from backend import assignment, study_flow
 from backend import reasoning_task as task
+from backend import study_flow
 from backend.reasoning_logs import failed_queries_field, format_log, parse_log
-from backend.reasoning_protocol import PROTOCOL_COLUMNS, protocol_csv
+from backend.reasoning_protocol import PROTOCOL_COLUMNS
 
 doc = """
 payoff_reasoning_eval: people judge whether a language model reasoned correctly about the payoffs of a 2x2 game
@@ -23,6 +23,7 @@ class C(BaseConstants):
     NAME_IN_URL = "payoff_reasoning_eval"
     PLAYERS_PER_GROUP = None
     NUM_ROUNDS = 30  # one log per round: the upper bound of logs_per_judge
+    VERDICT_CHOICES = [[1, "Correct: no error in reasoning about payoffs"], [0, "Incorrect: at least one payoff error"]]
 
 
 class Subsession(BaseSubsession):
@@ -42,14 +43,10 @@ class Player(BasePlayer):
     final_choice = models.StringField(blank=True)
     failed_queries = models.LongStringField(blank=True)
     orig_cor = models.IntegerField(
-        label="Is the reasoning of the first response correct?",
-        choices=[[1, "Correct: no error in reasoning about payoffs"], [0, "Incorrect: at least one payoff error"]],
-        widget=widgets.RadioSelect,
+        label="Is the reasoning of the first response correct?", choices=C.VERDICT_CHOICES, widget=widgets.RadioSelect
     )
     fin_cor = models.IntegerField(
-        label="Is the reasoning of the last response correct?",
-        choices=[[1, "Correct: no error in reasoning about payoffs"], [0, "Incorrect: at least one payoff error"]],
-        widget=widgets.RadioSelect,
+        label="Is the reasoning of the last response correct?", choices=C.VERDICT_CHOICES, widget=widgets.RadioSelect
     )
     err_type = models.StringField(blank=True)
     marked_sentences = models.LongStringField(blank=True, doc="ids of the clicked sentences, e.g. f0#l2")
@@ -126,27 +123,15 @@ def assign_log(player: Player) -> bool:
     """Give the player a log for this round (least covered first); False when none is left for them."""
     if player.field_maybe_none("log_file"):
         return True
-    if judged_count(player) >= judge_total(player):
-        return False
-    settings = settings_of(player.session)
-    files = [item.file for item in LogItem.filter(subsession=first_subsession(player))]
-    rows, now, code = assignment_rows(player.subsession), time.time(), player.participant.code
-    timeout_s = settings.reservation_minutes * 60
-    file = assignment.choose_item(
-        files, rows, participant=code, per_item=settings.judges_per_log, now=now, timeout_s=timeout_s
+    first, code, now = first_subsession(player), player.participant.code, time.time()
+    files = [item.file for item in LogItem.filter(subsession=first)]
+    file, reserve = task.next_log(
+        files, assignment_rows(first), participant=code, settings=settings_of(player.session), now=now
     )
     if file is None:
         return False
-    held = any(
-        row["item_id"] == file
-        and row["participant"] == code
-        and assignment.is_live_reservation(row, now=now, timeout_s=timeout_s)
-        for row in rows
-    )
-    if not held:
-        Assignment.create(
-            subsession=first_subsession(player), item_id=file, participant_code=code, status="reserved", reserved_at=now
-        )
+    if reserve:
+        Assignment.create(subsession=first, item_id=file, participant_code=code, status="reserved", reserved_at=now)
     player.log_file = file
     log = load_player_log(player)
     player.game, player.attempts = log.game, len(log.attempts)
@@ -157,37 +142,20 @@ def assign_log(player: Player) -> bool:
 
 def verdict_rows(players):
     """Protocol rows of the finished verdicts among ``players``."""
-    return [
-        {
-            column: (player.log_file if column == "file" else player.field_maybe_none(column))
-            for column in PROTOCOL_COLUMNS
-        }
-        for player in players
-        if player.field_maybe_none("con_mat")
-    ]
+    done = [player for player in players if player.field_maybe_none("con_mat")]
+    return [{"file": p.log_file, **{c: p.field_maybe_none(c) for c in PROTOCOL_COLUMNS[1:]}} for p in done]
 
 
 def vars_for_admin_report(subsession: Subsession):
-    settings = settings_of(subsession.session)
     first = first_subsession(subsession)
-    files = [item.file for item in LogItem.filter(subsession=first)]
-    coverage = assignment.coverage(
-        files, assignment_rows(first), now=time.time(), timeout_s=settings.reservation_minutes * 60
-    )
     players = [player for round_subsession in first.in_all_rounds() for player in round_subsession.get_players()]
-    rows = verdict_rows(players)
-    summary = task.summary_rows(rows, rule=settings.aggregation_rule) if rows else []
-    return dict(
-        logs=task.coverage_table(files, coverage, per_log=settings.judges_per_log),
-        judges_per_log=settings.judges_per_log,
-        ratings_done=len(rows),
-        ratings_needed=len(files) * settings.judges_per_log,
-        summary_columns=task.SUMMARY_COLUMNS,
-        summary=[[group[column] for column in task.SUMMARY_COLUMNS] for group in summary],
-        rule=settings.aggregation_rule,
-        separator_name={";": "semicolon", ",": "comma", "\t": "tab", "|": "pipe"}[settings.csv_separator],
-        protocol_csv_json=task.script_json(protocol_csv(rows, separator=settings.csv_separator)),
-        download_name_json=task.script_json(f"payoff_reasoning_{subsession.session.code}.csv"),
+    return task.admin_report(
+        [item.file for item in LogItem.filter(subsession=first)],
+        assignment_rows(first),
+        verdict_rows(players),
+        settings=settings_of(subsession.session),
+        session_code=subsession.session.code,
+        now=time.time(),
     )
 
 
@@ -289,12 +257,8 @@ class Judge(Page):
             marked=player.marked_sentences,
             remarks=player.field_maybe_none("remarks") or "",
         )
-        player.fin_cor, player.err_type, player.sentence, player.con_mat = (
-            row["fin_cor"],
-            row["err_type"],
-            row["sentence"],
-            row["con_mat"],
-        )
+        for column in ("fin_cor", "err_type", "sentence", "con_mat"):
+            setattr(player, column, row[column])
         for record in Assignment.filter(
             subsession=first_subsession(player), item_id=player.log_file, participant_code=player.participant.code
         ):
