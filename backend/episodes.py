@@ -516,6 +516,11 @@ def _one(data: Any, fields: _Fields, rubric: Rubric | None) -> list[Episode]:
     return [_own_episode(data, fields, "", rubric)]
 
 
+def episode_from_dict(data: Mapping[str, Any], *, source: str = "<stored>") -> Episode:
+    """One episode in our format (as written by ``Episode.as_dict``), e.g. read back from a database row."""
+    return _own_episode(_Fields(source).mapping(data, "(top level)"), _Fields(source), "", None)
+
+
 def parse_episode_text(text: str, *, source: str, rubric: Rubric | None = None) -> list[Episode]:
     """Episodes from the text of a ``.json`` file, or of a ``.jsonl`` file (one JSON value per line)."""
     if source.endswith(".jsonl"):

@@ -1,16 +1,30 @@
+import html
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
 from otree.api import *
 
-from backend import study_flow
+from backend import assignment, social_forms, social_report, study_flow
+from backend.episodes import episode_from_dict, load_episodes, parse_episode_text
+from backend.rubrics import load_rubric, rubric_from_dict
 
 doc = """
-social_eval: placeholder app of the foundation (entry and exit flow only); its issue builds the task.
+Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions
+of the session's rubric (reasoning + rating each). Episodes are handed out from the database: k annotators each,
+least-covered first, with expiring reservations. Gold episodes serve as attention checks, or, in qualification
+mode, as the whole pilot. See README "social_eval".
 """
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 class C(BaseConstants):
     NAME_IN_URL = "social_eval"
     PLAYERS_PER_GROUP = None
-    NUM_ROUNDS = 1
+    NUM_ROUNDS = 15  # one round per task: the most episodes (regular + gold) one annotator can get
+    MAX_QUESTIONS = 6  # comprehension questions a rubric may have
 
 
 class Subsession(BaseSubsession):
@@ -21,18 +35,801 @@ class Group(BaseGroup):
     pass
 
 
+def _slot_fields():
+    """The rating form's slot fields (see backend/social_forms.py); the rubric decides which are used."""
+    fields = {}
+    for agent in social_forms.AGENTS:
+        for slot in range(1, social_forms.MAX_DIMENSIONS + 1):
+            fields[social_forms.rating_field(agent, slot)] = models.IntegerField()  # bounds: rating_*_min/_max
+            fields[social_forms.reason_field(agent, slot)] = models.LongStringField()
+    for number in range(1, C.MAX_QUESTIONS + 1):
+        fields[f"quiz_{number}"] = models.IntegerField()  # choices: quiz_*_choices
+    return fields
+
+
 class Player(BasePlayer):
     consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    episode_id = models.StringField(initial="", blank=True)
+    is_gold = models.BooleanField(initial=False)
+    shown_at = models.FloatField(blank=True)
+    submitted_at = models.FloatField(blank=True)
+    seconds_spent = models.FloatField(blank=True)
+    attention_passed = models.BooleanField(blank=True)
+    gold_max_difference = models.FloatField(blank=True)
+    comprehension_attempts = models.IntegerField(initial=0)
+    locals().update(_slot_fields())  # the class body's namespace: one field per slot, none copied by hand
+
+
+class Assignment(ExtraModel):
+    """Who holds or finished which episode; session-wide, linked to the round-1 subsession."""
+
+    subsession = models.Link(Subsession)
+    item_id = models.StringField()
+    annotator = models.StringField()  # participant code
+    status = models.StringField()  # reserved, done, released
+    reserved_at = models.FloatField()
+    done_at = models.FloatField()
+    round_number = models.IntegerField()
+    is_gold = models.BooleanField()
+
+
+class StoredEpisode(ExtraModel):
+    """The episodes of the session, validated at session creation (our JSON format)."""
+
+    subsession = models.Link(Subsession)
+    episode_id = models.StringField()
+    position = models.IntegerField()
+    is_gold = models.BooleanField()
+    data = models.LongStringField()
 
 
 # FUNCTIONS
-def consent_given_choices(player: Player):
+_RUBRICS = {}  # session code -> Rubric, parsed from session.vars on first use (a cache of database content)
+_EPISODES = {}  # (session code, episode id) -> Episode
+
+
+def _config_path(value):
+    path = Path(value.strip())
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def _load_study_material(config):
+    """Rubric and episodes named by the session config, validated; raises ValueError naming the file and field."""
+    rubric = load_rubric(_config_path(config["rubric_file"]) if config.get("rubric_file") else None)
+    social_forms.check_rubric_fits(rubric)
+    episodes = []
+    if config.get("episodes"):
+        episodes += load_episodes(
+            [_config_path(part) for part in config["episodes"].split(",") if part.strip()], rubric=rubric
+        )
+    if config.get("episodes_json", "").strip():
+        episodes += parse_episode_text(config["episodes_json"], source="session config episodes_json", rubric=rubric)
+    ids = [episode.id for episode in episodes]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"social_eval: episode ids {duplicates} occur twice (episodes and episodes_json).")
+    return rubric, episodes
+
+
+def _check_config(config, rubric, episodes):
+    def need(condition, key, problem):
+        if not condition:
+            raise ValueError(f"social_eval session config: {key}: {problem} (got {config.get(key)!r}).")
+
+    regular = [e for e in episodes if not e.is_gold]
+    gold = [e for e in episodes if e.is_gold]
+    need(int(config["annotators_per_episode"]) >= 1, "annotators_per_episode", "must be at least 1")
+    need(float(config["reservation_timeout_s"]) > 0, "reservation_timeout_s", "must be positive")
+    need(int(config["min_reasoning_chars"]) >= 0, "min_reasoning_chars", "must be 0 or more")
+    need(float(config["gold_tolerance"]) >= 0, "gold_tolerance", "must be 0 or more")
+    if config.get("qualification_mode"):
+        need(bool(gold), "qualification_mode", "needs episodes with gold_ratings")
+        need(len(gold) <= C.NUM_ROUNDS, "qualification_mode", f"supports at most {C.NUM_ROUNDS} gold episodes")
+    else:
+        per_person = int(config["episodes_per_annotator"]) + int(config["attention_checks"])
+        need(int(config["episodes_per_annotator"]) >= 1, "episodes_per_annotator", "must be at least 1")
+        need(per_person <= C.NUM_ROUNDS, "episodes_per_annotator", f"plus attention_checks must be <= {C.NUM_ROUNDS}")
+        need(bool(regular), "episodes", "holds no regular (non-gold) episode")
+        need(int(config["attention_checks"]) <= len(gold), "attention_checks", f"exceeds the {len(gold)} gold episodes")
+    if config.get("comprehension_check"):
+        need(0 < len(rubric.comprehension) <= C.MAX_QUESTIONS, "comprehension_check", "needs 1-6 rubric questions")
+        need(int(config["comprehension_attempts"]) >= 1, "comprehension_attempts", "must be at least 1")
+
+
+def creating_session(subsession):
+    if subsession.round_number != 1:
+        return
+    config = subsession.session.config
+    rubric, episodes = _load_study_material(config)
+    _check_config(config, rubric, episodes)
+    for position, episode in enumerate(episodes):
+        StoredEpisode.create(
+            subsession=subsession,
+            episode_id=episode.id,
+            position=position,
+            is_gold=episode.is_gold,
+            data=json.dumps(episode.as_dict()),
+        )
+    subsession.session.vars["social_eval"] = dict(
+        rubric=rubric.as_dict(),
+        regular_ids=[e.id for e in episodes if not e.is_gold],
+        gold_ids=[e.id for e in episodes if e.is_gold],
+    )
+
+
+def _root(obj):
+    """The round-1 subsession, which holds the session-wide rows, for a player or a subsession."""
+    subsession = getattr(obj, "subsession", obj)
+    return subsession if subsession.round_number == 1 else subsession.in_round(1)
+
+
+def _maybe(obj, name):
+    return obj.field_maybe_none(name)
+
+
+def _study(session):
+    return session.vars["social_eval"]
+
+
+def _rubric(session):
+    if session.code not in _RUBRICS:
+        _RUBRICS[session.code] = rubric_from_dict(_study(session)["rubric"], source="session rubric")
+    return _RUBRICS[session.code]
+
+
+def _episode(root_subsession, episode_id):
+    key = (root_subsession.session.code, episode_id)
+    if key not in _EPISODES:
+        (stored,) = StoredEpisode.filter(subsession=root_subsession, episode_id=episode_id)
+        _EPISODES[key] = episode_from_dict(json.loads(stored.data))
+    return _EPISODES[key]
+
+
+def _rating_bound(which):
+    def bound(player, name):
+        low, high = social_forms.slot_bounds(_rubric(player.session), name)
+        return low if which == "min" else high
+
+    return bound
+
+
+def _reason_check(name):
+    def check(player, value):
+        errors = social_forms.reasoning_errors(
+            {name: value}, _rubric(player.session), min_chars=int(player.session.config["min_reasoning_chars"])
+        )
+        return errors.get(name)
+
+    return check
+
+
+def _quiz_choices(number):
+    def choices(player):
+        questions = _rubric(player.session).comprehension
+        if number > len(questions):
+            return [[0, "-"]]
+        return [[index, option] for index, option in enumerate(questions[number - 1].options)]
+
+    return choices
+
+
+# oTree looks up <field>_min / _max / _error_message / _choices in this module: generate them for every slot.
+for _agent in social_forms.AGENTS:
+    for _slot in range(1, social_forms.MAX_DIMENSIONS + 1):
+        _rating = social_forms.rating_field(_agent, _slot)
+        globals()[f"{_rating}_min"] = lambda player, _name=_rating: _rating_bound("min")(player, _name)
+        globals()[f"{_rating}_max"] = lambda player, _name=_rating: _rating_bound("max")(player, _name)
+        globals()[f"{social_forms.reason_field(_agent, _slot)}_error_message"] = _reason_check(
+            social_forms.reason_field(_agent, _slot)
+        )
+for _number in range(1, C.MAX_QUESTIONS + 1):
+    globals()[f"quiz_{_number}_choices"] = _quiz_choices(_number)
+
+
+def consent_given_choices(player):
     return study_flow.consent_choices(player.session.config.get("language"))
+
+
+def _rows(root_subsession, *, include_gold=True):
+    rows = Assignment.filter(subsession=root_subsession)
+    return [row for row in rows if include_gold or not row.is_gold]
+
+
+def _as_pick_row(row):
+    return dict(item_id=row.item_id, participant=row.annotator, status=row.status, reserved_at=row.reserved_at)
+
+
+def _plan(player):
+    participant_vars = player.participant.vars
+    if "social_eval_plan" not in participant_vars:
+        config, study = player.session.config, _study(player.session)
+        plan = social_forms.task_plan(
+            regular=int(config["episodes_per_annotator"]),
+            gold_ids=study["gold_ids"],
+            attention_checks=int(config["attention_checks"]),
+            rotation=player.participant.id_in_session - 1,
+            qualification=bool(config.get("qualification_mode")),
+        )
+        participant_vars["social_eval_plan"] = plan
+        participant_vars["social_eval_done"] = 0
+        study_flow.set_progress(player, done=0, total=len(plan))
+    return participant_vars["social_eval_plan"]
+
+
+def _regular_done(player):
+    return sum(1 for p in player.in_previous_rounds() if _maybe(p, "submitted_at") is not None and not p.is_gold)
+
+
+def _pick_regular(player, now):
+    """Reserve the next regular episode for this annotator (least covered first), or None when none is left."""
+    root, config = _root(player), player.session.config
+    item = assignment.choose_item(
+        _study(player.session)["regular_ids"],
+        [_as_pick_row(row) for row in _rows(root, include_gold=False)],
+        participant=player.participant.code,
+        per_item=int(config["annotators_per_episode"]),
+        now=now,
+        timeout_s=float(config["reservation_timeout_s"]),
+    )
+    if item is None:
+        return None
+    return Assignment.create(
+        subsession=root,
+        item_id=item,
+        annotator=player.participant.code,
+        status="reserved",
+        reserved_at=now,
+        round_number=player.round_number,
+        is_gold=False,
+        done_at=0.0,
+    )
+
+
+def _give(player, row, now):
+    player.episode_id = row.item_id
+    player.is_gold = row.is_gold
+    player.shown_at = now
+
+
+def _end_tasks(player):
+    participant_vars = player.participant.vars
+    participant_vars["social_eval_over"] = True
+    if _regular_done(player) == 0 and not player.session.config.get("qualification_mode"):
+        participant_vars["social_eval_nothing_left"] = True
+
+
+def _ensure_task(player):
+    """Give the player this round's episode if it has none yet; False when there is no task this round."""
+    if not study_flow.is_active(player) or player.participant.vars.get("social_eval_over"):
+        return False
+    plan = _plan(player)
+    if player.round_number > len(plan):
+        return False
+    if player.episode_id:
+        return True
+    now, slot = time.time(), plan[player.round_number - 1]
+    if slot.startswith("gold:"):
+        row = Assignment.create(
+            subsession=_root(player),
+            item_id=slot[len("gold:") :],
+            annotator=player.participant.code,
+            status="reserved",
+            reserved_at=now,
+            round_number=player.round_number,
+            is_gold=True,
+            done_at=0.0,
+        )
+    else:
+        row = _pick_regular(player, now)
+        if row is None:
+            _end_tasks(player)
+            return False
+    _give(player, row, now)
+    return True
+
+
+def _my_row(player):
+    """The player's current assignment row (rows of released reservations stay in the log)."""
+    (row,) = [
+        row
+        for row in Assignment.filter(subsession=_root(player), annotator=player.participant.code)
+        if row.round_number == player.round_number and row.item_id == player.episode_id and row.status != "released"
+    ]
+    return row
+
+
+def _still_needed(player, row, now):
+    """Whether the episode of an expired reservation still lacks annotators (so this person may keep it)."""
+    config = player.session.config
+    others = [_as_pick_row(r) for r in _rows(_root(player), include_gold=False) if r.id != row.id]
+    done, live = assignment.coverage([row.item_id], others, now=now, timeout_s=float(config["reservation_timeout_s"]))[
+        row.item_id
+    ]
+    return done + live < int(config["annotators_per_episode"])
+
+
+def _is_expired(player, row, now):
+    return row.status == "reserved" and not assignment.is_live_reservation(
+        _as_pick_row(row), now=now, timeout_s=float(player.session.config["reservation_timeout_s"])
+    )
+
+
+def _refresh_reservation(player):
+    """On (re)loading the rating page: renew an expired reservation if the episode is still needed, else swap it."""
+    if not player.episode_id or player.is_gold:
+        return
+    now, row = time.time(), _my_row(player)
+    if not _is_expired(player, row, now):
+        return
+    if _still_needed(player, row, now):
+        row.reserved_at = now
+        return
+    row.status = "released"
+    player.episode_id = ""
+    new_row = _pick_regular(player, now)
+    if new_row is None:
+        _end_tasks(player)
+    else:
+        _give(player, new_row, now)
+
+
+def _guideline(rubric):
+    """The rubric's texts for templates, HTML-escaped (a researcher's file is data, not markup)."""
+    escape = html.escape
+    return dict(
+        title=escape(rubric.title),
+        instructions=[escape(p) for p in rubric.instructions],
+        dimensions=[
+            dict(
+                key=d.key,
+                label=escape(d.label),
+                range_text=d.range_text,
+                definition=escape(d.definition),
+                examples=[
+                    dict(
+                        rationale=escape(e.rationale),
+                        rating=e.rating,
+                        verdict="Good example" if e.is_good else "Bad example",
+                        css="good" if e.is_good else "bad",
+                        why=escape(e.why),
+                    )
+                    for e in d.examples
+                ],
+            )
+            for d in rubric.dimensions
+        ],
+    )
+
+
+def _worked_example(rubric):
+    worked = rubric.worked_example
+    if not worked:
+        return None
+    escape = html.escape
+    return dict(
+        scenario=escape(worked["scenario"]),
+        agents=[
+            dict(
+                name=escape(agent["name"]),
+                background=escape(agent["background"]),
+                goal=escape(agent["goal"]),
+                secret=escape(agent.get("secret", "")),
+                ratings=[
+                    dict(
+                        label=escape(d.label),
+                        range_text=d.range_text,
+                        rating=worked["ratings"][index][d.key]["rating"],
+                        reasoning=escape(worked["ratings"][index][d.key]["reasoning"]),
+                    )
+                    for d in rubric.dimensions
+                ],
+            )
+            for index, agent in enumerate(worked["agents"])
+        ],
+        turns=[
+            dict(number=n, speaker=escape(t["speaker"]), text=escape(t["text"]))
+            for n, t in enumerate(worked["turns"], start=1)
+        ],
+    )
+
+
+def _episode_view(episode):
+    escape = html.escape
+    names = [agent.name for agent in episode.agents]
+    kinds = {"speech": "", "action": "[action]", "non-verbal": "[non-verbal]", "leave": ""}
+    return dict(
+        scenario=escape(episode.scenario),
+        agents=[
+            dict(
+                index=index,
+                name=escape(agent.name),
+                background=escape(agent.background),
+                goal=escape(agent.goal),
+                secret=escape(agent.secret or "(none)"),
+            )
+            for index, agent in enumerate(episode.agents, start=1)
+        ],
+        turns=[
+            dict(
+                number=number,
+                speaker=escape(turn.speaker),
+                agent_index=names.index(turn.speaker) + 1,
+                marker=kinds[turn.kind],
+                text=escape(turn.text),
+            )
+            for number, turn in enumerate(episode.turns, start=1)
+        ],
+    )
+
+
+def _rating_blocks(rubric, episode):
+    guideline = _guideline(rubric)["dimensions"]
+    blocks = []
+    for agent_index, agent in enumerate(episode.agents, start=1):
+        rows = []
+        for slot, (dimension, texts) in enumerate(zip(rubric.dimensions, guideline, strict=True), start=1):
+            rating_name = social_forms.rating_field(agent_index, slot)
+            rows.append(
+                dict(
+                    texts=texts,
+                    min=dimension.min,
+                    max=dimension.max,
+                    rating_field=rating_name,
+                    reason_field=social_forms.reason_field(agent_index, slot),
+                    choices=[
+                        dict(
+                            value=v, label=str(v).replace("-", "−"), input_id=f"id_{rating_name}_{v}".replace("-", "m")
+                        )
+                        for v in dimension.choices
+                    ],
+                )
+            )
+        blocks.append(dict(agent_index=agent_index, agent_name=html.escape(agent.name), rows=rows))
+    return blocks
+
+
+def _submitted_ratings(player, rubric):
+    values = {name: getattr(player, name) for name in social_forms.form_fields(rubric)}
+    return social_forms.collected_ratings(values, rubric)
+
+
+def _record(player, rubric):
+    participant = player.participant
+    return dict(
+        ratings=_submitted_ratings(player, rubric),
+        session_code=player.session.code,
+        annotator=participant.code,
+        prolific_pid=participant.vars.get("prolific_pid") or participant.label or "",
+        study_id=participant.vars.get("study_id", ""),
+        prolific_session_id=participant.vars.get("prolific_session_id", ""),
+        round=player.round_number,
+        seconds_spent=round(player.seconds_spent, 1) if _maybe(player, "seconds_spent") is not None else "",
+        attention_passed="" if _maybe(player, "attention_passed") is None else int(player.attention_passed),
+        submitted_at=datetime.fromtimestamp(player.submitted_at, UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _finished_players(players):
+    return [p for p in players if _maybe(p, "submitted_at") is not None and p.episode_id]
+
+
+def _qualification(players, session):
+    """Per participant of a qualification (or attention) session: gold episodes rated, passed, largest deviation."""
+    results = {}
+    for player in _finished_players(players):
+        if not player.is_gold:
+            continue
+        entry = results.setdefault(player.participant.code, dict(player=player, rated=0, passed=0, worst=0.0))
+        entry["rated"] += 1
+        entry["passed"] += int(bool(_maybe(player, "attention_passed")))
+        entry["worst"] = max(entry["worst"], _maybe(player, "gold_max_difference") or 0.0)
+    required = len(_study(session)["gold_ids"]) if session.config.get("qualification_mode") else None
+    for entry in results.values():
+        complete = entry["rated"] == required if required else entry["rated"] > 0
+        entry["qualified"] = complete and entry["passed"] == entry["rated"]
+    return results
+
+
+def _all_players(subsession):
+    return [p for s in subsession.in_rounds(1, C.NUM_ROUNDS) for p in s.get_players()]
+
+
+def vars_for_admin_report(subsession):
+    root, session, config = _root(subsession), subsession.session, subsession.session.config
+    rubric, study = _rubric(session), _study(session)
+    players = _all_players(root)
+    now, k = time.time(), int(config["annotators_per_episode"])
+    counts = assignment.coverage(
+        study["regular_ids"],
+        [_as_pick_row(r) for r in _rows(root, include_gold=False)],
+        now=now,
+        timeout_s=float(config["reservation_timeout_s"]),
+    )
+    coverage = social_report.coverage_counts({item: done for item, (done, _) in counts.items()}, per_item=k)
+    records = []
+    for player in _finished_players(players):
+        episode = _episode(root, player.episode_id)
+        records += social_forms.long_rows(_record(player, rubric), episode, rubric)
+    summary, charts = [], []
+    if records:
+        import pandas as pd
+
+        ratings = social_report.ratings_from_export(pd.DataFrame(records))
+        regular = ratings[~ratings["is_gold"]]
+        if not regular.empty:
+            table = social_report.summarise(regular, dimensions=rubric.keys, pooled_group=None)
+            summary = [
+                {
+                    key: ("-" if isinstance(v, float) and v != v else (round(v, 2) if isinstance(v, float) else v))
+                    for key, v in row.items()
+                }
+                for row in table[table["scope"] == "both"].to_dict("records")
+            ]
+            for dimension in rubric.dimensions:
+                values = regular.loc[regular["dimension"] == dimension.key, "rating"]
+                charts.append(
+                    dict(
+                        key=dimension.key,
+                        label=dimension.label,
+                        values=dimension.choices,
+                        human=[int((values == v).sum()) for v in dimension.choices],
+                    )
+                )
+    qualification = _qualification(players, session)
+    return dict(
+        k=k,
+        n_regular=len(study["regular_ids"]),
+        n_gold=len(study["gold_ids"]),
+        coverage=[dict(ratings=n, episodes=count) for n, count in coverage.items()],
+        complete=coverage.get(k, 0),
+        live_reservations=sum(live for _, live in counts.values()),
+        n_annotators=len({p.participant.code for p in _finished_players(players)}),
+        summary=summary,
+        chart_json=json.dumps(charts).replace("</", "<\\/"),
+        n_attention=len(qualification),
+        n_qualified=sum(entry["qualified"] for entry in qualification.values()),
+        qualification_mode=bool(config.get("qualification_mode")),
+    )
+
+
+def _export_groups(players):
+    by_session = {}
+    for player in _finished_players(players):
+        by_session.setdefault(player.session.code, []).append(player)
+    for session_players in by_session.values():
+        session = session_players[0].session
+        yield session, _root(session_players[0]), _rubric(session), session_players
+
+
+def custom_export_ratings_long(players):
+    """One row per rating: episode, agent, dimension, rating, reasoning (escaped), annotator, Prolific IDs, time."""
+    yield social_report.EXPORT_COLUMNS
+    for _session, root, rubric, session_players in _export_groups(players):
+        for player in session_players:
+            for row in social_forms.long_rows(_record(player, rubric), _episode(root, player.episode_id), rubric):
+                yield [row[column] for column in social_report.EXPORT_COLUMNS]
+
+
+def custom_export_ratings_wide(players):
+    """One row per annotation with Sotopia's column names (goal_1, goal_reasoning_1, ...)."""
+    header_written = None
+    for _session, root, rubric, session_players in _export_groups(players):
+        header = social_forms.wide_columns(rubric)
+        if header != header_written:
+            yield header
+            header_written = header
+        for player in session_players:
+            yield social_forms.wide_row(_record(player, rubric), _episode(root, player.episode_id), rubric)
+
+
+def custom_export_qualified(players):
+    """Gold-episode results per annotator; `qualified` = every gold rating within gold_tolerance."""
+    yield [
+        "session_code",
+        "prolific_pid",
+        "participant_code",
+        "gold_rated",
+        "gold_passed",
+        "max_difference",
+        "qualified",
+    ]
+    sessions = {}
+    for player in players:
+        sessions.setdefault(player.session.code, (player.session, []))[1].append(player)
+    for code, (session, session_players) in sessions.items():
+        for participant_code, entry in _qualification(session_players, session).items():
+            participant = entry["player"].participant
+            pid = participant.vars.get("prolific_pid") or participant.label or ""
+            worst = entry["worst"] if entry["worst"] != float("inf") else ""
+            yield [code, pid, participant_code, entry["rated"], entry["passed"], worst, int(entry["qualified"])]
+
+
+def custom_export_assignments(players):
+    """The assignment log: which annotator held or finished which episode, and when (epoch seconds)."""
+    yield ["session_code", "episode_id", "annotator", "status", "reserved_at", "done_at", "round", "is_gold"]
+    sessions = {}
+    for player in players:
+        if player.round_number == 1:
+            sessions.setdefault(player.session.code, player.subsession)
+    for code, root in sessions.items():
+        for row in _rows(root):
+            done = row.done_at if row.status == "done" else ""
+            yield [
+                code,
+                row.item_id,
+                row.annotator,
+                row.status,
+                row.reserved_at,
+                done,
+                row.round_number,
+                int(row.is_gold),
+            ]
 
 
 # PAGES
 class Consent(study_flow.ConsentPage, Page):
     pass
+
+
+class Instructions(Page):
+    @staticmethod
+    def is_displayed(player):
+        return player.round_number == 1 and study_flow.is_active(player)
+
+    @staticmethod
+    def vars_for_template(player):
+        rubric = _rubric(player.session)
+        return dict(
+            guideline=_guideline(rubric),
+            worked=_worked_example(rubric),
+            min_reasoning_chars=player.session.config["min_reasoning_chars"],
+            episodes_per_annotator=player.session.config["episodes_per_annotator"],
+            qualification_mode=bool(player.session.config.get("qualification_mode")),
+            progress=study_flow.progress(player),
+        )
+
+
+class Comprehension(Page):
+    form_model = "player"
+
+    @staticmethod
+    def is_displayed(player):
+        return (
+            player.round_number == 1
+            and study_flow.is_active(player)
+            and bool(player.session.config.get("comprehension_check"))
+        )
+
+    @staticmethod
+    def get_form_fields(player):
+        return [f"quiz_{n}" for n in range(1, len(_rubric(player.session).comprehension) + 1)]
+
+    @staticmethod
+    def vars_for_template(player):
+        questions = _rubric(player.session).comprehension
+        return dict(
+            questions=[
+                dict(
+                    field=f"quiz_{n}",
+                    text=html.escape(q.question),
+                    options=[
+                        dict(value=i, label=html.escape(o), input_id=f"id_quiz_{n}_{i}")
+                        for i, o in enumerate(q.options)
+                    ],
+                )
+                for n, q in enumerate(questions, start=1)
+            ],
+            attempts_left=int(player.session.config["comprehension_attempts"]) - player.comprehension_attempts,
+        )
+
+    @staticmethod
+    def error_message(player, values):
+        questions = _rubric(player.session).comprehension
+        wrong = [n for n, q in enumerate(questions, start=1) if values[f"quiz_{n}"] != q.answer]
+        if not wrong:
+            return None
+        player.comprehension_attempts += 1
+        attempts = int(player.session.config["comprehension_attempts"])
+        if player.comprehension_attempts >= attempts:
+            return None  # out of attempts: before_next_page screens out
+        return (
+            f"{len(wrong)} of your answers {'is' if len(wrong) == 1 else 'are'} not right yet. Please re-read the "
+            f"guideline above and try again ({attempts - player.comprehension_attempts} attempt(s) left)."
+        )
+
+    @staticmethod
+    def before_next_page(player, timeout_happened):
+        questions = _rubric(player.session).comprehension
+        if any(getattr(player, f"quiz_{n}") != q.answer for n, q in enumerate(questions, start=1)):
+            study_flow.screen_out(player, "failed_comprehension")
+
+
+class Rate(Page):
+    form_model = "player"
+
+    @staticmethod
+    def is_displayed(player):
+        return _ensure_task(player)
+
+    @staticmethod
+    def get_form_fields(player):
+        return social_forms.form_fields(_rubric(player.session)) if player.episode_id else []
+
+    @staticmethod
+    def vars_for_template(player):
+        _refresh_reservation(player)
+        rubric, config = _rubric(player.session), player.session.config
+        plan = _plan(player)
+        context = dict(
+            progress=study_flow.progress(player),
+            task_number=player.round_number,
+            task_total=len(plan),
+            min_reasoning_chars=int(config["min_reasoning_chars"]),
+            reasoning_hint=html.escape(rubric.reasoning_hint),
+            timeout_minutes=round(float(config["reservation_timeout_s"]) / 60),
+            has_episode=bool(player.episode_id),
+        )
+        if player.episode_id:
+            episode = _episode(_root(player), player.episode_id)
+            context.update(episode=_episode_view(episode), blocks=_rating_blocks(rubric, episode))
+        return context
+
+    @staticmethod
+    def js_vars(player):
+        return dict(
+            storage_key=f"social_eval:{player.participant.code}:{player.episode_id}",
+            storage_prefix=f"social_eval:{player.participant.code}:",
+            min_chars=int(player.session.config["min_reasoning_chars"]),
+        )
+
+    @staticmethod
+    def error_message(player, values):
+        if not player.episode_id or player.is_gold:
+            return None
+        now, row = time.time(), _my_row(player)
+        if _is_expired(player, row, now) and not _still_needed(player, row, now):
+            minutes = round(float(player.session.config["reservation_timeout_s"]) / 60)
+            return (
+                f"This page was open for more than {minutes} minutes, so the conversation was given to someone else "
+                "and your ratings of it cannot be used. Please rate the conversation shown now instead."
+            )
+        return None
+
+    @staticmethod
+    def before_next_page(player, timeout_happened):
+        if not player.episode_id:
+            _end_tasks(player)
+            return
+        now, rubric, row = time.time(), _rubric(player.session), _my_row(player)
+        row.status, row.done_at = "done", now
+        player.submitted_at = now
+        player.seconds_spent = now - player.shown_at
+        if player.is_gold:
+            episode = _episode(_root(player), player.episode_id)
+            ratings = {key: rating for key, (rating, _) in _submitted_ratings(player, rubric).items()}
+            passed, worst = social_forms.gold_check(
+                ratings, episode, tolerance=float(player.session.config["gold_tolerance"])
+            )
+            player.attention_passed = bool(passed)
+            player.gold_max_difference = float(min(worst, 1e9))
+        participant_vars = player.participant.vars
+        participant_vars["social_eval_done"] = participant_vars.get("social_eval_done", 0) + 1
+        study_flow.set_progress(
+            player, done=participant_vars["social_eval_done"], total=len(participant_vars["social_eval_plan"])
+        )
+
+
+class NothingLeft(Page):
+    """Terminal page when every episode already has enough annotators before this person rated any."""
+
+    @staticmethod
+    def is_displayed(player):
+        return study_flow.is_active(player) and bool(player.participant.vars.get("social_eval_nothing_left"))
+
+    @staticmethod
+    def vars_for_template(player):
+        code = player.session.config.get("screenout_code") or ""
+        return dict(code=code, url=study_flow.completion_url(code) if code else "")
 
 
 class ScreenOut(study_flow.ScreenOutPage, Page):
@@ -43,4 +840,4 @@ class Completion(study_flow.CompletionPage, Page):
     pass
 
 
-page_sequence = [Consent, ScreenOut, Completion]
+page_sequence = [Consent, Instructions, Comprehension, Rate, NothingLeft, ScreenOut, Completion]
