@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 import requests
@@ -128,6 +129,16 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     [row] = [row for row in custom_export_rows(otree_server.url) if row["file"] == name]
     assert row["sentence"] == "#".join(clicked)
     assert (row["orig_cor"], row["fin_cor"], row["err_type"], row["con_mat"]) == ("0", "1", "pa#rga", "TN")
+
+    # The admin report's download: the same row, separated by the session's csv_separator (default ';').
+    page.goto(f"{otree_server.url}/AdminReport/{session['code']}")
+    assert "1 of 1 judgements done" in page.content()
+    with page.expect_download() as download:
+        page.locator("#download-protocol").click()
+    lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0] == ";".join(PROTOCOL_COLUMNS)
+    [downloaded] = list(csv.DictReader(lines, delimiter=";"))
+    assert downloaded == row
 
 
 @pytest.mark.browser
