@@ -71,6 +71,7 @@ EXPORT_COLUMNS = (
     "answer_label",
     "confidence",  # 0..1 in the chosen answer; empty when not asked
     "option_probabilities",  # JSON list aligned with "options" (models); empty otherwise
+    "confidence_source",  # slider (people) | stated | logprobs (models); empty without confidence
     "options",  # JSON list of the option values offered
     "anchor",
     "lambda",
@@ -504,6 +505,7 @@ def export_row(
     selected: Sequence[str] | None = None,
     confidence: float | None = None,
     option_probabilities: Sequence[float] | None = None,
+    confidence_source: str = "",
     **extra: Any,
 ) -> dict[str, Any]:
     """One export row (all ``EXPORT_COLUMNS``; empty text where a column does not apply).
@@ -557,6 +559,10 @@ def export_row(
             if len(option_probabilities) != len(presented.options):
                 raise ValueError("option_probabilities must give one probability per offered option.")
             row["option_probabilities"] = _json([float(p) for p in option_probabilities])
+        if confidence is not None or option_probabilities is not None:
+            if confidence_source not in ("slider", "stated", "logprobs"):
+                raise ValueError(f"confidence_source must be slider, stated or logprobs, got {confidence_source!r}.")
+            row["confidence_source"] = confidence_source
     row.update(extra)
     if isinstance(row["raw_reply"], str):
         row["raw_reply"] = escape_newlines(row["raw_reply"])

@@ -194,9 +194,10 @@ def _row(item_id, version, **answer):
 
 
 def test_export_rows_have_every_column_and_the_test_parameters():
-    row = _row("anchoring_bakery", "treatment", answer=350, confidence=0.7)
+    row = _row("anchoring_bakery", "treatment", answer=350, confidence=0.7, confidence_source="slider")
     assert tuple(row) == EXPORT_COLUMNS
     assert (row["answer"], row["answer_label"], row["anchor"], row["confidence"]) == (350, "350 loaves", 380, 0.7)
+    assert row["confidence_source"] == "slider" and _row("anchoring_bakery", "control", answer=150)["confidence"] == ""
     assert json.loads(row["options"]) == [150, 250, 350, 450]
     loss = _row("loss_pilot_route", "treatment", answer=0)
     assert loss["lambda"] == 2.5 and loss["answer_label"] == "No, decline"
@@ -240,6 +241,7 @@ def test_export_row_keeps_unparseable_replies_without_an_answer():
         ("halo_linen_supplier", "control", {"answer": 2, "confidence": 1.5}, "confidence must lie between"),
         ("halo_linen_supplier", "control", {"answer": 2, "confidence": math.nan}, "confidence must be a number"),
         ("halo_linen_supplier", "control", {"answer": 2, "option_probabilities": [1]}, "one probability per"),
+        ("halo_linen_supplier", "control", {"answer": 2, "confidence": 0.5}, "confidence_source must be"),
     ],
 )
 def test_export_row_rejects_answers_that_were_not_offered(item_id, version, answer, message):

@@ -19,6 +19,8 @@ ITEMS = load_items()
 def _row(kind, respondent, item_id, version, *, model="", run="", position=1, **answer):
     item = ITEMS.item(item_id)
     extra = {"model": model, "run": run} if kind == "model" else {}
+    if "confidence" in answer or "option_probabilities" in answer:
+        extra["confidence_source"] = "slider" if kind == "person" else "stated"
     return export_row(
         item,
         present(item, version),
