@@ -436,7 +436,7 @@ def _worked_example(rubric):
 def _episode_view(episode):
     escape = html.escape
     names = [agent.name for agent in episode.agents]
-    kinds = {"speech": "", "action": "[action]", "non-verbal": "[non-verbal]", "leave": ""}
+    kinds = {"speech": "", "action": "[action]", "non-verbal": "[non-verbal]", "leave": "left the conversation."}
     return dict(
         scenario=escape(episode.scenario),
         agents=[
@@ -455,7 +455,7 @@ def _episode_view(episode):
                 speaker=escape(turn.speaker),
                 agent_index=names.index(turn.speaker) + 1,
                 marker=kinds[turn.kind],
-                text=escape(turn.text),
+                text="" if turn.kind == "leave" else escape(turn.text),
             )
             for number, turn in enumerate(episode.turns, start=1)
         ],

@@ -1,0 +1,210 @@
+"""The social_eval app end to end: k-coverage bots, session-creation errors, expiring reservations on a real server
+(with a real clock), exports, the admin report, and a server restart."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import shutil
+import time
+
+import pytest
+import requests
+
+from backend import social_forms
+from backend.episodes import load_episodes
+from backend.rubrics import load_rubric
+from backend.social_report import unescape_text
+from tests.conftest import PROJECT_ROOT
+from tests.harness import base_env, create_session, run_bots, scratch_project, session_start_links, start_server
+
+SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "data" / "episodes")}
+RUBRIC = load_rubric()
+# A small study: one conversation per person, one person per conversation, reservations of two seconds.
+TIGHT = dict(annotators_per_episode=1, episodes_per_annotator=1, attention_checks=0, reservation_timeout_s=2)
+
+
+class Annotator:
+    """One participant driven over plain HTTP (oTree pages are forms with a CSRF token)."""
+
+    def __init__(self, start_url: str):
+        self.http = requests.Session()
+        self._keep(self.http.get(start_url, timeout=30))
+
+    def _keep(self, response):
+        response.raise_for_status()
+        self.url, self.html = response.url, response.text
+
+    @property
+    def page(self) -> str:
+        return self.url.rstrip("/").split("/")[-2]
+
+    def submit(self, data=None):
+        token = re.search(r'name="csrftoken" value="([^"]+)"', self.html)
+        payload = dict(data or {}, **({"csrftoken": token.group(1)} if token else {}))
+        self._keep(self.http.post(self.url, data=payload, timeout=30))
+        return self
+
+    def reload(self):
+        self._keep(self.http.get(self.url, timeout=30))
+        return self
+
+    def to_rating_page(self):
+        while self.page in ("Consent", "Instructions"):
+            self.submit(dict(consent_given="True") if self.page == "Consent" else {})
+        assert self.page == "Rate", self.url
+        return self
+
+    @property
+    def episode_id(self) -> str:
+        scenario = html.unescape(re.search(r'<p id="scenario">(.*?)</p>', self.html, re.S).group(1))
+        (found,) = [e.id for e in SAMPLES.values() if e.scenario == scenario]
+        return found
+
+
+def rating_form(reason: str = "A considered reason,\nwritten on two lines.") -> dict:
+    values = {}
+    for agent in social_forms.AGENTS:
+        for slot, dimension in enumerate(RUBRIC.dimensions, start=1):
+            values[social_forms.rating_field(agent, slot)] = dimension.max
+            values[social_forms.reason_field(agent, slot)] = reason
+    return values
+
+
+def export(server_url: str, function_name: str) -> list[dict]:
+    response = requests.get(
+        server_url + "/api/export_app_custom",
+        params={"app": "social_eval", "function_name": function_name},
+        timeout=30,
+    )
+    response.raise_for_status()
+    return list(csv.DictReader(io.StringIO(response.text)))
+
+
+@pytest.mark.bots
+def test_bots_give_every_episode_k_annotators_and_nobody_an_episode_twice():
+    result = run_bots("social_eval", participants=8)  # 8 x 3 places for 6 episodes x 2: the late ones find none
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert "social_eval coverage check: 6 episodes x 2 annotators, no duplicates" in output
+    assert "Bots completed session" in output
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (dict(episodes_json='{"id": "x1", "scenario": "s", "agents": []}'), "episodes_json: agents: must be a list"),
+        (
+            dict(episodes_json=json.dumps({**SAMPLES["sample-used-car"].as_dict(), "id": "x2", "turns": "hi"})),
+            "episodes_json: turns: must be a non-empty list",
+        ),
+        (dict(episodes="backend/data/nowhere"), "no such episode file or folder"),
+        (dict(rubric_file="backend/data/missing_rubric.json"), "missing_rubric.json: the rubric file does not exist"),
+        (dict(attention_checks=3), "attention_checks: exceeds the 2 gold episodes"),
+        (dict(episodes_per_annotator=20), "episodes_per_annotator: plus attention_checks must be <= 15"),
+    ],
+)
+def test_malformed_material_stops_session_creation_with_file_and_field(otree_server, config, message):
+    response = requests.post(
+        otree_server.url + "/api/sessions",
+        json=dict(session_config_name="social_eval", num_participants=1, modified_session_config_fields=config),
+        timeout=30,
+    )
+    assert response.status_code >= 400
+    assert message in html.unescape(response.text)
+
+
+def test_an_expired_reservation_goes_to_the_next_annotator(otree_server):
+    session = create_session(otree_server.url, "social_eval", 4, **TIGHT)
+    links = session_start_links(otree_server.url, session["code"])
+    first = Annotator(links[0]).to_rating_page()
+    second = Annotator(links[1]).to_rating_page()
+    assert first.episode_id != second.episode_id  # least covered first: a held episode is not handed out
+    time.sleep(2.5)  # both reservations expire
+    kept = second.reload().episode_id  # nobody took the second annotator's episode meanwhile: renewed on reload
+    assert kept == second.episode_id
+    third = Annotator(links[2]).to_rating_page()
+    assert third.episode_id == first.episode_id  # the first annotator's episode is back in the pool, first in line
+
+    first.submit(rating_form())  # too late: someone else holds it now
+    assert first.page == "Rate" and "given to someone else" in first.html
+    assert first.episode_id not in (third.episode_id, kept)
+    first.submit(rating_form())
+    assert first.page == "Completion"
+    second.submit(rating_form())
+    assert second.page == "Completion"
+
+    log = [
+        row for row in export(otree_server.url, "custom_export_assignments") if row["session_code"] == session["code"]
+    ]
+    states = {(row["annotator"], row["episode_id"]): row["status"] for row in log}
+    codes = [link.rsplit("/", 1)[-1] for link in links]
+    assert states[(codes[0], third.episode_id)] == "released"
+    assert states[(codes[2], third.episode_id)] == "reserved"
+    assert states[(codes[1], kept)] == "done"
+    assert sum(status == "done" for status in states.values()) == 2  # first's second episode, and second's
+
+
+def test_exports_keep_multi_line_reasoning_and_the_report_reads_them(otree_server, tmp_path):
+    session = create_session(otree_server.url, "social_eval", 2, annotators_per_episode=2, episodes_per_annotator=1)
+    links = session_start_links(otree_server.url, session["code"])
+    reason = 'First line, with "quotes", a comma\nand a second line <b>bold?</b>'
+    for link in links:
+        annotator = Annotator(link).to_rating_page()
+        annotator.submit(rating_form(reason))
+        while annotator.page == "Rate":  # the attention episode
+            annotator.submit(rating_form(reason))
+        assert annotator.page == "Completion"
+
+    long_rows = [
+        r for r in export(otree_server.url, "custom_export_ratings_long") if r["session_code"] == session["code"]
+    ]
+    assert len(long_rows) == 2 * 2 * 14  # two annotators x (one episode + one attention episode) x 14 ratings
+    assert {unescape_text(row["reasoning"]) for row in long_rows} == {reason}
+    assert {row["is_gold"] for row in long_rows} == {"0", "1"}
+    assert {row["attention_passed"] for row in long_rows if row["is_gold"] == "1"} <= {"0", "1"}
+    relationship = [row for row in long_rows if row["dimension"] == "relationship"]
+    assert {(row["scale_min"], row["scale_max"], row["rating"]) for row in relationship} == {("-5", "5", "5")}
+
+    wide = [r for r in export(otree_server.url, "custom_export_ratings_wide") if r["session_code"] == session["code"]]
+    assert len(wide) == 4 and all(unescape_text(row["goal_reasoning_2"]) == reason for row in wide)
+
+    path = tmp_path / "social_eval_long.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(long_rows[0]))
+        writer.writeheader()
+        writer.writerows(long_rows)
+    from backend.social_report import report
+
+    text = report([path])
+    assert "Attention episodes:" in text and "== sample / both" in text
+
+    admin = requests.get(f"{otree_server.url}/AdminReport/{session['code']}", timeout=30).text
+    assert "vendor/chartjs/chart.umd.min.js" in admin and 'id="summary-table"' in admin
+    assert re.search(r'id="complete-episodes">\d+</strong> of 6 episodes', admin)
+
+
+def test_assignments_survive_a_server_restart():
+    folder = scratch_project("otree-restart-")
+    env = base_env(DATABASE_URL=f"sqlite:///{folder}/restart.sqlite3")
+    try:
+        server = start_server(kind="prodserver", env=env, folder=folder)
+        try:
+            session = create_session(server.url, "social_eval", 2, annotators_per_episode=1, episodes_per_annotator=2)
+            links = session_start_links(server.url, session["code"])
+            first = Annotator(links[0]).to_rating_page()
+            held = first.episode_id
+        finally:
+            server.stop()
+        server = start_server(kind="prodserver", env=env, folder=folder, port=int(server.url.rsplit(":", 1)[1]))
+        try:
+            assert first.reload().episode_id == held  # the reservation is in the database, not in memory
+            second = Annotator(links[1]).to_rating_page()
+            assert second.episode_id != held
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
