@@ -141,6 +141,20 @@ SESSION_CONFIGS = [
         display_name="Cognitive-bias tests",
         app_sequence=["bias_tests"],
         num_demo_participants=2,
+        doc="Keys documented in README section 'Cognitive-bias tests'.",
+        item_file="",  # "" = backend/data/bias_items.json; else your item file (path relative to the project)
+        ask_confidence=True,  # confidence slider (0-100) under every single-choice answer
+        order_seed=1,  # participant k's order comes from (order_seed, k)
+    ),
+    dict(
+        name="bias_tests_no_confidence",
+        display_name="Cognitive-bias tests (no confidence slider)",
+        app_sequence=["bias_tests"],
+        num_demo_participants=2,
+        doc="As bias_tests, without the confidence slider.",
+        item_file="",
+        ask_confidence=False,
+        order_seed=1,
     ),
 ]
 

@@ -402,3 +402,52 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inatte
         "intervals: percentile bootstrap over tests, 1000 resamples, seed 0."
     )
     return "\n".join(lines)
+
+
+def _script_json(value: Any) -> str:
+    """JSON that is safe inside a <script> element (no "</script>" can close it early)."""
+    return json.dumps(_json_safe(value), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def admin_view(rows: Sequence[dict]) -> dict[str, Any]:
+    """What the app's admin report shows: the tables of ``report`` and a bar chart of the batch values per bias.
+
+    ``rows`` are export rows (``EXPORT_COLUMNS`` dicts). Chart data: one dataset per group and batch kind (plain,
+    expected answer, confidence-weighted), one bar per metric; missing values are null.
+    """
+    frame = pd.DataFrame(list(rows), columns=list(EXPORT_COLUMNS)).fillna("").astype(str)
+    if frame.empty:
+        return dict(has_data=False, groups=[], counts=[], tables=[], chart_json=_script_json({}))
+    summary = summarise(frame)
+    groups = summary["groups"]
+    counts = [
+        [label, *[str(summary["counts"][group][key]) for group in groups]]
+        for label, key in (("respondents", "respondents"), ("answers", "rows"))
+    ]
+    counts.append(
+        [
+            "attention checks passed",
+            *[f"{summary['counts'][g]['attention_passed']}/{summary['counts'][g]['attention_checks']}" for g in groups],
+        ]
+    )
+    tables = []
+    for name in METRICS:
+        cells = {group: _cells(summary["metrics"][name][group]) for group in groups}
+        labels = list(next(iter(cells.values())))
+        tables.append(
+            {
+                "title": METRIC_TITLES[name],
+                "rows": [[label.strip(), *[cells[g][label] for g in groups]] for label in labels],
+            }
+        )
+    kinds = (("batch", "batch"), ("expected_batch", "expected answer"), ("weighted_batch", "confidence-weighted"))
+    datasets = [
+        {
+            "label": f"{group}: {kind_label}",
+            "data": [summary["metrics"][name][group].get(key) for name in METRICS],
+        }
+        for group in groups
+        for key, kind_label in kinds
+    ]
+    chart = {"labels": [METRIC_TITLES[name] for name in METRICS], "datasets": datasets}
+    return dict(has_data=True, groups=groups, counts=counts, tables=tables, chart_json=_script_json(chart))
