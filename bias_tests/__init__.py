@@ -94,7 +94,9 @@ def presented(player: Player):
 
 
 def has_test(player: Player, kind: str) -> bool:
-    return study_flow.is_active(player) and bool(player.field_maybe_none("item_id")) and presented(player)[1].kind == kind
+    return (
+        study_flow.is_active(player) and bool(player.field_maybe_none("item_id")) and presented(player)[1].kind == kind
+    )
 
 
 def choice_choices(player: Player):
