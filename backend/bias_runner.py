@@ -1,0 +1,314 @@
+"""Ask a language model the bias tests: ``python -m backend.bias_runner --model NAME --items FILE --repeats R
+--concurrency C --out DIR``.
+
+Each run r = 1..R is one respondent (``<model>#<r>``) answering every test version of the item file, each in a fresh
+conversation, in that respondent's seeded order (``backend.bias_items.build_sequence``; positions are recorded
+even though fresh conversations make the order matter less than for people). Calls go through ``backend.llm``
+(OpenAI-compatible endpoint from ``--base-url`` or ``OPENAI_BASE_URL``; its own retries for timeouts, 429 and 5xx);
+``--model scripted`` answers offline with ``backend.bias_replies.scripted_reply``.
+
+- A reply that cannot be read is re-asked (``--parse-retries`` times, with a follow-up message naming the problem),
+  then recorded with ``status=unparseable`` and the raw reply, never guessed.
+- A call that fails for good is recorded with ``status=error``; running the same command again re-asks exactly the
+  missing and failed tests (answered and unparseable ones are kept): the run is resumable.
+- Rows are appended as answers arrive, with ``backend.bias_items.EXPORT_COLUMNS`` (the app's export columns), to
+  ``DIR/bias_<model>_<item set>.csv``. A progress bar goes to stderr.
+- ``--confidence logprobs`` also asks for token log-probabilities and, where the endpoint returns them, takes the
+  option probabilities from the answer letter's alternatives instead of the stated ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import os
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from backend.bias_items import (
+    EXPORT_COLUMNS,
+    BiasItem,
+    ItemSet,
+    Presented,
+    argument_order,
+    build_sequence,
+    export_row,
+    load_items,
+    present,
+)
+from backend.bias_replies import (
+    ReplyParseError,
+    build_messages,
+    option_probabilities_from_logprobs,
+    parse_choice,
+    parse_selection,
+    reprompt_message,
+    scripted_reply,
+)
+from backend.llm import LLMSettings, complete
+
+FINAL_STATUSES = ("answered", "unparseable")
+
+
+@dataclass(frozen=True)
+class Job:
+    run: int
+    position: int
+    item: BiasItem
+    presented: Presented
+    item_set: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (str(self.run), self.item.id, self.presented.version)
+
+
+@dataclass
+class RunSummary:
+    path: Path
+    planned: int = 0
+    kept: int = 0
+    counts: Counter = field(default_factory=Counter)
+
+    @property
+    def complete(self) -> bool:
+        return self.counts["error"] == 0
+
+
+def output_path(out_dir: str | Path, model: str, items: ItemSet) -> Path:
+    safe_model = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
+    return Path(out_dir) / f"bias_{safe_model}_{items.name}.csv"
+
+
+def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Job]:
+    """Every (run, test version) a model answers, in each run's seeded order."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}.")
+    jobs = []
+    for run in range(1, repeats + 1):
+        respondent_seed = f"{seed}:{model}:{run}"
+        for position, (item_id, version) in enumerate(build_sequence(items.items, seed=respondent_seed), 1):
+            item = items.item(item_id)
+            order = argument_order(item, seed=respondent_seed) if item.arguments else None
+            shown = present(item, version, argument_order=order)
+            jobs.append(Job(run=run, position=position, item=item, presented=shown, item_set=items.name))
+    return jobs
+
+
+def read_finished(path: Path) -> list[dict[str, str]]:
+    """The rows of an earlier run that need no new call (answered or unparseable); failed calls are dropped."""
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != EXPORT_COLUMNS:
+            raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
+        return [row for row in reader if row["status"] in FINAL_STATUSES]
+
+
+class _Progress:
+    """A one-line progress bar on a stream (stderr), or nothing when the stream is None."""
+
+    def __init__(self, total: int, stream: TextIO | None, *, width: int = 30):
+        self.total, self.stream, self.width, self.done = total, stream, width, 0
+        self.counts: Counter = Counter()
+
+    def step(self, status: str) -> None:
+        self.done += 1
+        self.counts[status] += 1
+        self.show()
+
+    def show(self) -> None:
+        if self.stream is None:
+            return
+        filled = int(self.width * self.done / self.total) if self.total else self.width
+        details = " ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {details}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict:
+    return export_row(
+        job.item,
+        job.presented,
+        respondent_kind="model",
+        respondent_id=f"{model}#{job.run}",
+        item_set=job.item_set,
+        position=job.position,
+        status=status,
+        model=model,
+        run=job.run,
+        attempts=calls,
+        seconds=round(latency, 3),
+        raw_reply=reply,
+        **answer,
+    )
+
+
+async def ask(
+    job: Job,
+    settings: LLMSettings,
+    *,
+    parse_retries: int = 2,
+    use_logprobs: bool = False,
+    policy: Callable = scripted_reply,
+) -> dict[str, Any]:
+    """Ask one test version; return its export row (answered, unparseable or error)."""
+    shown, model = job.presented, settings.model
+    messages = build_messages(shown)
+    calls, latency, reply = 0, 0.0, ""
+    options = {"logprobs": True, "top_logprobs": 5} if use_logprobs and not settings.is_scripted else {}
+    for _ in range(parse_retries + 1):
+        record = await complete(messages, settings, scripted=policy, **options)
+        calls += record.attempts
+        latency += record.latency_s
+        reply = record.reply
+        if not record.ok:
+            return _row(job, model, "error", calls, latency, f"{record.error_kind}: {record.error}")
+        try:
+            if shown.kind == "arguments":
+                numbers = parse_selection(reply, len(shown.arguments))
+                selected = [shown.arguments[number - 1].id for number in numbers]
+                return _row(job, model, "answered", calls, latency, reply, selected=selected)
+            parsed = parse_choice(reply, [option.label for option in shown.options])
+        except ReplyParseError as problem:
+            messages = [*messages, {"role": "assistant", "content": reply}, reprompt_message(str(problem))]
+            continue
+        probabilities, source = parsed.probabilities, "stated" if parsed.probabilities is not None else ""
+        if use_logprobs:
+            from_logprobs = option_probabilities_from_logprobs(record.extra.get("logprobs"), len(shown.options))
+            if from_logprobs is not None:
+                probabilities, source = from_logprobs, "logprobs"
+        return _row(
+            job,
+            model,
+            "answered",
+            calls,
+            latency,
+            reply,
+            answer=shown.options[parsed.index].value,
+            confidence=probabilities[parsed.index] if probabilities is not None else None,
+            option_probabilities=probabilities,
+            confidence_source=source,
+        )
+    return _row(job, model, "unparseable", calls, latency, reply)
+
+
+async def run_tests(
+    items: ItemSet,
+    settings: LLMSettings,
+    *,
+    out_dir: str | Path,
+    repeats: int = 1,
+    concurrency: int = 4,
+    parse_retries: int = 2,
+    use_logprobs: bool = False,
+    seed: Any = 1,
+    progress: TextIO | None = None,
+) -> RunSummary:
+    """Ask every planned test version not yet answered in the output file; append the rows as they arrive."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}.")
+    if parse_retries < 0:
+        raise ValueError(f"parse_retries must be 0 or more, got {parse_retries}.")
+    path = output_path(out_dir, settings.model, items)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jobs = plan_jobs(items, model=settings.model, repeats=repeats, seed=seed)
+    planned = {job.key for job in jobs}
+    finished = [row for row in read_finished(path) if (row["run"], row["item_id"], row["version"]) in planned]
+    done = {(row["run"], row["item_id"], row["version"]) for row in finished}
+    summary = RunSummary(path=path, planned=len(jobs), kept=len(finished))
+    # Rewrite the kept rows first (dropping failed calls), so that the file never holds a test twice.
+    temporary = path.with_suffix(".csv.tmp")
+    with temporary.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(finished)
+    os.replace(temporary, path)
+    todo = [job for job in jobs if job.key not in done]
+    bar = _Progress(len(todo), progress)
+    bar.show()
+    gate = asyncio.Semaphore(concurrency)
+    with path.open("a", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
+
+        async def one(job: Job) -> None:
+            async with gate:
+                row = await ask(job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs)
+            writer.writerow(row)
+            handle.flush()  # a crash keeps everything answered so far
+            summary.counts[row["status"]] += 1
+            bar.step(row["status"])
+
+        await asyncio.gather(*(one(job) for job in todo))
+    bar.close()
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m backend.bias_runner", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="model name at the endpoint, or 'scripted' (offline)")
+    parser.add_argument("--items", type=Path, default=None, help="item file (default: the bundled sample)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per test version (each run = one respondent)")
+    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (the CSV is resumed if present)")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
+    parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unreadable reply")
+    parser.add_argument("--confidence", choices=("stated", "logprobs"), default="stated")
+    parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        items = load_items(args.items)
+        settings = LLMSettings.from_config(
+            {
+                "llm_model": args.model,
+                "llm_temperature": args.temperature,
+                "llm_timeout_s": args.timeout,
+                "llm_max_retries": args.max_retries,
+                "llm_base_url": args.base_url,
+            }
+        )
+        started = time.monotonic()
+        summary = asyncio.run(
+            run_tests(
+                items,
+                settings,
+                out_dir=args.out,
+                repeats=args.repeats,
+                concurrency=args.concurrency,
+                parse_retries=args.parse_retries,
+                use_logprobs=args.confidence == "logprobs",
+                seed=args.seed,
+                progress=None if args.quiet else sys.stderr,
+            )
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.counts.items())) or "nothing new"
+    print(
+        f"{summary.path}: {summary.planned} test versions planned, {summary.kept} kept from before, {counts} "
+        f"({time.monotonic() - started:.1f} s)."
+    )
+    if not summary.complete:
+        print("Some calls failed; run the same command again to ask them again.")
+    return 0 if summary.complete else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The LLM runner against the local OpenAI-compatible test server: retries, unparseable replies, resuming, logprobs."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import math
+
+import pytest
+
+from backend.bias_items import EXPORT_COLUMNS, load_items
+from backend.bias_runner import main, output_path, plan_jobs, run_tests
+from backend.llm import LLMSettings
+from backend.llm.fake_server import Reply
+
+ITEMS = load_items()
+PER_RUN = sum(len(item.versions) for item in ITEMS.items)  # 16 test versions
+REFUSED = ITEMS.item("halo_cyclist_campaign").scenario  # the server never answers this item readably
+FLAKY = ITEMS.item("loss_trade_fair").scenario  # the server answers this item readably only when re-asked
+CHOICE_REPLY = '{"answer": "B", "probabilities": {"A": 0.2, "B": 0.5, "C": 0.2, "D": 0.1}}'
+YES_NO_REPLY = '{"answer": "B", "probabilities": {"A": 0.3, "B": 0.7}}'
+
+
+def good_reply(prompt: str) -> str:
+    if "\nArguments:\n" in prompt:
+        return '{"selected": [1, 3, 4]}'
+    return CHOICE_REPLY if "\nD. " in prompt else YES_NO_REPLY
+
+
+def responder(request):
+    messages = request["messages"]
+    prompt = messages[1]["content"]
+    if REFUSED in prompt:
+        return "I'd rather not say."
+    if FLAKY in prompt and len(messages) == 2:
+        return "Hmm, that depends on many things."
+    return good_reply(prompt)
+
+
+def settings_for(server, **changes) -> LLMSettings:
+    values = dict(model="test-model", base_url=server.base_url, max_retries=2, backoff_s=0.01, timeout_s=10)
+    values.update(changes)
+    return LLMSettings(**values)
+
+
+def read(path):
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_runner_retries_records_unparseable_and_writes_the_export_columns(llm_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    llm_server.responder = responder
+    llm_server.default_delay_s = 0.02
+    llm_server.script(Reply(status=500))  # the first call fails once and is retried by the LLM layer
+    summary = asyncio.run(
+        run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, repeats=2, concurrency=4, parse_retries=2)
+    )
+    rows = read(summary.path)
+    assert summary.path.read_text(encoding="utf-8").splitlines()[0] == ",".join(EXPORT_COLUMNS)
+    assert len(rows) == 2 * PER_RUN and summary.complete
+    # 32 versions + 2 extra calls for each of the 4 refused versions + 1 re-ask for each of 2 flaky ones + the 500
+    assert len(llm_server.requests) == 2 * PER_RUN + 4 * 2 + 2 * 1 + 1
+    assert 1 < llm_server.max_in_flight <= 4
+
+    refused = [row for row in rows if row["item_id"] == "halo_cyclist_campaign"]
+    assert len(refused) == 4
+    for row in refused:
+        # three readable calls (one more if it drew the scripted 500, whichever call reached the server first)
+        assert (row["status"], row["answer"]) == ("unparseable", "") and row["attempts"] in ("3", "4")
+        assert row["raw_reply"] == "I'd rather not say."
+    flaky = [row for row in rows if row["item_id"] == "loss_trade_fair"]
+    assert [row["status"] for row in flaky] == ["answered"] * 2 and {row["attempts"] for row in flaky} <= {"2", "3"}
+    assert sum(int(row["attempts"]) for row in rows) == len(llm_server.requests)
+    assert {row["answer"] for row in flaky} == {"0"}  # B = "No, decline"
+    reprompted = [r for r in llm_server.requests if len(r["messages"]) == 4]
+    assert all("I could not read your reply" in r["messages"][3]["content"] for r in reprompted)
+
+    anchoring = next(row for row in rows if row["item_id"] == "anchoring_bakery" and row["version"] == "control")
+    assert (anchoring["answer"], anchoring["answer_label"]) == ("250", "250 loaves")
+    assert float(anchoring["confidence"]) == pytest.approx(0.5) and anchoring["confidence_source"] == "stated"
+    assert json.loads(anchoring["option_probabilities"]) == pytest.approx([0.2, 0.5, 0.2, 0.1])
+    arguments = next(
+        row for row in rows if row["item_id"] == "confirmation_home_office" and row["version"] != "control"
+    )
+    shown = json.loads(arguments["arguments_shown"])
+    assert json.loads(arguments["arguments_selected"]) == [shown[0], shown[2], shown[3]]
+    assert int(arguments["pro_selected"]) + int(arguments["con_selected"]) == 3
+    assert {row["respondent_id"] for row in rows} == {"test-model#1", "test-model#2"}
+
+
+def test_runner_resumes_where_it_stopped_and_asks_failed_calls_again(llm_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    llm_server.responder = lambda request: good_reply(request["messages"][1]["content"])
+    llm_server.script(Reply(status=400))  # a final error: recorded, not retried within the run
+    settings = settings_for(llm_server)
+    first = asyncio.run(run_tests(ITEMS, settings, out_dir=tmp_path, concurrency=1))
+    assert first.counts == {"answered": PER_RUN - 1, "error": 1} and not first.complete
+    failed = next(row for row in read(first.path) if row["status"] == "error")
+    assert failed["raw_reply"].startswith("http_error") and failed["answer"] == ""
+
+    # A crash after some answers: the last five rows never reached the file.
+    lines = first.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    first.path.write_text("".join(lines[:-5]), encoding="utf-8")
+    kept = [row for row in read(first.path) if row["status"] == "answered"]
+    llm_server.clear()
+    second = asyncio.run(run_tests(ITEMS, settings, out_dir=tmp_path, concurrency=3))
+    assert second.kept == len(kept) and len(llm_server.requests) == PER_RUN - len(kept)
+    rows = read(second.path)
+    keys = [(row["run"], row["item_id"], row["version"]) for row in rows]
+    assert len(keys) == len(set(keys)) == PER_RUN and {row["status"] for row in rows} == {"answered"}
+    llm_server.clear()
+    third = asyncio.run(run_tests(ITEMS, settings, out_dir=tmp_path))
+    assert third.counts == {} and llm_server.requests == []
+
+
+def test_runner_takes_option_probabilities_from_logprobs(llm_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+
+    def with_logprobs(request):
+        prompt = request["messages"][1]["content"]
+        text = good_reply(prompt)
+        if "selected" in text:
+            return text
+        letters = ["A", "B", "C", "D"] if "\nD. " in prompt else ["A", "B"]
+        top = [
+            {"token": letter, "logprob": math.log(p)} for letter, p in zip(letters, (0.1, 0.6, 0.2, 0.1), strict=False)
+        ]
+        content = [
+            {"token": '{"answer": "', "logprob": 0.0, "top_logprobs": []},
+            {"token": "B", "logprob": math.log(0.6), "top_logprobs": top},
+        ]
+        return Reply(text=text, logprobs={"content": content})
+
+    llm_server.responder = with_logprobs
+    summary = asyncio.run(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, use_logprobs=True))
+    rows = read(summary.path)
+    assert all(request.get("logprobs") is True and request.get("top_logprobs") == 5 for request in llm_server.requests)
+    halo = next(row for row in rows if row["item_id"] == "halo_linen_supplier" and row["version"] == "control")
+    assert halo["confidence_source"] == "logprobs"
+    assert json.loads(halo["option_probabilities"]) == pytest.approx([0.1, 0.6, 0.2, 0.1])
+    loss = next(row for row in rows if row["item_id"] == "loss_pilot_route")
+    assert json.loads(loss["option_probabilities"]) == pytest.approx([0.1 / 0.7, 0.6 / 0.7])
+
+
+def test_command_line_scripted_run_and_its_errors(tmp_path, capsys):
+    assert main(["--model", "scripted", "--repeats", "2", "--concurrency", "3", "--out", str(tmp_path)]) == 0
+    path = output_path(tmp_path, "scripted", ITEMS)
+    rows = read(path)
+    assert len(rows) == 2 * PER_RUN and {row["status"] for row in rows} == {"answered"}
+    assert {row["model"] for row in rows} == {"scripted"}
+    assert "planned" in capsys.readouterr().out
+    # the same plan twice: the order is seeded per run
+    assert [job.key for job in plan_jobs(ITEMS, model="m", repeats=2, seed=1)] == [
+        job.key for job in plan_jobs(ITEMS, model="m", repeats=2, seed=1)
+    ]
+    for bad in (["--repeats", "0"], ["--concurrency", "0"], ["--items", str(tmp_path / "missing.json")]):
+        with pytest.raises(SystemExit) as raised:
+            main(["--model", "scripted", "--out", str(tmp_path), "--quiet", *bad])
+        assert raised.value.code == 2
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    output_path(foreign, "scripted", ITEMS).write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main(["--model", "scripted", "--out", str(foreign), "--quiet"])
+    assert "does not have the bias export columns" in capsys.readouterr().err
