@@ -88,5 +88,20 @@ def _finish_task_pages(page):
     """Consent, then whatever task pages the app has, answering with the bots' helper until the completion page."""
     page.get_by_label("I have read the information above and agree to take part.").check()
     page.get_by_role("button", name="Next").click()
+    # social_eval: the instructions, then one rating page per conversation (every box and scale filled).
+    for _ in range(20):
+        page.locator("#completion-code, .otree-btn-next").first.wait_for()
+        if page.locator("#completion-code").count():
+            break
+        page.evaluate(
+            """() => {
+                for (const box of document.querySelectorAll('#form textarea')) box.value = 'A reason long enough to pass.';
+                const seen = new Set();
+                for (const radio of document.querySelectorAll('#form input[type=radio]')) {
+                    if (!seen.has(radio.name)) { radio.checked = true; seen.add(radio.name); }
+                }
+            }"""
+        )
+        page.get_by_role("button", name="Next").click()
     page.locator("#completion-code").wait_for()
     assert page.locator("#completion-code").inner_text() == "DONE42"
