@@ -18,9 +18,11 @@ the same way, without a re-prompt text, and aborts as ``llm_error: <kind>``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from backend.dond import Instance, MoveError, parse_reply, proposal_vector
@@ -32,7 +34,15 @@ from backend.dond_game import (
     reprompt_text,
     scripted_policy,
 )
-from backend.llm import CallRecord, LLMSettings, TextDelta, stream
+from backend.llm import CallRecord, LLMSettings, TextDelta, complete, stream
+
+
+async def blocking_stream(messages, settings, *, scripted=None, stream_reply=True, **options):
+    """Benchmark only: the same model call made synchronously, so it blocks the event loop for its whole duration,
+    as a synchronous live method would. It yields the ``CallRecord`` only (no streamed pieces)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        record = pool.submit(asyncio.run, complete(messages, settings, scripted=scripted, **options)).result()
+    yield record
 
 
 def call_event(role: str, record: CallRecord) -> dict[str, Any]:
@@ -80,9 +90,13 @@ async def llm_turns(
     role: str,
     settings: LLMSettings,
     stream_reply: bool = True,
+    call_model: Callable[..., AsyncIterator[TextDelta | CallRecord]] = stream,
     **options: Any,
 ) -> AsyncIterator[dict[str, Any]]:
-    """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc)."""
+    """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc).
+
+    ``call_model`` is ``backend.llm.stream`` (or ``blocking_stream`` to measure what a blocking call costs).
+    """
     while True:
         events = list(load_events())
         state = replay(events, config, counts=instance.counts)
@@ -92,7 +106,7 @@ async def llm_turns(
         yield {"type": "typing"}
         record: CallRecord | None = None
         hidden = False
-        async for item in stream(
+        async for item in call_model(
             messages,
             settings,
             scripted=scripted_policy(instance, role, state),

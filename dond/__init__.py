@@ -3,6 +3,7 @@ import logging
 import time
 from pathlib import Path
 
+import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 from otree.database import db
 
@@ -33,6 +34,7 @@ CONFIG_DEFAULTS = dict(
     turn_timeout_s=300,
     disconnect_timeout_s=90,
     pairing_timeout_s=600,
+    llm_blocking=False,  # benchmark only: make each model call block the server, as a synchronous call would
 )
 FIRST_MOVER_CELLS = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
 
@@ -353,6 +355,7 @@ async def bargain_steps(player, data):
         config=config_of(game),
         role=llm_role(game),
         settings=settings,
+        call_model=dond_play.blocking_stream if setting(player.session, "llm_blocking") else dond_play.stream,
     )
     async for item in turns:
         if item["type"] == "event":
@@ -593,7 +596,6 @@ class Results(Page):
         row = finish(player)
         if row is None:
             return dict(text=text, unpaired=True)
-        game = game_of(player)
         role, other = player.game_role.lower(), "b" if player.game_role == "A" else "a"
         reason = text[f"reason_{dond_game.abort_reason_code(dond_export.unescape_text(row['abort_reason']))}"]
         return dict(
@@ -607,7 +609,6 @@ class Results(Page):
             other_points=row[f"points_{other}"],
             main_score="–" if row["main_score"] == "" else f"{float(row['main_score']):.0f} / 100",
             bonus=player.payoff.to_real_world_currency(player.session),
-            game=game,
         )
 
     @staticmethod

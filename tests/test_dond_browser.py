@@ -1,0 +1,88 @@
+"""A person plays a whole DoND game in Chromium against the test-server LLM: chat, streamed reply, proposal,
+results page with the chart."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+import requests
+
+from backend.llm.fake_server import Reply
+from tests.harness import create_session, session_start_links
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "screenshots" / "dond.png"
+LLM_CHAT = "Hello! The apples matter little to me, but I would really like the other items. What about you?"
+
+
+def responder(request):
+    messages = request["messages"]
+    if len(messages) > 1 and "secret proposal" in messages[-1]["content"]:
+        return Reply(text="Deal. [Proposal:]", chunk_delay_s=0.05)
+    return Reply(text=LLM_CHAT, chunk_delay_s=0.12)
+
+
+def export(server, session_code, function):
+    response = requests.get(
+        f"{server.url}/api/export_app_custom",
+        params={"app": "dond", "function_name": function, "session_code": session_code},
+        timeout=30,
+    )
+    response.raise_for_status()
+    return list(csv.DictReader(io.StringIO(response.text)))
+
+
+def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_server, page):
+    llm_server.responder = responder
+    session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    page.get_by_role("button", name="Next").click()
+    assert page.locator("#dond-items tbody tr").count() >= 3
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_url("**/Bargain/**")
+
+    typed = "I'd like <b>all</b> the apples <script>window.__injected = 1</script>"
+    page.locator("#dond-input").fill(typed)
+    page.locator("#dond-input").press("Enter")
+    mine = page.locator(".dond-msg.me .dond-text").first
+    mine.wait_for()
+    assert mine.inner_text() == typed  # shown as typed, not as HTML
+    assert page.evaluate("window.__injected") is None
+
+    # The reply streams: the typing bubble grows before the stored message replaces it.
+    typing = page.locator(".dond-msg.typing .dond-text")
+    typing.wait_for()
+    page.wait_for_function("document.querySelector('.dond-msg.typing .dond-text').textContent.length > 0")
+    first = typing.inner_text()
+    page.wait_for_timeout(400)
+    later = typing.inner_text() if typing.count() else LLM_CHAT
+    assert len(first) < len(later) <= len(LLM_CHAT) and LLM_CHAT.startswith(later)
+    page.locator(".dond-msg.other:not(.typing) .dond-text").first.wait_for()
+    assert page.locator(".dond-msg.other:not(.typing) .dond-text").first.inner_text() == LLM_CHAT
+
+    boxes = page.locator("#dond-proposal-fields input")
+    boxes.first.fill("1")
+    page.locator("#dond-propose").click()
+    page.wait_for_url("**/Results/**", timeout=30_000)
+    assert "Deal!" in page.locator("#dond-outcome").inner_text()
+    assert page.locator("#main-score").inner_text().endswith("/ 100")
+    page.wait_for_function("window.dondChart && window.dondChart.data.datasets.length === 3")
+    points = page.evaluate("window.dondChart.data.datasets[0].data.length")
+    assert points >= 3
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+    games = export(otree_server, session["code"], "custom_export_dond_games")
+    assert len(games) == 1 and games[0]["outcome"] == "success" and games[0]["model"] == "test-model"
+    events = export(otree_server, session["code"], "custom_export_dond_events")
+    kinds = [event["kind"] for event in events]
+    assert kinds.count("llm_call") == 2 and kinds.count("proposal") == 2
+    assert [event["text"] for event in events if event["kind"] == "message"][0] == typed
+    calls = [event for event in events if event["kind"] == "llm_call"]
+    assert all(float(call["latency_s"]) > 0 and call["model"] == "test-model" for call in calls)
