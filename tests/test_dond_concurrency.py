@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -14,6 +15,13 @@ from tests.dond_live_client import advance_all, play_all
 from tests.harness import create_session
 
 pytestmark = pytest.mark.slow
+
+
+def run_async(coroutine):
+    """asyncio.run in a fresh thread: the browser tests' Playwright keeps an event loop in the main thread."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
 
 REPLY_S = 1.5  # 0.3 s to the first token, then 12 pieces 0.1 s apart (plus the first call's client start-up)
 
@@ -33,7 +41,7 @@ def test_two_llm_replies_stream_concurrently_and_pages_stay_fast(otree_server, l
         page_seconds = time.monotonic() - began
         return await game, page_seconds, response
 
-    wall, page_seconds, response = asyncio.run(scenario())
+    wall, page_seconds, response = run_async(scenario())
     single = max(max(p.reply_times) for p in participants)
     assert response.status_code == 200 and "dond-chat" in response.text
     assert llm_server.max_in_flight == 2  # both model calls were open at the same moment
@@ -58,6 +66,6 @@ def test_the_same_load_through_a_blocking_call_is_serialised(otree_server, llm_s
         await asyncio.to_thread(requests.get, participants[0].page_url, timeout=30)
         return await game, time.monotonic() - began
 
-    wall, page_seconds = asyncio.run(scenario())
+    wall, page_seconds = run_async(scenario())
     assert llm_server.max_in_flight == 1
     assert wall > 1.8 * REPLY_S and page_seconds > REPLY_S / 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -13,6 +14,12 @@ from backend.llm import LLMSettings
 from backend.llm.fake_server import Reply
 
 INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+
+
+def run_async(coroutine):
+    """asyncio.run in a fresh thread: the browser tests' Playwright keeps an event loop in the main thread."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def run_turns(events, role, config, settings):
@@ -29,7 +36,7 @@ def run_turns(events, role, config, settings):
             )
         ]
 
-    return asyncio.run(collect())
+    return run_async(collect())
 
 
 def test_scripted_players_complete_a_game_in_every_language():
