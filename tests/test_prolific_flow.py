@@ -68,40 +68,37 @@ def test_missing_consent_answer_is_refused_with_a_message(otree_server, page):
 
 
 def test_completion_page_shows_code_and_redirects_to_prolific(otree_server, page):
-    create_session(
+    session = create_session(
         otree_server.url,
         "social_eval",
         2,
         room="social_eval_study",
         completion_code="DONE42",
-        completion_redirect_seconds=1,
+        completion_redirect_seconds=2,
     )
     # No network here: answer Prolific's completion URL locally and record that the browser went there.
     page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="completed"))
     page.goto(prolific_url(otree_server, "social_eval_study", "cccccccccccccccccccccccc"))
     page.wait_for_url("**/p/**")
-    _finish_task_pages(page)
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    page.get_by_role("button", name="Next").click()
+    _advance_to_completion_page(otree_server, session["code"], page)
+    assert page.locator("#completion-code").inner_text() == "DONE42"
     page.wait_for_url("https://app.prolific.com/submissions/complete?cc=DONE42", timeout=20_000)
 
 
-def _finish_task_pages(page):
-    """Consent, then whatever task pages the app has, answering with the bots' helper until the completion page."""
-    page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
-    # social_eval: the instructions, then one rating page per conversation (every box and scale filled).
-    for _ in range(20):
-        page.locator("#completion-code, .otree-btn-next").first.wait_for()
-        if page.locator("#completion-code").count():
+def _advance_to_completion_page(server, session_code, participant_page, *, max_pages=40):
+    """Skip the app's task pages the way a researcher would: "Advance slowest participants" on the monitor."""
+    monitor = participant_page.context.new_page()
+    monitor.goto(f"{server.url}/SessionMonitor/{session_code}")
+    monitor.wait_for_function("typeof advanceUsers === 'function'")
+    for _ in range(max_pages):
+        if participant_page.locator("#completion-code").count():
             break
-        page.evaluate(
-            """() => {
-                for (const box of document.querySelectorAll('#form textarea')) box.value = 'A reason long enough to pass.';
-                const seen = new Set();
-                for (const radio of document.querySelectorAll('#form input[type=radio]')) {
-                    if (!seen.has(radio.name)) { radio.checked = true; seen.add(radio.name); }
-                }
-            }"""
-        )
-        page.get_by_role("button", name="Next").click()
-    page.locator("#completion-code").wait_for()
-    assert page.locator("#completion-code").inner_text() == "DONE42"
+        with participant_page.expect_navigation():
+            monitor.evaluate(
+                "document.querySelector('[name=advance_participants_mode]').value = 'visited_only'; advanceUsers()"
+            )
+        participant_page.wait_for_load_state()
+    monitor.close()
+    participant_page.locator("#completion-code").wait_for()
