@@ -17,6 +17,7 @@ from backend.bias_items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, load_items
 from backend.bias_runner import main as run_model
 from backend.bias_runner import output_path
 from tests.harness import create_session, run_bots, session_start_links
+from tests.test_bias_runner import responder
 
 ITEMS = load_items()
 PER_PERSON = sum(len(item.versions) for item in ITEMS.items)
@@ -43,7 +44,7 @@ def check_person_order(rows: list[dict]) -> None:
 
 
 @pytest.mark.bots
-def test_bots_export_and_the_report_shows_people_and_the_model_side_by_side(tmp_path, capsys):
+def test_bots_export_and_the_report_shows_people_and_the_model_side_by_side(tmp_path, capsys, llm_server):
     result = run_bots("bias_tests", participants=4, export_dir=tmp_path)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     people = tmp_path / "bias_tests_custom.csv"
@@ -64,24 +65,29 @@ def test_bots_export_and_the_report_shows_people_and_the_model_side_by_side(tmp_
     assert {row["n_arguments"] for row in rows if row["arguments_shown"]} == {"8"}
     assert sorted(row["is_correct"] for row in rows if row["bias"] == "attention_check") == ["0", "1", "1", "1"]
 
-    assert run_model(["--model", "scripted", "--repeats", "3", "--out", str(tmp_path), "--quiet"]) == 0
+    # The model answers through the local OpenAI-compatible server; it never answers one item readably.
+    llm_server.responder = responder
+    command = ["--model", "test-model", "--base-url", llm_server.base_url, "--repeats", "3", "--out", str(tmp_path)]
+    assert run_model([*command, "--quiet"]) == 0
     capsys.readouterr()
-    model = output_path(tmp_path, "scripted", ITEMS)
+    model = output_path(tmp_path, "test-model", ITEMS)
     from backend.__main__ import main as report_main
 
     assert report_main(["report", str(people), str(model)]) == 0
     text = capsys.readouterr().out
     halo_table = text.split("Halo effect")[0].splitlines()[-1] + "\n" + text.split("Halo effect")[1][:800]
-    assert re.search(r"people\s+scripted", halo_table), halo_table
+    assert re.search(r"people\s+test-model", halo_table), halo_table
+    assert re.search(r"unparseable answers\s+0\s+6", text), text[:600]  # 2 halo versions x 3 runs
     summary = bias_report.summarise(bias_report.read_rows([people, model]))
-    assert summary["groups"] == ["people", "scripted"]
+    assert summary["groups"] == ["people", "test-model"]
     for name in bias_report.METRICS:
-        for group in ("people", "scripted"):
+        for group in ("people", "test-model"):
             figures = summary["metrics"][name][group]
             assert 0 <= figures["batch"] <= 1
             assert figures["batch_ci"][0] <= figures["batch"] <= figures["batch_ci"][1]
     assert summary["metrics"]["halo"]["people"]["tests"] == 8
-    assert summary["metrics"]["halo"]["scripted"]["expected_batch"] is not None
+    assert summary["metrics"]["halo"]["test-model"]["tests"] == 3  # the refused halo item is left out
+    assert summary["metrics"]["halo"]["test-model"]["expected_batch"] is not None
     assert summary["counts"]["people"]["attention_passed"] == 3
 
 
