@@ -57,9 +57,13 @@ def otree_server(_llm_server_instance):
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's chromium driven by Playwright (headless)."""
+    """Debian's chromium driven by Playwright (headless).
+
+    Module-scoped: Playwright's sync API keeps an event loop running in the main thread while it is open, which would
+    break `asyncio.run` in every later test module.
+    """
     from playwright.sync_api import sync_playwright
 
     from tests.harness import CHROMIUM, CHROMIUM_ARGS, ensure_debian_package

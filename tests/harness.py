@@ -6,6 +6,7 @@ checkout and several test runs can share a machine.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,12 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 SECRET_ENV_NAMES = ("OPENAI_API_KEY",)
+
+
+def run_async(coroutine):
+    """asyncio.run in a fresh thread: while a browser test runs, Playwright keeps an event loop in the main thread."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def ensure_debian_package(path: str, package: str) -> None:

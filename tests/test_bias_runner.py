@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
 import math
@@ -13,6 +12,7 @@ from backend.bias_items import EXPORT_COLUMNS, load_items
 from backend.bias_runner import main, output_path, plan_jobs, run_tests
 from backend.llm import LLMSettings
 from backend.llm.fake_server import Reply
+from tests.harness import run_async
 
 ITEMS = load_items()
 PER_RUN = sum(len(item.versions) for item in ITEMS.items)  # 16 test versions
@@ -54,7 +54,7 @@ def test_runner_retries_records_unparseable_and_writes_the_export_columns(llm_se
     llm_server.responder = responder
     llm_server.default_delay_s = 0.02
     llm_server.script(Reply(status=500))  # the first call fails once and is retried by the LLM layer
-    summary = asyncio.run(
+    summary = run_async(
         run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, repeats=2, concurrency=4, parse_retries=2)
     )
     rows = read(summary.path)
@@ -95,7 +95,7 @@ def test_runner_resumes_where_it_stopped_and_asks_failed_calls_again(llm_server,
     llm_server.responder = lambda request: good_reply(request["messages"][1]["content"])
     llm_server.script(Reply(status=400))  # a final error: recorded, not retried within the run
     settings = settings_for(llm_server)
-    first = asyncio.run(run_tests(ITEMS, settings, out_dir=tmp_path, concurrency=1))
+    first = run_async(run_tests(ITEMS, settings, out_dir=tmp_path, concurrency=1))
     assert first.counts == {"answered": PER_RUN - 1, "error": 1} and not first.complete
     failed = next(row for row in read(first.path) if row["status"] == "error")
     assert failed["raw_reply"].startswith("http_error") and failed["answer"] == ""
@@ -105,13 +105,13 @@ def test_runner_resumes_where_it_stopped_and_asks_failed_calls_again(llm_server,
     first.path.write_text("".join(lines[:-5]), encoding="utf-8")
     kept = [row for row in read(first.path) if row["status"] == "answered"]
     llm_server.clear()
-    second = asyncio.run(run_tests(ITEMS, settings, out_dir=tmp_path, concurrency=3))
+    second = run_async(run_tests(ITEMS, settings, out_dir=tmp_path, concurrency=3))
     assert second.kept == len(kept) and len(llm_server.requests) == PER_RUN - len(kept)
     rows = read(second.path)
     keys = [(row["run"], row["item_id"], row["version"]) for row in rows]
     assert len(keys) == len(set(keys)) == PER_RUN and {row["status"] for row in rows} == {"answered"}
     llm_server.clear()
-    third = asyncio.run(run_tests(ITEMS, settings, out_dir=tmp_path))
+    third = run_async(run_tests(ITEMS, settings, out_dir=tmp_path))
     assert third.counts == {} and llm_server.requests == []
 
 
@@ -134,7 +134,7 @@ def test_runner_takes_option_probabilities_from_logprobs(llm_server, tmp_path, m
         return Reply(text=text, logprobs={"content": content})
 
     llm_server.responder = with_logprobs
-    summary = asyncio.run(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, use_logprobs=True))
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, use_logprobs=True))
     rows = read(summary.path)
     assert all(request.get("logprobs") is True and request.get("top_logprobs") == 5 for request in llm_server.requests)
     halo = next(row for row in rows if row["item_id"] == "halo_linen_supplier" and row["version"] == "control")

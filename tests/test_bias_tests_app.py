@@ -11,6 +11,7 @@ import re
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from backend import bias_report
 from backend.bias_items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, load_items
@@ -154,7 +155,8 @@ def test_a_person_completes_the_tests_with_slider_and_argument_selection(otree_s
 
     confidences, selections, seen_slider_error = [], [], False
     for step in range(PER_PERSON):
-        assert page.locator(".study-progress-text").inner_text().strip() == f"Item {step + 1} of {PER_PERSON}"
+        # waits for the next page: the progress text changes with every test
+        expect(page.locator(".study-progress-text")).to_have_text(f"Item {step + 1} of {PER_PERSON}")
         if page.locator("#argument-list").count():
             boxes = page.locator(".bias-argument")
             assert boxes.count() == 8

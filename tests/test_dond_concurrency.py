@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 
 from backend.llm.fake_server import Reply
 from tests.dond_live_client import advance_all, play_all
-from tests.harness import create_session
+from tests.harness import create_session, run_async
 
 pytestmark = pytest.mark.slow
-
-
-def run_async(coroutine):
-    """asyncio.run in a fresh thread: the browser tests' Playwright keeps an event loop in the main thread."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 REPLY_S = 1.5  # 0.3 s to the first token, then 12 pieces 0.1 s apart (plus the first call's client start-up)

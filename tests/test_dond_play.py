@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from backend import dond
@@ -12,14 +9,9 @@ from backend.dond_game import GameConfig, replay
 from backend.dond_play import llm_turns
 from backend.llm import LLMSettings
 from backend.llm.fake_server import Reply
+from tests.harness import run_async
 
 INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
-
-
-def run_async(coroutine):
-    """asyncio.run in a fresh thread: the browser tests' Playwright keeps an event loop in the main thread."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def run_turns(events, role, config, settings):

@@ -9,6 +9,7 @@ import pytest
 
 from backend.llm import CallRecord, LLMSettings, TextDelta, complete, stream
 from backend.llm.fake_server import Reply
+from tests.harness import run_async
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]
 
@@ -23,7 +24,7 @@ def collect(agen):
     async def run():
         return [item async for item in agen]
 
-    return asyncio.run(run())
+    return run_async(run())
 
 
 def test_streamed_reply_arrives_in_pieces_and_is_recorded(llm_server):
@@ -41,7 +42,7 @@ def test_streamed_reply_arrives_in_pieces_and_is_recorded(llm_server):
 
 def test_non_streamed_reply(llm_server):
     llm_server.script("Plain answer.")
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server)))
     assert record.ok and record.reply == "Plain answer." and not record.streamed
     assert record.latency_s > 0
 
@@ -49,7 +50,7 @@ def test_non_streamed_reply(llm_server):
 def test_timeout_is_retried_then_recorded(llm_server):
     llm_server.script(*[Reply(text="late", delay_s=1.5)] * 2)
     started = time.monotonic()
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server, timeout_s=0.3, max_retries=1)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server, timeout_s=0.3, max_retries=1)))
     assert not record.ok and record.error_kind == "timeout" and record.attempts == 2
     assert record.reply == ""
     assert time.monotonic() - started < 1.5  # gave up by itself, did not wait for the server
@@ -58,14 +59,14 @@ def test_timeout_is_retried_then_recorded(llm_server):
 def test_429_then_success_waits_retry_after(llm_server):
     llm_server.script(Reply(status=429, retry_after=0.3), "Finally.")
     started = time.monotonic()
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server)))
     assert record.ok and record.reply == "Finally." and record.attempts == 2
     assert time.monotonic() - started >= 0.3
 
 
 def test_500_until_retry_budget_spent(llm_server):
     llm_server.script(*[Reply(status=500)] * 5)
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
     assert not record.ok and record.error_kind == "server_error" and record.attempts == 3
     assert "500" in record.error
     assert llm_server.pending == 2  # exactly 3 calls were made
@@ -73,7 +74,7 @@ def test_500_until_retry_budget_spent(llm_server):
 
 def test_400_is_not_retried(llm_server):
     llm_server.script(Reply(status=400), "never asked")
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server)))
     assert record.error_kind == "http_error" and record.attempts == 1 and llm_server.pending == 1
 
 
@@ -87,13 +88,13 @@ def test_empty_reply_is_an_error_after_retries(llm_server, streamed):
 
 def test_garbage_body_is_an_error_not_a_crash(llm_server):
     llm_server.script(*[Reply(garbage="<html>oops</html>")] * 3)
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
     assert not record.ok and record.error_kind == "bad_response" and record.attempts == 3
 
 
 def test_garbage_then_good_reply_recovers(llm_server):
     llm_server.script(Reply(garbage='{"choices": "nope"}'), "Recovered.")
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server)))
     assert record.ok and record.reply == "Recovered." and record.attempts == 2
 
 
@@ -113,14 +114,14 @@ def test_stream_dropped_before_any_text_is_retried(llm_server):
 
 def test_unreachable_endpoint_is_a_connection_error():
     settings = LLMSettings(model="m", base_url="http://127.0.0.1:9/v1", timeout_s=1, max_retries=1, backoff_s=0.01)
-    record = asyncio.run(complete(MESSAGES, settings))
+    record = run_async(complete(MESSAGES, settings))
     assert record.error_kind in {"connection", "timeout"} and record.attempts == 2
 
 
 def test_missing_key_without_base_url_is_a_configuration_error(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    record = asyncio.run(complete(MESSAGES, LLMSettings(model="gpt-x")))
+    record = run_async(complete(MESSAGES, LLMSettings(model="gpt-x")))
     assert record.error_kind == "configuration" and "OPENAI_API_KEY" in record.error
 
 
@@ -135,7 +136,7 @@ def test_scripted_policy_failure_is_recorded():
     def broken(messages):
         raise RuntimeError("bug in policy")
 
-    record = asyncio.run(complete(MESSAGES, LLMSettings(), scripted=broken))
+    record = run_async(complete(MESSAGES, LLMSettings(), scripted=broken))
     assert record.error_kind == "scripted_error" and "bug in policy" in record.error
 
 
@@ -148,7 +149,7 @@ def test_concurrent_streams_overlap(llm_server):
             return await asyncio.gather(*(complete(MESSAGES, settings) for _ in range(8)))
 
         started = time.monotonic()
-        records = asyncio.run(run())
+        records = run_async(run())
         elapsed = time.monotonic() - started
     finally:
         llm_server.default_delay_s = 0.0
@@ -166,7 +167,7 @@ def test_concurrency_cap_limits_calls_in_flight(llm_server, monkeypatch):
             settings = settings_for(llm_server)
             return await asyncio.gather(*(complete(MESSAGES, settings) for _ in range(6)))
 
-        records = asyncio.run(run())
+        records = run_async(run())
     finally:
         llm_server.default_delay_s = 0.0
     assert all(record.ok for record in records)
@@ -185,7 +186,7 @@ def test_settings_validation():
 def test_record_row_is_flat_and_holds_no_key(monkeypatch, llm_server):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
     llm_server.script("ok")
-    record = asyncio.run(complete(MESSAGES, settings_for(llm_server)))
+    record = run_async(complete(MESSAGES, settings_for(llm_server)))
     row = record.as_row()
     assert isinstance(row["messages"], str) and "Say hello." in row["messages"]
     assert "sk-test-secret-123" not in repr(row)
