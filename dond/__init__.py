@@ -36,6 +36,7 @@ CONFIG_DEFAULTS = dict(
     pairing_timeout_s=600,
     llm_blocking=False,  # benchmark only: make each model call block the server, as a synchronous call would
 )
+DELTA_INTERVAL_S = 0.05
 FIRST_MOVER_CELLS = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
 
 
@@ -331,8 +332,6 @@ async def bargain_steps(player, data):
     game = game_of(player)
     if game is None:
         return
-    player.last_seen = time.time()
-    db.commit()
     kind = data.get("type") if isinstance(data, dict) else None
     if kind in ("message", "proposal"):
         error = human_move(player, game, data)
@@ -343,25 +342,39 @@ async def bargain_steps(player, data):
         yield rejected(player, game, ValueError(f"unknown message type {kind!r}"))
         return
     if game.opponent == "human":
+        player.last_seen = time.time()
+        db.commit()
         check_partner(player, game)
         yield payloads(player, game, events_of(game), both=True)
         return
-    yield payloads(player, game, events_of(game))
-    settings = LLMSettings.from_config(player.session.config)
+    events = events_of(game)  # this participant's lock serialises its calls: the list stays in step with the rows
+    yield payloads(player, game, events)
+
+    def keep(event):
+        store_event(game, event)
+        events.append(event)
+
     turns = dond_play.llm_turns(
-        load_events=lambda: events_of(game),
-        store_event=lambda event: store_event(game, event),
+        load_events=lambda: events,
+        store_event=keep,
         instance=instance_of(game),
         config=config_of(game),
         role=llm_role(game),
-        settings=settings,
+        settings=LLMSettings.from_config(player.session.config),
         call_model=dond_play.blocking_stream if setting(player.session, "llm_blocking") else dond_play.stream,
     )
+    pending, flushed = "", 0.0
     async for item in turns:
-        if item["type"] == "event":
-            yield payloads(player, game, events_of(game))
-        else:
-            yield {player.id_in_group: item}
+        if item["type"] == "delta":  # pieces are sent at most every DELTA_INTERVAL_S: fewer messages, same text
+            pending += item["text"]
+            if time.monotonic() - flushed >= DELTA_INTERVAL_S:
+                yield {player.id_in_group: {"type": "delta", "text": pending}}
+                pending, flushed = "", time.monotonic()
+            continue
+        if pending:
+            yield {player.id_in_group: {"type": "delta", "text": pending}}
+            pending = ""
+        yield payloads(player, game, events) if item["type"] == "event" else {player.id_in_group: item}
 
 
 def live_pairing(player: Player, data):
