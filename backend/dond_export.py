@@ -15,7 +15,10 @@ from typing import Any
 
 from backend.dond import Instance, bonus_points
 from backend.dond_game import GameConfig, _event_value, replay
+from backend.negotiation_protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
 from backend.pareto import game_metrics
+
+AGENCY_METRICS = PLAYER_METRICS
 
 DOND_GAMES_COLUMNS = [
     "session_code",
@@ -66,6 +69,12 @@ DOND_GAMES_COLUMNS = [
     "llm_tokens",
     "started_at",
     "ended_at",
+    # LLM agency metrics (backend.negotiation_protocol.player_metrics), per LLM role; empty for a person's role.
+    "model_a",
+    "model_b",
+    "llm_protocol",
+    "llm_word_limit",
+    *[f"{metric}_{side}" for side in ("a", "b") for metric in AGENCY_METRICS],
 ]
 
 DOND_EVENTS_COLUMNS = [
@@ -89,7 +98,19 @@ DOND_EVENTS_COLUMNS = [
     "attempts",
     "finish_reason",
     "llm_error_kind",
+    "purpose",  # of an llm_call: note, message or probe
+    "turn",  # of note, probe and llm_call events: how many public moves the role had made before
+    # Analysis of the notes protocol (backend.negotiation_protocol.event_columns): filled on note and probe events
+    # and on the LLM's public moves, empty elsewhere.
+    "offer_status",
+    "offer",
+    "note_split",
+    "belief_split",
+    "internal_verdict",
+    "external_verdict",
+    "parse_error",
 ]
+ANALYSIS_COLUMNS = DOND_EVENTS_COLUMNS[DOND_EVENTS_COLUMNS.index("offer_status") :]
 
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
@@ -157,6 +178,19 @@ def event_row(event: Mapping[str, Any] | Any, *, session_code: str, game_id: str
     return row
 
 
+def event_rows(
+    events: list[Mapping[str, Any] | Any], instance: Instance, config: GameConfig, *, session_code: str, game_id: str
+) -> list[dict[str, Any]]:
+    """The ``dond_events`` rows of one game, with the notes-protocol analysis columns filled in."""
+    analysis = event_columns(events, instance, config)
+    rows = []
+    for seq, (event, extra) in enumerate(zip(events, analysis, strict=True)):
+        row = event_row(event, session_code=session_code, game_id=game_id, seq=seq)
+        row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
+        rows.append(row)
+    return rows
+
+
 def game_row(
     events: list[Mapping[str, Any] | Any],
     instance: Instance,
@@ -170,8 +204,14 @@ def game_row(
     focal_role: str,
     participant_a: str = "",
     participant_b: str = "",
+    llm_models: Mapping[str, str] | None = None,
+    protocol: Protocol = PLAIN,
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``pareto.game_metrics``.
+
+    ``llm_models`` maps each role an LLM plays to its model name (``{"B": "gpt-x"}`` against a person, both roles
+    in self-play); those roles get the agency metrics (``<metric>_a`` / ``<metric>_b``, see
+    ``backend.negotiation_protocol.player_metrics``) with ``protocol``'s word limit.
 
     ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
     (0 unless the game succeeded). Counts of messages, violations, re-prompts, LLM calls and tokens come from the
@@ -218,6 +258,16 @@ def game_row(
         if _event_value(event, "kind") == "llm_call"
         for name in ("prompt_tokens", "completion_tokens")
     )
+    llm_models = dict(llm_models or {})
+    row.update(
+        model_a=llm_models.get("A", ""),
+        model_b=llm_models.get("B", ""),
+        llm_protocol=protocol.name if llm_models else "",
+        llm_word_limit=protocol.word_limit if llm_models else "",
+    )
+    for role in llm_models:
+        metrics = player_metrics(events, instance, config, role, word_limit=protocol.word_limit)
+        row.update({f"{name}_{role.lower()}": _cell(value) for name, value in metrics.items()})
     times = [float(t) for t in (_event_value(event, "created_at") for event in events) if t not in (None, "")]
     row["started_at"] = min(times) if times else ""
     row["ended_at"] = max(times) if times and outcome != "unfinished" else ""

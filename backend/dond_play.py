@@ -14,6 +14,13 @@ A reply that breaks a rule (bad bracket, unknown item, over-asking, chat when a 
 is stored as a ``violation``; the model gets a ``reprompt`` saying what was wrong, up to ``llm_reprompts`` times in
 a row, then the game is aborted (``llm_invalid: <kind>``). A failed call (after the client's own retries) counts
 the same way, without a re-prompt text, and aborts as ``llm_error: <kind>``.
+
+With ``protocol`` (``backend.negotiation_protocol.Protocol``) set to ``notes``, each turn of the model starts with a
+private note call (stored as a ``note`` event with the turn number, never shown to the other player) whose text is
+put into the prompt of the public reply; a re-prompt within the same turn keeps that note. With
+``probe_external``, the external-belief probe of the turn is started at the same moment as a background task and
+only awaited after the turn's public events were reported, so it never delays the person. Every ``llm_call`` event
+carries its ``purpose`` (``note``, ``message``, ``probe``) and ``turn``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,16 @@ from backend.dond_game import (
     scripted_policy,
 )
 from backend.llm import CallRecord, LLMSettings, TextDelta, complete, stream
+from backend.negotiation_protocol import (
+    PLAIN,
+    Protocol,
+    note_messages,
+    probe_messages,
+    public_moves,
+    reply_messages,
+    scripted_note,
+    scripted_probe,
+)
 
 
 async def blocking_stream(messages, settings, *, scripted=None, stream_reply=True, **options):
@@ -45,13 +62,15 @@ async def blocking_stream(messages, settings, *, scripted=None, stream_reply=Tru
     yield record
 
 
-def call_event(role: str, record: CallRecord) -> dict[str, Any]:
-    """The ``llm_call`` event of one model call (prompt, raw reply, latency, tokens, error)."""
+def call_event(role: str, record: CallRecord, *, purpose: str = "message", turn: int | None = None) -> dict[str, Any]:
+    """The ``llm_call`` event of one model call (prompt, raw reply, latency, tokens, error, purpose, turn)."""
     return {
         "kind": "llm_call",
         "role": role,
         "actor": "llm",
         "created_at": time.time(),
+        "purpose": purpose,
+        "turn": turn,
         "model": record.model,
         "llm_messages": json.dumps(record.messages, ensure_ascii=False),
         "llm_reply": record.reply,
@@ -91,19 +110,98 @@ async def llm_turns(
     settings: LLMSettings,
     stream_reply: bool = True,
     call_model: Callable[..., AsyncIterator[TextDelta | CallRecord]] = stream,
+    protocol: Protocol = PLAIN,
     **options: Any,
 ) -> AsyncIterator[dict[str, Any]]:
     """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc).
 
     ``call_model`` is ``backend.llm.stream`` (or ``blocking_stream`` to measure what a blocking call costs).
     """
+    probes: list[asyncio.Task] = []
+    try:
+        async for item in _turns(
+            load_events,
+            store_event,
+            instance,
+            config,
+            role,
+            settings,
+            stream_reply,
+            call_model,
+            protocol,
+            probes,
+            options,
+        ):
+            yield item
+    finally:
+        # The probes were started with their turns; they are awaited only now, after the person saw the reply.
+        if probes:
+            await asyncio.gather(*probes, return_exceptions=True)
+
+
+def _aside_event(kind: str, role: str, turn: int, record: CallRecord) -> dict[str, Any]:
+    """The ``note`` or ``probe`` event of one call: the raw reply, or the error when the call failed."""
+    event = {"kind": kind, "role": role, "actor": "llm", "created_at": time.time(), "turn": turn, "text": record.reply}
+    if not record.ok:
+        event.update(text="", error_kind="llm_error", error=f"{record.error_kind}: {record.error}")
+    return event
+
+
+async def _probe(chat, instance, config, role, turn, settings, store_event) -> None:
+    record = await complete(
+        probe_messages(chat, instance, config), settings, scripted=scripted_probe(instance, role, config.language)
+    )
+    store_event(call_event(role, record, purpose="probe", turn=turn))
+    store_event(_aside_event("probe", role, turn, record))
+
+
+def _has(events, kind: str, role: str, turn: int):
+    """The ``kind`` event (note or probe) of ``role`` for ``turn``, or None."""
+    for event in events:
+        if (
+            _value(event, "kind") == kind
+            and _value(event, "role") == role
+            and _value(event, "turn") not in (None, "")
+            and int(float(_value(event, "turn"))) == turn
+        ):
+            return event
+    return None
+
+
+def _value(event, key):
+    return event.get(key) if isinstance(event, dict) else getattr(event, key, None)
+
+
+async def _turns(
+    load_events, store_event, instance, config, role, settings, stream_reply, call_model, protocol, probes, options
+):
+    probed: set[int] = set()
     while True:
         events = list(load_events())
         state = replay(events, config, counts=instance.counts)
         if state.finished or role not in state.to_act:
             return
-        messages = llm_messages(events, role, instance, config)
+        chat = llm_messages(events, role, instance, config)
+        turn = public_moves(events, role)
+        if protocol.probe_external and turn not in probed and _has(events, "probe", role, turn) is None:
+            probed.add(turn)
+            probes.append(asyncio.create_task(_probe(chat, instance, config, role, turn, settings, store_event)))
         yield {"type": "typing"}
+        messages = chat
+        if protocol.notes:
+            note = _has(events, "note", role, turn)
+            if note is None:
+                note_record = await complete(
+                    note_messages(chat, instance, config, protocol),
+                    settings,
+                    scripted=scripted_note(instance, role, config.language),
+                )
+                store_event(call_event(role, note_record, purpose="note", turn=turn))
+                note = _aside_event("note", role, turn, note_record)
+                store_event(note)
+            messages = reply_messages(
+                chat, _value(note, "text") or "", instance, config, protocol, must_propose=state.must_propose(role)
+            )
         record: CallRecord | None = None
         hidden = False
         async for item in call_model(
@@ -123,7 +221,7 @@ async def llm_turns(
                     yield {"type": "delta", "text": piece}
             else:
                 record = item
-        store_event(call_event(role, record))
+        store_event(call_event(role, record, purpose="message", turn=turn))
         if record.ok:
             event = judge_reply(record.reply, events, role, instance, config)
         else:
