@@ -58,6 +58,29 @@ SESSION_CONFIGS = [
         turn_timeout_s=300,  # person vs person: a partner silent this long on their turn ends the game
         disconnect_timeout_s=90,  # person vs person: a partner whose page is closed this long ends the game
         pairing_timeout_s=600,
+        llm_protocol="plain",  # or notes: the LLM writes a private note with the split it would accept each turn
+        llm_word_limit=64,  # word limit of notes and messages, stated in the notes protocol's prompts
+        llm_probe_external=False,  # also ask the LLM each turn which split the person would accept
+    ),
+    dict(
+        name="dond_llm_notes",
+        display_name="Deal or No Deal: person vs LLM, notes protocol and belief probe",
+        app_sequence=["dond"],
+        num_demo_participants=1,
+        doc="The LLM writes a private note before each public reply and is probed for the person's acceptable split.",
+        mode="semi",
+        language="en",
+        opponent="llm",
+        max_messages=5,
+        first_mover="counterbalance",
+        instance_seed=1,
+        instances_file="",
+        llm_reprompts=2,
+        max_message_chars=1000,
+        game_timeout_s=1800,
+        llm_protocol="notes",
+        llm_word_limit=64,
+        llm_probe_external=True,
     ),
     dict(
         name="dond_human",

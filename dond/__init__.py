@@ -9,6 +9,7 @@ from otree.database import db
 
 from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, study_flow
 from backend.llm import LLMSettings
+from backend.negotiation_protocol import Protocol
 
 from .texts import texts
 
@@ -34,6 +35,9 @@ CONFIG_DEFAULTS = dict(
     turn_timeout_s=300,
     disconnect_timeout_s=90,
     pairing_timeout_s=600,
+    llm_protocol="plain",  # plain, or notes: a private note with the split it would accept before each public reply
+    llm_word_limit=64,  # word limit of notes and messages stated in the notes protocol's prompts
+    llm_probe_external=False,  # also ask, each turn, which split the other player would accept
     llm_blocking=False,  # benchmark only: make each model call block the server, as a synchronous call would
 )
 DELTA_INTERVAL_S = 0.05
@@ -79,6 +83,9 @@ class Game(ExtraModel):
     max_messages = models.IntegerField()
     llm_reprompts = models.IntegerField()
     max_message_chars = models.IntegerField()
+    llm_protocol = models.StringField(initial="plain")
+    llm_word_limit = models.IntegerField(initial=64)
+    llm_probe_external = models.BooleanField(initial=False)
     instance_json = models.LongStringField()
     participant_a = models.StringField()
     participant_b = models.StringField()
@@ -104,6 +111,8 @@ class Event(ExtraModel):
     attempts = models.IntegerField()
     finish_reason = models.StringField()
     llm_error_kind = models.StringField()
+    purpose = models.StringField()  # of an llm_call: note, message or probe
+    turn = models.IntegerField()  # of note, probe and llm_call events (notes protocol)
 
 
 # FUNCTIONS
@@ -122,6 +131,7 @@ def creating_session(subsession: Subsession):
         raise ValueError(f"opponent must be 'llm' or 'human', not {config['opponent']!r}.")
     if config["first_mover"] not in FIRST_MOVER_CELLS:
         raise ValueError(f"first_mover must be one of {', '.join(FIRST_MOVER_CELLS)}, not {config['first_mover']!r}.")
+    Protocol.from_config(config)  # a bad llm_protocol, llm_word_limit or llm_probe_external stops the creation
     load_instances(config["instances_file"])  # fails at session creation, not in front of a participant
     if config["opponent"] == "llm":  # one group per person: the bots drive each game separately
         subsession.set_group_matrix([[player] for player in subsession.get_players()])
@@ -171,6 +181,7 @@ def create_game(subsession, players, opponent):
         max_messages=int(setting(session, "max_messages")),
         llm_reprompts=int(setting(session, "llm_reprompts")),
         max_message_chars=int(setting(session, "max_message_chars")),
+        **protocol_fields(session),
         instance_json=json.dumps(instance_for(session, number).to_dict()),
         participant_a=codes["A"],
         participant_b=codes["B"],
@@ -181,6 +192,17 @@ def create_game(subsession, players, opponent):
         player.game_id, player.game_role = game.id, role
     db.commit()
     return game
+
+
+def protocol_fields(session):
+    protocol = Protocol.from_config({key: setting(session, key) for key in CONFIG_DEFAULTS})
+    return dict(
+        llm_protocol=protocol.name, llm_word_limit=protocol.word_limit, llm_probe_external=protocol.probe_external
+    )
+
+
+def protocol_of(game):
+    return Protocol(game.llm_protocol, game.llm_word_limit, bool(game.llm_probe_external))
 
 
 def game_of(player):
@@ -362,6 +384,7 @@ async def bargain_steps(player, data):
         role=llm_role(game),
         settings=LLMSettings.from_config(player.session.config),
         call_model=dond_play.blocking_stream if setting(player.session, "llm_blocking") else dond_play.stream,
+        protocol=protocol_of(game),
     )
     pending, flushed = "", 0.0
     async for item in turns:
@@ -434,6 +457,8 @@ def game_meta(game):
         focal_role=game.focal_role,
         participant_a=game.participant_a,
         participant_b=game.participant_b,
+        llm_models={llm_role(game): game.model} if game.opponent == "llm" else {},
+        protocol=protocol_of(game),
     )
 
 
@@ -456,8 +481,10 @@ def custom_export_dond_events(players):
     subsessions = {player.subsession.id: player.subsession for player in players}.values()
     for game, events in games_rows(subsessions):
         meta = game_meta(game)
-        for seq, event in enumerate(events):
-            row = dond_export.event_row(event, session_code=meta["session_code"], game_id=meta["game_id"], seq=seq)
+        rows = dond_export.event_rows(
+            events, instance_of(game), config_of(game), session_code=meta["session_code"], game_id=meta["game_id"]
+        )
+        for row in rows:
             yield [row[name] for name in dond_export.DOND_EVENTS_COLUMNS]
 
 
@@ -470,10 +497,11 @@ def vars_for_admin_report(subsession):
 
     frame = pd.DataFrame(rows, columns=dond_export.DOND_GAMES_COLUMNS).astype(str)
     summary = [admin_summary_row(row) for row in dond_report.summarise(frame)] if rows else []
+    agency = [admin_agency_row(row) for row in (dond_report.summarise_agency(frame) or [])] if rows else []
     outcomes = {
         name: sum(row["outcome"] == name for row in rows) for name in ("success", "lose", "aborted", "unfinished")
     }
-    return dict(summary=summary, games=rows, outcomes_json=json.dumps(outcomes), n_games=len(rows))
+    return dict(summary=summary, agency=agency, games=rows, outcomes_json=json.dumps(outcomes), n_games=len(rows))
 
 
 def admin_summary_row(row):
@@ -486,6 +514,16 @@ def admin_summary_row(row):
     scores = ("main_score", "main_score_debiased", "benchmark_score")
     formatted.update({name: fmt(row[name]) for name in scores})
     return dict(row, **formatted, ci=f"{fmt(low)} – {fmt(high)}")
+
+
+def admin_agency_row(row):
+    """One row of the "LLM agency" table (``dond_report.summarise_agency``), numbers as text."""
+
+    def fmt(value):
+        return "–" if value != value else f"{value:.3f}"  # NaN is the only value unequal to itself
+
+    formatted = {name: fmt(row[name]) for name in ("mean", "debiased_mean", "se")}
+    return dict(row, **formatted, ci=f"{fmt(row['ci_low'])} – {fmt(row['ci_high'])}")
 
 
 def chart_data(game, player):
