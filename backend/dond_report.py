@@ -17,6 +17,25 @@ For every group of finished games (outcome success, lose or aborted; unfinished 
 
 Worked example: two cells, cell 1 with main scores 100 and 80, cell 2 with 40: the plain mean is 73.3, the
 debiased mean (90 + 40) / 2 = 65.
+
+LLM agency (exports with the ``model_a``/``model_b``, ``llm_protocol`` and ``<metric>_a``/``<metric>_b`` columns;
+older files simply lack this section). ``agency_frame`` makes one row per finished game × role an LLM played (a
+role whose agency columns hold a value; a person's role has none): ``model`` = that role's model (``model_a`` /
+``model_b``, else the game's ``model``), ``side`` = the role (its value function), ``is_first_mover`` = whether it
+opened (``opener`` equals the role), ``cluster`` = the instance (seed, item types, counts, values). A game against
+a person gives one row, a model-vs-model game two. ``summarise_agency`` then reports, per mode × language × model
+× ``llm_protocol``, the faithfulness (``internal_faithfulness``, ``external_faithfulness``), instruction-following
+(``note_under_limit``, ``message_under_limit``, ``note_json``, ``proposal_format``) and ``utility`` figures with
+``backend.negotiation.summarise``: ``n`` (rows with a value), ``n_cells``, the plain ``mean``, the
+``debiased_mean`` = (1/C) Σ_c mean_c over the C non-empty cells c = (side, opened), ``se`` = sqrt(Σ_c s_c²/n_c) / C
+(s_c the cell's sample std; NaN when a cell has one value) and a 95% bootstrap interval that resamples whole
+instances. Metrics with no value in a group (n = 0, e.g. note figures under the plain protocol) are left out. The
+text report prints them as a second table; the JSON gives each row of the main list a key ``llm_agency``: the
+figures of that row's model in that mode and language, one dict per protocol × metric (the key is absent for files
+without the agency columns).
+
+Worked example: an LLM playing B, three games as second mover with internal faithfulness 1, 1 and 0.4, one game as
+first mover with 0: plain mean 2.4 / 4 = 0.6, debiased mean (0.8 + 0) / 2 = 0.4.
 """
 
 from __future__ import annotations
@@ -30,7 +49,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from backend import negotiation
 from backend.csvio import read_csv_any
+from backend.negotiation_protocol import PLAYER_METRICS
 
 REQUIRED_COLUMNS = {"game_id", "mode", "language", "model", "cell", "outcome", "main_score", "mode_score", "values_a"}
 FINISHED = ("success", "lose", "aborted")
@@ -47,6 +68,19 @@ STATISTICS = (
     "sum_share",
     "mode_score",
 )
+# Per-role LLM agency metrics reported (backend.negotiation_protocol.player_metrics), grouped by AGENCY_BY.
+AGENCY_METRICS = (
+    "internal_faithfulness",
+    "external_faithfulness",
+    "note_under_limit",
+    "message_under_limit",
+    "note_json",
+    "proposal_format",
+    "utility",
+)
+AGENCY_BY = ("mode", "language", "model", "llm_protocol")
+INSTANCE_COLUMNS = ("instance_seed", "item_types", "counts", "values_a", "values_b")
+AGENCY_FRAME_COLUMNS = [*AGENCY_BY, "game_id", "side", "is_first_mover", "cluster", *AGENCY_METRICS]
 
 
 def looks_like(columns: Sequence[str]) -> bool:
@@ -173,6 +207,116 @@ def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> li
     return rows
 
 
+def has_agency_columns(frame: pd.DataFrame) -> bool:
+    """Whether the frame has the per-role agency columns (exports before them do not).
+
+    >>> from backend.dond_export import DOND_GAMES_COLUMNS
+    >>> has_agency_columns(pd.DataFrame(columns=DOND_GAMES_COLUMNS)), has_agency_columns(pd.DataFrame(columns=["a"]))
+    (True, False)
+    """
+    return any(f"{metric}_{side}" in frame for side in ("a", "b") for metric in AGENCY_METRICS)
+
+
+def _text_values(series: pd.Series) -> pd.Series:
+    """Strings with missing values (NaN, None, "nan") as empty text."""
+    text = series.fillna("").astype(str).str.strip()
+    return text.where(text.str.lower() != "nan", "")
+
+
+def agency_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per finished game × LLM role with agency metrics (see the module doc); columns ``AGENCY_FRAME_COLUMNS``.
+
+    A role counts when any of its ``<metric>_<role>`` columns (``PLAYER_METRICS``) holds a number. Empty for a
+    frame without the agency columns.
+    """
+    if "outcome" in frame:
+        frame = frame[frame["outcome"].astype(str).isin(FINISHED)]
+    empty = pd.Series("", index=frame.index, dtype=object)
+
+    def text(name: str) -> pd.Series:
+        return _text_values(frame[name]) if name in frame else empty
+
+    cluster_parts = [text(name) for name in INSTANCE_COLUMNS if name in frame]
+    cluster = cluster_parts[0].str.cat(cluster_parts[1:], sep="|") if cluster_parts else empty
+    parts = []
+    for role in ("A", "B"):
+        suffix = role.lower()
+        present = [f"{metric}_{suffix}" for metric in PLAYER_METRICS if f"{metric}_{suffix}" in frame]
+        if not present:
+            continue
+        numbers = frame[present].apply(pd.to_numeric, errors="coerce")
+        llm = numbers.notna().any(axis=1).to_numpy()
+        if not llm.any():
+            continue
+        role_model = text(f"model_{suffix}")
+        part = pd.DataFrame(
+            {
+                "mode": text("mode"),
+                "language": text("language"),
+                "model": role_model.where(role_model != "", text("model")),
+                "llm_protocol": text("llm_protocol"),
+                "game_id": text("game_id"),
+                "side": role,
+                "is_first_mover": text("opener") == role,
+                "cluster": cluster,
+            },
+            index=frame.index,
+        )
+        for metric in AGENCY_METRICS:
+            part[metric] = numbers.get(f"{metric}_{suffix}", math.nan)
+        parts.append(part[llm])
+    if not parts:
+        return pd.DataFrame(columns=AGENCY_FRAME_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[AGENCY_FRAME_COLUMNS]
+
+
+def summarise_agency(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]] | None:
+    """Faithfulness, instruction-following and utility per mode × language × model × protocol, debiased.
+
+    One dict per group × metric with ``n``, ``n_cells``, ``mean``, ``debiased_mean``, ``se``, ``ci_low``,
+    ``ci_high`` (``backend.negotiation.summarise`` on ``agency_frame``, clustered by instance); metrics with n = 0
+    are left out. ``None`` when the frame has no agency columns (an export older than them).
+    """
+    if not has_agency_columns(frame):
+        return None
+    long = agency_frame(frame)
+    if long.empty:
+        return []
+    table = negotiation.summarise(long, AGENCY_METRICS, by=AGENCY_BY, cluster="cluster", n_boot=n_boot, seed=seed)
+    return table[table["n"] > 0].to_dict("records")  # groups sorted, metrics in AGENCY_METRICS order
+
+
+def _agency_text_table(rows: list[dict[str, Any]]) -> str:
+    header = ["mode", "lang", "model", "protocol", "metric", "n", "cells", "mean", "debiased", "SE", "95% CI"]
+    lines = [header]
+    for r in rows:
+        lines.append(
+            [
+                str(r["mode"]),
+                str(r["language"]),
+                str(r["model"]),
+                str(r["llm_protocol"]) or "–",
+                str(r["metric"]),
+                str(r["n"]),
+                str(r["n_cells"]),
+                _fmt(r["mean"], 3),
+                _fmt(r["debiased_mean"], 3),
+                _fmt(r["se"], 3),
+                f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]",
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in lines]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    notes = (
+        "One row per finished game and role an LLM played; cells = side (A/B) x whether it opened. "
+        "Debiased = (1/C) sum of the C cell means; SE = sqrt(sum s_c^2/n_c)/C; the 95% CI bootstraps instances. "
+        "Faithfulness and format figures are shares; utility = own points / 10."
+    )
+    title = "LLM agency per model: faithfulness, instruction following and utility"
+    return title + "\n\n" + "\n".join(text) + "\n\n" + notes
+
+
 def _fmt(value: float, digits: int = 1) -> str:
     return "–" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
@@ -244,9 +388,18 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     if not paths:
         raise ValueError("paths must name at least one dond_games CSV file.")
     frames = [read_csv_any(path, dtype=str, keep_default_na=False) for path in paths]
-    rows = summarise(pd.concat(frames, ignore_index=True))
+    frame = pd.concat(frames, ignore_index=True)
+    rows = summarise(frame)
+    agency = summarise_agency(frame)
     if as_json:
+        if agency is not None:
+            for row in rows:
+                key = (row["mode"], row["language"], row["model"])
+                row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
         return json.dumps(_jsonable(rows), indent=2, allow_nan=False, ensure_ascii=False)
     if not rows:
         return "No finished DoND games in the file(s)."
-    return _text_table(rows)
+    text = _text_table(rows)
+    if agency:
+        text += "\n\n" + _agency_text_table(agency)
+    return text

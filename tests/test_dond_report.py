@@ -7,11 +7,13 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from backend import __main__ as cli
 from backend import dond_report
 from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS
+from backend.negotiation_protocol import PLAYER_METRICS
 
 
 def game(
@@ -25,6 +27,7 @@ def game(
     mode_score=None,
     pareto=None,
     points=(None, None),
+    **columns,
 ):
     row = dict.fromkeys(DOND_GAMES_COLUMNS, "")
     row.update(
@@ -46,6 +49,7 @@ def game(
         points_focal="" if points[0] is None else points[0],
         points_opponent="" if points[1] is None else points[1],
     )
+    row.update(columns)
     return row
 
 
@@ -59,9 +63,9 @@ GAMES = [
 ]
 
 
-def write_csv(path, rows, delimiter=","):
+def write_csv(path, rows, delimiter=",", columns=DOND_GAMES_COLUMNS):
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=DOND_GAMES_COLUMNS, delimiter=delimiter)
+        writer = csv.DictWriter(handle, fieldnames=columns, delimiter=delimiter, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     return path
@@ -131,7 +135,133 @@ def test_report_of_no_finished_games(tmp_path):
 
 
 def test_summarise_rejects_other_frames():
-    import pandas as pd
-
     with pytest.raises(ValueError, match="dond_games"):
         dond_report.summarise(pd.DataFrame({"a": [1]}))
+
+
+# LLM agency. Against a person the LLM plays B in cells 1 (A opens: B second) and 2 (B opens: B first), A in cells
+# 3 (B opens: A second) and 4 (A opens: A first).
+OPENER = {1: "A", 2: "B", 3: "B", 4: "A"}
+
+
+def llm_game(cell, seed, *, model="m", protocol="notes", **metrics):
+    """A game against a person; ``metrics`` name the LLM role's agency metrics without the role suffix."""
+    role = "b" if cell in (1, 2) else "a"
+    columns = {f"{name}_{role}": value for name, value in metrics.items()}
+    columns.setdefault(f"turns_{role}", 3)
+    return game(
+        cell,
+        "success",
+        50.0,
+        model=model,
+        opponent="llm",
+        opener=OPENER[cell],
+        focal_role="A" if cell in (1, 2) else "B",
+        instance_seed=seed,
+        llm_protocol=protocol,
+        llm_word_limit=64,
+        **{f"model_{role}": model},
+        **columns,
+    )
+
+
+AGENCY_GAMES = [
+    # model m: three games as B second mover (cell 1), one as A first mover (cell 4).
+    llm_game(1, 1, internal_faithfulness=1.0, utility=0.6),
+    llm_game(1, 2, internal_faithfulness=1.0, utility=0.4),
+    llm_game(1, 3, internal_faithfulness=0.4),
+    llm_game(4, 1, internal_faithfulness=0.0, utility=0.2),
+    # model n: two games per cell, cells 2 (B first) and 3 (A second).
+    llm_game(2, 1, model="n", utility=0.6),
+    llm_game(2, 2, model="n", utility=0.4),
+    llm_game(3, 1, model="n", utility=0.2),
+    llm_game(3, 2, model="n", utility=0.0),
+]
+
+
+def agency_rows(rows, model):
+    return {r["metric"]: r for r in rows if r["model"] == model}
+
+
+def test_agency_frame_has_one_row_per_llm_role():
+    self_play = game(
+        1,
+        "success",
+        50.0,
+        model="x",
+        opponent="self",
+        opener="A",
+        instance_seed=7,
+        model_a="x",
+        model_b="y",
+        llm_protocol="plain",
+        turns_a=2,
+        turns_b=2,
+        utility_a=0.3,
+        utility_b=0.7,
+    )
+    person_vs_person = game(1, "success", 50.0, model="human", opponent="human", opener="A")
+    unfinished = llm_game(1, 9, utility=1.0) | {"outcome": "unfinished"}
+    frame = pd.DataFrame([AGENCY_GAMES[0], AGENCY_GAMES[3], self_play, person_vs_person, unfinished]).astype(str)
+    long = dond_report.agency_frame(frame)
+    assert list(long.columns) == dond_report.AGENCY_FRAME_COLUMNS
+    got = long[["model", "side", "is_first_mover", "llm_protocol", "utility"]].to_records(index=False).tolist()
+    assert got == [
+        ("m", "A", True, "notes", 0.2),  # cell 4: the LLM plays A and opens
+        ("x", "A", True, "plain", 0.3),
+        ("m", "B", False, "notes", 0.6),  # cell 1: the LLM plays B, the person opens
+        ("y", "B", False, "plain", 0.7),  # self-play: each role under its own model
+    ]
+    assert long["cluster"].str.startswith(("1|", "7|")).all() and long["cluster"].nunique() == 2
+    assert set(dond_report.AGENCY_METRICS) <= set(PLAYER_METRICS)
+
+
+def test_agency_figures_are_debiased_by_hand():
+    frame = pd.DataFrame(AGENCY_GAMES).astype(str)
+    rows = dond_report.summarise_agency(frame, n_boot=200)
+    m = agency_rows(rows, "m")
+    assert set(m) == {"internal_faithfulness", "utility"}  # metrics with no value are left out
+    faithful = m["internal_faithfulness"]
+    assert faithful["n"] == 4 and faithful["n_cells"] == 2
+    assert faithful["mean"] == pytest.approx(0.6)  # (1 + 1 + 0.4 + 0) / 4
+    assert faithful["debiased_mean"] == pytest.approx(0.4)  # cells B second 0.8 and A first 0: (0.8 + 0) / 2
+    assert math.isnan(faithful["se"])  # the A-first cell has a single value
+    assert faithful["mode"] == "semi" and faithful["language"] == "en" and faithful["llm_protocol"] == "notes"
+    utility = m["utility"]
+    assert utility["n"] == 3 and utility["mean"] == pytest.approx(0.4)  # the third game has no utility
+    assert utility["debiased_mean"] == pytest.approx(0.35)  # (0.5 + 0.2) / 2
+    n = agency_rows(rows, "n")["utility"]
+    assert n["mean"] == pytest.approx(0.3) and n["debiased_mean"] == pytest.approx(0.3)  # (0.5 + 0.1) / 2
+    assert n["se"] == pytest.approx(math.sqrt(0.02 / 2 + 0.02 / 2) / 2)  # s_c^2 = 0.02 in both cells
+    assert n["ci_low"] <= n["debiased_mean"] <= n["ci_high"]
+    assert pd.DataFrame(rows).equals(pd.DataFrame(dond_report.summarise_agency(frame, n_boot=200)))  # seeded
+
+
+def test_report_prints_and_attaches_the_agency_figures(tmp_path):
+    path = write_csv(tmp_path / "dond_games.csv", AGENCY_GAMES + [game(1, "success", 80.0, model="human")])
+    text = dond_report.report([path])
+    assert "main score [95% CI]" in text and "debiased" in text and "internal_faithfulness" in text
+    assert text.index("main score [95% CI]") < text.index("internal_faithfulness")
+    assert "external_faithfulness" not in text  # n = 0 everywhere
+    rows = json.loads(dond_report.report([path], as_json=True))
+    assert [r["model"] for r in rows] == ["human", "m", "n"]
+    by_model = {r["model"]: r for r in rows}
+    assert by_model["human"]["llm_agency"] == []
+    assert [a["metric"] for a in by_model["m"]["llm_agency"]] == ["internal_faithfulness", "utility"]
+    assert by_model["m"]["llm_agency"][0]["debiased_mean"] == pytest.approx(0.4)
+    assert by_model["m"]["main_score"] == 50.0  # the existing figures are unchanged
+
+
+def test_a_file_without_the_agency_columns_reports_as_before(tmp_path):
+    old_columns = DOND_GAMES_COLUMNS[: DOND_GAMES_COLUMNS.index("model_a")]
+    old = write_csv(tmp_path / "old.csv", GAMES, columns=old_columns)
+    new = write_csv(tmp_path / "new.csv", GAMES)
+    assert dond_report.summarise_agency(pd.DataFrame(columns=old_columns)) is None
+    text = dond_report.report([old])
+    assert "60.0" in text and "45.0" in text and "internal_faithfulness" not in text and "LLM agency" not in text
+    rows = json.loads(dond_report.report([old], as_json=True))
+    assert all("llm_agency" not in r for r in rows)
+    assert rows == [
+        {k: v for k, v in r.items() if k != "llm_agency"} for r in json.loads(dond_report.report([new], as_json=True))
+    ]
+    assert "internal_faithfulness" in dond_report.report([old, write_csv(tmp_path / "llm.csv", AGENCY_GAMES)])
