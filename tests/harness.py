@@ -169,10 +169,46 @@ def running_server(**kwargs) -> Iterator[RunningServer]:
         shutil.rmtree(server.folder, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def own_database(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """On a database server, a fresh empty database for one run (dropped afterwards); SQLite envs pass through.
+
+    The bot runner exports every session in its database, so on a shared PostgreSQL database it would also read the
+    half-finished sessions other tests left behind.
+    """
+    if not uses_server_database(env):
+        yield env
+        return
+    import uuid
+
+    import psycopg2
+
+    base_url = env["DATABASE_URL"]
+    server_url, _, _ = base_url.rpartition("/")
+    name = f"otree_run_{uuid.uuid4().hex[:12]}"
+    admin = psycopg2.connect(base_url)
+    admin.autocommit = True
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute(f"CREATE DATABASE {name}")
+        yield dict(env, DATABASE_URL=f"{server_url}/{name}")
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.close()
+
+
 def run_bots(config_name: str, *, env: dict[str, str] | None = None, participants: int | None = None, export_dir=None):
     """Run ``otree test CONFIG [N] [--export DIR]`` in a scratch folder; return the completed process."""
-    folder = scratch_project("otree-bots-")
     env = env or base_env()
+    if uses_server_database(env):
+        with own_database(env) as isolated_env:
+            return _run_bots(config_name, env=isolated_env, participants=participants, export_dir=export_dir)
+    return _run_bots(config_name, env=env, participants=participants, export_dir=export_dir)
+
+
+def _run_bots(config_name: str, *, env: dict[str, str], participants: int | None, export_dir) -> subprocess.CompletedProcess:
+    folder = scratch_project("otree-bots-")
     if uses_server_database(env):
         # `otree test` would silently use in-memory SQLite; run the same bot runner on the real database.
         command = [sys.executable, "-m", "tests.bots_on_database", config_name, str(participants or "")]
@@ -184,7 +220,7 @@ def run_bots(config_name: str, *, env: dict[str, str] | None = None, participant
         if export_dir:
             command.append(f"--export={export_dir}")
     try:
-        return subprocess.run(command, cwd=folder, env=env or base_env(), capture_output=True, text=True, timeout=600)
+        return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
