@@ -1,0 +1,149 @@
+"""Load test of the social_eval app: N simulated annotators submitting rating forms concurrently.
+
+Starts ``otree prodserver`` on a free loopback port (its own SQLite file in a scratch folder), creates a session
+with enough synthetic episodes for everyone (copies of the sample set with new ids), and lets N threads each walk
+a Prolific-style path: start link, consent, instructions, then every rating page (28 fields each). Every page step
+is one form POST plus the redirected GET of the next page, timed from the client. Prints p50/p95/p99/max latency,
+errors (HTTP failures or unexpected pages) and throughput. Target: p95 < 300 ms and zero errors on 2 cores.
+
+Run: ``python bench/annotation_load.py [--annotators 200] [--think 0] [--database-url URL]``
+(``--think S``: each annotator waits a random 0..2S seconds between pages, like people reading and typing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from backend import social_forms  # noqa: E402
+from backend.episodes import load_episodes  # noqa: E402
+from backend.rubrics import load_rubric  # noqa: E402
+from tests.harness import base_env, create_session, session_start_links, start_server  # noqa: E402
+from tests.test_social_eval_app import Annotator  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parent.parent / "backend" / "data" / "episodes"
+
+
+def write_episodes(folder: Path, *, regular: int) -> None:
+    """``regular`` copies of the sample conversations with fresh ids, plus the gold episodes."""
+    episodes = load_episodes(SAMPLES)
+    plain = [e for e in episodes if not e.is_gold]
+    items = [dict(plain[i % len(plain)].as_dict(), id=f"load-{i:04d}") for i in range(regular)]
+    items += [e.as_dict() for e in episodes if e.is_gold]
+    (folder / "episodes.json").write_text(json.dumps(items), encoding="utf-8")
+
+
+def form_values(rng: random.Random, rubric) -> dict:
+    values = {}
+    for agent in social_forms.AGENTS:
+        for slot, dimension in enumerate(rubric.dimensions, start=1):
+            values[social_forms.rating_field(agent, slot)] = rng.randint(dimension.min, dimension.max)
+            values[social_forms.reason_field(agent, slot)] = f"Simulated reason {rng.random():.6f},\nsecond line."
+    return values
+
+
+def annotate(link: str, *, seed: int, think: float, start: threading.Barrier, out: dict) -> None:
+    rng, rubric = random.Random(seed), load_rubric()
+    latencies, errors = out["latencies"], out["errors"]
+
+    def step(action):
+        began = time.perf_counter()
+        try:
+            action()
+        except Exception as error:  # a failed request is counted, and this annotator stops
+            errors.append(f"{type(error).__name__}: {error}"[:200])
+            raise
+        finally:
+            latencies.append(time.perf_counter() - began)
+        if think:
+            time.sleep(rng.uniform(0, 2 * think))
+
+    start.wait()
+    try:
+        holder = {}
+        step(lambda: holder.setdefault("annotator", Annotator(link)))
+        annotator = holder["annotator"]
+        step(lambda: annotator.submit(dict(consent_given="True")))
+        step(lambda: annotator.submit())
+        while annotator.page == "Rate":
+            step(lambda: annotator.submit(form_values(rng, rubric)))
+            out["forms"].append(1)
+        if annotator.page != "Completion":
+            errors.append(f"ended on {annotator.page} instead of Completion")
+    except Exception:
+        return
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=200)
+    parser.add_argument("--per-annotator", type=int, default=2, help="regular episodes per annotator")
+    parser.add_argument("--think", type=float, default=0.0, help="mean pause between pages, seconds")
+    parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
+    args = parser.parse_args(argv)
+
+    folder = Path(tempfile.mkdtemp(prefix="annotation-load-"))
+    k = 2
+    write_episodes(folder, regular=args.annotators * args.per_annotator // k)
+    env = base_env(OTREE_PRODUCTION="0")
+    env["DATABASE_URL"] = args.database_url or f"sqlite:///{folder}/load.sqlite3"
+    server = start_server(kind="prodserver", env=env)
+    try:
+        began = time.perf_counter()
+        session = create_session(
+            server.url,
+            "social_eval",
+            args.annotators,
+            episodes=str(folder / "episodes.json"),
+            annotators_per_episode=k,
+            episodes_per_annotator=args.per_annotator,
+            attention_checks=1,
+        )
+        created = time.perf_counter() - began
+        links = session_start_links(server.url, session["code"])
+        out = dict(latencies=[], errors=[], forms=[])
+        barrier = threading.Barrier(len(links))
+        threads = [
+            threading.Thread(
+                target=annotate, args=(link,), kwargs=dict(seed=i, think=args.think, start=barrier, out=out)
+            )
+            for i, link in enumerate(links)
+        ]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - began
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    ms = sorted(1000 * value for value in out["latencies"])
+    quantile = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else ms * 99
+    print(
+        f"social_eval load: {args.annotators} annotators, {args.per_annotator} + 1 episodes each, think {args.think} s"
+    )
+    print(f"machine: {os.cpu_count()} cores; database: {'SQLite' if not args.database_url else 'DATABASE_URL'}")
+    print(f"session creation ({args.annotators} participants): {created:.2f} s")
+    print(f"page steps: {len(ms)}, rating forms submitted: {len(out['forms'])}, wall time {wall:.1f} s")
+    print(f"latency ms: p50 {quantile[49]:.0f}  p95 {quantile[94]:.0f}  p99 {quantile[98]:.0f}  max {ms[-1]:.0f}")
+    print(f"throughput: {len(ms) / wall:.1f} page steps/s")
+    print(f"errors: {len(out['errors'])}" + (f" (first: {out['errors'][0]})" if out["errors"] else ""))
+    return 0 if not out["errors"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
