@@ -1,6 +1,8 @@
+import functools
 import json
 import logging
 import time
+import types
 from pathlib import Path
 
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
@@ -220,11 +222,43 @@ def config_of(game):
 
 
 def instance_of(game):
-    return dond.Instance.from_dict(json.loads(game.instance_json))
+    return _instance_from_json(game.instance_json)
+
+
+@functools.lru_cache(maxsize=256)
+def _instance_from_json(instance_json):
+    return dond.Instance.from_dict(json.loads(instance_json))  # frozen: one parse serves every turn
+
+
+# The Game columns a turn reads. Every commit expires the ORM rows, and reading a column afterwards costs a query,
+# so an LLM turn (a commit per event) works from this plain copy instead.
+SNAPSHOT_FIELDS = [
+    "id",
+    "mode",
+    "language",
+    "opener",
+    "max_messages",
+    "llm_reprompts",
+    "max_message_chars",
+    "instance_json",
+    "opponent",
+    "model",
+    "participant_a",
+    "participant_b",
+    "llm_protocol",
+    "llm_word_limit",
+    "llm_probe_external",
+    "created_at",
+]
+
+
+def snapshot_of(game):
+    return types.SimpleNamespace(**{name: getattr(game, name) for name in SNAPSHOT_FIELDS})
 
 
 def events_of(game):
-    return [event_dict(event) for event in Event.filter(game=game)]
+    """The game's events in order, as dicts (``game`` is a Game row or its snapshot)."""
+    return [event_dict(event) for event in Event.objects_filter(game_id=game.id).order_by(Event.id)]
 
 
 def event_dict(event):
@@ -239,7 +273,7 @@ def store_event(game, event):
     fields["created_at"] = fields.get("created_at") or time.time()
     if fields.get("proposal") is not None:
         fields["proposal"] = json.dumps(list(fields["proposal"]))
-    Event.create(game=game, **fields)
+    Event.create(game_id=game.id, **fields)
     db.commit()
 
 
@@ -290,9 +324,8 @@ def rejected(player, game, error):
     return {player.id_in_group: {"type": "rejected", "message": message}}
 
 
-def human_move(player, game, data):
-    """Validate and store a person's message or proposal; returns the error payload or None."""
-    events = events_of(game)
+def human_move(player, game, data, events):
+    """Validate and store a person's message or proposal (appended to ``events``); returns the error payload or None."""
     instance = instance_of(game)
     state = dond_game.replay(events, config_of(game), counts=instance.counts)
     base = dict(role=player.game_role, actor="human", created_at=time.time())
@@ -308,6 +341,7 @@ def human_move(player, game, data):
     except (dond.MoveError, ValueError) as error:
         return rejected(player, game, error)
     store_event(game, event)
+    events.append(event)
     return None
 
 
@@ -354,14 +388,18 @@ async def bargain_steps(player, data):
     game = game_of(player)
     if game is None:
         return
+    # This participant's lock serialises its live calls, so this list stays in step with the stored rows.
+    events = events_of(game)
+    game = snapshot_of(game)
+    seat = types.SimpleNamespace(id_in_group=player.id_in_group, game_role=player.game_role)
     kind = data.get("type") if isinstance(data, dict) else None
     if kind in ("message", "proposal"):
-        error = human_move(player, game, data)
+        error = human_move(seat, game, data, events)
         if error:
             yield error
             return
     elif kind not in ("load", "ping"):
-        yield rejected(player, game, ValueError(f"unknown message type {kind!r}"))
+        yield rejected(seat, game, ValueError(f"unknown message type {kind!r}"))
         return
     if game.opponent == "human":
         player.last_seen = time.time()
@@ -369,8 +407,7 @@ async def bargain_steps(player, data):
         check_partner(player, game)
         yield payloads(player, game, events_of(game), both=True)
         return
-    events = events_of(game)  # this participant's lock serialises its calls: the list stays in step with the rows
-    yield payloads(player, game, events)
+    yield payloads(seat, game, events)
 
     def keep(event):
         store_event(game, event)
@@ -391,13 +428,13 @@ async def bargain_steps(player, data):
         if item["type"] == "delta":  # pieces are sent at most every DELTA_INTERVAL_S: fewer messages, same text
             pending += item["text"]
             if time.monotonic() - flushed >= DELTA_INTERVAL_S:
-                yield {player.id_in_group: {"type": "delta", "text": pending}}
+                yield {seat.id_in_group: {"type": "delta", "text": pending}}
                 pending, flushed = "", time.monotonic()
             continue
         if pending:
-            yield {player.id_in_group: {"type": "delta", "text": pending}}
+            yield {seat.id_in_group: {"type": "delta", "text": pending}}
             pending = ""
-        yield payloads(player, game, events) if item["type"] == "event" else {player.id_in_group: item}
+        yield payloads(seat, game, events) if item["type"] == "event" else {seat.id_in_group: item}
 
 
 def live_pairing(player: Player, data):
