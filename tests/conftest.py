@@ -48,13 +48,15 @@ def llm_server(_llm_server_instance):
 @pytest.fixture(scope="module")
 def otree_server(_llm_server_instance):
     """An `otree devserver` on a free loopback port, its LLM calls going to the local test server."""
-    from tests.harness import base_env, start_server, uses_server_database
+    from tests.harness import base_env, own_database, start_server, uses_server_database
 
     env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
-    # devserver always keeps its data in memory; on PostgreSQL the same pages are served by prodserver.
-    server = start_server(kind="prodserver" if uses_server_database(env) else "devserver", env=env)
-    yield server
-    server.stop()
+    # devserver keeps its data in memory, fresh for each module; on PostgreSQL prodserver serves the same pages from
+    # a fresh database of its own.
+    with own_database(env) as env:
+        server = start_server(kind="prodserver" if uses_server_database(env) else "devserver", env=env)
+        yield server
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -207,7 +207,9 @@ def run_bots(config_name: str, *, env: dict[str, str] | None = None, participant
     return _run_bots(config_name, env=env, participants=participants, export_dir=export_dir)
 
 
-def _run_bots(config_name: str, *, env: dict[str, str], participants: int | None, export_dir) -> subprocess.CompletedProcess:
+def _run_bots(
+    config_name: str, *, env: dict[str, str], participants: int | None, export_dir
+) -> subprocess.CompletedProcess:
     folder = scratch_project("otree-bots-")
     if uses_server_database(env):
         # `otree test` would silently use in-memory SQLite; run the same bot runner on the real database.
