@@ -37,70 +37,50 @@ SESSION_CONFIG_DEFAULTS = dict(
     llm_max_retries=2,
 )
 
+# dond: session configs are edited by the DoND app; the variants differ only in the keys they set.
+_DOND_LLM = dict(
+    name="dond_llm",
+    display_name="Deal or No Deal: person vs LLM",
+    app_sequence=["dond"],
+    num_demo_participants=1,
+    doc="Keys documented in README section 'DoND'.",
+    mode="semi",  # semi (own points), coop (sum of both), comp (own minus other)
+    language="en",  # en, de, it: every participant-facing word and the LLM's prompts
+    opponent="llm",  # llm or human
+    max_messages=5,  # per player
+    first_mover="counterbalance",  # human, llm, or counterbalance (cycle through the four cells)
+    instance_seed=1,  # games 4k..4k+3 play generate_instance(instance_seed + k)
+    instances_file="",  # or a JSON list of instances (path relative to the project)
+    llm_reprompts=2,  # 0 = the reference game's abort on the first violation
+    max_message_chars=1000,
+    game_timeout_s=1800,
+    turn_timeout_s=300,  # person vs person: a partner silent this long on their turn ends the game
+    disconnect_timeout_s=90,  # person vs person: a partner whose page is closed this long ends the game
+    pairing_timeout_s=600,
+    llm_protocol="plain",  # or notes: the LLM writes a private note with the split it would accept each turn
+    llm_word_limit=64,  # word limit of notes and messages, stated in the notes protocol's prompts
+    llm_probe_external=False,  # also ask the LLM each turn which split the person would accept
+)
+_DOND_LLM_ONLY_KEYS = ("llm_protocol", "llm_word_limit", "llm_probe_external")
+_DOND_PERSON_KEYS = {key: value for key, value in _DOND_LLM.items() if key not in _DOND_LLM_ONLY_KEYS}
+
 SESSION_CONFIGS = [
-    # dond: session configs are edited by the DoND app.
+    _DOND_LLM,
     dict(
-        name="dond_llm",
-        display_name="Deal or No Deal: person vs LLM",
-        app_sequence=["dond"],
-        num_demo_participants=1,
-        doc="Keys documented in README section 'DoND'.",
-        mode="semi",  # semi (own points), coop (sum of both), comp (own minus other)
-        language="en",  # en, de, it: every participant-facing word and the LLM's prompts
-        opponent="llm",  # llm or human
-        max_messages=5,  # per player
-        first_mover="counterbalance",  # human, llm, or counterbalance (cycle through the four cells)
-        instance_seed=1,  # games 4k..4k+3 play generate_instance(instance_seed + k)
-        instances_file="",  # or a JSON list of instances (path relative to the project)
-        llm_reprompts=2,  # 0 = the reference game's abort on the first violation
-        max_message_chars=1000,
-        game_timeout_s=1800,
-        turn_timeout_s=300,  # person vs person: a partner silent this long on their turn ends the game
-        disconnect_timeout_s=90,  # person vs person: a partner whose page is closed this long ends the game
-        pairing_timeout_s=600,
-        llm_protocol="plain",  # or notes: the LLM writes a private note with the split it would accept each turn
-        llm_word_limit=64,  # word limit of notes and messages, stated in the notes protocol's prompts
-        llm_probe_external=False,  # also ask the LLM each turn which split the person would accept
-    ),
-    dict(
+        _DOND_LLM,
         name="dond_llm_notes",
         display_name="Deal or No Deal: person vs LLM, notes protocol and belief probe",
-        app_sequence=["dond"],
-        num_demo_participants=1,
         doc="The LLM writes a private note before each public reply and is probed for the person's acceptable split.",
-        mode="semi",
-        language="en",
-        opponent="llm",
-        max_messages=5,
-        first_mover="counterbalance",
-        instance_seed=1,
-        instances_file="",
-        llm_reprompts=2,
-        max_message_chars=1000,
-        game_timeout_s=1800,
         llm_protocol="notes",
-        llm_word_limit=64,
         llm_probe_external=True,
     ),
     dict(
+        _DOND_PERSON_KEYS,
         name="dond_human",
         display_name="Deal or No Deal: person vs person",
-        app_sequence=["dond"],
         num_demo_participants=2,
         doc="Two participants paired by arrival; keys documented in README section 'DoND'.",
-        mode="semi",
-        language="en",
         opponent="human",
-        max_messages=5,
-        first_mover="counterbalance",
-        instance_seed=1,
-        instances_file="",
-        llm_reprompts=2,
-        max_message_chars=1000,
-        game_timeout_s=1800,
-        turn_timeout_s=300,
-        disconnect_timeout_s=90,
-        pairing_timeout_s=600,
     ),
     # social_eval: session configs are edited by the social_eval app.
     dict(

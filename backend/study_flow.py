@@ -166,6 +166,16 @@ def is_last_app(player) -> bool:
     return _config(player)["app_sequence"][-1] == app_name(player) and player.round_number == num_rounds
 
 
+def tasks_over(player) -> bool:
+    """Whether the participant has no task left in this app, by the app's own ``tasks_over(player)`` if it has one.
+
+    The completion page is then shown at once: walking through every remaining round to the last one would have
+    oTree load the player row of each skipped page, which made the final submit the slowest page of a study.
+    """
+    hook = getattr(sys.modules[type(player).__module__], "tasks_over", None)
+    return bool(hook(player)) if hook else False
+
+
 def is_active(player) -> bool:
     """Whether the participant may see the task pages: not screened out (declined consent, failed a check)."""
     return not _vars(player).get("screened_out", False)
@@ -287,7 +297,9 @@ class CompletionPage:
 
     @staticmethod
     def is_displayed(player):
-        return is_active(player) and is_last_app(player)
+        if not is_active(player) or _config(player)["app_sequence"][-1] != app_name(player):
+            return False
+        return is_last_app(player) or tasks_over(player)
 
     @staticmethod
     def vars_for_template(player):

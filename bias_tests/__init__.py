@@ -87,6 +87,11 @@ def creating_session(subsession: Subsession):
             player.arguments_shown = ",".join(order)
 
 
+def tasks_over(player: Player) -> bool:
+    """No test left for this participant after this round (backend.study_flow shows the completion page)."""
+    return player.round_number >= len(player.participant.vars.get("bias_plan", ()))
+
+
 def presented(player: Player):
     item = item_set(player.session).item(player.item_id)
     order = player.arguments_shown.split(",") if player.field_maybe_none("arguments_shown") else None

@@ -140,6 +140,11 @@ def assign_log(player: Player) -> bool:
     return True
 
 
+def tasks_over(player: Player) -> bool:
+    """No log left for this judge after this round (backend.study_flow shows the completion page)."""
+    return not player.field_maybe_none("log_file") or player.round_number >= judge_total(player)
+
+
 def verdict_rows(players):
     """Protocol rows of the finished verdicts among ``players``."""
     done = [player for player in players if player.field_maybe_none("con_mat")]

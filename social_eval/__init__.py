@@ -328,6 +328,15 @@ def _ensure_task(player):
     return True
 
 
+def tasks_over(player):
+    """No episode left for this annotator after this round (backend.study_flow shows the completion page)."""
+    participant_vars = player.participant.vars
+    if participant_vars.get("social_eval_over"):
+        return True
+    plan = participant_vars.get("social_eval_plan")
+    return plan is not None and player.round_number >= len(plan)
+
+
 def _my_row(player):
     """The player's current assignment row (rows of released reservations stay in the log)."""
     (row,) = [

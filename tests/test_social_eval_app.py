@@ -208,3 +208,14 @@ def test_assignments_survive_a_server_restart():
             server.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_completion_page_follows_the_last_task_without_walking_the_unused_rounds(otree_server):
+    session = create_session(otree_server.url, "social_eval", 1, episodes_per_annotator=1, attention_checks=0)
+    annotator = Annotator(session_start_links(otree_server.url, session["code"])[0]).to_rating_page()
+    annotator.submit(rating_form())
+    assert annotator.page == "Completion"
+    sequence = re.search(r"^page_sequence = \[(.*)\]$", (PROJECT_ROOT / "social_eval/__init__.py").read_text(), re.M)
+    pages_per_round = len(sequence.group(1).split(","))
+    index_in_pages = int(annotator.url.rstrip("/").rsplit("/", 1)[-1])
+    assert index_in_pages <= pages_per_round  # round 1's completion page, not the one of round C.NUM_ROUNDS
