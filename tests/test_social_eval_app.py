@@ -9,6 +9,7 @@ import io
 import json
 import re
 import shutil
+import signal
 import time
 
 import pytest
@@ -187,20 +188,29 @@ def test_exports_keep_multi_line_reasoning_and_the_report_reads_them(otree_serve
     assert re.search(r'id="complete-episodes">\d+</strong> of 6 episodes', admin)
 
 
-def test_assignments_survive_a_server_restart():
+def test_ratings_and_reservations_survive_a_killed_server():
     folder = scratch_project("otree-restart-")
     env = base_env(DATABASE_URL=f"sqlite:///{folder}/restart.sqlite3")
     try:
         server = start_server(kind="prodserver", env=env, folder=folder)
         try:
-            session = create_session(server.url, "social_eval", 2, annotators_per_episode=1, episodes_per_annotator=2)
+            session = create_session(
+                server.url, "social_eval", 2, annotators_per_episode=1, episodes_per_annotator=2, attention_checks=0
+            )
             links = session_start_links(server.url, session["code"])
             first = Annotator(links[0]).to_rating_page()
-            held = first.episode_id
+            rated = first.episode_id
+            first.submit(rating_form("Rated before the crash,\non two lines."))
+            held = first.episode_id  # the second episode, reserved; the form is half done when the process dies
+            assert held != rated
         finally:
-            server.stop()
+            server.stop(signal.SIGKILL)
         server = start_server(kind="prodserver", env=env, folder=folder, port=int(server.url.rsplit(":", 1)[1]))
         try:
+            ratings = [row for row in export(server.url, "custom_export_ratings_long") if row["episode_id"] == rated]
+            assert len(ratings) == 14 and "Rated before the crash,\non two lines." in {
+                unescape_text(r["reasoning"]) for r in ratings
+            }
             assert first.reload().episode_id == held  # the reservation is in the database, not in memory
             second = Annotator(links[1]).to_rating_page()
             assert second.episode_id != held
