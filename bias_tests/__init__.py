@@ -247,7 +247,7 @@ class ScreenOut(study_flow.ScreenOutPage, Page):
 
 
 class Completion(study_flow.CompletionPage, Page):
-    pass
+    """Shown as soon as tasks_over(player) says the participant has no task left (backend.study_flow)."""
 
 
 page_sequence = [Consent, Instructions, Choice, Arguments, ScreenOut, Completion]
