@@ -305,9 +305,7 @@ def _agency_text_table(rows: list[dict[str, Any]]) -> str:
                 f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]",
             ]
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in lines]
-    text.insert(1, "  ".join("-" * width for width in widths))
+    text = _aligned(lines)
     notes = (
         "One row per finished game and role an LLM played; cells = side (A/B) x whether it opened. "
         "Debiased = (1/C) sum of the C cell means; SE = sqrt(sum s_c^2/n_c)/C; the 95% CI bootstraps instances. "
@@ -315,6 +313,14 @@ def _agency_text_table(rows: list[dict[str, Any]]) -> str:
     )
     title = "LLM agency per model: faithfulness, instruction following and utility"
     return title + "\n\n" + "\n".join(text) + "\n\n" + notes
+
+
+def _aligned(lines: list[list[str]]) -> list[str]:
+    """Rows of cells as left-aligned text columns, a dashed rule under the first (the header)."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in lines]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    return text
 
 
 def _fmt(value: float, digits: int = 1) -> str:
@@ -359,9 +365,7 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
                 _fmt(r["benchmark_score_debiased"]),
             ]
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in lines]
-    text.insert(1, "  ".join("-" * width for width in widths))
+    text = _aligned(lines)
     notes = (
         "Rates are shares of finished games; pareto, main score and points are over non-aborted games. "
         "Debiased = mean of the per-cell means over the counterbalancing cells present. "

@@ -129,7 +129,7 @@ async def play_match(
     protocol: Protocol,
 ) -> list[dict]:
     """Play one game to its end; returns its events. A game that does not end in a bounded number of turns is
-    aborted as ``selfplay_stalled`` (it cannot happen with the game's rules, the bound only guards the loop)."""
+    aborted with the text ``stalled`` (it cannot happen with the game's rules, the bound only guards the loop)."""
     events: list[dict] = []
     for _ in range(4 * config.max_messages + 4 * (config.llm_reprompts + 1) + 8):
         state = replay(events, config, counts=instance.counts)

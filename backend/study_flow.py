@@ -159,11 +159,15 @@ def is_first_app(player) -> bool:
     return _config(player)["app_sequence"][0] == app_name(player) and player.round_number == 1
 
 
-def is_last_app(player) -> bool:
-    """Whether this is the last round of the session's last app (where the completion page belongs)."""
+def in_last_app(player) -> bool:
+    """Whether the player belongs to the session's last app."""
+    return _config(player)["app_sequence"][-1] == app_name(player)
+
+
+def is_last_round(player) -> bool:
+    """Whether this is the last round of the player's app."""
     app_module = sys.modules[type(player).__module__]
-    num_rounds = getattr(getattr(app_module, "C", None), "NUM_ROUNDS", 1)
-    return _config(player)["app_sequence"][-1] == app_name(player) and player.round_number == num_rounds
+    return player.round_number == getattr(getattr(app_module, "C", None), "NUM_ROUNDS", 1)
 
 
 def tasks_over(player) -> bool:
@@ -297,9 +301,7 @@ class CompletionPage:
 
     @staticmethod
     def is_displayed(player):
-        if not is_active(player) or _config(player)["app_sequence"][-1] != app_name(player):
-            return False
-        return is_last_app(player) or tasks_over(player)
+        return is_active(player) and in_last_app(player) and (is_last_round(player) or tasks_over(player))
 
     @staticmethod
     def vars_for_template(player):

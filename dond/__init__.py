@@ -541,26 +541,23 @@ def vars_for_admin_report(subsession):
     return dict(summary=summary, agency=agency, games=rows, outcomes_json=json.dumps(outcomes), n_games=len(rows))
 
 
-def admin_summary_row(row):
-    def fmt(value, digits=1):
-        return "–" if value != value else f"{value:.{digits}f}"  # NaN is the only value unequal to itself
+def admin_number(value, digits=1):
+    return "–" if value != value else f"{value:.{digits}f}"  # NaN is the only value unequal to itself
 
+
+def admin_summary_row(row):
     low, high = row["main_score_ci"]
     rates = ("aborted_rate", "lose_rate", "success_rate", "pareto_optimal_rate")
-    formatted = {name: fmt(row[name], 2) for name in rates}
+    formatted = {name: admin_number(row[name], 2) for name in rates}
     scores = ("main_score", "main_score_debiased", "benchmark_score")
-    formatted.update({name: fmt(row[name]) for name in scores})
-    return dict(row, **formatted, ci=f"{fmt(low)} – {fmt(high)}")
+    formatted.update({name: admin_number(row[name]) for name in scores})
+    return dict(row, **formatted, ci=f"{admin_number(low)} – {admin_number(high)}")
 
 
 def admin_agency_row(row):
     """One row of the "LLM agency" table (``dond_report.summarise_agency``), numbers as text."""
-
-    def fmt(value):
-        return "–" if value != value else f"{value:.3f}"  # NaN is the only value unequal to itself
-
-    formatted = {name: fmt(row[name]) for name in ("mean", "debiased_mean", "se")}
-    return dict(row, **formatted, ci=f"{fmt(row['ci_low'])} – {fmt(row['ci_high'])}")
+    formatted = {name: admin_number(row[name], 3) for name in ("mean", "debiased_mean", "se")}
+    return dict(row, **formatted, ci=f"{admin_number(row['ci_low'], 3)} – {admin_number(row['ci_high'], 3)}")
 
 
 def chart_data(game, player):
