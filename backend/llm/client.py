@@ -215,6 +215,7 @@ async def _attempt_stream(client, request: dict, settings: LLMSettings, record: 
     )
     deadline = time.monotonic() + settings.timeout_s
     record.finish_reason = None
+    chunks = 0
     iterator = response.__aiter__()
     while True:
         remaining = deadline - time.monotonic()
@@ -224,6 +225,7 @@ async def _attempt_stream(client, request: dict, settings: LLMSettings, record: 
             chunk = await asyncio.wait_for(iterator.__anext__(), timeout=remaining)
         except StopAsyncIteration:
             break
+        chunks += 1
         if getattr(chunk, "usage", None):
             record.prompt_tokens = chunk.usage.prompt_tokens
             record.completion_tokens = chunk.usage.completion_tokens
@@ -233,6 +235,8 @@ async def _attempt_stream(client, request: dict, settings: LLMSettings, record: 
             piece = getattr(choice.delta, "content", None)
             if piece:
                 yield piece
+    if not chunks:
+        raise _RetryableError("bad_response", "The model endpoint answered without a readable event stream.")
     if record.finish_reason is None:
         # The client treats a closed connection as the end of the stream; only a finish reason proves it.
         raise _RetryableError("interrupted", "The stream ended before the model finished its reply.")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -170,9 +172,29 @@ class FakeOpenAIServer:
                     with server._lock:
                         server._in_flight -= 1
 
+            def _client_left(self) -> bool:
+                """True once the client closed the connection (it timed out and gave up)."""
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if not readable:
+                    return False
+                try:
+                    return self.connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    return True
+
+            def _wait(self, seconds: float) -> bool:
+                """Sleep ``seconds`` in short steps; False (stop answering) as soon as the client has left, so a
+                stalled call stops counting as in flight when the client gives up, as on a real endpoint."""
+                end = time.monotonic() + seconds
+                while (remaining := end - time.monotonic()) > 0:
+                    time.sleep(min(remaining, 0.05))
+                    if self._client_left():
+                        return False
+                return True
+
             def _answer(self, request: dict[str, Any], reply: Reply):
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
+                if reply.delay_s and not self._wait(reply.delay_s):
+                    return
                 if reply.status != 200:
                     headers = {"Retry-After": str(reply.retry_after)} if reply.retry_after is not None else {}
                     self._send_json(reply.status, {"error": {"message": f"scripted {reply.status}"}}, headers)
