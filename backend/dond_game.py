@@ -456,7 +456,7 @@ def scripted_policy(instance: Instance, role: str, state: GameState) -> Callable
 # ---------------------------------------------------------------------------------------------------------------
 # What a person sees
 
-ABORT_REASONS = ("partner_left", "partner_timeout", "time_limit", "llm_invalid", "llm_error")
+ABORT_REASONS = ("partner_left", "partner_timeout", "time_limit", "llm_invalid", "llm_error", "llm_budget")
 
 
 def abort_reason_code(reason: str | None) -> str:

@@ -13,7 +13,8 @@ is an async generator of progress items for the caller to show:
 A reply that breaks a rule (bad bracket, unknown item, over-asking, chat when a proposal is due, empty, too long)
 is stored as a ``violation``; the model gets a ``reprompt`` saying what was wrong, up to ``llm_reprompts`` times in
 a row, then the game is aborted (``llm_invalid: <kind>``). A failed call (after the client's own retries) counts
-the same way, without a re-prompt text, and aborts as ``llm_error: <kind>``.
+the same way, without a re-prompt text, and aborts as ``llm_error: <kind>``. With ``max_requests`` set, a player
+whose model requests in this game reach it makes no further call: the game aborts as ``llm_budget``.
 
 With ``protocol`` (``backend.negotiation_protocol.Protocol``) set to ``notes``, each turn of the model starts with a
 private note call (stored as a ``note`` event with the turn number, never shown to the other player) whose text is
@@ -52,6 +53,7 @@ from backend.negotiation_protocol import (
     scripted_note,
     scripted_probe,
 )
+from backend.rate_limit import requests_used
 
 
 async def blocking_stream(messages, settings, *, scripted=None, stream_reply=True, **options):
@@ -111,12 +113,18 @@ async def llm_turns(
     stream_reply: bool = True,
     call_model: Callable[..., AsyncIterator[TextDelta | CallRecord]] = stream,
     protocol: Protocol = PLAIN,
+    max_requests: int | None = None,
     **options: Any,
 ) -> AsyncIterator[dict[str, Any]]:
     """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc).
 
     ``call_model`` is ``backend.llm.stream`` (or ``blocking_stream`` to measure what a blocking call costs).
+    ``max_requests`` caps the model requests of ``role`` in this game (the attempts of its stored calls): when it is
+    reached, no further call starts and the game is aborted (``llm_budget``). A call already started may still use
+    its retries.
     """
+    if max_requests is not None and (isinstance(max_requests, bool) or max_requests < 1):
+        raise ValueError(f"max_requests must be a whole number of at least 1 (or None), got {max_requests!r}.")
     probes: list[asyncio.Task] = []
     try:
         async for item in _turns(
@@ -130,6 +138,7 @@ async def llm_turns(
             call_model,
             protocol,
             probes,
+            max_requests,
             options,
         ):
             yield item
@@ -172,14 +181,41 @@ def _value(event, key):
     return event.get(key) if isinstance(event, dict) else getattr(event, key, None)
 
 
+def _budget_abort(load_events, role: str, max_requests: int | None) -> dict[str, Any] | None:
+    """The ``llm_budget`` abort event once ``role`` has used ``max_requests`` model requests, else None."""
+    if max_requests is None:
+        return None
+    used = requests_used(load_events(), role)
+    if used < max_requests:
+        return None
+    text = f"llm_budget: {used} model requests used, the limit per game is {max_requests}"
+    return {"kind": "abort", "role": role, "actor": "system", "created_at": time.time(), "text": text}
+
+
 async def _turns(
-    load_events, store_event, instance, config, role, settings, stream_reply, call_model, protocol, probes, options
+    load_events,
+    store_event,
+    instance,
+    config,
+    role,
+    settings,
+    stream_reply,
+    call_model,
+    protocol,
+    probes,
+    max_requests,
+    options,
 ):
     probed: set[int] = set()
     while True:
         events = list(load_events())
         state = replay(events, config, counts=instance.counts)
         if state.finished or role not in state.to_act:
+            return
+        # The budget is checked before every call this turn may make (probe, note, reply).
+        if abort := _budget_abort(load_events, role, max_requests):
+            store_event(abort)
+            yield {"type": "event", "event": abort}
             return
         chat = llm_messages(events, role, instance, config)
         turn = public_moves(events, role)
@@ -191,6 +227,10 @@ async def _turns(
         if protocol.notes:
             note = _has(events, "note", role, turn)
             if note is None:
+                if abort := _budget_abort(load_events, role, max_requests):
+                    store_event(abort)
+                    yield {"type": "event", "event": abort}
+                    return
                 note_record = await complete(
                     note_messages(chat, instance, config, protocol),
                     settings,
@@ -202,6 +242,10 @@ async def _turns(
             messages = reply_messages(
                 chat, _value(note, "text") or "", instance, config, protocol, must_propose=state.must_propose(role)
             )
+        if protocol.notes and (abort := _budget_abort(load_events, role, max_requests)):
+            store_event(abort)
+            yield {"type": "event", "event": abort}
+            return
         record: CallRecord | None = None
         hidden = False
         async for item in call_model(

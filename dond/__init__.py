@@ -9,7 +9,7 @@ import openai  # noqa: F401  (imported at start-up: a first import inside a live
 from otree.api import *
 from otree.database import db
 
-from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, study_flow
+from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, rate_limit, study_flow
 from backend.llm import LLMSettings
 from backend.negotiation_protocol import Protocol
 
@@ -41,6 +41,8 @@ CONFIG_DEFAULTS = dict(
     llm_word_limit=64,  # word limit of notes and messages stated in the notes protocol's prompts
     llm_probe_external=False,  # also ask, each turn, which split the other player would accept
     llm_blocking=False,  # benchmark only: make each model call block the server, as a synchronous call would
+    live_messages_per_minute=30,  # per participant (chat, proposals, reloads, heartbeats); more are refused
+    llm_requests_per_game=60,  # model requests (attempts) per LLM player and game; at the limit the game aborts
 )
 DELTA_INTERVAL_S = 0.05
 FIRST_MOVER_CELLS = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
@@ -133,6 +135,9 @@ def creating_session(subsession: Subsession):
         raise ValueError(f"opponent must be 'llm' or 'human', not {config['opponent']!r}.")
     if config["first_mover"] not in FIRST_MOVER_CELLS:
         raise ValueError(f"first_mover must be one of {', '.join(FIRST_MOVER_CELLS)}, not {config['first_mover']!r}.")
+    for key in ("live_messages_per_minute", "llm_requests_per_game"):
+        if isinstance(config[key], bool) or not isinstance(config[key], int) or config[key] < 1:
+            raise ValueError(f"{key} must be a whole number of at least 1, not {config[key]!r}.")
     Protocol.from_config(config)  # a bad llm_protocol, llm_word_limit or llm_probe_external stops the creation
     load_instances(config["instances_file"])  # fails at session creation, not in front of a participant
     if config["opponent"] == "llm":  # one group per person: the bots drive each game separately
@@ -369,8 +374,30 @@ def check_partner(player, game):
     store_event(game, dict(kind="abort", role=partner.game_role, actor="system", text=reason))
 
 
+# Live-message times per participant, for the sliding-window limit: in memory, as the limit protects this
+# process (a restart forgets them, which is harmless).
+LIVE_MESSAGE_TIMES: dict[int, list[float]] = {}
+
+
+def too_fast(player):
+    """The refusal payload when the participant exceeds live_messages_per_minute, else None (the message counts)."""
+    now, code = time.monotonic(), player.participant_id
+    times = rate_limit.prune(LIVE_MESSAGE_TIMES.get(code, ()), now, window_s=60.0)
+    limit = setting(player.session, "live_messages_per_minute")
+    wait = rate_limit.wait_seconds(times, now, limit=limit, window_s=60.0)
+    if wait > 0:
+        LIVE_MESSAGE_TIMES[code] = times
+        message = texts(setting(player.session, "language"))["error_rate_limited"].format(seconds=max(1, round(wait)))
+        return {player.id_in_group: {"type": "rejected", "kind": "rate_limited", "message": message}}
+    LIVE_MESSAGE_TIMES[code] = [*times, now]
+    return None
+
+
 async def live_bargain(player: Player, data):
     """Messages and proposals of the person; the LLM's turns stream back (async: other people are never blocked)."""
+    if refusal := too_fast(player):
+        yield refusal  # refused before any database work or model call
+        return
     try:
         async for payload in bargain_steps(player, data):
             yield payload
@@ -422,6 +449,7 @@ async def bargain_steps(player, data):
         settings=LLMSettings.from_config(player.session.config),
         call_model=dond_play.blocking_stream if setting(player.session, "llm_blocking") else dond_play.stream,
         protocol=protocol_of(game),
+        max_requests=setting(player.session, "llm_requests_per_game"),
     )
     pending, flushed = "", 0.0
     async for item in turns:
@@ -439,6 +467,8 @@ async def bargain_steps(player, data):
 
 def live_pairing(player: Player, data):
     """Person vs person: pair the two who have waited longest and are still on the page (heartbeats)."""
+    if refusal := too_fast(player):
+        return refusal
     now = time.time()
     player.last_seen = now
     if not player.pairing_started_at:

@@ -86,3 +86,22 @@ def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_se
     assert [event["text"] for event in events if event["kind"] == "message"][0] == typed
     calls = [event for event in events if event["kind"] == "llm_call"]
     assert all(float(call["latency_s"]) > 0 and call["model"] == "test-model" for call in calls)
+
+
+def test_a_refused_message_goes_back_into_the_input_with_the_reason(otree_server, llm_server, page):
+    session = create_session(
+        otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human", live_messages_per_minute=1
+    )
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    page.get_by_role("button", name="Next").click()
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_url("**/Bargain/**")
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")  # the page's load
+    typed = "Could I have the two apples?"
+    page.locator("#dond-input").fill(typed)
+    page.locator("#dond-input").press("Enter")  # the second live message within a minute: refused
+    page.wait_for_function("document.querySelector('#dond-error').textContent.length > 0")
+    assert "too quickly" in page.locator("#dond-error").inner_text()
+    assert page.locator("#dond-input").input_value() == typed  # nothing the person typed is lost
+    assert page.locator(".dond-msg.me").count() == 0 and not llm_server.requests

@@ -9,6 +9,7 @@
   var proposeButton = document.getElementById('dond-propose');
   var typingBubble = null;
   var busy = false;
+  var unconfirmedText = null;  // the message sent, until the server stores it: a refusal puts it back
 
   sendButton.textContent = T.send;
   proposeButton.textContent = T.propose;
@@ -78,6 +79,7 @@
     if (!data) { return; }
     if (data.type === 'state') {
       busy = false;
+      unconfirmedText = null;
       render(data);
     } else if (data.type === 'typing') {
       setStatus(T.typing);
@@ -92,6 +94,8 @@
       busy = false;
       setError(data.message);
       render(view);
+      if (unconfirmedText !== null && !input.value) { input.value = unconfirmedText; }
+      unconfirmedText = null;
     }
   };
 
@@ -100,6 +104,7 @@
     if (!text.trim() || busy) { return; }
     busy = true; setError('');
     input.disabled = sendButton.disabled = true;
+    unconfirmedText = text;
     liveSend({type: 'message', text: text});
     input.value = '';
   }
