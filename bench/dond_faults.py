@@ -33,7 +33,7 @@ def main(argv=None):
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--rates", default="0,0.1,0.2,0.35,0.5", help="comma-separated shares of failing calls")
     parser.add_argument("--cap", type=int, default=32, help="LLM_MAX_CONCURRENCY of the server")
-    parser.add_argument("--timeout", type=float, default=1.0, help="llm_timeout_s (a timeout fault stalls longer)")
+    parser.add_argument("--timeout", type=float, default=5.0, help="llm_timeout_s (a timeout fault stalls 1 s longer)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     rates = [float(rate) for rate in args.rates.split(",")]

@@ -45,6 +45,7 @@ CONFIG_DEFAULTS = dict(
     llm_requests_per_game=60,  # model requests (attempts) per LLM player and game; at the limit the game aborts
 )
 DELTA_INTERVAL_S = 0.05
+STORED_ERROR_CHARS = 1000  # longest error text stored for a refused input
 FIRST_MOVER_CELLS = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
 
 
@@ -335,9 +336,9 @@ def rejected(player, game, error):
     text = texts(game.language)
     kind = error.kind if isinstance(error, dond.MoveError) else "bad_request"
     message = text.get(f"error_{kind}", text["error_bad_request"]).format(limit=game.max_message_chars)
-    store_event(
-        game, dict(kind="input_rejected", role=player.game_role, actor="human", error_kind=kind, error=str(error))
-    )
+    # Clipped: the error can quote the forged input, which must not grow the game's rows (re-read every live call).
+    detail = str(error)[:STORED_ERROR_CHARS]
+    store_event(game, dict(kind="input_rejected", role=player.game_role, actor="human", error_kind=kind, error=detail))
     return {player.id_in_group: {"type": "rejected", "message": message}}
 
 
@@ -349,7 +350,7 @@ def human_move(player, game, data, events):
     try:
         if data.get("type") == "message":
             if not isinstance(data.get("text"), str):
-                raise dond.ProposalFormatError("A message must be text.")
+                raise ValueError("A message must be text.")  # a bad request, not a badly written proposal
             event = dict(base, kind="message", text=data["text"])
         else:
             counts = dond.check_proposal(data.get("counts"), instance)

@@ -183,7 +183,7 @@ def custom_export_assignments(players):
                 row.participant_code,
                 row.status,
                 row.reserved_at,
-                row.field_maybe_none("finished_at"),
+                row.finished_at,  # an ExtraModel field is None until set
             ]
 
 

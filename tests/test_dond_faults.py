@@ -15,10 +15,12 @@ pytestmark = pytest.mark.slow
 GAMES = 24
 CAP = 6  # LLM_MAX_CONCURRENCY: far fewer than the games that want a model call at the same moment
 REPROMPTS = 2
+TIMEOUT_S = 3.0
 
 
 def test_every_game_ends_defined_under_injected_faults_and_the_cap_holds(llm_server):
-    model = FaultyModel(fault_rate=0.35, seed=7, timeout_s=1.0)
+    # 3 s per call: a busy CI machine must not turn slow streams into timeouts that were not injected.
+    model = FaultyModel(fault_rate=0.35, seed=7, timeout_s=TIMEOUT_S)
     llm_server.responder = model
     env = base_env(
         OPENAI_BASE_URL=llm_server.base_url, OPENAI_API_KEY="sk-test-not-a-real-key", LLM_MAX_CONCURRENCY=str(CAP)
@@ -32,7 +34,7 @@ def test_every_game_ends_defined_under_injected_faults_and_the_cap_holds(llm_ser
                 GAMES,
                 llm_model="test-model",
                 first_mover="human",
-                llm_timeout_s=1.0,
+                llm_timeout_s=TIMEOUT_S,
                 llm_max_retries=1,
                 llm_reprompts=REPROMPTS,
             )

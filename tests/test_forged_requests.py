@@ -535,11 +535,6 @@ def test_malformed_live_payloads_are_rejected_and_change_nothing(otree_server, l
     assert payload_of(victim_view[-1])["chat"] == [] and payload_of(victim_view[-1])["can_message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dond/__init__.py rejected() stores str(error) unclipped: a forged payload's text (up to the 16 MiB "
-    "websocket frame limit) lands in Event.error and is re-read on every later live call of the game",
-)
 def test_a_rejected_payload_is_stored_clipped(otree_server):
     [attacker] = people(otree_server.url, "dond_llm", 1, first_mover="human")
     attacker.advance_to("Bargain")

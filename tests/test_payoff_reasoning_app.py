@@ -26,10 +26,10 @@ def sample_logs():
     return {log.filename: log for log in logs}
 
 
-def custom_export_rows(server_url: str) -> list[dict]:
+def custom_export_rows(server_url: str, function_name: str = "custom_export") -> list[dict]:
     response = requests.get(
         server_url + "/api/export_app_custom",
-        params={"app": "payoff_reasoning_eval", "function_name": "custom_export"},
+        params={"app": "payoff_reasoning_eval", "function_name": function_name},
         timeout=30,
     )
     response.raise_for_status()
@@ -129,6 +129,8 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     [row] = [row for row in custom_export_rows(otree_server.url) if row["file"] == name]
     assert row["sentence"] == "#".join(clicked)
     assert (row["orig_cor"], row["fin_cor"], row["err_type"], row["con_mat"]) == ("0", "1", "pa#rga", "TN")
+    [held] = [row for row in custom_export_rows(otree_server.url, "custom_export_assignments") if row["file"] == name]
+    assert held["status"] == "done" and float(held["finished_at"]) >= float(held["reserved_at"]) > 0
 
     # The admin report's download: the same row, separated by the session's csv_separator (default ';').
     page.goto(f"{otree_server.url}/AdminReport/{session['code']}")
