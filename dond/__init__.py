@@ -8,6 +8,7 @@ from pathlib import Path
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 from otree.database import db
+from otree.middleware import lock2 as PAGE_LOCK  # held by oTree around every page request
 
 from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, rate_limit, study_flow
 from backend.llm import LLMSettings
@@ -275,11 +276,17 @@ def event_dict(event):
 
 def store_event(game, event):
     """Write one event and commit at once: it is on disk before anyone is shown it."""
-    fields = {key: value for key, value in event.items() if not key.startswith("_")}
-    fields["created_at"] = fields.get("created_at") or time.time()
-    if fields.get("proposal") is not None:
-        fields["proposal"] = json.dumps(list(fields["proposal"]))
-    Event.create(game_id=game.id, **fields)
+    write_events(game, [event])
+
+
+def write_events(game, events):
+    """Write events and commit them together."""
+    for event in events:
+        fields = {key: value for key, value in event.items() if not key.startswith("_")}
+        fields["created_at"] = fields.get("created_at") or time.time()
+        if fields.get("proposal") is not None:
+            fields["proposal"] = json.dumps(list(fields["proposal"]))
+        Event.create(game_id=game.id, **fields)
     commit_keeping_loaded_rows()
 
 
@@ -424,10 +431,12 @@ async def live_bargain(player: Player, data):
         }
 
 
-async def bargain_steps(player, data):
+def first_step(player, data):
+    """The synchronous part of a live message: the person's move checked and stored, the answer to send back, and
+    the (game, seat, events) with which the LLM may act next (None when it may not)."""
     game = game_of(player)
     if game is None:
-        return
+        return None, None
     # This participant's lock serialises its live calls, so this list stays in step with the stored rows.
     events = events_of(game)
     game = snapshot_of(game)
@@ -436,22 +445,42 @@ async def bargain_steps(player, data):
     if kind in ("message", "proposal"):
         error = human_move(seat, game, data, events)
         if error:
-            yield error
-            return
+            return error, None
     elif kind not in ("load", "ping"):
-        yield rejected(seat, game, ValueError(f"unknown message type {kind!r}"))
-        return
+        return rejected(seat, game, ValueError(f"unknown message type {kind!r}")), None
     if game.opponent == "human":
         player.last_seen = time.time()
         db.commit()
         check_partner(player, game)
-        yield payloads(player, game, events_of(game), both=True)
+        return payloads(player, game, events_of(game), both=True), None
+    return payloads(seat, game, events), (game, seat, events)
+
+
+async def bargain_steps(player, data):
+    # oTree serves each page request in a worker thread, under PAGE_LOCK, on the same database connection as this
+    # live method. Every database step here holds that lock too, so neither side commits or rolls back the other's
+    # half-done writes (under load, SQLite otherwise failed with "cannot start a transaction within a transaction").
+    async with PAGE_LOCK:
+        answer, llm_may_act = first_step(player, data)
+        settings = LLMSettings.from_config(player.session.config)
+        blocking = setting(player.session, "llm_blocking")
+        max_requests = setting(player.session, "llm_requests_per_game")
+    if answer:
+        yield answer
+    if llm_may_act is None:
         return
-    yield payloads(seat, game, events)
+    game, seat, events = llm_may_act
+    unsaved = []
 
     def keep(event):
-        store_event(game, event)
+        unsaved.append(event)
         events.append(event)
+
+    async def save():
+        if unsaved:
+            async with PAGE_LOCK:
+                write_events(game, unsaved)
+            unsaved.clear()
 
     turns = dond_play.llm_turns(
         load_events=lambda: events,
@@ -459,13 +488,23 @@ async def bargain_steps(player, data):
         instance=instance_of(game),
         config=config_of(game),
         role=llm_role(game),
-        settings=LLMSettings.from_config(player.session.config),
-        call_model=dond_play.blocking_stream if setting(player.session, "llm_blocking") else dond_play.stream,
+        settings=settings,
+        call_model=dond_play.blocking_stream if blocking else dond_play.stream,
         protocol=protocol_of(game),
-        max_requests=setting(player.session, "llm_requests_per_game"),
+        max_requests=max_requests,
     )
+    try:
+        async for item in llm_steps(seat, game, events, turns, save):
+            yield item
+    finally:
+        await save()
+
+
+async def llm_steps(seat, game, events, turns, save):
+    """The LLM's progress as payloads; each item's events are saved before it is shown."""
     pending, flushed = "", 0.0
     async for item in turns:
+        await save()
         if item["type"] == "delta":  # pieces are sent at most every DELTA_INTERVAL_S: fewer messages, same text
             pending += item["text"]
             if time.monotonic() - flushed >= DELTA_INTERVAL_S:
