@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -33,10 +34,15 @@ def advance_to_bargain(link: str) -> Participant:
     page = session.get(link, timeout=60)
     page = session.post(page.url, data={"consent_given": "True"}, timeout=60)
     page = session.post(page.url, data={}, timeout=60)
-    if "/Bargain/" not in page.url:
-        raise RuntimeError(f"expected the Bargain page, got {page.url}")
-    live_path = next(url for url in re.findall(r'data-socket-url="([^"]+)"', page.text) if url.startswith("/live"))
-    return Participant(page_url=page.url, live_url=page.url.split("/p/")[0].replace("http", "ws", 1) + live_path)
+    return on_bargain(page.url, page.text)
+
+
+def on_bargain(page_url: str, html: str) -> Participant:
+    """The participant whose browser shows the Bargain page ``html`` at ``page_url``, with its live URL."""
+    if "/Bargain/" not in page_url:
+        raise RuntimeError(f"expected the Bargain page, got {page_url}")
+    live_path = next(url for url in re.findall(r'data-socket-url="([^"]+)"', html) if url.startswith("/live"))
+    return Participant(page_url=page_url, live_url=page_url.split("/p/")[0].replace("http", "ws", 1) + live_path)
 
 
 def advance_all(server_url: str, session_code: str, *, threads: int = 16) -> list[Participant]:
@@ -49,12 +55,23 @@ def _other_messages(payload: dict) -> int:
     return sum(1 for item in payload.get("chat", []) if item.get("who") == "other")
 
 
-async def play(participant: Participant, exchanges: int, *, start: asyncio.Event | None = None) -> Participant:
-    """Send ``exchanges`` messages, each time waiting until the LLM's reply is stored and shown."""
+async def play(
+    participant: Participant,
+    exchanges: int,
+    *,
+    start: asyncio.Event | None = None,
+    pause: Callable[[], Awaitable[None]] | None = None,
+) -> Participant:
+    """Send ``exchanges`` messages, each time waiting until the LLM's reply is stored and shown.
+
+    ``pause`` (optional) is awaited between a reply and the next message: the person reading and typing.
+    """
     async with websockets.connect(participant.live_url, max_size=None, open_timeout=60) as socket:
         if start is not None:
             await start.wait()
         for number in range(exchanges):
+            if pause is not None and number:
+                await pause()
             sent = time.monotonic()
             first_delta = None
             await socket.send(json.dumps({"type": "message", "text": f"Message {number + 1}: what do you need?"}))
