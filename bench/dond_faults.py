@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from tests.dond_fault_run import FaultyModel, export_rows, play_all_to_end, summarise  # noqa: E402
+from tests.dond_fault_run import FaultyModel, play_all_to_end, summarise  # noqa: E402
 from tests.dond_live_client import advance_all  # noqa: E402
-from tests.harness import base_env, create_session, running_server  # noqa: E402
+from tests.harness import base_env, create_session, export_rows, running_server  # noqa: E402
 
 REPROMPTS = 2
 RETRIES = 1
@@ -70,13 +70,8 @@ def main(argv=None):
                 began = time.monotonic()
                 outcomes = asyncio.run(play_all_to_end([p.live_url for p in players], deadline_s=300))
                 wall = time.monotonic() - began
-                games = [
-                    g
-                    for g in export_rows(server.url, "custom_export_dond_games")
-                    if g["session_code"] == session["code"]
-                ]
-                codes = {g["game_id"] for g in games}
-                events = [e for e in export_rows(server.url, "custom_export_dond_events") if e["game_id"] in codes]
+                games = export_rows(server.url, "dond", "custom_export_dond_games", session_code=session["code"])
+                events = export_rows(server.url, "dond", "custom_export_dond_events", session_code=session["code"])
                 report = summarise(games, events)
                 stuck = sum(not outcome.finished for outcome in outcomes)
                 stuck_total += stuck

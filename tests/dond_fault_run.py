@@ -9,8 +9,6 @@ sends two messages and then proposes to take nothing, through oTree's real webso
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import random
 import threading
@@ -18,7 +16,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-import requests
 import websockets
 
 from backend.llm.fake_server import Reply
@@ -115,13 +112,6 @@ async def play_to_end(live_url: str, *, deadline_s: float) -> Outcome:
 
 async def play_all_to_end(live_urls: list[str], *, deadline_s: float) -> list[Outcome]:
     return list(await asyncio.gather(*(play_to_end(url, deadline_s=deadline_s) for url in live_urls)))
-
-
-def export_rows(server_url: str, name: str) -> list[dict]:
-    url = f"{server_url}/api/export_app_custom?app=dond&function_name={name}"
-    response = requests.get(url, timeout=120)
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
 
 
 def summarise(games: list[dict], events: list[dict]) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import csv
+import io
 import os
 import shutil
 import socket
@@ -238,6 +240,19 @@ def create_session(server_url: str, config_name: str, participants: int, *, room
     response = requests.post(server_url + "/api/sessions", json=payload, headers=headers, timeout=30)
     response.raise_for_status()
     return response.json()
+
+
+def export_rows(server_url: str, app: str, function: str | None = None, *, session_code: str | None = None) -> list:
+    """An app's player table (``/api/export_app``) or one of its custom exports (``/api/export_app_custom``) as dict
+    rows; only one session's with ``session_code``."""
+    path, params = "/api/export_app", {"app": app}
+    if function:
+        path, params["function_name"] = "/api/export_app_custom", function
+    if session_code:
+        params["session_code"] = session_code
+    response = requests.get(server_url + path, params=params, timeout=120)
+    response.raise_for_status()
+    return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
 
 
 def session_start_links(server_url: str, session_code: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import io
 import json
 import re
 
@@ -17,22 +16,12 @@ from backend import bias_report
 from backend.bias_items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, load_items
 from backend.bias_runner import main as run_model
 from backend.bias_runner import output_path
-from tests.harness import create_session, run_bots, session_start_links
+from tests.harness import create_session, export_rows, run_bots, session_start_links
 from tests.test_bias_runner import responder
 
 ITEMS = load_items()
 PER_PERSON = sum(len(item.versions) for item in ITEMS.items)
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
-
-
-def export_rows(server_url: str, session_code: str) -> list[dict]:
-    response = requests.get(
-        server_url + "/api/export_app_custom",
-        params={"app": "bias_tests", "function_name": "custom_export", "session_code": session_code},
-        timeout=30,
-    )
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.text)))
 
 
 def check_person_order(rows: list[dict]) -> None:
@@ -121,7 +110,7 @@ def test_researcher_item_file_is_used_and_its_text_is_escaped(otree_server, tmp_
             escaped_pages += "&lt;script&gt;alert" in page.text
             page = browser.post(page.url, data={"choice": "0", "confidence": "70"}, timeout=30)
         assert escaped_pages == 2  # the item's control and treatment pages
-    rows = export_rows(otree_server.url, session["code"])
+    rows = export_rows(otree_server.url, "bias_tests", "custom_export", session_code=session["code"])
     assert len(rows) == 7 and {row["item_set"] for row in rows} == {"researcher_set"}
     assert {row["confidence"] for row in rows} == {"0.7"}
 
@@ -177,7 +166,10 @@ def test_a_person_completes_the_tests_with_slider_and_argument_selection(otree_s
         page.get_by_role("button", name="Next").click()
     assert page.locator("#_otree-title").inner_text().strip() == "Thank you!"
 
-    rows = sorted(export_rows(otree_server.url, session["code"]), key=lambda row: int(row["position"]))
+    rows = sorted(
+        export_rows(otree_server.url, "bias_tests", "custom_export", session_code=session["code"]),
+        key=lambda row: int(row["position"]),
+    )
     assert len(rows) == PER_PERSON
     check_person_order(rows)
     assert [float(row["confidence"]) for row in rows if row["confidence"]] == pytest.approx(confidences)

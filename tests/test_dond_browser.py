@@ -3,15 +3,12 @@ results page with the chart."""
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import pytest
-import requests
 
 from backend.llm.fake_server import Reply
-from tests.harness import create_session, session_start_links
+from tests.harness import create_session, export_rows, session_start_links
 
 pytestmark = pytest.mark.browser
 
@@ -24,16 +21,6 @@ def responder(request):
     if len(messages) > 1 and "secret proposal" in messages[-1]["content"]:
         return Reply(text="Deal. [Proposal:]", chunk_delay_s=0.05)
     return Reply(text=LLM_CHAT, chunk_delay_s=0.12)
-
-
-def export(server, session_code, function):
-    response = requests.get(
-        f"{server.url}/api/export_app_custom",
-        params={"app": "dond", "function_name": function, "session_code": session_code},
-        timeout=30,
-    )
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.text)))
 
 
 def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_server, page):
@@ -78,9 +65,9 @@ def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_se
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=True)
 
-    games = export(otree_server, session["code"], "custom_export_dond_games")
+    games = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])
     assert len(games) == 1 and games[0]["outcome"] == "success" and games[0]["model"] == "test-model"
-    events = export(otree_server, session["code"], "custom_export_dond_events")
+    events = export_rows(otree_server.url, "dond", "custom_export_dond_events", session_code=session["code"])
     kinds = [event["kind"] for event in events]
     assert kinds.count("llm_call") == 2 and kinds.count("proposal") == 2
     assert [event["text"] for event in events if event["kind"] == "message"][0] == typed

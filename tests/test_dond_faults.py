@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dond_fault_run import STORED_KIND, FaultyModel, export_rows, play_all_to_end, summarise
+from tests.dond_fault_run import STORED_KIND, FaultyModel, play_all_to_end, summarise
 from tests.dond_live_client import advance_all
-from tests.harness import base_env, create_session, own_database, run_async, running_server, uses_server_database
+from tests.harness import (
+    base_env,
+    create_session,
+    export_rows,
+    own_database,
+    run_async,
+    running_server,
+    uses_server_database,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -40,8 +48,8 @@ def test_every_game_ends_defined_under_injected_faults_and_the_cap_holds(llm_ser
             )
             players = advance_all(server.url, session["code"])
             outcomes = run_async(play_all_to_end([p.live_url for p in players], deadline_s=150))
-            games = export_rows(server.url, "custom_export_dond_games")
-            events = export_rows(server.url, "custom_export_dond_events")
+            games = export_rows(server.url, "dond", "custom_export_dond_games")
+            events = export_rows(server.url, "dond", "custom_export_dond_events")
 
     report = summarise(games, events)
     print(f"\ninjected: {dict(model.injected)}; games: {report}")

@@ -4,17 +4,14 @@ hold the notes, the beliefs and the per-turn faithfulness verdicts, and the pers
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import re
 
-import requests
 import websockets
 
 from backend.llm.fake_server import Reply
 from tests.dond_live_client import advance_all
-from tests.harness import create_session, run_async
+from tests.harness import create_session, export_rows, run_async
 
 NOTE_TEXT = "Private: I should keep one of each."
 
@@ -30,16 +27,6 @@ def respond(request):
     note_split = json.loads(re.findall(r"\{[^{}]*\}", last)[0])
     first = next(iter(note_split))
     return Reply(text=f"How about this? (I take: 1 {first})", delay_s=0.05)
-
-
-def export(server_url, session_code, function):
-    response = requests.get(
-        f"{server_url}/api/export_app_custom",
-        params={"app": "dond", "function_name": function, "session_code": session_code},
-        timeout=60,
-    )
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
 
 
 async def talk(live_url: str, exchanges: int) -> list[dict]:
@@ -74,7 +61,7 @@ def test_notes_protocol_game_exports_notes_beliefs_and_verdicts(otree_server, ll
     payloads = run_async(talk(person.live_url, 2))
     assert NOTE_TEXT not in json.dumps(payloads)  # the note never reaches the person
 
-    events = export(otree_server.url, session["code"], "custom_export_dond_events")
+    events = export_rows(otree_server.url, "dond", "custom_export_dond_events", session_code=session["code"])
     notes = [e for e in events if e["kind"] == "note"]
     probes = [e for e in events if e["kind"] == "probe"]
     assert [n["turn"] for n in notes] == ["0", "1"] and all(NOTE_TEXT in n["text"] for n in notes)
@@ -84,7 +71,7 @@ def test_notes_protocol_game_exports_notes_beliefs_and_verdicts(otree_server, ll
     assert sorted(c["purpose"] for c in calls) == ["message", "message", "note", "note", "probe", "probe"]
     assert "under 40 words" in next(c["llm_messages"] for c in calls if c["purpose"] == "note")
 
-    (game,) = export(otree_server.url, session["code"], "custom_export_dond_games")
+    (game,) = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])
     role = "B"  # first_mover=human: the person is A and opens (cell 1)
     values = json.loads(game[f"values_{role.lower()}"])
     counts = json.loads(game["counts"])

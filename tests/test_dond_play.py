@@ -9,12 +9,13 @@ from backend.dond_game import GameConfig, replay
 from backend.dond_play import llm_turns
 from backend.llm import LLMSettings
 from backend.llm.fake_server import Reply
+from backend.rate_limit import requests_used
 from tests.harness import run_async
 
 INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 
 
-def run_turns(events, role, config, settings):
+def run_turns(events, role, config, settings, **options):
     async def collect():
         return [
             item
@@ -25,6 +26,7 @@ def run_turns(events, role, config, settings):
                 config=config,
                 role=role,
                 settings=settings,
+                **options,
             )
         ]
 
@@ -112,3 +114,28 @@ def test_empty_or_overlong_chat_is_a_violation(llm_server, monkeypatch, reply):
     run_turns(events, "A", config, settings)
     violations = [e for e in events if e["kind"] == "violation"]
     assert len(violations) == 1 and events[-1]["kind"] == "message" and events[-1]["text"] == "Fine, thanks."
+
+
+def test_a_game_at_its_request_budget_makes_no_further_call(llm_server, monkeypatch):
+    # Every reply breaks the rules, so only the budget (2 requests, below the 3 violations allowed) can stop it.
+    llm_server.script("[Proposal: 1 pear]", "[Proposal: 1 pear]", "[Proposal: 1 pear]", "[Proposal: 1 pear]")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = GameConfig(mode="semi", language="en", llm_reprompts=3)
+    settings = LLMSettings(model="test-model", base_url=llm_server.base_url, max_retries=0, timeout_s=5)
+    events = []
+    run_turns(events, "A", config, settings, max_requests=2)
+    state = replay(events, config, counts=INSTANCE.counts)
+    assert len(llm_server.requests) == 2 and requests_used(events, "A") == 2
+    assert state.outcome == "aborted" and state.abort_reason.startswith("llm_budget: 2 model requests")
+    with pytest.raises(ValueError, match="max_requests must be a whole number"):
+        run_async(
+            llm_turns(
+                load_events=list,
+                store_event=print,
+                instance=INSTANCE,
+                config=config,
+                role="A",
+                settings=settings,
+                max_requests=0,
+            ).__anext__()
+        )

@@ -8,8 +8,6 @@ page's next live message retries the turn. Nothing is lost, nothing is stored tw
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import shutil
 import signal
@@ -23,6 +21,7 @@ from tests.dond_live_client import advance_to_bargain
 from tests.harness import (
     base_env,
     create_session,
+    export_rows,
     own_database,
     run_async,
     scratch_project,
@@ -31,16 +30,6 @@ from tests.harness import (
 )
 
 LONG_REPLY = " ".join(f"word{i}" for i in range(40)) + " Shall we split the books?"
-
-
-def export(server_url: str, session_code: str, function: str) -> list[dict]:
-    response = requests.get(
-        f"{server_url}/api/export_app_custom",
-        params={"app": "dond", "function_name": function, "session_code": session_code},
-        timeout=30,
-    )
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.text)))
 
 
 async def send_and_collect(live_url: str, message: dict, *, until, timeout_s: float = 60) -> list[dict]:
@@ -99,7 +88,7 @@ def test_a_game_killed_mid_reply_resumes_and_the_turn_is_retried_once(llm_server
             assert other_messages(payloads[-1]) == ["Fine, take the books. I keep the rest."]
             assert len(llm_server.requests) == 2  # the interrupted call, then one retry
 
-            events = export(server.url, session["code"], "custom_export_dond_events")
+            events = export_rows(server.url, "dond", "custom_export_dond_events", session_code=session["code"])
             messages = [(e["actor"], e["text"]) for e in events if e["kind"] == "message"]
             assert messages == [("human", "Hi, books for me?"), ("llm", "Fine, take the books. I keep the rest.")]
             calls = [e for e in events if e["kind"] == "llm_call"]

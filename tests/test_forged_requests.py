@@ -12,8 +12,6 @@ on what the server does and stores (status codes, payloads, exports), so removin
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import re
 import urllib.parse
@@ -25,7 +23,7 @@ import websockets
 from backend import bias_items, social_forms
 from backend.llm.fake_server import Reply
 from backend.rubrics import load_rubric
-from tests.harness import create_session, run_async, session_start_links
+from tests.harness import create_session, export_rows, run_async, session_start_links
 
 pytestmark = pytest.mark.slow
 
@@ -105,18 +103,8 @@ def people(server_url: str, config: str, count: int, **config_fields) -> list[Pe
     return [Person(link, session["code"]) for link in session_start_links(server_url, session["code"])]
 
 
-def export(server_url: str, app: str, session_code: str, function: str | None = None) -> list[dict]:
-    """An app's player table (``/api/export_app``) or one of its custom exports, for one session."""
-    path, params = "/api/export_app", dict(app=app, session_code=session_code)
-    if function:
-        path, params["function_name"] = "/api/export_app_custom", function
-    response = requests.get(server_url + path, params=params, timeout=30)
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
-
-
 def player_rows(person: Person, app: str) -> list[dict]:
-    rows = export(person.server, app, person.session_code)
+    rows = export_rows(person.server, app, session_code=person.session_code)
     return [row for row in rows if row["participant.code"] == person.code]
 
 
@@ -172,8 +160,8 @@ def others_said(payload: dict) -> list[str]:
 
 def dond_events(person: Person) -> dict[str, list[dict]]:
     """The dond events of the person's session by participant code (both players of a game share its events)."""
-    games = export(person.server, "dond", person.session_code, "custom_export_dond_games")
-    events = export(person.server, "dond", person.session_code, "custom_export_dond_events")
+    games = export_rows(person.server, "dond", "custom_export_dond_games", session_code=person.session_code)
+    events = export_rows(person.server, "dond", "custom_export_dond_events", session_code=person.session_code)
     by_code = {}
     for game in games:
         rows = [event for event in events if event["game_id"] == game["game_id"]]
@@ -184,7 +172,7 @@ def dond_events(person: Person) -> dict[str, list[dict]]:
 
 
 def dond_game_row(person: Person) -> dict:
-    games = export(person.server, "dond", person.session_code, "custom_export_dond_games")
+    games = export_rows(person.server, "dond", "custom_export_dond_games", session_code=person.session_code)
     (game,) = [row for row in games if person.code in (row["participant_a"], row["participant_b"])]
     return game
 
@@ -257,7 +245,7 @@ def test_forged_fields_in_a_rating_form_change_nothing_of_others(otree_server):
     )
     first.advance_to("Rate")
     second.advance_to("Rate")
-    log = export(first.server, "social_eval", first.session_code, "custom_export_assignments")
+    log = export_rows(first.server, "social_eval", "custom_export_assignments", session_code=first.session_code)
     held = {row["annotator"]: row["episode_id"] for row in log}
     mine, theirs = held[first.code], held[second.code]
     assert mine != theirs
@@ -295,12 +283,12 @@ def test_forged_fields_in_a_rating_form_change_nothing_of_others(otree_server):
     first.submit(dict(ratings, **forged))
     assert first.page == "Rate" and first.url != round_one  # saved: on to the second episode
 
-    log = export(first.server, "social_eval", first.session_code, "custom_export_assignments")
+    log = export_rows(first.server, "social_eval", "custom_export_assignments", session_code=first.session_code)
     states = {(row["annotator"], row["episode_id"], row["round"]): row["status"] for row in log}
     assert states[(first.code, mine, "1")] == "done"
     assert states[(second.code, theirs, "1")] == "reserved"  # the other's reservation is untouched
     assert not any(code == first.code and episode == theirs for code, episode, _ in states)
-    long_rows = export(first.server, "social_eval", first.session_code, "custom_export_ratings_long")
+    long_rows = export_rows(first.server, "social_eval", "custom_export_ratings_long", session_code=first.session_code)
     assert {(row["annotator"], row["episode_id"], row["is_gold"]) for row in long_rows} == {(first.code, mine, "0")}
     expected = {(d.key, str(d.min)) for d in RUBRIC.dimensions}
     assert {(row["dimension"], row["rating"]) for row in long_rows} == expected
@@ -317,7 +305,7 @@ def test_forged_fields_in_a_rating_form_change_nothing_of_others(otree_server):
     again = {name: (dimension_max(name) if name.startswith("rating") else value) for name, value in ratings.items()}
     response = requests.post(round_one, data=again, timeout=30)
     assert response.url == first.url
-    long_rows = export(first.server, "social_eval", first.session_code, "custom_export_ratings_long")
+    long_rows = export_rows(first.server, "social_eval", "custom_export_ratings_long", session_code=first.session_code)
     assert {(row["dimension"], row["rating"]) for row in long_rows} == expected
     assert row_two["player.episode_id"] != theirs
 
@@ -353,7 +341,7 @@ def test_forged_fields_in_judge_and_bias_forms_are_ignored(otree_server):
         assert row[f"player.{field}"] == mine[f"player.{field}"], field
     assert row["player.con_mat"] in ("TP", "FP", "FN", "TN") and row["player.consent_given"] == "1"
     # The protocol's CSV holds one verdict, on the judge's own log; the other judge's log and row are untouched.
-    verdicts = export(judge.server, "payoff_reasoning_eval", judge.session_code, "custom_export")
+    verdicts = export_rows(judge.server, "payoff_reasoning_eval", "custom_export", session_code=judge.session_code)
     assert [(row["file"], row["con_mat"]) for row in verdicts] == [(mine["player.log_file"], row["player.con_mat"])]
     [unchanged] = player_rows(other_judge, "payoff_reasoning_eval")[:1]
     assert unchanged == theirs
@@ -399,7 +387,7 @@ def test_pages_without_a_live_method_ignore_live_messages(otree_server, config, 
     person.advance_to(page)
     other.advance_to(page)
     app = config  # each of these session configs runs the app of the same name
-    before = export(person.server, app, person.session_code)
+    before = export_rows(person.server, app, session_code=person.session_code)
     forged = [
         {"episode_id": "x", "log_file": "x", "item_id": "x", "choice": 0, "participant_code": other.code},
         {"type": "load"},
@@ -409,7 +397,7 @@ def test_pages_without_a_live_method_ignore_live_messages(otree_server, config, 
     failed = {"otree_success": False, "live_method_payload": None}  # oTree's answer when there is no live method
     assert run_async(settle(person.live_url(), *forged)) == [failed] * len(forged)
     assert run_async(settle(person.live_url(page_name="Consent"), *forged)) == []  # not the current page: ignored
-    assert export(person.server, app, person.session_code) == before
+    assert export_rows(person.server, app, session_code=person.session_code) == before
     assert person.reload().page == page
 
 

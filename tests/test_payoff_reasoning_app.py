@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 from pathlib import Path
 
@@ -14,26 +13,19 @@ from backend.games import GAMES
 from backend.reasoning_logs import confusion_label, failed_queries_field, read_log_folder
 from backend.reasoning_protocol import PROTOCOL_COLUMNS, read_protocol_form
 from tests.conftest import PROJECT_ROOT
-from tests.harness import create_session, run_bots, session_start_links
+from tests.harness import create_session, export_rows, run_bots, session_start_links
 
 SAMPLE_FOLDER = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 TWO_ATTEMPTS = "demo-reasoner_pd_p1_1_5_0_3_0_1001.txt"
+
+
+APP = "payoff_reasoning_eval"
 
 
 def sample_logs():
     logs, errors = read_log_folder(SAMPLE_FOLDER, games=GAMES)
     assert errors == []
     return {log.filename: log for log in logs}
-
-
-def custom_export_rows(server_url: str, function_name: str = "custom_export") -> list[dict]:
-    response = requests.get(
-        server_url + "/api/export_app_custom",
-        params={"app": "payoff_reasoning_eval", "function_name": function_name},
-        timeout=30,
-    )
-    response.raise_for_status()
-    return list(csv.DictReader(io.StringIO(response.text)))
 
 
 @pytest.mark.bots
@@ -126,10 +118,10 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     page.get_by_role("button", name="Next").click()
     page.get_by_text("You have completed the study.", exact=True).wait_for()
 
-    [row] = [row for row in custom_export_rows(otree_server.url) if row["file"] == name]
+    [row] = [row for row in export_rows(otree_server.url, APP, "custom_export") if row["file"] == name]
     assert row["sentence"] == "#".join(clicked)
     assert (row["orig_cor"], row["fin_cor"], row["err_type"], row["con_mat"]) == ("0", "1", "pa#rga", "TN")
-    [held] = [row for row in custom_export_rows(otree_server.url, "custom_export_assignments") if row["file"] == name]
+    [held] = [row for row in export_rows(otree_server.url, APP, "custom_export_assignments") if row["file"] == name]
     assert held["status"] == "done" and float(held["finished_at"]) >= float(held["reserved_at"]) > 0
 
     # The admin report's download: the same row, separated by the session's csv_separator (default ';').
@@ -174,7 +166,7 @@ def test_log_text_is_shown_as_text_and_a_rejected_verdict_keeps_the_marks(otree_
     page.locator("#err-pc").check()
     page.get_by_role("button", name="Next").click()
     page.get_by_text("You have completed the study.", exact=True).wait_for()
-    [row] = [row for row in custom_export_rows(otree_server.url) if row["file"] == name]
+    [row] = [row for row in export_rows(otree_server.url, APP, "custom_export") if row["file"] == name]
     assert (row["sentence"], row["err_type"], row["fin_cor"], row["con_mat"]) == (
         "R gives me <b>5</b> or 0.",
         "pc",

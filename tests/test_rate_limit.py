@@ -1,5 +1,5 @@
-"""Per-participant limits: the sliding window (against its naive oracle), the model-request budget of a game, and
-both through the live dond page (a flood of live messages is refused in the participant's language; a game that
+"""Per-participant limits: the sliding window (against its naive oracle), request counting, and both limits through
+the live dond page (the request budget of ``llm_turns`` itself is tested in test_dond_play) (a flood of live messages is refused in the participant's language; a game that
 reaches its request budget makes no further model call and aborts with a stored reason)."""
 
 from __future__ import annotations
@@ -11,17 +11,10 @@ import random
 import pytest
 import websockets
 
-from backend import dond
-from backend.dond_game import GameConfig, replay
-from backend.dond_play import llm_turns
-from backend.llm import LLMSettings
 from backend.llm.fake_server import Reply
 from backend.rate_limit import naive_wait_seconds, prune, requests_used, wait_seconds
-from tests.dond_fault_run import export_rows
 from tests.dond_live_client import advance_all
-from tests.harness import create_session, run_async
-
-INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+from tests.harness import create_session, export_rows, run_async
 
 
 def test_wait_seconds_matches_the_naive_oracle_on_random_histories():
@@ -64,46 +57,6 @@ def test_requests_used_counts_every_attempt_of_the_role():
         {"kind": "message", "role": "B"},
     ]
     assert requests_used(events, "B") == 4 and requests_used(events, "A") == 2
-
-
-def test_a_game_at_its_request_budget_makes_no_further_call(llm_server, monkeypatch):
-    # Every reply breaks the rules, so only the budget (2 requests, below the 3 violations allowed) can stop it.
-    llm_server.script("[Proposal: 1 pear]", "[Proposal: 1 pear]", "[Proposal: 1 pear]", "[Proposal: 1 pear]")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    config = GameConfig(mode="semi", language="en", llm_reprompts=3)
-    settings = LLMSettings(model="test-model", base_url=llm_server.base_url, max_retries=0, timeout_s=5)
-    events = []
-
-    async def collect():
-        return [
-            item
-            async for item in llm_turns(
-                load_events=lambda: events,
-                store_event=events.append,
-                instance=INSTANCE,
-                config=config,
-                role="A",
-                settings=settings,
-                max_requests=2,
-            )
-        ]
-
-    run_async(collect())
-    state = replay(events, config, counts=INSTANCE.counts)
-    assert len(llm_server.requests) == 2 and requests_used(events, "A") == 2
-    assert state.outcome == "aborted" and state.abort_reason.startswith("llm_budget: 2 model requests")
-    with pytest.raises(ValueError, match="max_requests must be a whole number"):
-        run_async(
-            llm_turns(
-                load_events=list,
-                store_event=print,
-                instance=INSTANCE,
-                config=config,
-                role="A",
-                settings=settings,
-                max_requests=0,
-            ).__anext__()
-        )
 
 
 async def flood(live_url: str, count: int) -> list[dict]:
@@ -163,7 +116,5 @@ def test_the_request_budget_aborts_a_live_game_with_a_stored_reason(otree_server
     assert final["finished"] and final["outcome"] == "aborted"
     assert "allowance of answers" in final["chat"][-1]["text"]  # the participant is told why, in English
     assert len(llm_server.requests) == 2  # the third message got no model call
-    [game] = [
-        g for g in export_rows(otree_server.url, "custom_export_dond_games") if g["session_code"] == session["code"]
-    ]
+    [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])
     assert game["abort_reason"].startswith("llm_budget: 2 model requests used")
