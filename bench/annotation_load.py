@@ -53,7 +53,7 @@ def form_values(rng: random.Random, rubric) -> dict:
     return values
 
 
-def annotate(link: str, *, seed: int, think: float, start: threading.Barrier, out: dict) -> None:
+def annotate(link: str, *, seed: int, think: float, delay: float, start: threading.Barrier, out: dict) -> None:
     rng, rubric = random.Random(seed), load_rubric()
     latencies, errors = out["latencies"], out["errors"]
 
@@ -70,6 +70,7 @@ def annotate(link: str, *, seed: int, think: float, start: threading.Barrier, ou
             time.sleep(rng.uniform(0, 2 * think))
 
     start.wait()
+    time.sleep(delay)  # arrivals spread over --ramp seconds, as people follow a study link over time
     try:
         holder = {}
         step(lambda: holder.setdefault("annotator", Annotator(link)))
@@ -90,6 +91,7 @@ def main(argv=None) -> int:
     parser.add_argument("--annotators", type=int, default=200)
     parser.add_argument("--per-annotator", type=int, default=2, help="regular episodes per annotator")
     parser.add_argument("--think", type=float, default=0.0, help="mean pause between pages, seconds")
+    parser.add_argument("--ramp", type=float, default=0.0, help="arrivals spread evenly over this many seconds")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
     args = parser.parse_args(argv)
 
@@ -116,7 +118,9 @@ def main(argv=None) -> int:
         barrier = threading.Barrier(len(links))
         threads = [
             threading.Thread(
-                target=annotate, args=(link,), kwargs=dict(seed=i, think=args.think, start=barrier, out=out)
+                target=annotate,
+                args=(link,),
+                kwargs=dict(seed=i, think=args.think, delay=i * args.ramp / len(links), start=barrier, out=out),
             )
             for i, link in enumerate(links)
         ]

@@ -86,6 +86,8 @@ class StoredEpisode(ExtraModel):
 # FUNCTIONS
 _RUBRICS = {}  # session code -> Rubric, parsed from session.vars on first use (a cache of database content)
 _EPISODES = {}  # (session code, episode id) -> Episode
+_RATING_ROWS = {}  # session code -> per agent, the rating form's rows with their markup
+_ROOT_IDS = {}  # session code -> id of its round-1 subsession (fixed for the session's life)
 
 
 def _config_path(value):
@@ -163,6 +165,14 @@ def _root(obj):
     return subsession if subsession.round_number == 1 else subsession.in_round(1)
 
 
+def _root_id(player):
+    """The id of the round-1 subsession, without the two queries of ``_root`` (it is read on every page step)."""
+    code = player.session.code
+    if code not in _ROOT_IDS:
+        _ROOT_IDS[code] = _root(player).id
+    return _ROOT_IDS[code]
+
+
 def _maybe(obj, name):
     return obj.field_maybe_none(name)
 
@@ -183,6 +193,12 @@ def _episode(root_subsession, episode_id):
         (stored,) = StoredEpisode.filter(subsession=root_subsession, episode_id=episode_id)
         _EPISODES[key] = episode_from_dict(json.loads(stored.data))
     return _EPISODES[key]
+
+
+def _player_episode(player):
+    """The episode the player is rating (cached: the round-1 subsession is looked up only on a cache miss)."""
+    key = (player.session.code, player.episode_id)
+    return _EPISODES[key] if key in _EPISODES else _episode(_root(player), player.episode_id)
 
 
 def _rating_bound(which):
@@ -239,6 +255,19 @@ def _as_pick_row(row):
     return dict(item_id=row.item_id, participant=row.annotator, status=row.status, reserved_at=row.reserved_at)
 
 
+def _pick_rows(player, *, except_id=None):
+    """The regular assignment rows of the session as the dicts ``backend.assignment`` reads. Four columns as plain
+    tuples: the session has a row per annotator and task, and whole ORM rows made this the costliest read of a step."""
+    query = Assignment.objects_filter(subsession_id=_root_id(player), is_gold=False).with_entities(
+        Assignment.id, Assignment.item_id, Assignment.annotator, Assignment.status, Assignment.reserved_at
+    )
+    return [
+        dict(item_id=item_id, participant=annotator, status=status, reserved_at=reserved_at)
+        for row_id, item_id, annotator, status, reserved_at in query
+        if row_id != except_id
+    ]
+
+
 def _plan(player):
     participant_vars = player.participant.vars
     if "social_eval_plan" not in participant_vars:
@@ -262,10 +291,10 @@ def _regular_done(player):
 
 def _pick_regular(player, now):
     """Reserve the next regular episode for this annotator (least covered first), or None when none is left."""
-    root, config = _root(player), player.session.config
+    config = player.session.config
     item = assignment.choose_item(
         _study(player.session)["regular_ids"],
-        [_as_pick_row(row) for row in _rows(root, include_gold=False)],
+        _pick_rows(player),
         participant=player.participant.code,
         per_item=int(config["annotators_per_episode"]),
         now=now,
@@ -274,7 +303,7 @@ def _pick_regular(player, now):
     if item is None:
         return None
     return Assignment.create(
-        subsession=root,
+        subsession_id=_root_id(player),
         item_id=item,
         annotator=player.participant.code,
         status="reserved",
@@ -310,7 +339,7 @@ def _ensure_task(player):
     now, slot = time.time(), plan[player.round_number - 1]
     if slot.startswith("gold:"):
         row = Assignment.create(
-            subsession=_root(player),
+            subsession_id=_root_id(player),
             item_id=slot[len("gold:") :],
             annotator=player.participant.code,
             status="reserved",
@@ -339,18 +368,20 @@ def tasks_over(player):
 
 def _my_row(player):
     """The player's current assignment row (rows of released reservations stay in the log)."""
-    (row,) = [
-        row
-        for row in Assignment.filter(subsession=_root(player), annotator=player.participant.code)
-        if row.round_number == player.round_number and row.item_id == player.episode_id and row.status != "released"
-    ]
+    query = Assignment.objects_filter(
+        subsession_id=_root_id(player),
+        annotator=player.participant.code,
+        round_number=player.round_number,
+        item_id=player.episode_id,
+    )
+    (row,) = [row for row in query if row.status != "released"]
     return row
 
 
 def _still_needed(player, row, now):
     """Whether the episode of an expired reservation still lacks annotators (so this person may keep it)."""
     config = player.session.config
-    others = [_as_pick_row(r) for r in _rows(_root(player), include_gold=False) if r.id != row.id]
+    others = _pick_rows(player, except_id=row.id)
     done, live = assignment.coverage([row.item_id], others, now=now, timeout_s=float(config["reservation_timeout_s"]))[
         row.item_id
     ]
@@ -471,30 +502,60 @@ def _episode_view(episode):
     )
 
 
-def _rating_blocks(rubric, episode):
-    guideline = _guideline(rubric)["dimensions"]
-    blocks = []
-    for agent_index, agent in enumerate(episode.agents, start=1):
-        rows = []
-        for slot, (dimension, texts) in enumerate(zip(rubric.dimensions, guideline, strict=True), start=1):
-            rating_name = social_forms.rating_field(agent_index, slot)
-            rows.append(
+def _guide_html(texts):
+    """A dimension's collapsed guideline (definition and examples) on the rating page; ``texts`` are escaped."""
+    examples = "".join(
+        f'<tr class="se-example se-example-{e["css"]}"><td>{e["rationale"]}</td><td>{e["rating"]}</td>'
+        f"<td><strong>{e['verdict']}.</strong> {e['why']}</td></tr>"
+        for e in texts["examples"]
+    )
+    return (
+        f'<details class="se-guide"><summary>Guideline</summary><p>{texts["definition"]}</p>'
+        '<table class="table table-sm se-example-table"><thead><tr><th>Annotator\'s reasoning</th><th>Rating</th>'
+        f"<th>Assessment</th></tr></thead><tbody>{examples}</tbody></table></details>"
+    )
+
+
+def _scale_html(rating_name, dimension):
+    """The radio buttons of one rating (every value of the dimension's range, negative ones with a true minus)."""
+    return "".join(
+        f'<label class="se-choice" for="{input_id}"><input type="radio" name="{rating_name}" id="{input_id}" '
+        f'value="{value}" required><span>{str(value).replace("-", "−")}</span></label>'
+        for value in dimension.choices
+        for input_id in [f"id_{rating_name}_{value}".replace("-", "m")]
+    )
+
+
+def _rating_rows(session_code, rubric):
+    """Per agent, the rows of the rating form with their markup rendered once per session: the rubric is fixed, and
+    oTree's template engine spent more than half of the page's time on these loops (about 250 radio buttons)."""
+    if session_code not in _RATING_ROWS:
+        guideline = _guideline(rubric)["dimensions"]
+        _RATING_ROWS[session_code] = [
+            [
                 dict(
-                    texts=texts,
+                    label=texts["label"],
+                    range_text=texts["range_text"],
                     min=dimension.min,
                     max=dimension.max,
-                    rating_field=rating_name,
+                    rating_field=social_forms.rating_field(agent_index, slot),
                     reason_field=social_forms.reason_field(agent_index, slot),
-                    choices=[
-                        dict(
-                            value=v, label=str(v).replace("-", "−"), input_id=f"id_{rating_name}_{v}".replace("-", "m")
-                        )
-                        for v in dimension.choices
-                    ],
+                    guide_html=_guide_html(texts),
+                    scale_html=_scale_html(social_forms.rating_field(agent_index, slot), dimension),
                 )
-            )
-        blocks.append(dict(agent_index=agent_index, agent_name=html.escape(agent.name), rows=rows))
-    return blocks
+                for slot, (dimension, texts) in enumerate(zip(rubric.dimensions, guideline, strict=True), start=1)
+            ]
+            for agent_index in social_forms.AGENTS
+        ]
+    return _RATING_ROWS[session_code]
+
+
+def _rating_blocks(session_code, rubric, episode):
+    rows = _rating_rows(session_code, rubric)
+    return [
+        dict(agent_index=agent_index, agent_name=html.escape(agent.name), rows=rows[agent_index - 1])
+        for agent_index, agent in enumerate(episode.agents, start=1)
+    ]
 
 
 def _submitted_ratings(player, rubric):
@@ -779,8 +840,8 @@ class Rate(Page):
             has_episode=bool(player.episode_id),
         )
         if player.episode_id:
-            episode = _episode(_root(player), player.episode_id)
-            context.update(episode=_episode_view(episode), blocks=_rating_blocks(rubric, episode))
+            episode = _player_episode(player)
+            context.update(episode=_episode_view(episode), blocks=_rating_blocks(player.session.code, rubric, episode))
         return context
 
     @staticmethod
@@ -814,7 +875,7 @@ class Rate(Page):
         player.submitted_at = now
         player.seconds_spent = now - player.shown_at
         if player.is_gold:
-            episode = _episode(_root(player), player.episode_id)
+            episode = _player_episode(player)
             ratings = {key: rating for key, (rating, _) in _submitted_ratings(player, rubric).items()}
             passed, worst = social_forms.gold_check(
                 ratings, episode, tolerance=float(player.session.config["gold_tolerance"])
