@@ -3,6 +3,11 @@
 import os
 import sys
 
+# oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
+# 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
+# latency of bench/annotation_load.py (100 annotators arriving over 30 s, 10 s pauses) from 420-600 ms to about 310.
+sys.setswitchinterval(0.0005)
+
 # A production server must not start with a default admin password or signing key: data, exports and the
 # REST API would be open, and participant links could be forged.
 IS_PRODUCTION = os.environ.get("OTREE_PRODUCTION", "") not in ("", "0")
