@@ -263,9 +263,32 @@ def snapshot_of(game):
     return types.SimpleNamespace(**{name: getattr(game, name) for name in SNAPSHOT_FIELDS})
 
 
+# Caches of database content, rebuilt from the rows after a restart. A Game row is never changed once created, and
+# every event is written by write_events in this one process (oTree runs one), which appends it here after its
+# commit. Keys carry created_at so a game id that SQLite reuses after a session is deleted never hits a stale entry.
+# Reading a game's rows again on every live message was about a fifth of the server's CPU in a game (py-spy).
+GAME_SNAPSHOTS: dict[tuple[str, int], types.SimpleNamespace] = {}
+GAME_EVENTS: dict[tuple[int, float], list[dict]] = {}
+
+
+def snapshot_for(player):
+    """The snapshot of ``player``'s game (None when there is none), read from the database once per game."""
+    key = (player.session.code, player.game_id)
+    if not player.game_id or key not in GAME_SNAPSHOTS:
+        game = game_of(player)
+        if game is None:
+            return None
+        GAME_SNAPSHOTS[(player.session.code, game.id)] = snapshot_of(game)
+        key = (player.session.code, game.id)
+    return GAME_SNAPSHOTS[key]
+
+
 def events_of(game):
-    """The game's events in order, as dicts (``game`` is a Game row or its snapshot)."""
-    return [event_dict(event) for event in Event.objects_filter(game_id=game.id).order_by(Event.id)]
+    """The game's events in order, as dicts (``game`` is a Game row or its snapshot); a fresh list each call."""
+    key = (game.id, game.created_at)
+    if key not in GAME_EVENTS:
+        GAME_EVENTS[key] = [event_dict(event) for event in Event.objects_filter(game_id=game.id).order_by(Event.id)]
+    return list(GAME_EVENTS[key])
 
 
 def event_dict(event):
@@ -280,14 +303,22 @@ def store_event(game, event):
 
 
 def write_events(game, events):
-    """Write events and commit them together."""
+    """Write events and commit them together; the cached event list gets them as a reload would read them."""
+    rows = []
     for event in events:
         fields = {key: value for key, value in event.items() if not key.startswith("_")}
         fields["created_at"] = fields.get("created_at") or time.time()
         if fields.get("proposal") is not None:
             fields["proposal"] = json.dumps(list(fields["proposal"]))
-        Event.create(game_id=game.id, **fields)
-    commit_keeping_loaded_rows()
+        rows.append(Event.create(game_id=game.id, **fields))
+    key = (game.id, game.created_at)
+    try:
+        commit_keeping_loaded_rows()
+    except Exception:
+        GAME_EVENTS.pop(key, None)  # whatever reached the disk is read back next time
+        raise
+    if key in GAME_EVENTS:
+        GAME_EVENTS[key].extend(event_dict(row) for row in rows)
 
 
 def commit_keeping_loaded_rows():
@@ -434,12 +465,11 @@ async def live_bargain(player: Player, data):
 def first_step(player, data):
     """The synchronous part of a live message: the person's move checked and stored, the answer to send back, and
     the (game, seat, events) with which the LLM may act next (None when it may not)."""
-    game = game_of(player)
+    game = snapshot_for(player)
     if game is None:
         return None, None
     # This participant's lock serialises its live calls, so this list stays in step with the stored rows.
     events = events_of(game)
-    game = snapshot_of(game)
     seat = types.SimpleNamespace(id_in_group=player.id_in_group, game_role=player.game_role)
     kind = data.get("type") if isinstance(data, dict) else None
     if kind in ("message", "proposal"):
