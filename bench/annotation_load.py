@@ -13,6 +13,7 @@ at composing speed. ``--think S`` replaces that with a random 0..2S seconds on e
 stress case, every annotator clicking on without a pause (it measures the server's throughput, not people).
 
 Run: ``python bench/annotation_load.py [--annotators 200] [--ramp 60] [--think S] [--database-url URL]``
+(``--debug-mode``: oTree's debug mode, OTREE_PRODUCTION=0, with its debug tables on every page).
 """
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+import collections
 import functools
 import json
 import logging
@@ -267,8 +268,11 @@ def snapshot_of(game):
 # every event is written by write_events in this one process (oTree runs one), which appends it here after its
 # commit. Keys carry created_at so a game id that SQLite reuses after a session is deleted never hits a stale entry.
 # Reading a game's rows again on every live message was about a fifth of the server's CPU in a game (py-spy).
+# Only code under oTree's page lock fills GAME_EVENTS (live steps, page hooks, the admin report): an unlocked reader
+# (exports) could otherwise store a list read just before a commit and miss that event for good.
 GAME_SNAPSHOTS: dict[tuple[str, int], types.SimpleNamespace] = {}
-GAME_EVENTS: dict[tuple[int, float], list[dict]] = {}
+GAME_EVENTS: collections.OrderedDict[tuple[int, float], list[dict]] = collections.OrderedDict()
+GAME_EVENTS_MAX = 2000  # games kept, least recently used dropped first (an LLM game's events hold every prompt)
 
 
 def snapshot_for(player):
@@ -284,11 +288,22 @@ def snapshot_for(player):
 
 
 def events_of(game):
-    """The game's events in order, as dicts (``game`` is a Game row or its snapshot); a fresh list each call."""
+    """The game's events in order, as dicts (``game`` is a Game row or its snapshot): a fresh list each call, whose
+    dicts are the cache's own (read them, never change them). Call it under oTree's page lock; see GAME_EVENTS."""
     key = (game.id, game.created_at)
-    if key not in GAME_EVENTS:
-        GAME_EVENTS[key] = [event_dict(event) for event in Event.objects_filter(game_id=game.id).order_by(Event.id)]
-    return list(GAME_EVENTS[key])
+    cached = GAME_EVENTS.get(key)
+    if cached is None:
+        cached = GAME_EVENTS[key] = stored_events(game)
+        while len(GAME_EVENTS) > GAME_EVENTS_MAX:
+            GAME_EVENTS.popitem(last=False)
+    else:
+        GAME_EVENTS.move_to_end(key)
+    return list(cached)
+
+
+def stored_events(game):
+    """The game's events as the database has them (exports read this: they run without oTree's page lock)."""
+    return [event_dict(event) for event in Event.objects_filter(game_id=game.id).order_by(Event.id)]
 
 
 def event_dict(event):
@@ -304,21 +319,20 @@ def store_event(game, event):
 
 def write_events(game, events):
     """Write events and commit them together; the cached event list gets them as a reload would read them."""
-    rows = []
-    for event in events:
-        fields = {key: value for key, value in event.items() if not key.startswith("_")}
-        fields["created_at"] = fields.get("created_at") or time.time()
-        if fields.get("proposal") is not None:
-            fields["proposal"] = json.dumps(list(fields["proposal"]))
-        rows.append(Event.create(game_id=game.id, **fields))
-    key = (game.id, game.created_at)
+    rows, cache_key = [], (game.id, game.created_at)
     try:
+        for event in events:
+            fields = {key: value for key, value in event.items() if not key.startswith("_")}
+            fields["created_at"] = fields.get("created_at") or time.time()
+            if fields.get("proposal") is not None:
+                fields["proposal"] = json.dumps(list(fields["proposal"]))
+            rows.append(Event.create(game_id=game.id, **fields))
         commit_keeping_loaded_rows()
     except Exception:
-        GAME_EVENTS.pop(key, None)  # whatever reached the disk is read back next time
+        GAME_EVENTS.pop(cache_key, None)  # whatever reaches the disk is read back next time
         raise
-    if key in GAME_EVENTS:
-        GAME_EVENTS[key].extend(event_dict(row) for row in rows)
+    if cache_key in GAME_EVENTS:
+        GAME_EVENTS[cache_key].extend(event_dict(row) for row in rows)
 
 
 def commit_keeping_loaded_rows():
@@ -614,7 +628,7 @@ def game_meta(game):
 def games_rows(subsessions):
     for subsession in subsessions:
         for game in Game.filter(subsession=subsession):
-            yield game, events_of(game)
+            yield game, stored_events(game)
 
 
 def custom_export_dond_games(players):
