@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import random
-import secrets
 import shutil
 import statistics
 import sys
@@ -36,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend import social_forms  # noqa: E402
 from backend.episodes import load_episodes  # noqa: E402
 from backend.rubrics import load_rubric  # noqa: E402
-from tests.harness import base_env, create_session, session_start_links, start_server  # noqa: E402
+from tests.harness import base_env, create_session, deployment_mode, session_start_links, start_server  # noqa: E402
 from tests.test_social_eval_app import Annotator  # noqa: E402
 
 # Mean seconds the fastest plausible annotator spends on a page before submitting it (see the module docstring).
@@ -70,7 +69,11 @@ def pause_seconds(rng: random.Random, page: str, think: float | None) -> float:
     return rng.uniform(0, 2 * think)
 
 
-def annotate(link: str, *, seed: int, think: float | None, delay: float, start: threading.Barrier, out: dict) -> None:
+def annotate(
+    link: str, *, seed: int, think: float | None, start: threading.Barrier, out: dict, delay: float = 0.0
+) -> None:
+    """One annotator's whole path; ``delay``: seconds after ``start`` before arriving (bench/mixed_load.py has its own
+    gates and leaves it 0)."""
     rng, rubric = random.Random(seed), load_rubric()
     latencies, errors = out["latencies"], out["errors"]
     holder = {}
@@ -115,18 +118,7 @@ def main(argv=None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="annotation-load-"))
     k = 2
     write_episodes(folder, regular=args.annotators * args.per_annotator // k)
-    env = base_env()
-    if args.debug_mode:
-        env["OTREE_PRODUCTION"] = "0"
-    else:  # what a lab deploys (README "Deploying"): production mode, secrets set, the REST API behind its key
-        rest_key = secrets.token_hex(16)
-        env.update(
-            OTREE_PRODUCTION="1",
-            OTREE_ADMIN_PASSWORD=secrets.token_hex(16),
-            SECRET_KEY=secrets.token_hex(32),
-            OTREE_REST_KEY=rest_key,
-        )
-        os.environ["OTREE_REST_KEY"] = rest_key  # create_session and session_start_links send it
+    env = deployment_mode(base_env(), debug=args.debug_mode)
     env["DATABASE_URL"] = args.database_url or f"sqlite:///{folder}/load.sqlite3"
     server = start_server(kind="prodserver", env=env)
     try:

@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import os
 import random
-import secrets
 import shutil
 import signal
 import statistics
@@ -60,6 +59,7 @@ from tests.harness import (  # noqa: E402
     PROJECT_ROOT,
     base_env,
     create_session,
+    deployment_mode,
     free_port,
     own_database,
     session_start_links,
@@ -320,17 +320,7 @@ def run_one(database: str, database_url: str, args) -> Result:
             OPENAI_API_KEY="sk-bench-not-a-key",
             LLM_MAX_CONCURRENCY=str(max(args.dond, 32)),
         )
-        if args.debug_mode:
-            env["OTREE_PRODUCTION"] = "0"
-        else:  # what a lab deploys (README "Deploying"): production mode, secrets set, the REST API behind its key
-            rest_key = secrets.token_hex(16)
-            env.update(
-                OTREE_PRODUCTION="1",
-                OTREE_ADMIN_PASSWORD=secrets.token_hex(16),
-                SECRET_KEY=secrets.token_hex(32),
-                OTREE_REST_KEY=rest_key,
-            )
-            os.environ["OTREE_REST_KEY"] = rest_key  # create_session sends it
+        env = deployment_mode(env, debug=args.debug_mode)
         env["DATABASE_URL"] = database_url or f"sqlite:///{folder}/mixed.sqlite3"
         with own_database(env) as env:  # PostgreSQL: a fresh database, dropped after the server has stopped
             server = start_server(kind=args.server, env=env)

@@ -11,6 +11,7 @@ import contextlib
 import csv
 import io
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -91,6 +92,24 @@ def base_env(**extra: str) -> dict[str, str]:
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra)
+    return env
+
+
+def deployment_mode(env: dict[str, str], *, debug: bool = False) -> dict[str, str]:
+    """``env`` set up as a lab deploys the server (README "Deploying"): production mode, fresh secrets, the REST API
+    behind its key, which this process's ``create_session`` and ``session_start_links`` then send. ``debug``: oTree's
+    debug mode instead (OTREE_PRODUCTION=0, debug tables on every page)."""
+    if debug:
+        env["OTREE_PRODUCTION"] = "0"
+        return env
+    rest_key = secrets.token_hex(16)
+    env.update(
+        OTREE_PRODUCTION="1",
+        OTREE_ADMIN_PASSWORD=secrets.token_hex(16),
+        SECRET_KEY=secrets.token_hex(32),
+        OTREE_REST_KEY=rest_key,
+    )
+    os.environ["OTREE_REST_KEY"] = rest_key
     return env
 
 
