@@ -187,18 +187,18 @@ def _rubric(session):
     return _RUBRICS[session.code]
 
 
-def _episode(root_subsession, episode_id):
-    key = (root_subsession.session.code, episode_id)
+def _episode(session_code, root_id, episode_id):
+    """An episode of the session (``root_id``: its round-1 subsession, which holds the stored episodes)."""
+    key = (session_code, episode_id)
     if key not in _EPISODES:
-        (stored,) = StoredEpisode.filter(subsession=root_subsession, episode_id=episode_id)
+        (stored,) = StoredEpisode.objects_filter(subsession_id=root_id, episode_id=episode_id)
         _EPISODES[key] = episode_from_dict(json.loads(stored.data))
     return _EPISODES[key]
 
 
 def _player_episode(player):
-    """The episode the player is rating (cached: the round-1 subsession is looked up only on a cache miss)."""
-    key = (player.session.code, player.episode_id)
-    return _EPISODES[key] if key in _EPISODES else _episode(_root(player), player.episode_id)
+    """The episode the player is rating."""
+    return _episode(player.session.code, _root_id(player), player.episode_id)
 
 
 def _rating_bound(which):
@@ -246,21 +246,20 @@ def consent_given_choices(player):
     return study_flow.consent_choices(player.session.config.get("language"))
 
 
-def _rows(root_subsession, *, include_gold=True):
-    rows = Assignment.filter(subsession=root_subsession)
-    return [row for row in rows if include_gold or not row.is_gold]
+def _rows(root_subsession):
+    return Assignment.filter(subsession=root_subsession)
 
 
 def _as_pick_row(row):
     return dict(item_id=row.item_id, participant=row.annotator, status=row.status, reserved_at=row.reserved_at)
 
 
-def _pick_rows(player, *, except_id=None):
+def _pick_rows(root_id, *, except_id=None):
     """The regular assignment rows of the session, in order, as the dicts ``backend.assignment`` reads. Five columns
     as plain tuples: the session has a row per annotator and task, and whole ORM rows made this the costliest read
     of a step."""
     query = (
-        Assignment.objects_filter(subsession_id=_root_id(player), is_gold=False)
+        Assignment.objects_filter(subsession_id=root_id, is_gold=False)
         .order_by(Assignment.id)
         .with_entities(
             Assignment.id, Assignment.item_id, Assignment.annotator, Assignment.status, Assignment.reserved_at
@@ -299,7 +298,7 @@ def _pick_regular(player, now):
     config = player.session.config
     item = assignment.choose_item(
         _study(player.session)["regular_ids"],
-        _pick_rows(player),
+        _pick_rows(_root_id(player)),
         participant=player.participant.code,
         per_item=int(config["annotators_per_episode"]),
         now=now,
@@ -386,7 +385,7 @@ def _my_row(player):
 def _still_needed(player, row, now):
     """Whether the episode of an expired reservation still lacks annotators (so this person may keep it)."""
     config = player.session.config
-    others = _pick_rows(player, except_id=row.id)
+    others = _pick_rows(_root_id(player), except_id=row.id)
     done, live = assignment.coverage([row.item_id], others, now=now, timeout_s=float(config["reservation_timeout_s"]))[
         row.item_id
     ]
@@ -624,14 +623,14 @@ def vars_for_admin_report(subsession):
     now, k = time.time(), int(config["annotators_per_episode"])
     counts = assignment.coverage(
         study["regular_ids"],
-        [_as_pick_row(r) for r in _rows(root, include_gold=False)],
+        _pick_rows(root.id),
         now=now,
         timeout_s=float(config["reservation_timeout_s"]),
     )
     coverage = social_report.coverage_counts({item: done for item, (done, _) in counts.items()}, per_item=k)
     records = []
     for player in _finished_players(players):
-        episode = _episode(root, player.episode_id)
+        episode = _episode(session.code, root.id, player.episode_id)
         records += social_forms.long_rows(_record(player, rubric), episode, rubric)
     summary, charts = [], []
     if records:
@@ -687,22 +686,25 @@ def _export_groups(players):
 def custom_export_ratings_long(players):
     """One row per rating: episode, agent, dimension, rating, reasoning (escaped), annotator, Prolific IDs, time."""
     yield social_report.EXPORT_COLUMNS
-    for _session, root, rubric, session_players in _export_groups(players):
+    for session, root, rubric, session_players in _export_groups(players):
         for player in session_players:
-            for row in social_forms.long_rows(_record(player, rubric), _episode(root, player.episode_id), rubric):
+            episode = _episode(session.code, root.id, player.episode_id)
+            for row in social_forms.long_rows(_record(player, rubric), episode, rubric):
                 yield [row[column] for column in social_report.EXPORT_COLUMNS]
 
 
 def custom_export_ratings_wide(players):
     """One row per annotation with Sotopia's column names (goal_1, goal_reasoning_1, ...)."""
     header_written = None
-    for _session, root, rubric, session_players in _export_groups(players):
+    for session, root, rubric, session_players in _export_groups(players):
         header = social_forms.wide_columns(rubric)
         if header != header_written:
             yield header
             header_written = header
         for player in session_players:
-            yield social_forms.wide_row(_record(player, rubric), _episode(root, player.episode_id), rubric)
+            yield social_forms.wide_row(
+                _record(player, rubric), _episode(session.code, root.id, player.episode_id), rubric
+            )
 
 
 def custom_export_qualified(players):

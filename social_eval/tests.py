@@ -13,7 +13,7 @@ from . import (
     Consent,
     Instructions,
     Rate,
-    _episode,
+    _player_episode,
     _root,
     _rubric,
     _study,
@@ -25,7 +25,7 @@ from . import (
 def _values(bot, *, miss_gold=False):
     """Valid form values for the bot's current episode: gold references where known, else a fixed pattern."""
     rubric = _rubric(bot.session)
-    episode = _episode(_root(bot.player), bot.player.episode_id)
+    episode = _player_episode(bot.player)
     values = {}
     for agent_index, agent in enumerate(episode.agents, start=1):
         for slot, dimension in enumerate(rubric.dimensions, start=1):
@@ -131,7 +131,7 @@ class PlayerBot(Bot):
     def _rate(self):
         seen = [p.episode_id for p in self.player.in_previous_rounds() if p.episode_id]
         expect(self.player.episode_id, "not in", seen)
-        episode = _episode(_root(self.player), self.player.episode_id)
+        episode = _player_episode(self.player)
         expect(html.escape(episode.scenario), "in", self.html)
         expect(f'name="{social_forms.rating_field(2, 4)}"', "in", self.html)
         expect(f'minlength="{self.session.config["min_reasoning_chars"]}"', "in", self.html)
