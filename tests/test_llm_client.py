@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from backend.llm import CallRecord, LLMSettings, TextDelta, complete, stream
+from backend.llm import CallRecord, LLMSettings, StartedStream, TextDelta, complete, start_stream, stream
 from backend.llm.fake_server import Reply
 from tests.harness import run_async
 
@@ -138,6 +138,72 @@ def test_scripted_policy_failure_is_recorded():
 
     record = run_async(complete(MESSAGES, LLMSettings(), scripted=broken))
     assert record.error_kind == "scripted_error" and "bug in policy" in record.error
+
+
+def test_stream_that_stalls_midway_times_out_and_keeps_the_partial_reply(llm_server):
+    llm_server.script(Reply(text="one two three", chunk_delay_s=2.0))
+    started = time.monotonic()
+    record = collect(stream(MESSAGES, settings_for(llm_server, timeout_s=0.4)))[-1]
+    assert time.monotonic() - started < 1.8  # cut at the reply's deadline, not after the 4 s the pieces take
+    assert record.error_kind == "interrupted" and "timeout" not in record.reply
+    assert record.reply == "one " and record.attempts == 1
+
+
+def test_started_stream_sends_its_request_before_it_is_iterated(llm_server):
+    llm_server.default_delay_s = 0.3
+    try:
+
+        async def run():
+            settings = settings_for(llm_server)
+            lazy, started = stream(MESSAGES, settings), start_stream(MESSAGES, settings)
+            await asyncio.sleep(0.2)  # the caller busy with something else
+            arrived = len(llm_server.requests)
+            began = time.monotonic()
+            items = [item async for item in started]
+            waited = time.monotonic() - began
+            await lazy.aclose()
+            return arrived, waited, items
+
+        arrived, waited, items = run_async(run())
+    finally:
+        llm_server.default_delay_s = 0.0
+    assert arrived == 1  # the started call's request only: the plain generator has sent nothing
+    assert waited < 0.25  # its latency overlapped the caller's 0.2 s
+    assert items[-1].ok and "".join(item.text for item in items[:-1]) == items[-1].reply
+
+
+def test_closing_a_started_stream_cancels_the_call(llm_server):
+    llm_server.script(Reply(text="never read", delay_s=5.0))
+
+    async def run():
+        started = start_stream(MESSAGES, settings_for(llm_server, timeout_s=10.0))
+        await asyncio.sleep(0.2)
+        began = time.monotonic()
+        await started.aclose()
+        closing = time.monotonic() - began
+        deadline = time.monotonic() + 2.0
+        while llm_server.in_flight and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return closing, llm_server.in_flight, [item async for item in started]
+
+    closing, in_flight, rest = run_async(run())
+    assert closing < 1.0 and rest == []
+    assert in_flight == 0  # the connection was closed: the endpoint stopped working on the call
+
+
+def test_started_stream_raises_its_source_error_where_it_is_iterated():
+    async def source():
+        yield "first"
+        raise ValueError("the source broke")
+
+    async def run():
+        received = []
+        with pytest.raises(ValueError, match="the source broke"):
+            async for item in StartedStream(source()):
+                received.append(item)
+        return received
+
+    assert run_async(run()) == ["first"]
 
 
 def test_concurrent_streams_overlap(llm_server):

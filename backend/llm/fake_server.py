@@ -87,6 +87,12 @@ class FakeOpenAIServer:
             self.max_in_flight = 0
 
     @property
+    def in_flight(self) -> int:
+        """Chat calls being answered now (a call whose client closed the connection stops counting)."""
+        with self._lock:
+            return self._in_flight
+
+    @property
     def pending(self) -> int:
         with self._lock:
             return len(self._script)
@@ -242,8 +248,8 @@ class FakeOpenAIServer:
                     if reply.drop_after_chunks is not None and index >= reply.drop_after_chunks:
                         self.wfile.flush()
                         return  # connection closes without [DONE]
-                    if index and reply.chunk_delay_s:
-                        time.sleep(reply.chunk_delay_s)
+                    if index and reply.chunk_delay_s and not self._wait(reply.chunk_delay_s):
+                        return  # the client gave up waiting for this piece
                     chunk = dict(base, choices=[{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
                     self._event(chunk)
                 self._event(dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
