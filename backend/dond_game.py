@@ -509,6 +509,7 @@ def participant_view(
         "can_propose": state.may_propose(role),
         "must_propose": state.must_propose(role),
         "waiting_for_other": not state.finished and role not in state.to_act,
+        "other_to_act": not state.finished and other in state.to_act,
         "messages_left": max(config.max_messages - state.messages_sent[role], 0),
         "finished": state.finished,
         "outcome": state.outcome if counts or not state.finished or state.aborted else None,

@@ -4,7 +4,8 @@ Storage is the caller's (the oTree app writes database rows, a runner keeps list
 game's events so far and ``store_event(event)`` persists one event dict **before** it is reported. ``llm_turns``
 is an async generator of progress items for the caller to show:
 
-- ``{"type": "typing"}`` when a model call starts;
+- ``{"type": "typing"}`` when a model turn starts (with a ``call_model`` such as ``start_stream``, its request is
+  already on its way);
 - ``{"type": "delta", "text": ...}`` for each streamed piece of a reply, cut at the first ``[`` so that a secret
   proposal never appears in the preview (the stored event decides what is finally shown);
 - ``{"type": "event", "event": ...}`` after each stored state-changing event (message, proposal, violation,
@@ -118,7 +119,8 @@ async def llm_turns(
 ) -> AsyncIterator[dict[str, Any]]:
     """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc).
 
-    ``call_model`` is ``backend.llm.stream`` (or ``blocking_stream`` to measure what a blocking call costs).
+    ``call_model`` is ``backend.llm.stream``, ``backend.llm.start_stream`` (the request leaves at once) or
+    ``blocking_stream`` (to measure what a blocking call costs).
     ``max_requests`` caps the model requests of ``role`` in this game (the attempts of its stored calls): when it is
     reached, no further call starts and the game is aborted (``llm_budget``). A call already started may still use
     its retries.
@@ -222,7 +224,8 @@ async def _turns(
         if protocol.probe_external and turn not in probed and _has(events, "probe", role, turn) is None:
             probed.add(turn)
             probes.append(asyncio.create_task(_probe(chat, instance, config, role, turn, settings, store_event)))
-        yield {"type": "typing"}
+        if protocol.notes:
+            yield {"type": "typing"}  # before the note call: the reply's prompt needs the note
         messages = chat
         if protocol.notes:
             note = _has(events, "note", role, turn)
@@ -248,23 +251,31 @@ async def _turns(
             return
         record: CallRecord | None = None
         hidden = False
-        async for item in call_model(
+        # Made before the typing item is reported, so that a call_model which sends its request at once
+        # (``start_stream``) has it on its way while the caller shows that the model is typing.
+        call = call_model(
             messages,
             settings,
             scripted=scripted_policy(instance, role, state),
             stream_reply=stream_reply,
             **options,
-        ):
-            if isinstance(item, TextDelta):
-                if hidden:
-                    continue
-                piece = item.text
-                if "[" in piece:
-                    piece, hidden = piece[: piece.index("[")], True
-                if piece:
-                    yield {"type": "delta", "text": piece}
-            else:
-                record = item
+        )
+        try:
+            if not protocol.notes:
+                yield {"type": "typing"}
+            async for item in call:
+                if isinstance(item, TextDelta):
+                    if hidden:
+                        continue
+                    piece = item.text
+                    if "[" in piece:
+                        piece, hidden = piece[: piece.index("[")], True
+                    if piece:
+                        yield {"type": "delta", "text": piece}
+                else:
+                    record = item
+        finally:
+            await call.aclose()
         store_event(call_event(role, record, purpose="message", turn=turn))
         if record.ok:
             event = judge_reply(record.reply, events, role, instance, config)

@@ -12,7 +12,7 @@ from otree.database import db
 from otree.middleware import lock2 as PAGE_LOCK  # held by oTree around every page request
 
 from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, rate_limit, study_flow
-from backend.llm import LLMSettings
+from backend.llm import LLMSettings, start_stream
 from backend.negotiation_protocol import Protocol
 
 from .texts import texts
@@ -371,6 +371,8 @@ def view_for(player, game, events):
             item["text"] = text["notice_aborted"].format(reason=text[f"reason_{item.pop('reason')}"])
         elif notice:
             item["text"] = text[f"notice_{notice}"]
+    # The LLM is working on its move whenever the state says it is to act: the browser shows it typing.
+    view["typing"] = game.opponent == "llm" and view["other_to_act"]
     view["type"] = "state"
     return view
 
@@ -509,9 +511,9 @@ async def bargain_steps(player, data):
         settings = LLMSettings.from_config(player.session.config)
         blocking = setting(player.session, "llm_blocking")
         max_requests = setting(player.session, "llm_requests_per_game")
-    if answer:
-        yield answer
     if llm_may_act is None:
+        if answer:
+            yield answer
         return
     game, seat, events = llm_may_act
     unsaved = []
@@ -533,32 +535,43 @@ async def bargain_steps(player, data):
         config=config_of(game),
         role=llm_role(game),
         settings=settings,
-        call_model=dond_play.blocking_stream if blocking else dond_play.stream,
+        call_model=dond_play.blocking_stream if blocking else start_stream,
         protocol=protocol_of(game),
         max_requests=max_requests,
     )
     try:
-        async for item in llm_steps(seat, game, events, turns, save):
+        async for item in llm_steps(seat, game, events, turns, save, answer):
             yield item
     finally:
         await save()
 
 
-async def llm_steps(seat, game, events, turns, save):
-    """The LLM's progress as payloads; each item's events are saved before it is shown."""
+async def llm_steps(seat, game, events, turns, save, answer):
+    """The LLM's progress as payloads; each item's events are saved before it is shown.
+
+    ``answer`` (the state after the person's move, which shows the LLM typing) is sent when the LLM's turn has
+    started, so the model's request is already on its way while it travels. Every send is a turn of the event
+    loop that all participants share; the pieces of a reply go out at most every DELTA_INTERVAL_S, and those still
+    held back when the reply is stored are not sent at all: the state that follows holds the whole message.
+    """
     pending, flushed = "", 0.0
     async for item in turns:
         await save()
-        if item["type"] == "delta":  # pieces are sent at most every DELTA_INTERVAL_S: fewer messages, same text
+        if item["type"] == "typing":
+            if answer:
+                yield answer
+                answer = None
+            continue
+        if item["type"] == "delta":
             pending += item["text"]
             if time.monotonic() - flushed >= DELTA_INTERVAL_S:
                 yield {seat.id_in_group: {"type": "delta", "text": pending}}
                 pending, flushed = "", time.monotonic()
             continue
-        if pending:
-            yield {seat.id_in_group: {"type": "delta", "text": pending}}
-            pending = ""
-        yield payloads(seat, game, events) if item["type"] == "event" else {seat.id_in_group: item}
+        pending, answer = "", None  # the state below shows the stored event and supersedes both
+        yield payloads(seat, game, events)
+    if answer:  # the LLM did not act (not its turn, or the game is over)
+        yield answer
 
 
 def live_pairing(player: Player, data):

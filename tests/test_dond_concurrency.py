@@ -4,10 +4,12 @@ made meanwhile is not delayed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
 import requests
+import websockets
 
 from backend.llm.fake_server import Reply
 from tests.dond_live_client import advance_all, play_all
@@ -62,3 +64,30 @@ def test_the_same_load_through_a_blocking_call_is_serialised(otree_server, llm_s
     wall, page_seconds = run_async(scenario())
     assert llm_server.max_in_flight == 1
     assert wall > 1.8 * REPLY_S and page_seconds > REPLY_S / 4
+
+
+def test_the_echo_of_a_message_shows_the_llm_typing_and_the_reply_replaces_it(otree_server, llm_server):
+    """Three sends per exchange: the person's stored message with the LLM typing, the streamed pieces, the state
+    with the stored reply (no separate typing message, no piece sent right before the state that holds it)."""
+    llm_server.responder = lambda request: Reply(text="Happy to talk about the split.", delay_s=0.3)
+    session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
+    [participant] = advance_all(otree_server.url, session["code"])
+
+    async def exchange():
+        async with websockets.connect(participant.live_url, open_timeout=60) as socket:
+            await socket.send(json.dumps({"type": "message", "text": "What do you need most?"}))
+            received = []
+            while not received or received[-1].get("type") != "state" or received[-1]["typing"]:
+                data = json.loads(await asyncio.wait_for(socket.recv(), timeout=30))
+                received.append(data["live_method_payload"])
+            return received
+
+    received = run_async(exchange())
+    echo, *pieces, final = received
+    assert echo["type"] == "state" and echo["typing"] and not echo["can_message"]
+    assert echo["chat"][-1] == {"who": "me", "text": "What do you need most?"}
+    # Six pieces arrive at once: the first is sent, the rest are held back and then covered by the state.
+    assert pieces and all(piece["type"] == "delta" for piece in pieces) and len(pieces) < 6
+    assert "Happy to talk about the split.".startswith("".join(piece["text"] for piece in pieces))
+    assert final["chat"][-1] == {"who": "other", "text": "Happy to talk about the split."}
+    assert not final["typing"] and final["can_message"]

@@ -50,11 +50,18 @@
   function setStatus(text) { document.getElementById('dond-status').textContent = text || ''; }
   function setError(text) { document.getElementById('dond-error').textContent = text || ''; }
 
+  // The other player (an LLM) is working on its move: a bubble that its streamed reply fills.
+  function showTyping() {
+    typingBubble = bubble('other', '', 'typing');
+    chat.appendChild(typingBubble);
+  }
+
   function render(state) {
     view = state;
     chat.textContent = '';
     typingBubble = null;
     state.chat.forEach(function (item) { chat.appendChild(bubble(item.who, item.text)); });
+    if (state.typing) { showTyping(); }
     chat.scrollTop = chat.scrollHeight;
     var composing = state.can_message && !busy;
     show('dond-compose', !state.finished && !state.must_propose);
@@ -68,6 +75,8 @@
       setTimeout(function () { document.getElementById('dond-next').click(); }, 2500);
     } else if (state.must_propose) {
       setStatus(T.must_propose);
+    } else if (state.typing) {
+      setStatus(T.typing);
     } else if (state.can_message) {
       setStatus(T.your_turn);
     } else {
@@ -81,13 +90,8 @@
       busy = false;
       unconfirmedText = null;
       render(data);
-    } else if (data.type === 'typing') {
-      setStatus(T.typing);
-      typingBubble = bubble('other', '', 'typing');
-      chat.appendChild(typingBubble);
-      chat.scrollTop = chat.scrollHeight;
     } else if (data.type === 'delta') {
-      if (!typingBubble) { window.liveRecv({type: 'typing'}); }
+      if (!typingBubble) { showTyping(); }
       typingBubble.querySelector('.dond-text').textContent += data.text;
       chat.scrollTop = chat.scrollHeight;
     } else if (data.type === 'rejected') {
