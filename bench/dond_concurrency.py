@@ -6,7 +6,12 @@ exchanges × latency (every participant's calls overlap perfectly). The same loa
 made synchronously (session key ``llm_blocking=True``, what a synchronous live method would do) for
 ``--sync-participants`` participants (default 5), and extrapolated to N. Target: async within 1.3× of ideal.
 
-Run: ``python bench/dond_concurrency.py [--participants 100] [--exchanges 5] [--latency 1.0]``
+It also measures oTree's own floor for this load: a throwaway project whose only app has an async live method that
+stores nothing and calls no model. Per message it starts a timer of ``--latency`` seconds and sends what a streamed
+exchange must at least send: the echo of the message, one piece and the reply (``3 sends``); then the same with the
+reply only (``1 send``). dond cannot be faster than the first.
+
+Run: ``python bench/dond_concurrency.py [--participants 100] [--exchanges 5] [--latency 1.0] [--no-floor]``
 (``--server prodserver`` to measure oTree's production server; the default is the devserver the tests use).
 """
 
@@ -14,16 +19,85 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from tests.dond_live_client import advance_all, play_all  # noqa: E402
-from tests.harness import base_env, create_session, running_server  # noqa: E402
+from tests.dond_live_client import Participant, advance_all, play_all  # noqa: E402
+from tests.harness import (  # noqa: E402
+    PROJECT_ROOT,
+    base_env,
+    create_session,
+    running_server,
+    scratch_project,
+    session_start_links,
+)
+
+FLOOR_APP = """\
+import asyncio
+
+from otree.api import BaseConstants, BaseGroup, BasePlayer, BaseSubsession, Page
+
+doc = "Benchmark floor: an async live method that stores nothing and calls no model."
+
+
+class C(BaseConstants):
+    NAME_IN_URL = "live_floor"
+    PLAYERS_PER_GROUP = None
+    NUM_ROUNDS = 1
+
+
+class Subsession(BaseSubsession):
+    pass
+
+
+class Group(BaseGroup):
+    pass
+
+
+class Player(BasePlayer):
+    pass
+
+
+REPLIES = {}  # replies so far per participant, in memory
+
+
+def state(replies, *, typing=False):
+    return {"type": "state", "typing": typing, "chat": [{"who": "other", "text": "Fine."}] * replies}
+
+
+async def live_floor(player, data):
+    config = player.session.config
+    key, replies = player.id_in_group, REPLIES.get(player.participant_id, 0)
+    model = asyncio.ensure_future(asyncio.sleep(config["floor_latency_s"]))  # under way before the echo
+    if config["floor_sends"] >= 3:
+        yield {key: state(replies, typing=True)}
+    await model
+    if config["floor_sends"] >= 2:
+        yield {key: {"type": "delta", "text": "Fine."}}
+    REPLIES[player.participant_id] = replies + 1
+    yield {key: state(replies + 1)}
+
+
+class Bargain(Page):
+    live_method = live_floor
+
+
+page_sequence = [Bargain]
+"""
+
+FLOOR_PAGE = """\
+{% extends "global/Page.html" %}
+{% block content %}<p>Benchmark floor.</p>{% endblock %}
+"""
 
 
 def measure(server_url, participants, exchanges, **config):
@@ -42,6 +116,32 @@ def measure(server_url, participants, exchanges, **config):
     return wall, replies
 
 
+def floor_project() -> Path:
+    """A scratch copy of the project with the floor app added (its settings add the ``live_floor`` config)."""
+    folder = scratch_project(prefix="otree-floor-")
+    (folder / "settings.py").unlink()
+    settings = (PROJECT_ROOT / "settings.py").read_text(encoding="utf-8")
+    extra = "SESSION_CONFIGS.append(dict(name='live_floor', app_sequence=['live_floor'], num_demo_participants=1))"
+    (folder / "settings.py").write_text(settings + "\n" + extra + "\n", encoding="utf-8")
+    (folder / "live_floor").mkdir()
+    (folder / "live_floor" / "__init__.py").write_text(FLOOR_APP, encoding="utf-8")
+    (folder / "live_floor" / "Bargain.html").write_text(FLOOR_PAGE, encoding="utf-8")
+    return folder
+
+
+def measure_floor(server_url, participants, exchanges, latency, sends):
+    session = create_session(server_url, "live_floor", participants, floor_latency_s=latency, floor_sends=sends)
+
+    def arrive(link):
+        page = requests.get(link, timeout=60)
+        live_path = next(url for url in re.findall(r'data-socket-url="([^"]+)"', page.text) if url.startswith("/live"))
+        return Participant(page_url=page.url, live_url=server_url.replace("http", "ws", 1) + live_path)
+
+    with ThreadPoolExecutor(16) as pool:
+        players = list(pool.map(arrive, session_start_links(server_url, session["code"])))
+    return asyncio.run(play_all(players, exchanges))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=100)
@@ -49,6 +149,7 @@ def main(argv=None):
     parser.add_argument("--latency", type=float, default=1.0, help="seconds before each model reply")
     parser.add_argument("--sync-participants", type=int, default=5)
     parser.add_argument("--server", choices=["devserver", "prodserver"], default="devserver")
+    parser.add_argument("--no-floor", action="store_true", help="skip the measurement of oTree's own floor")
     args = parser.parse_args(argv)
 
     llm = FakeOpenAIServer()
@@ -89,6 +190,16 @@ def main(argv=None):
         f"  blocking call, extrapolated to {args.participants:<4d}  {extrapolated:8.2f} s   "
         f"= {extrapolated / ideal:.1f} x ideal, {extrapolated / wall:.0f} x the async wall time"
     )
+    if not args.no_floor:
+        floors = {}
+        with running_server(kind=args.server, env=base_env(), folder=floor_project()) as server:
+            measure_floor(server.url, 1, 1, args.latency, 3)  # warm-up
+            for sends in (3, 1):
+                floors[sends] = measure_floor(server.url, args.participants, args.exchanges, args.latency, sends)
+        print("  oTree's floor: a live method that stores nothing and calls no model, same load")
+        for sends, floor_wall in floors.items():
+            label = "3 sends (echo, piece, reply)" if sends == 3 else "1 send (reply only)"
+            print(f"    {label:34s} {floor_wall:8.2f} s   = {floor_wall / ideal:.2f} x ideal")
     return 0 if wall <= 1.3 * ideal else 1
 
 
