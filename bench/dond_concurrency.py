@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import statistics
 import sys
 import time
@@ -31,7 +30,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from tests.dond_live_client import Participant, advance_all, play_all  # noqa: E402
+from tests.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
 from tests.harness import (  # noqa: E402
     PROJECT_ROOT,
     base_env,
@@ -132,10 +131,9 @@ def floor_project() -> Path:
 def measure_floor(server_url, participants, exchanges, latency, sends):
     session = create_session(server_url, "live_floor", participants, floor_latency_s=latency, floor_sends=sends)
 
-    def arrive(link):
+    def arrive(link):  # the floor app's only page is called Bargain, so dond's client finds its live URL
         page = requests.get(link, timeout=60)
-        live_path = next(url for url in re.findall(r'data-socket-url="([^"]+)"', page.text) if url.startswith("/live"))
-        return Participant(page_url=page.url, live_url=server_url.replace("http", "ws", 1) + live_path)
+        return on_bargain(page.url, page.text)
 
     with ThreadPoolExecutor(16) as pool:
         players = list(pool.map(arrive, session_start_links(server_url, session["code"])))
