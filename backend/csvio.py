@@ -1,11 +1,79 @@
-"""Reading CSV exports whatever their separator and encoding (oTree's "Excel CSV" adds a BOM)."""
+"""CSV conventions, in one place: spreadsheet-safe cells, their exact inverse, ISO-8601 times, and a tolerant reader.
+
+**Formula neutralisation** (every CSV this product writes, oTree's built-in exports included). Excel, LibreOffice
+and Google Sheets run a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula
+(``=HYPERLINK(...)``, DDE payloads). A *text* cell that starts with one of these, or with the quote ``'`` itself,
+gets one ``'`` in front; spreadsheets then show it as text. Numbers are never touched (a rating of -5 stays the number
+-5), and neither is text that is a plain decimal number such as ``-5`` or ``+1.5e3`` (a spreadsheet reads it as
+that number, which runs nothing). Reading back is exact: a text cell that starts with ``'`` loses its first
+character (``restore_cell``); ``read_csv_any`` does this for every text column, so ``python -m backend report`` reads
+neutralised files exactly as they were before neutralisation.
+"""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
+import re
 from pathlib import Path
 
 import pandas as pd
+
+FORMULA_STARTS = frozenset("=+-@\t\r")
+NEUTRALISING_PREFIX = "'"
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def neutralise_cell(value):
+    """``value`` made safe for a spreadsheet cell: text starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` prefix.
+
+    Non-text values pass through unchanged; so does text that is a plain decimal number.
+
+    >>> neutralise_cell("=HYPERLINK(\\"http://x\\")")
+    '\\'=HYPERLINK("http://x")'
+    >>> neutralise_cell("-5"), neutralise_cell(-5), neutralise_cell("@SUM(A1)"), neutralise_cell("'quoted")
+    ('-5', -5, "'@SUM(A1)", "''quoted")
+    >>> neutralise_cell("-A1-B1"), neutralise_cell("plain text"), neutralise_cell(None)
+    ("'-A1-B1", 'plain text', None)
+    """
+    if not isinstance(value, str) or not value:
+        return value
+    first = value[0]
+    if first == NEUTRALISING_PREFIX or (first in FORMULA_STARTS and not _PLAIN_NUMBER.fullmatch(value)):
+        return NEUTRALISING_PREFIX + value
+    return value
+
+
+def restore_cell(value):
+    """The exact inverse of `neutralise_cell` for text read from a neutralised file.
+
+    >>> restore_cell("'=1+1"), restore_cell("''quoted"), restore_cell("-5"), restore_cell(3.5)
+    ('=1+1', "'quoted", '-5', 3.5)
+    >>> all(restore_cell(neutralise_cell(t)) == t for t in ["=x", "'", "''", "-5", "-x", "\\tx", "", "a"])
+    True
+    """
+    if isinstance(value, str) and value.startswith(NEUTRALISING_PREFIX):
+        return value[1:]
+    return value
+
+
+def neutralise_row(row):
+    """`neutralise_cell` applied to every cell of a list (or the values of a dict, keys kept)."""
+    if isinstance(row, dict):
+        return {key: neutralise_cell(value) for key, value in row.items()}
+    return [neutralise_cell(value) for value in row]
+
+
+def iso_utc(timestamp: float | None) -> str:
+    """A Unix time as ISO-8601 UTC with milliseconds (``Z`` suffix); empty for a missing time.
+
+    >>> iso_utc(0), iso_utc(1764000000.25), iso_utc(None)
+    ('1970-01-01T00:00:00.000Z', '2025-11-24T16:00:00.250Z', '')
+    """
+    if timestamp is None or timestamp == "":
+        return ""
+    moment = dt.datetime.fromtimestamp(float(timestamp), tz=dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def sniff_separator(sample: str, *, candidates: str = ",;\t") -> str:
@@ -26,8 +94,15 @@ def sniff_separator(sample: str, *, candidates: str = ",;\t") -> str:
 
 
 def read_csv_any(path: str | Path, **kwargs) -> pd.DataFrame:
-    """Read a CSV file with its separator recognised and a UTF-8 byte-order mark removed."""
+    """Read a CSV file with its separator recognised, a UTF-8 byte-order mark removed and neutralised text restored.
+
+    Text columns go through `restore_cell`, so a cell written as ``'=1+1`` is read as ``=1+1`` again.
+    """
     path = Path(path)
     with path.open(encoding="utf-8-sig", newline="") as handle:
         sample = handle.read(64 * 1024)
-    return pd.read_csv(path, sep=sniff_separator(sample), encoding="utf-8-sig", **kwargs)
+    frame = pd.read_csv(path, sep=sniff_separator(sample), encoding="utf-8-sig", **kwargs)
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column]):
+            frame[column] = frame[column].map(restore_cell)
+    return frame

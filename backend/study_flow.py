@@ -19,6 +19,8 @@ import sys
 from typing import Any
 from urllib.parse import quote, unquote
 
+from backend import session_keys
+
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 STUDY_IDS_COOKIE = "study_ids"
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
@@ -90,6 +92,58 @@ MESSAGES = {
         "progress": "Elemento {current} di {total}",
     },
 }
+
+
+SHARED_LANGUAGES = tuple(MESSAGES)
+CODE_PATTERN = r"[A-Za-z0-9_\-]{0,64}"
+
+
+def validate_shared_config(config: dict[str, Any]) -> None:
+    """Check (and normalise in place) the session keys every app shares; ``ValueError`` names the first bad key.
+
+    Runs before a session is created (``lab_server/creation.py``). Keys an app does not use may be absent.
+
+    >>> config = {"language": "en", "completion_redirect_seconds": "5", "completion_code": "C1"}
+    >>> validate_shared_config(config); config["completion_redirect_seconds"]
+    5
+    >>> validate_shared_config({"completion_code": "=cmd|' /C calc'!A0"})
+    Traceback (most recent call last):
+    ...
+    ValueError: The session key 'completion_code' must be text of letters, digits, - or _ (at most 64 characters), not "=cmd|' /C calc'!A0".
+    """
+    checks = {
+        "study_title": lambda key: session_keys.text(config, key, max_chars=200),
+        "consent": lambda key: session_keys.flag(config, key),
+        "consent_text": lambda key: session_keys.text(config, key, max_chars=20_000),
+        "completion_code": lambda key: session_keys.text(
+            config, key, max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
+        ),
+        "screenout_code": lambda key: session_keys.text(
+            config, key, max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
+        ),
+        "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
+        "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
+        "llm_model": lambda key: session_keys.text(config, key, max_chars=200, pattern=r"[^\x00-\x1f]+"),
+        "llm_temperature": lambda key: session_keys.number(config, key, minimum=0, maximum=2),
+        "llm_timeout_s": lambda key: session_keys.number(config, key, minimum=1, maximum=600),
+        "llm_max_retries": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=10),
+        "llm_max_tokens": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=200_000),
+        "real_world_currency_per_point": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
+        "participation_fee": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
+    }
+    problems = []
+    for key, check in checks.items():
+        if key not in config or (key == "llm_max_tokens" and not config.get(key)):
+            continue  # absent, or llm_max_tokens unset (the endpoint's own limit)
+        try:
+            value = check(key)
+        except ValueError as error:
+            problems.append(str(error))
+            continue
+        if key not in ("real_world_currency_per_point", "participation_fee"):  # oTree keeps its currency types
+            config[key] = value
+    if problems:
+        raise ValueError(" ".join(problems))
 
 
 def messages(language: str | None) -> dict[str, str]:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from otree.api import *
 
+import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import bias_items as items_module
 from backend import bias_report, study_flow
 

@@ -11,6 +11,7 @@ from otree.api import *
 from otree.database import db
 from otree.middleware import lock2 as PAGE_LOCK  # held by oTree around every page request
 
+import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, rate_limit, study_flow
 from backend.llm import LLMSettings, start_stream
 from backend.negotiation_protocol import Protocol

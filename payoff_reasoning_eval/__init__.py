@@ -4,6 +4,7 @@ from pathlib import Path
 
 from otree.api import *
 
+import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import reasoning_task as task
 from backend import study_flow
 from backend.reasoning_logs import failed_queries_field, format_log, parse_log

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from otree.api import *
 
+import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import assignment, social_forms, social_report, study_flow
 from backend.episodes import episode_from_dict, load_episodes, parse_episode_text
 from backend.rubrics import load_rubric, rubric_from_dict

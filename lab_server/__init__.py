@@ -1,0 +1,41 @@
+"""Guards around oTree's own server: what oTree itself serves, stores and exports, made safe for a field study.
+
+oTree owns the room links, the admin pages, the exports, the login and the websockets; the apps cannot reach these
+through oTree's API. This package adapts them at import time (every app imports it, so it is in force in the
+devserver, the prodserver and ``otree test``), each concern in its own module:
+
+| module | what it guards |
+|---|---|
+| ``creation`` | session creation is all or nothing: every key and researcher file is checked before a row exists |
+| ``entry`` | Prolific links: the PID's shape, no slot for invalid visits, one participation per PID, the full session |
+| ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
+| ``limits`` | live sockets per participant, admin login attempts |
+
+Nothing here changes what an app stores; each guard is documented in README "Security and data safety".
+"""
+
+from __future__ import annotations
+
+_installed = False
+
+
+def install() -> None:
+    """Apply every guard once (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    from . import creation
+
+    creation.install()
+    for name in ("entry", "outputs", "limits"):
+        try:
+            module = __import__(f"{__name__}.{name}", fromlist=["install"])
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            continue
+        module.install()
+
+
+install()

@@ -1,0 +1,100 @@
+"""Session creation is all or nothing.
+
+oTree creates the session row, then its participants, subsessions and players, committing as it goes, and only then
+runs each app's ``creating_session``. An error there left a session with participants and no players: its links gave
+HTTP 500 and oTree's all-apps wide export failed for every session on the server. So:
+
+1. **Check first.** oTree calls ``SessionConfig.clean()`` on the session's config before it writes anything. We extend
+   it: the shared keys (``backend.study_flow.validate_shared_config``) and then, for each app in ``app_sequence``, the
+   app's own ``validate_session_config(config)`` run there. A hook raises ``ValueError`` with a sentence that names the
+   key or the file (and its line and field); it may also normalise values in place (``"5"`` -> ``5``). Every problem
+   of every app is collected into one ``CreateSessionInvalidArgs``, which the admin page shows as "Failed to create
+   session: ..." and the REST API answers with HTTP 400.
+2. **Clean up anyway.** Should anything still fail during creation, every row of the half-made session is deleted in
+   a transaction of its own, so no orphan survives.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+
+logger = logging.getLogger(__name__)
+_creating = threading.local()
+
+
+def validate_session_config(config: dict) -> None:
+    """Run the shared and every app's checks on ``config``; raise one ``CreateSessionInvalidArgs`` naming them all."""
+    from otree.session import CreateSessionInvalidArgs
+
+    from backend import study_flow
+
+    problems = []
+    try:
+        study_flow.validate_shared_config(config)
+    except ValueError as error:
+        problems.append(str(error))
+    for app_name in config.get("app_sequence", ()):
+        hook = getattr(importlib.import_module(app_name), "validate_session_config", None)
+        if hook is None:
+            continue
+        try:
+            hook(config)
+        except ValueError as error:
+            problems.append(f"{app_name}: {error}")
+    if problems:
+        name = config.get("name", "?")
+        raise CreateSessionInvalidArgs(f"The session '{name}' was not created. " + " ".join(problems))
+
+
+def _purge(session_code: str) -> None:
+    """Delete every row of a half-made session (participants, players, groups, subsessions, app rows) and commit."""
+    from otree.database import db
+    from otree.models import Session
+
+    try:
+        db.rollback()
+        Session.objects_filter(Session.code == session_code).delete(synchronize_session=False)
+        db.commit()
+    except Exception:  # the original error matters more; leave a trace of this one
+        logger.exception("Could not remove the half-made session %s", session_code)
+
+
+def install() -> None:
+    import otree.session
+
+    clean = otree.session.SessionConfig.clean
+
+    def clean_then_validate(self):
+        clean(self)
+        validate_session_config(self)
+
+    otree.session.SessionConfig.clean = clean_then_validate
+
+    run_creating_session_functions = otree.session.run_creating_session_functions
+
+    def remember_then_run(session, progress_message_fxn):
+        _creating.code = session.code
+        return run_creating_session_functions(session, progress_message_fxn)
+
+    otree.session.run_creating_session_functions = remember_then_run
+
+    create_session = otree.session.create_session
+
+    def create_session_or_nothing(*args, **kwargs):
+        _creating.code = None
+        try:
+            return create_session(*args, **kwargs)
+        except Exception:
+            if _creating.code:
+                _purge(_creating.code)
+            raise
+        finally:
+            _creating.code = None
+
+    otree.session.create_session = create_session_or_nothing
+    # The REST API imported the name before we wrapped it.
+    import otree.views.rest
+
+    otree.views.rest.create_session = create_session_or_nothing
