@@ -10,12 +10,16 @@ HTTP 500 and oTree's all-apps wide export failed for every session on the server
    key or the file (and its line and field); it may also normalise values in place (``"5"`` -> ``5``). Every problem
    of every app is collected into one ``CreateSessionInvalidArgs``, which the admin page shows as "Failed to create
    session: ..." and the REST API answers with HTTP 400.
-2. **Clean up anyway.** Should anything still fail during creation, every row of the half-made session is deleted in
+2. **Show it as text.** oTree's Create-session page writes the failure's traceback into the page as HTML, and our
+   messages quote the refused value (from a key or a researcher's file, which may come from anywhere): the traceback
+   is HTML-escaped before it is sent.
+3. **Clean up anyway.** Should anything still fail during creation, every row of the half-made session is deleted in
    a transaction of its own, so no orphan survives.
 """
 
 from __future__ import annotations
 
+import html
 import importlib
 import logging
 import threading
@@ -94,7 +98,22 @@ def install() -> None:
             _creating.code = None
 
     otree.session.create_session = create_session_or_nothing
+    _escape_creation_tracebacks()
     # The REST API imported the name before we wrapped it.
     import otree.views.rest
 
     otree.views.rest.create_session = create_session_or_nothing
+
+
+def _escape_creation_tracebacks() -> None:
+    from otree.channels import consumers
+
+    for consumer in (consumers.WSCreateSession, consumers.WSCreateDemoSession):
+        send = consumer.send_response_to_browser
+
+        async def send_escaped(self, event: dict, _send=send):
+            if isinstance(event.get("traceback"), str):
+                event = dict(event, traceback=html.escape(event["traceback"]))
+            await _send(self, event)
+
+        consumer.send_response_to_browser = send_escaped

@@ -160,11 +160,13 @@ def test_the_admin_page_names_the_refused_key_and_creates_nothing(server, page):
     page.select_option("select[name=session_config]", "dond_llm")
     page.fill("input[name=num_participants]", "2")
     page.click("#edit-config-dond_llm a")
-    page.fill("input[name='dond_llm.language']", "fr")
+    page.fill("input[name='dond_llm.language']", "<img src=x onerror=window.__pwned=1>")
     page.click("#btn-create-session")
 
     error = page.locator("#create-session-error")
     error.wait_for(state="visible")
     assert "'language'" in error.inner_text()
     assert "was not created" in error.inner_text()
+    assert "<img src=x onerror=window.__pwned=1>" in error.inner_text()  # shown as text, not run
+    assert page.evaluate("window.__pwned") is None
     assert _session_codes(server) == before
