@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from backend import researcher_files
 from backend.rubrics import Rubric
 
 TURN_KINDS = ("speech", "action", "non-verbal", "leave")
@@ -540,9 +541,11 @@ def parse_episode_text(text: str, *, source: str, rubric: Rubric | None = None) 
 
 def _decode(text: str, source: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text.lstrip("\ufeff"))  # a pasted or Windows-made text may start with a byte-order mark
     except json.JSONDecodeError as error:
-        raise EpisodeFormatError(f"{source}: not valid JSON ({error.msg} at line {error.lineno}).") from error
+        raise EpisodeFormatError(
+            f"{source}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})."
+        ) from error
 
 
 def episode_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -568,7 +571,11 @@ def load_episodes(paths: str | Path | Iterable[str | Path], *, rubric: Rubric | 
     episodes: list[Episode] = []
     seen: dict[str, str] = {}
     for path in files:
-        for episode in parse_episode_text(path.read_text(encoding="utf-8"), source=path.name, rubric=rubric):
+        try:
+            text = researcher_files.read_text(path, what=path.name)
+        except ValueError as error:
+            raise EpisodeFormatError(str(error)) from None
+        for episode in parse_episode_text(text, source=path.name, rubric=rubric):
             if episode.id in seen:
                 raise EpisodeFormatError(
                     f"{episode.source}: id: the episode id {episode.id!r} is already used in {seen[episode.id]}."

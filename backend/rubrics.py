@@ -26,6 +26,10 @@ goal 0..10) with definitions and good/bad annotation examples written for this p
 
 Every problem is reported as a ``RubricError`` (a ``ValueError``) naming the file and the field, e.g.
 ``my_rubric.json: dimensions[1].min: must be smaller than max (5), got 5.``
+
+A scale has at most ``MAX_SCALE_POINTS`` (21) points, from ``-SCALE_LIMIT`` to ``SCALE_LIMIT``: every point is a
+radio button on the rating page and the ratings are stored as database integers, so ``"max": 200000`` (a 66 MB page)
+or ``"max": 1e300`` (no integer column holds it) are refused when the file is read, not met by participants.
 """
 
 from __future__ import annotations
@@ -38,8 +42,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backend import researcher_files
+
 DEFAULT_RUBRIC_PATH = Path(__file__).resolve().parent / "data" / "sotopia_rubric.json"
 _KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+MAX_SCALE_POINTS = 21  # -10..10, the widest scale a rating row shows well
+SCALE_LIMIT = 1000  # |min| and |max|: plain numbers on the page, far inside a database integer
+MAX_OPTIONS = 10  # answer options of one comprehension question
+MAX_RUBRIC_BYTES = 2 * 1024 * 1024  # a guideline with examples, not a data set
 
 
 class RubricError(ValueError):
@@ -147,6 +157,12 @@ class Rubric:
         )
 
 
+def _short(value: int) -> str:
+    """An integer for a message; a 300-digit one as its first digits and length."""
+    text = str(value)
+    return text if len(text) <= 12 else f"{text[:8]}... ({len(text.lstrip('-'))} digits)"
+
+
 def _signed(value: int) -> str:
     return f"−{-value}" if value < 0 else str(value)
 
@@ -178,8 +194,10 @@ class _Checker:
         return value
 
     def integer(self, value: Any, path: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not float(value).is_integer():
-            raise self.fail(path, f"must be a whole number, got {value!r}.")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value  # a JSON integer of any size (float() of a 400-digit one would overflow)
+        if not isinstance(value, float) or not value.is_integer():
+            raise self.fail(path, f"must be a whole number, got {value!r:.60}.")
         return int(value)
 
     def items(self, value: Any, path: str, *, minimum: int = 0) -> Sequence[Any]:
@@ -195,8 +213,19 @@ def _dimension(check: _Checker, raw: Any, path: str) -> Dimension:
         raise check.fail(f"{path}.key", f"must be snake_case (a-z, 0-9, _; at most 40 characters), got {key!r}.")
     low = check.integer(check.field(data, "min", path), f"{path}.min")
     high = check.integer(check.field(data, "max", path), f"{path}.max")
+    for name, value in (("min", low), ("max", high)):
+        if not -SCALE_LIMIT <= value <= SCALE_LIMIT:
+            raise check.fail(
+                f"{path}.{name}", f"must be a whole number from {-SCALE_LIMIT} to {SCALE_LIMIT}, got {_short(value)}."
+            )
     if low >= high:
         raise check.fail(f"{path}.min", f"must be smaller than max ({high}), got {low}.")
+    if high - low + 1 > MAX_SCALE_POINTS:
+        raise check.fail(
+            f"{path}.max",
+            f"the scale {low}..{high} has {high - low + 1} points, but a rating scale may have at most "
+            f"{MAX_SCALE_POINTS} (for example -10..10).",
+        )
     examples = []
     for index, raw_example in enumerate(
         check.items(check.field(data, "examples", path, required=False, default=[]), f"{path}.examples")
@@ -233,6 +262,8 @@ def _question(check: _Checker, raw: Any, path: str) -> ComprehensionQuestion:
         check.text(option, f"{path}.options[{index}]")
         for index, option in enumerate(check.items(check.field(data, "options", path), f"{path}.options", minimum=2))
     )
+    if len(options) > MAX_OPTIONS:
+        raise check.fail(f"{path}.options", f"may hold at most {MAX_OPTIONS} options, got {len(options)}.")
     answer = check.integer(check.field(data, "answer", path), f"{path}.answer")
     if not 0 <= answer < len(options):
         raise check.fail(
@@ -339,20 +370,26 @@ def rubric_from_dict(data: Any, *, source: str = "<dict>") -> Rubric:
     )
 
 
-def load_rubric(path: str | Path | None = None) -> Rubric:
+def load_rubric(path: str | Path | None = None, *, what: str | None = None) -> Rubric:
     """Read and validate a rubric JSON file (default: the bundled seven Sotopia dimensions).
+
+    UTF-8 with or without a byte-order mark; other encodings, a missing file and invalid JSON are refused with the
+    file's name (``what``, default the file name), line and column.
 
     >>> [(d.key, d.min, d.max) for d in load_rubric().dimensions][:2]
     [('believability', 0, 10), ('relationship', -5, 5)]
+    >>> load_rubric("nowhere.json", what="rubric_file 'nowhere.json'")
+    Traceback (most recent call last):
+    ...
+    backend.rubrics.RubricError: rubric_file 'nowhere.json' was not found (looked for nowhere.json).
     """
     path = Path(path) if path is not None else DEFAULT_RUBRIC_PATH
-    if not path.is_file():
-        raise RubricError(f"{path}: the rubric file does not exist.")
+    what = what or path.name
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise RubricError(f"{path.name}: not valid JSON ({error.msg} at line {error.lineno}).") from error
-    return rubric_from_dict(data, source=path.name)
+        data = researcher_files.read_json(path, what=what, max_bytes=MAX_RUBRIC_BYTES)
+    except ValueError as error:
+        raise RubricError(str(error)) from None
+    return rubric_from_dict(data, source=what)
 
 
 def overall_score(ratings: Mapping[str, float], rubric: Rubric) -> float:

@@ -159,7 +159,7 @@ def test_file_level_errors_name_the_file(tmp_path):
     with pytest.raises(EpisodeFormatError, match=r"b.json: id: the episode id 'tiny-1' is already used in a.json"):
         load_episodes(tmp_path)
     (tmp_path / "b.json").write_text('{"id": "x",\n "scenario": }', encoding="utf-8")
-    with pytest.raises(EpisodeFormatError, match=r"b.json: not valid JSON \(.* line 2\)"):
+    with pytest.raises(EpisodeFormatError, match=r"b.json: not valid JSON \(Expecting value at line 2, column 14\)"):
         load_episodes(tmp_path)
     with pytest.raises(EpisodeFormatError, match="no such episode file or folder"):
         load_episodes(tmp_path / "nowhere")
@@ -291,3 +291,13 @@ def test_nothing_is_read_at_import_time():
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_windows_files_are_read_and_other_encodings_refused_by_name(tmp_path):
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode())
+    assert [episode.id for episode in load_episodes(tmp_path / "bom.json")] == ["tiny-1"]
+    latin = dict(GOOD, scenario="Caf\u00e9 talk")
+    (tmp_path / "latin.json").write_bytes(json.dumps(latin, ensure_ascii=False).encode("latin-1"))
+    with pytest.raises(EpisodeFormatError, match=r"latin.json is not UTF-8 text: byte 0xe9 at line 1"):
+        load_episodes(tmp_path / "latin.json")
+    assert parse_episode_text("\ufeff" + json.dumps(GOOD), source="pasted")[0].id == "tiny-1"

@@ -129,12 +129,56 @@ def test_a_researchers_own_file_can_replace_the_default(tmp_path):
 
 
 def test_unreadable_files_are_reported_by_name(tmp_path):
-    with pytest.raises(RubricError, match="does not exist"):
+    with pytest.raises(RubricError, match=r"missing.json was not found \(looked for .*missing.json\)"):
         load_rubric(tmp_path / "missing.json")
     broken = tmp_path / "broken.json"
-    broken.write_text('{"name": "x",', encoding="utf-8")
-    with pytest.raises(RubricError, match=r"broken.json: not valid JSON"):
+    broken.write_text('{"name": "x",\n "title": }', encoding="utf-8")
+    with pytest.raises(RubricError, match=r"broken.json is not valid JSON: line 2, column 11"):
         load_rubric(broken)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(json.dumps({"name": "Fran\u00e7ais"}, ensure_ascii=False).encode("latin-1"))
+    with pytest.raises(RubricError, match=r"rubric_file 'latin.json' is not UTF-8 text: byte 0xe7 at line 1"):
+        load_rubric(latin, what="rubric_file 'latin.json'")
+
+
+def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "windows.json"
+    path.write_bytes(b"\xef\xbb\xbf" + DEFAULT_RUBRIC_PATH.read_bytes())
+    assert load_rubric(path).keys == load_rubric().keys
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "message"),
+    [
+        (0, 1e300, "dimensions[0].max: must be a whole number from -1000 to 1000, got 10000000... (301 digits)."),
+        (0, 10**400, "dimensions[0].max: must be a whole number from -1000 to 1000, got 10000000... (401 digits)."),
+        (0, 200000, "dimensions[0].max: must be a whole number from -1000 to 1000, got 200000."),
+        (-1e300, 0, "dimensions[0].min: must be a whole number from -1000 to 1000"),
+        (0, 21, "dimensions[0].max: the scale 0..21 has 22 points, but a rating scale may have at most 21"),
+        (-11, 10, "dimensions[0].max: the scale -11..10 has 22 points"),
+    ],
+    ids=["1e300", "400-digit", "200000", "min-1e300", "22-points", "22-points-negative"],
+)
+def test_scales_a_rating_page_cannot_show_are_refused(raw, low, high, message):
+    # "max": 1e300 gave every participant HTTP 500 mid-study, "max": 200000 a 66 MB rating page.
+    data = _break(raw, ["dimensions", 0, "min"], low)
+    data["dimensions"][0]["max"] = high
+    with pytest.raises(RubricError) as error:
+        rubric_from_dict(data, source="wide.json")
+    assert str(error.value).startswith(f"wide.json: {message}")
+
+
+def test_the_widest_allowed_scale_is_accepted(raw):
+    data = _break(raw, ["dimensions", 0, "min"], -10)
+    data["dimensions"][0]["max"] = 10
+    assert rubric_from_dict(data).dimensions[0].choices == list(range(-10, 11))
+
+
+def test_a_question_with_too_many_options_is_refused(raw):
+    data = _break(raw, ["comprehension", 0, "options"], [f"option {n}" for n in range(11)])
+    data["comprehension"][0]["answer"] = 0
+    with pytest.raises(RubricError, match=r"comprehension\[0\].options: may hold at most 10 options, got 11"):
+        rubric_from_dict(data)
 
 
 def test_overall_score_is_the_mean_of_all_dimensions():
