@@ -23,7 +23,11 @@ Every item has ``id`` (letters, digits, ``_``/``-``), ``bias`` and ``scenario``;
   pro as con (the reference uses 4 + 4), shown in a seeded shuffled order; at least one must be selected.
 - ``attention_check`` (one ``check`` version): ``question``, ``options`` (labels), ``correct`` (one of them).
 
-Problems raise ``ItemFileError`` (a ``ValueError``) naming the file, the item and the field.
+Problems raise ``ItemFileError`` (a ``ValueError``) naming the file, the item and the field. Validation builds every
+formatted text once, so what a respondent or model will see later is known to work when the file is accepted:
+every option goes through its ``option_format``, the gain and the loss through ``money_format``, the question
+through ``{gain}``/``{loss}``. Texts must be plain text (no control characters) of
+sane length, and numbers sane in size.
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ import json
 import math
 import random
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from backend import researcher_files
 
 DEFAULT_ITEMS_PATH = Path(__file__).resolve().parent / "data" / "bias_items.json"
 
@@ -61,6 +68,9 @@ EXPORT_COLUMNS = (
     "model",  # empty for people
     "run",  # repeat number of a model run; empty for people
     "session_code",
+    "participant_code",  # people: the oTree participant code; empty for models
+    "prolific_pid",  # people: the Prolific participant ID; empty for models
+    "study_id",  # people: the Prolific study ID; empty for models
     "item_set",
     "item_id",
     "bias",  # anchoring | halo | loss_aversion | confirmation | attention_check
@@ -83,12 +93,27 @@ EXPORT_COLUMNS = (
     "n_arguments",
     "is_correct",  # attention check only: 1/0
     "seconds",  # time on the page (people) or model latency
+    "answered_at",  # ISO-8601 UTC time of the answer (backend.csvio.iso_utc)
     "attempts",  # model calls spent (models)
     "raw_reply",  # the model's last reply, newlines escaped as \n
 )
 
+# Columns added after the first release: files written before them are read with these cells empty.
+IDENTIFIER_COLUMNS = ("participant_code", "prolific_pid", "study_id", "answered_at")
+
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# Control characters (C0, DEL, C1) and the bidirectional overrides that make text display differently than it reads.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"[\t\n]")
+MAX_TEXT_CHARS = 2000  # a scenario, sentence, question, statement or argument
+MAX_LABEL_CHARS = 200  # an option as shown, a format, the title
+MAX_MAGNITUDE = 1e12  # numbers in an item file (options, anchor, amount)
+MAX_LAMBDA = 100
+MAX_OPTIONS = 20  # models answer with the letters A, B, ...
+MAX_ARGUMENTS = 20
+MAX_ITEMS = 200
+MAX_FORMAT_WIDTH = 100  # a width or precision in a format such as {value:>8.2f}
 
 
 class ItemFileError(ValueError):
@@ -181,30 +206,61 @@ class Presented:
 
 
 # --- loading and validation ----------------------------------------------------------------------------------------
-def load_items(path: str | Path | None = None) -> ItemSet:
+def load_items(path: str | Path | None = None, *, what: str | None = None) -> ItemSet:
     """Read and validate an item file (the bundled sample when ``path`` is None).
+
+    ``what`` names the file in messages about reading it (default: ``The item file '<name>'``); a UTF-8 byte-order
+    mark is accepted, other encodings and bad JSON are refused with the line (``backend.researcher_files``).
 
     >>> items = load_items()
     >>> sorted({item.bias for item in items.items})
     ['anchoring', 'attention_check', 'confirmation', 'halo', 'loss_aversion']
     """
     path = Path(path) if path is not None else DEFAULT_ITEMS_PATH
-    if not path.is_file():
-        raise ItemFileError(f"The item file {path} does not exist.")
+    what = what or f"The item file {path.name!r}"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ItemFileError(f"{path.name}: is not valid UTF-8 JSON ({error}).") from None
-    return parse_items(data, source=path.name)
+        text = researcher_files.read_text(path, what=what)
+    except ValueError as error:
+        raise ItemFileError(str(error)) from None
+    return parse_items_text(text, source=path.name, what=what)
+
+
+def parse_items_text(text: str, *, source: str, what: str | None = None) -> ItemSet:
+    """Validate the text of an item file (JSON) and return the ``ItemSet``; ``source`` names the file in messages.
+
+    >>> parse_items_text('{"items": [}', source="mine.json")
+    Traceback (most recent call last):
+    ...
+    backend.bias_items.ItemFileError: mine.json is not valid JSON: line 1, column 12: Expecting value.
+    """
+    try:
+        data = researcher_files.parse_json(text, what=what or source)
+    except ValueError as error:
+        raise ItemFileError(str(error)) from None
+    return parse_items(data, source=source)
 
 
 def parse_items(data: Any, *, source: str = "<mapping>") -> ItemSet:
-    """Validate an item mapping (the parsed JSON of an item file) and return the ``ItemSet``."""
+    """Validate an item mapping (the parsed JSON of an item file) and return the ``ItemSet``.
+
+    Every text a respondent will see is built once here (each option through ``option_format``, the gain and the
+    loss through ``money_format``, the loss question with both), so an item that would fail in front of a respondent
+    is refused now, with the file, the item, the field and the value:
+
+    >>> item = {"id": "a1", "bias": "anchoring", "scenario": "S.", "question": "Q?", "options": [1, 2.5],
+    ...         "option_format": "{value:d} units", "anchor": 7, "anchor_sentence": "It was 7."}
+    >>> parse_items({"items": [item]}, source="mine.json")
+    Traceback (most recent call last):
+    ...
+    backend.bias_items.ItemFileError: mine.json: items[0] (a1).option_format: '{value:d} units' cannot show the option 2.5 (Unknown format code 'd' for object of type 'float'). Write a format that suits every option, such as '{value} units' or '{value:g} units'.
+    """
     if not isinstance(data, Mapping):
         raise ItemFileError(f"{source}: must be a JSON object with an 'items' list.")
     raw_items = data.get("items")
     if not isinstance(raw_items, list) or not raw_items:
         raise ItemFileError(f"{source}: items: must be a non-empty list.")
+    if len(raw_items) > MAX_ITEMS:
+        raise ItemFileError(f"{source}: items: holds {len(raw_items)} items; at most {MAX_ITEMS} are allowed.")
     items = [_parse_item(raw, f"{source}: items[{index}]") for index, raw in enumerate(raw_items)]
     seen: set[str] = set()
     for index, item in enumerate(items):
@@ -218,25 +274,41 @@ def parse_items(data: Any, *, source: str = "<mapping>") -> ItemSet:
         raise ItemFileError(f"{source}: name: must be a short identifier (letters, digits, _ or -), got {name!r}.")
     title = data.get("title", name)
     language = data.get("language", "en")
-    for key, value in (("title", title), ("language", language)):
+    for key, value, max_chars in (("title", title, MAX_LABEL_CHARS), ("language", language, 16)):
         if not isinstance(value, str) or not value.strip():
             raise ItemFileError(f"{source}: {key}: must be a non-empty text.")
+        _plain(value, f"{source}: {key}", max_chars=max_chars, line_breaks=False)
     return ItemSet(name=name, title=title, language=language, items=tuple(items), source=source)
 
 
-def _text(raw: Mapping, key: str, where: str, *, default: str | None = None) -> str:
+def _plain(value: str, field: str, *, max_chars: int, line_breaks: bool) -> str:
+    """``value`` when it is plain text of at most ``max_chars`` characters (tabs and newlines if ``line_breaks``)."""
+    if len(value) > max_chars:
+        raise ItemFileError(f"{field}: is {len(value):,} characters long; at most {max_chars:,} are allowed.")
+    bad = _CONTROL.search(_LINE_BREAKS.sub(" ", value) if line_breaks else value)
+    if bad:
+        raise ItemFileError(
+            f"{field}: holds the control character U+{ord(bad.group()):04X} at character {bad.start() + 1}; "
+            "item texts must be plain text."
+        )
+    return value
+
+
+def _text(raw: Mapping, key: str, where: str, *, default: str | None = None, max_chars: int = MAX_TEXT_CHARS) -> str:
     value = raw.get(key, default)
     if not isinstance(value, str) or not value.strip():
         raise ItemFileError(f"{where}.{key}: must be a non-empty text.")
-    return value.strip()
+    return _plain(value.strip(), f"{where}.{key}", max_chars=max_chars, line_breaks=True)
 
 
-def _number(raw: Mapping, key: str, where: str, *, positive: bool = False) -> float | int:
+def _number(raw: Mapping, key: str, where: str, *, positive: bool = False, maximum: float = MAX_MAGNITUDE) -> float:
     value = raw.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ItemFileError(f"{where}.{key}: must be a finite number, got {value!r}.")
     if positive and value <= 0:
         raise ItemFileError(f"{where}.{key}: must be positive, got {value!r}.")
+    if abs(value) > maximum:
+        raise ItemFileError(f"{where}.{key}: must not exceed {maximum:,g} in size, got {value!r}.")
     return value
 
 
@@ -244,26 +316,108 @@ def _numeric_options(raw: Mapping, where: str) -> tuple:
     options = raw.get("options")
     if not isinstance(options, list) or len(options) < 2:
         raise ItemFileError(f"{where}.options: must list at least two numbers.")
+    if len(options) > MAX_OPTIONS:
+        raise ItemFileError(f"{where}.options: lists {len(options)} numbers; at most {MAX_OPTIONS} are allowed.")
     for value in options:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ItemFileError(f"{where}.options: must hold finite numbers only, got {value!r}.")
+        if abs(value) > MAX_MAGNITUDE:
+            raise ItemFileError(f"{where}.options: {value!r} is too large; at most {MAX_MAGNITUDE:,g} in size.")
     if len(set(options)) != len(options):
         raise ItemFileError(f"{where}.options: must not repeat a value, got {options}.")
     return tuple(options)
 
 
-def _format(raw: Mapping, key: str, where: str, default: str, placeholders: Sequence[str], sample: Mapping) -> str:
+def _template(
+    raw: Mapping, key: str, where: str, *, default: str, placeholders: Sequence[str], max_chars: int = MAX_LABEL_CHARS
+) -> str:
+    """A format text (``option_format``, ``money_format``, the loss question) checked for its shape alone.
+
+    Every placeholder must be one of ``placeholders`` (all of them present), without attribute or index access, and
+    widths and precisions stay small (``{value:999999999}`` would build a gigabyte label).
+    """
+    field = f"{where}.{key}"
     template = raw.get(key, default)
-    if not isinstance(template, str):
-        raise ItemFileError(f"{where}.{key}: must be a text, got {template!r}.")
-    for placeholder in placeholders:
-        if "{" + placeholder not in template:
-            raise ItemFileError(f"{where}.{key}: must contain {{{placeholder}}}, got {template!r}.")
+    if not isinstance(template, str) or not template.strip():
+        raise ItemFileError(f"{field}: must be a non-empty text, got {template!r}.")
+    _plain(template, field, max_chars=max_chars, line_breaks=key == "question")
+    allowed = " and ".join("{" + name + "}" for name in placeholders)
     try:
-        template.format(**sample)
-    except (KeyError, ValueError, IndexError) as error:
-        raise ItemFileError(f"{where}.{key}: is not a valid format ({error}), got {template!r}.") from None
+        parts = list(string.Formatter().parse(template))
+    except ValueError as error:
+        raise ItemFileError(
+            f"{field}: {template!r} is not a valid format ({error}). Only {allowed} may stand in braces; "
+            "write a brace that should be shown as {{ or }}."
+        ) from None
+    used = set()
+    for _, name, spec, _ in parts:
+        if name is None:
+            continue
+        if name not in placeholders:
+            raise ItemFileError(
+                f"{field}: {template!r} uses {{{name}}}, but only {allowed} may stand in braces here; "
+                "write a brace that should be shown as {{ or }}."
+            )
+        if "{" in spec:
+            raise ItemFileError(f"{field}: {template!r} has a placeholder inside a format; write a fixed format.")
+        sizes = [int(digits) for digits in re.findall(r"\d+", spec)]
+        if sizes and max(sizes) > MAX_FORMAT_WIDTH:
+            raise ItemFileError(
+                f"{field}: {template!r} asks for a width or precision of {max(sizes)}; at most {MAX_FORMAT_WIDTH}."
+            )
+        used.add(name)
+    for name in placeholders:
+        if name not in used:
+            raise ItemFileError(f"{field}: must contain {{{name}}}, got {template!r}.")
     return template
+
+
+def _filled(template: str, field: str, what: str, hint: str, **values: Any) -> str:
+    """``template`` with ``values`` filled in, or a plain message naming the field, the value and what to write."""
+    try:
+        shown = template.format(**values)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as error:
+        raise ItemFileError(f"{field}: {template!r} cannot show {what} ({error}). {hint}") from None
+    if not shown.strip():
+        raise ItemFileError(f"{field}: {template!r} shows {what} as an empty text.")
+    return _plain(shown, f"{field} (showing {what})", max_chars=MAX_TEXT_CHARS, line_breaks=True)
+
+
+def _option_labels(fields: dict[str, Any], where: str) -> None:
+    """Format every option with the item's ``option_format``, as the respondent will see it."""
+    template, field = fields["option_format"], f"{where}.option_format"
+    example = re.sub(r"\{value[^}]*\}", "{value}", template)
+    hint = (
+        f"Write a format that suits every option, such as {example!r} or {example.replace('{value}', '{value:g}')!r}."
+    )
+    labels: dict[str, Any] = {}
+    for value in fields["options"]:
+        label = _filled(template, field, f"the option {value!r}", hint, value=_plain_number(value))
+        if len(label) > MAX_LABEL_CHARS:
+            raise ItemFileError(f"{field}: shows the option {value!r} in {len(label)} characters; at most 200.")
+        if label in labels:
+            raise ItemFileError(
+                f"{field}: {template!r} shows the options {labels[label]!r} and {value!r} both as {label!r}, so "
+                "respondents could not tell them apart."
+            )
+        labels[label] = value
+
+
+def _money_texts(fields: dict[str, Any], where: str) -> None:
+    """Format the gain (lambda x amount) and the loss (amount) with ``money_format``, then the question with both."""
+    template, field = fields["money_format"], f"{where}.money_format"
+    gain, loss = fields["loss_lambda"] * fields["amount"], fields["amount"]
+    hint = "Write {amount} where the sum goes, optionally with a number format, e.g. '{amount:,.0f} euros'."
+    gain_text = _filled(template, field, f"the gain {gain!r} (lambda x amount)", hint, amount=gain)
+    loss_text = _filled(template, field, f"the loss {loss!r} (the amount)", hint, amount=loss)
+    _filled(
+        fields["question"],
+        f"{where}.question",
+        f"the gain {gain_text!r} and the loss {loss_text!r}",
+        "Write {gain} and {loss} where the two sums go, without a number format (money_format formats them).",
+        gain=gain_text,
+        loss=loss_text,
+    )
 
 
 def _parse_item(raw: Any, where: str) -> BiasItem:
@@ -280,7 +434,8 @@ def _parse_item(raw: Any, where: str) -> BiasItem:
     if bias in ("anchoring", "halo"):
         fields["question"] = _text(raw, "question", where)
         fields["options"] = _numeric_options(raw, where)
-        fields["option_format"] = _format(raw, "option_format", where, "{value}", ["value"], {"value": 1})
+        fields["option_format"] = _template(raw, "option_format", where, default="{value}", placeholders=["value"])
+        _option_labels(fields, where)
     if bias == "anchoring":
         fields["anchor"] = _number(raw, "anchor", where)
         sentence = fields["anchor_sentence"] = _text(raw, "anchor_sentence", where)
@@ -301,9 +456,12 @@ def _parse_item(raw: Any, where: str) -> BiasItem:
             raise ItemFileError(f"{where}.options: must run from most optimistic to most pessimistic (monotone).")
     elif bias == "loss_aversion":
         fields["amount"] = _number(raw, "amount", where, positive=True)
-        fields["loss_lambda"] = _number(raw, "lambda", where, positive=True)
-        fields["money_format"] = _format(raw, "money_format", where, "{amount:,.0f}", ["amount"], {"amount": 1.5})
-        fields["question"] = _format(raw, "question", where, "", ["gain", "loss"], {"gain": "", "loss": ""})
+        fields["loss_lambda"] = _number(raw, "lambda", where, positive=True, maximum=MAX_LAMBDA)
+        fields["money_format"] = _template(raw, "money_format", where, default="{amount:,.0f}", placeholders=["amount"])
+        fields["question"] = _template(
+            raw, "question", where, default="", placeholders=["gain", "loss"], max_chars=MAX_TEXT_CHARS
+        ).strip()
+        _money_texts(fields, where)
     elif bias == "confirmation":
         fields["statement"] = _text(raw, "statement", where)
         fields["control_question"] = _text(raw, "control_question", where, default=DEFAULT_AGREE_QUESTION)
@@ -314,6 +472,10 @@ def _parse_item(raw: Any, where: str) -> BiasItem:
         options = raw.get("options")
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
             raise ItemFileError(f"{where}.options: must list at least two option texts.")
+        if len(options) > MAX_OPTIONS:
+            raise ItemFileError(f"{where}.options: lists {len(options)} texts; at most {MAX_OPTIONS} are allowed.")
+        for index, option in enumerate(options):
+            _plain(option, f"{where}.options[{index}]", max_chars=MAX_LABEL_CHARS, line_breaks=False)
         if len(set(options)) != len(options):
             raise ItemFileError(f"{where}.options: must not repeat an option.")
         fields["options"] = tuple(options)
@@ -326,6 +488,8 @@ def _parse_item(raw: Any, where: str) -> BiasItem:
 def _arguments(raw: Any, where: str) -> tuple[Argument, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ItemFileError(f"{where}.arguments: must list at least two arguments.")
+    if len(raw) > MAX_ARGUMENTS:
+        raise ItemFileError(f"{where}.arguments: lists {len(raw)} arguments; at most {MAX_ARGUMENTS} are allowed.")
     arguments = []
     for index, entry in enumerate(raw):
         here = f"{where}.arguments[{index}]"

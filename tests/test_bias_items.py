@@ -110,7 +110,84 @@ BAD_FILES = {
     "one option": (lambda i: i.update(options=[150]), "anchoring_bakery", "at least two numbers"),
     "text option": (lambda i: i.update(options=[1, "two"]), "anchoring_bakery", "finite numbers only"),
     "repeated option": (lambda i: i.update(options=[1, 1, 2]), "anchoring_bakery", "must not repeat"),
-    "bad option format": (lambda i: i.update(option_format="{amount}"), "anchoring_bakery", r"must contain \{value"),
+    "bad option format": (
+        lambda i: i.update(option_format="{amount}"),
+        "anchoring_bakery",
+        r"'\{amount\}' uses \{amount\}, but only \{value\} may stand in braces",
+    ),
+    "no value in option format": (
+        lambda i: i.update(option_format="loaves"),
+        "anchoring_bakery",
+        r"option_format: must contain \{value\}",
+    ),
+    # {value:d} suits whole numbers only: a single non-integer option would fail in front of every participant
+    "integer format, fractional option": (
+        lambda i: i.update(options=[150, 250.5, 350], option_format="{value:d} loaves"),
+        "anchoring_bakery",
+        r"option_format: '\{value:d\} loaves' cannot show the option 250\.5 \(Unknown format code 'd'.*"
+        r"such as '\{value\} loaves'",
+    ),
+    "attribute in format": (
+        lambda i: i.update(option_format="{value.real} %"),
+        "anchoring_bakery",
+        r"uses \{value\.real\}, but only \{value\}",
+    ),
+    "unbalanced brace": (lambda i: i.update(option_format="{value} {"), "anchoring_bakery", r"is not a valid format"),
+    "gigabyte width": (
+        lambda i: i.update(option_format="{value:999999999}"),
+        "anchoring_bakery",
+        r"width or precision of 999999999",
+    ),
+    "labels that look alike": (
+        lambda i: i.update(options=[1.2, 1.4, 2.6], option_format="{value:.0f} weeks"),
+        "halo_linen_supplier",
+        r"shows the options 1\.2 and 1\.4 both as '1 weeks'",
+    ),
+    "integer money format": (
+        lambda i: i.update(money_format="{amount:d} euros"),
+        "loss_app_promotion",
+        r"money_format: '\{amount:d\} euros' cannot show the gain 12000\.0 \(lambda x amount\) "
+        r"\(Unknown format code 'd' for object of type 'float'\)\. Write \{amount\} where the sum goes",
+    ),
+    "money format without amount": (
+        lambda i: i.update(money_format="{value} euros"),
+        "loss_app_promotion",
+        r"money_format: '\{value\} euros' uses \{value\}, but only \{amount\}",
+    ),
+    "question formats money again": (
+        lambda i: i.update(question="Earn {gain:.2f} or lose {loss}?"),
+        "loss_app_promotion",
+        r"question: 'Earn \{gain:\.2f\} or lose \{loss\}\?' cannot show the gain '12,000 euros'.*"
+        r"without a number format",
+    ),
+    "unknown placeholder in question": (
+        lambda i: i.update(question="Earn {gain} or lose {loss} in {year}?"),
+        "loss_app_promotion",
+        r"uses \{year\}, but only \{gain\} and \{loss\}",
+    ),
+    "escape code in scenario": (
+        lambda i: i.update(scenario="A \x1b[31mred\x1b[0m scenario."),
+        "halo_linen_supplier",
+        r"\.scenario: holds the control character U\+001B at character 3",
+    ),
+    "bidi override in argument": (
+        lambda i: i["arguments"][0].update(text="Cheaper \u202eevil"),
+        "confirmation_home_office",
+        r"arguments\[0\]\.text: holds the control character U\+202E",
+    ),
+    "newline in an option text": (
+        lambda i: i.update(options=["Always", "Never\nagain", "Sometimes"]),
+        "attention_reading",
+        r"options\[1\]: holds the control character U\+000A",
+    ),
+    "overlong scenario": (
+        lambda i: i.update(scenario="x" * 2001),
+        "halo_linen_supplier",
+        r"\.scenario: is 2,001 characters long; at most 2,000",
+    ),
+    "too many options": (lambda i: i.update(options=list(range(21))), "anchoring_bakery", r"at most 20 are allowed"),
+    "huge lambda": (lambda i: i.update(**{"lambda": 1e6}), "loss_app_promotion", r"\.lambda: must not exceed 100"),
+    "huge amount": (lambda i: i.update(amount=1e300), "loss_app_promotion", r"\.amount: must not exceed"),
     "halo not monotone": (lambda i: i.update(options=[2, 6, 4, 8]), "halo_linen_supplier", "monotone"),
     "halo experience": (lambda i: i.update(experience="neutral"), "halo_linen_supplier", "'positive' or 'negative'"),
     "lambda zero": (lambda i: i.update(**{"lambda": 0}), "loss_app_promotion", r"\.lambda: must be positive"),
@@ -141,13 +218,28 @@ def test_item_file_errors_name_the_file_item_and_field(case):
         assert f"items[{_index(item_id)}]" in str(raised.value)
 
 
-def test_item_file_must_exist_and_be_json(tmp_path):
-    with pytest.raises(ItemFileError, match="does not exist"):
+def test_item_file_must_exist_be_utf8_and_json_and_a_windows_bom_is_accepted(tmp_path):
+    with pytest.raises(ItemFileError, match=r"The item file 'missing.json' was not found \(looked for /"):
         load_items(tmp_path / "missing.json")
     broken = tmp_path / "broken.json"
-    broken.write_text("{not json", encoding="utf-8")
-    with pytest.raises(ItemFileError, match="broken.json: is not valid UTF-8 JSON"):
+    broken.write_text('{"name": "x",\n "items": [,]}', encoding="utf-8")
+    with pytest.raises(ItemFileError, match=r"The item file 'broken.json' is not valid JSON: line 2, column 12"):
         load_items(broken)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(json.dumps(SAMPLE, ensure_ascii=False).replace("café", "cafe").encode() + b'\n"caf\xe9"')
+    with pytest.raises(ItemFileError, match=r"'latin.json' is not UTF-8 text: byte 0xe9 at line 2, position \d+"):
+        load_items(latin, what="The item file 'latin.json'")
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(SAMPLE).encode())  # as Notepad and Excel save "UTF-8"
+    assert load_items(bom) == ITEMS.__class__(**{**ITEMS.__dict__, "source": "bom.json"})
+
+
+def test_every_shown_text_of_an_accepted_file_can_be_shown():
+    """Whole-number formats work with whole-number options (2.0 counts as 2); a literal brace can be doubled."""
+    data = _mutated("anchoring_bakery", lambda i: i.update(options=[150, 250.0, 350], option_format="{value:d} {{x}}"))
+    items = parse_items(data, source="mine.json")
+    labels = [option.label for option in present(items.item("anchoring_bakery"), "control").options]
+    assert labels == ["150 {x}", "250 {x}", "350 {x}"]
 
 
 def test_researcher_file_with_other_sizes_loads(tmp_path):
