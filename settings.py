@@ -35,6 +35,9 @@ SESSION_CONFIG_DEFAULTS = dict(
     completion_code="",
     screenout_code="",
     completion_redirect_seconds=5,
+    # Shape of the PID a room link must carry (lab_server/entry.py): prolific (24 hex digits) or any (1-64 of A-Z a-z
+    # 0-9 - _, for pilots). A link without a valid one gets a page saying so and takes no slot.
+    participant_id_format="prolific",
     # LLM layer (backend/llm): `scripted` needs no network and no key.
     llm_model=os.environ.get("LLM_MODEL", "scripted"),
     llm_temperature=0.7,

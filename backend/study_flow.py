@@ -46,6 +46,24 @@ MESSAGES = {
         "screenout_body": "You cannot continue with this study.",
         "screenout_code": "Please return to Prolific and enter this code",
         "progress": "Item {current} of {total}",
+        "entry_title": "This link cannot start the study",
+        "entry_missing_id": (
+            "The link you opened does not include your Prolific ID, so we cannot give you a place in this study."
+        ),
+        "entry_malformed_id": (
+            "The link you opened holds a Prolific ID that is not valid, so we cannot give you a place in this study."
+        ),
+        "entry_retry": (
+            "Please go back to Prolific and open the study from there, without changing the link. If this happens "
+            "again, write to the researcher through Prolific."
+        ),
+        "full_title": "All places are taken",
+        "full_body": "Sorry: every place in this study has already been taken, so you cannot take part this time.",
+        "full_return": (
+            'Please return the study on Prolific (choose "Return submission") so that this does not count against '
+            "you. Do not enter a completion code."
+        ),
+        "full_contact": "If you believe this is a mistake, send the researcher a message through Prolific.",
     },
     "de": {
         "consent_title": "Einwilligung",
@@ -68,6 +86,30 @@ MESSAGES = {
         "screenout_body": "Sie können an dieser Studie nicht weiter teilnehmen.",
         "screenout_code": "Bitte kehren Sie zu Prolific zurück und geben Sie diesen Code ein",
         "progress": "Aufgabe {current} von {total}",
+        "entry_title": "Mit diesem Link kann die Studie nicht beginnen",
+        "entry_missing_id": (
+            "Der geöffnete Link enthält Ihre Prolific-ID nicht, daher können wir Ihnen keinen Platz in dieser Studie "
+            "geben."
+        ),
+        "entry_malformed_id": (
+            "Der geöffnete Link enthält eine ungültige Prolific-ID, daher können wir Ihnen keinen Platz in dieser "
+            "Studie geben."
+        ),
+        "entry_retry": (
+            "Bitte kehren Sie zu Prolific zurück und öffnen Sie die Studie von dort aus, ohne den Link zu verändern. "
+            "Falls das erneut passiert, schreiben Sie den Forschenden bitte über Prolific."
+        ),
+        "full_title": "Alle Plätze sind vergeben",
+        "full_body": (
+            "Leider sind alle Plätze in dieser Studie bereits vergeben, daher können Sie diesmal nicht teilnehmen."
+        ),
+        "full_return": (
+            "Bitte geben Sie die Studie auf Prolific zurück („Return submission“), damit Ihnen daraus kein Nachteil "
+            "entsteht. Geben Sie keinen Abschlusscode ein."
+        ),
+        "full_contact": (
+            "Wenn Sie glauben, dass es sich um einen Fehler handelt, schreiben Sie den Forschenden bitte über Prolific."
+        ),
     },
     "it": {
         "consent_title": "Consenso",
@@ -90,12 +132,87 @@ MESSAGES = {
         "screenout_body": "Non puoi proseguire con questo studio.",
         "screenout_code": "Torna su Prolific e inserisci questo codice",
         "progress": "Elemento {current} di {total}",
+        "entry_title": "Con questo link lo studio non può iniziare",
+        "entry_missing_id": (
+            "Il link che hai aperto non contiene il tuo ID Prolific, quindi non possiamo assegnarti un posto in "
+            "questo studio."
+        ),
+        "entry_malformed_id": (
+            "Il link che hai aperto contiene un ID Prolific non valido, quindi non possiamo assegnarti un posto in "
+            "questo studio."
+        ),
+        "entry_retry": (
+            "Torna su Prolific e apri lo studio da lì, senza modificare il link. Se succede di nuovo, scrivi al "
+            "ricercatore tramite Prolific."
+        ),
+        "full_title": "Tutti i posti sono occupati",
+        "full_body": (
+            "Ci dispiace: tutti i posti di questo studio sono già stati assegnati, quindi questa volta non puoi "
+            "partecipare."
+        ),
+        "full_return": (
+            "Restituisci lo studio su Prolific (scegli «Return submission») così non verrai penalizzato. Non inserire "
+            "alcun codice di completamento."
+        ),
+        "full_contact": "Se pensi che si tratti di un errore, scrivi al ricercatore tramite Prolific.",
     },
 }
 
 
 SHARED_LANGUAGES = tuple(MESSAGES)
 CODE_PATTERN = r"[A-Za-z0-9_\-]{0,64}"
+
+# The session key ``participant_id_format``: the shape a participant label (Prolific's PROLIFIC_PID) must have.
+# ``prolific``: Prolific's IDs, 24 lowercase hex digits. ``any``: 1-64 letters, digits, - or _ (pilots, other panels).
+PARTICIPANT_ID_FORMATS = {
+    "prolific": re.compile(r"[0-9a-f]{24}"),
+    "any": re.compile(r"[A-Za-z0-9_\-]{1,64}"),
+}
+# No label outside this shape is ever stored, whatever the entry path (oTree's own column holds 100 characters).
+SAFE_LABEL = re.compile(r"[A-Za-z0-9_\-]{1,100}")
+_ENTRY_PAGES = {
+    "missing": ("entry_title", "entry_missing_id", "entry_retry"),
+    "malformed": ("entry_title", "entry_malformed_id", "entry_retry"),
+    "full": ("full_title", "full_body", "full_return", "full_contact"),
+}
+
+
+def participant_id_problem(label: str | None, *, id_format: str = "prolific") -> str | None:
+    """What is wrong with a participant label for ``id_format``: ``"missing"``, ``"malformed"`` or None (fine).
+
+    >>> participant_id_problem("5f3c2a1b9d8e7f6a5b4c3d2e")
+    >>> participant_id_problem("")
+    'missing'
+    >>> participant_id_problem('"><script>alert(1)</script>')
+    'malformed'
+    >>> participant_id_problem("pilot_07", id_format="any"), participant_id_problem("pilot_07")
+    (None, 'malformed')
+    """
+    if id_format not in PARTICIPANT_ID_FORMATS:
+        raise ValueError(
+            f"The participant ID format must be one of {', '.join(PARTICIPANT_ID_FORMATS)}, not {id_format!r}."
+        )
+    if not label:
+        return "missing"
+    return None if PARTICIPANT_ID_FORMATS[id_format].fullmatch(label) else "malformed"
+
+
+def entry_page_texts(reason: str, *, language: str | None) -> dict[str, Any]:
+    """The title and paragraphs of the page shown instead of the study when a link cannot start it.
+
+    ``reason`` is a result of ``participant_id_problem`` or ``"full"`` (every place of the session is taken).
+
+    >>> page = entry_page_texts("full", language="de")
+    >>> page["title"], len(page["paragraphs"]), page["language"]
+    ('Alle Plätze sind vergeben', 3, 'de')
+    >>> entry_page_texts("missing", language="fr")["language"]
+    'en'
+    """
+    if reason not in _ENTRY_PAGES:
+        raise ValueError(f"The entry page reason must be one of {', '.join(_ENTRY_PAGES)}, not {reason!r}.")
+    language = language if language in MESSAGES else "en"
+    title, *paragraphs = (MESSAGES[language][key] for key in _ENTRY_PAGES[reason])
+    return dict(title=title, paragraphs=paragraphs, language=language, reason=reason)
 
 
 def validate_shared_config(config: dict[str, Any]) -> None:
@@ -123,6 +240,7 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         ),
         "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
         "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
+        "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
         "llm_model": lambda key: session_keys.text(config, key, max_chars=200, pattern=r"[^\x00-\x1f]+"),
         "llm_temperature": lambda key: session_keys.number(config, key, minimum=0, maximum=2),
         "llm_timeout_s": lambda key: session_keys.number(config, key, minimum=1, maximum=600),

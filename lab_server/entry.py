@@ -1,0 +1,167 @@
+"""Prolific entry: who may take a slot of a session, checked before oTree gives one out.
+
+oTree's entry views (``/room/<room>``, ``/join/<code>``, ``/InitializeParticipant/<code>``) accept any
+``participant_label`` up to 100 characters, mark a slot visited before they look at it, and print it unescaped on the
+admin's Session Monitor and Payments pages. A visit without a label took a slot too, and a returning PID in a new
+session of the same room started the study again. So each of those views is wrapped here, and the wrapper runs first:
+
+1. **Shape.** The label must have the session's ``participant_id_format`` (``prolific``: 24 lowercase hex digits, the
+   default; ``any``: 1-64 letters, digits, ``-`` or ``_``). A room link must carry one; ``/join`` and
+   ``/InitializeParticipant`` keep working without one (demo page, bots), but a label they carry is checked too. A
+   refused link gets a page in the session's language (``global/EntryRefused.html``, HTTP 400) and no slot.
+2. **Once per study.** Entering through a room records the room on the participant (``participant.vars``). A PID that
+   entered the same room before, in any session, is sent back to that participant's start URL, which shows wherever
+   they were (their completion page and code included); it never gets a second slot.
+3. **Full session.** oTree's bare 404 "Session is full." becomes a page in the session's language saying what to do
+   (return the study on Prolific, contact the researcher); it still takes no slot and stays a 404.
+4. **Backstop.** ``Participant.set_label`` refuses any label outside letters, digits, ``-`` and ``_`` and rolls the
+   request's changes back, so a label oTree might store by another path can never mark a slot used or reach a page.
+
+The wrappers run inside oTree's request: under its page lock and in its database session, in the devserver, the
+prodserver and ``otree test`` alike. Texts: ``backend.study_flow.MESSAGES`` (``entry_*``, ``full_*``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from backend import study_flow
+
+# participant.vars key: the room a participant entered through (the study a PID may do once).
+ROOM_VAR = "entered_room"
+REFUSED_TEMPLATE = "global/EntryRefused.html"
+
+
+def _id_format(session) -> str:
+    # Without a session (a room still waiting for one) only the shape every format shares is known.
+    if session is None:
+        return "any"
+    return session.config.get("participant_id_format") or "prolific"
+
+
+def refusal_page(reason: str, session, *, status_code: int):
+    """The page shown instead of the study: ``reason`` is ``missing``, ``malformed`` or ``full``."""
+    from otree.templating import render
+
+    language = session.config.get("language") if session is not None else None
+    response = render(REFUSED_TEMPLATE, study_flow.entry_page_texts(reason, language=language))
+    response.status_code = status_code
+    return response
+
+
+def _is_session_full(response) -> bool:
+    from otree.views.participant import no_participants_left_http_response
+
+    return response.status_code == 404 and response.body == no_participants_left_http_response().body
+
+
+def _earlier_participant(label: str, room_name: str):
+    """The first participant that entered ``room_name`` with ``label``, in any session, or None."""
+    from otree.models import Participant
+
+    for participant in Participant.objects_filter(label=label).order_by("id"):
+        # _vars, not vars: reading must not mark every candidate's vars as changed.
+        if (participant._vars or {}).get(ROOM_VAR) == room_name:
+            return participant
+    return None
+
+
+def _enter(session, room_name: str | None, label: str, let_otree_assign):
+    """Resume an earlier participation of ``label`` in ``room_name``, or let oTree assign a slot and record the room."""
+    from starlette.responses import RedirectResponse
+
+    own = session.pp_set.filter_by(label=label).first()
+    if own is None and room_name:
+        earlier = _earlier_participant(label, room_name)
+        if earlier is not None:
+            return RedirectResponse(earlier._start_url(), status_code=302)
+    response = let_otree_assign()
+    if _is_session_full(response):
+        return refusal_page("full", session, status_code=404)
+    if room_name and response.status_code < 400:
+        participant = own or session.pp_set.filter_by(label=label).first()
+        if participant is not None and (participant._vars or {}).get(ROOM_VAR) != room_name:
+            participant.vars[ROOM_VAR] = room_name
+    return response
+
+
+def _guard_room_link(original):
+    @functools.wraps(original)
+    def get(self, request):
+        from otree.room import ROOM_DICT
+
+        room = ROOM_DICT.get(request.path_params.get("room_name"))
+        if room is None or not request.query_params.get("welcome_page_ok"):
+            return original(self, request)  # unknown room, or the welcome page (it forwards with the label)
+        session = room.get_session()
+        label = request.query_params.get("participant_label", "")
+        problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
+        if problem:
+            return refusal_page(problem, session, status_code=400)
+        if session is None:
+            return original(self, request)  # oTree's wait page until the researcher opens a session
+        return _enter(session, room.name, label, lambda: original(self, request))
+
+    return get
+
+
+def _guard_session_wide_link(original):
+    @functools.wraps(original)
+    def get(self, request):
+        from otree.models import Session
+
+        session = Session.objects_filter(_anonymous_code=request.path_params.get("anonymous_code")).first()
+        if session is None:
+            return original(self, request)  # oTree's own 404
+        label = request.query_params.get("participant_label")
+        if not label:  # the demo page and cookie-based links, as oTree does them
+            response = original(self, request)
+            return refusal_page("full", session, status_code=404) if _is_session_full(response) else response
+        problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
+        if problem:
+            return refusal_page(problem, session, status_code=400)
+        room = session.get_room()
+        return _enter(session, room.name if room else None, label, lambda: original(self, request))
+
+    return get
+
+
+def _guard_initialize_participant(original):
+    @functools.wraps(original)
+    def get(self, request):
+        from otree.models import Participant
+
+        label = request.query_params.get("participant_label")
+        if label:
+            participant = Participant.objects_filter(code=request.path_params.get("code")).first()
+            session = participant.session if participant is not None else None
+            problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
+            if problem:
+                return refusal_page(problem, session, status_code=400)
+        return original(self, request)
+
+    return get
+
+
+def _guard_set_label(original):
+    @functools.wraps(original)
+    def set_label(self, label):
+        if label and not study_flow.SAFE_LABEL.fullmatch(label):
+            from otree.database import db
+            from starlette.exceptions import HTTPException
+
+            db.rollback()  # oTree marked the slot visited just before; a 4xx response would commit that
+            raise HTTPException(400, "A participant label may hold only letters, digits, - and _ (1-100 of them).")
+        return original(self, label)
+
+    return set_label
+
+
+def install() -> None:
+    import otree.views.participant as views
+    from otree.models import Participant
+
+    views.AssignVisitorToRoom.get = _guard_room_link(views.AssignVisitorToRoom.get)
+    views.SessionWideLink.get = _guard_session_wide_link(views.SessionWideLink.get)
+    views.InitializeParticipant.get = _guard_initialize_participant(views.InitializeParticipant.get)
+    Participant.set_label = _guard_set_label(Participant.set_label)
