@@ -19,6 +19,11 @@ from types import MappingProxyType
 from typing import Any
 
 ACTIONS = ("R", "B")
+# Bounds for researchers' games: every value is shown on the judging page and must stay a readable number.
+MAX_CODE_CHARS = 20
+MAX_NAME_CHARS = 100
+MAX_PAYOFF = 1_000_000
+MAX_EXTRA_GAMES = 50
 # Profile keys in reading order of the table: upper-left, upper-right, lower-left, lower-right (row action first).
 PROFILES = ("RR", "RB", "BR", "BB")
 
@@ -71,14 +76,26 @@ def make_game(code: str, spec: Mapping[str, Any]) -> Game:
     ...                  "payoffs": {"RR": [1, 1], "RB": [5, 0], "BR": [0, 5], "BB": [3, 3]}}).row_payoffs()
     (1, 5, 0, 3)
     """
-    if not isinstance(code, str) or not code.isidentifier() or code != code.lower():
-        raise ValueError(f"A game code must be a lowercase identifier such as 'pd', got {code!r}.")
+    if not isinstance(code, str) or not code.isidentifier() or code != code.lower() or len(code) > MAX_CODE_CHARS:
+        raise ValueError(
+            f"A game code must be a lowercase identifier of at most {MAX_CODE_CHARS} characters such as 'pd', "
+            f"got {code!r}."
+        )
     if not isinstance(spec, Mapping):
         raise ValueError(f"The definition of game {code!r} must be a mapping, got {type(spec).__name__}.")
     name = spec.get("name") or code
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"The name of game {code!r} must be text of at most {MAX_NAME_CHARS} characters.")
     actions = spec.get("actions") or {}
-    if not isinstance(actions, Mapping) or set(actions) - set(ACTIONS):
-        raise ValueError(f"The actions of game {code!r} must map 'R' and 'B' to names, got {actions!r}.")
+    if (
+        not isinstance(actions, Mapping)
+        or set(actions) - set(ACTIONS)
+        or not all(isinstance(label, str) and len(label) <= MAX_NAME_CHARS for label in actions.values())
+    ):
+        raise ValueError(
+            f"The actions of game {code!r} must map 'R' and 'B' to names of at most {MAX_NAME_CHARS} characters, "
+            f"got {actions!r}."
+        )
     payoffs = spec.get("payoffs")
     if not isinstance(payoffs, Mapping) or set(payoffs) != set(PROFILES):
         raise ValueError(f"The payoffs of game {code!r} must have exactly the keys {PROFILES}, got {payoffs!r}.")
@@ -86,12 +103,16 @@ def make_game(code: str, spec: Mapping[str, Any]) -> Game:
     for profile in PROFILES:
         pair = payoffs[profile]
         if (
-            isinstance(pair, (str, bytes))
+            not isinstance(pair, (list, tuple))
             or len(pair) != 2
-            or not all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in pair)
+            or not all(
+                isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= MAX_PAYOFF
+                for value in pair
+            )
         ):
             raise ValueError(
-                f"The payoff of profile {profile} in game {code!r} must be two numbers (row, column), got {pair!r}."
+                f"The payoff of profile {profile} in game {code!r} must be two numbers from {-MAX_PAYOFF:g} to "
+                f"{MAX_PAYOFF:g} (row, column), got {pair!r}."
             )
         pairs[profile] = (pair[0], pair[1])
     return Game(
@@ -135,6 +156,8 @@ def games_with(extra: Mapping[str, Any] | None = None) -> dict[str, Game]:
         return games
     if not isinstance(extra, Mapping):
         raise ValueError(f"The extra games must be a mapping of game code to definition, got {type(extra).__name__}.")
+    if len(extra) > MAX_EXTRA_GAMES:
+        raise ValueError(f"The extra games hold {len(extra)} games, more than the {MAX_EXTRA_GAMES} allowed.")
     for code, spec in extra.items():
         games[code] = make_game(code, spec)
     return games

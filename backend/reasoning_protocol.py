@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from backend.csvio import read_csv_any
+from backend.csvio import neutralise_cell, read_csv_any
 from backend.reasoning_logs import ReasoningLog, confusion_label, failed_queries_field
 
 PROTOCOL_COLUMNS = (
@@ -216,11 +216,13 @@ def escape_newlines(text: str) -> str:
 def protocol_csv(rows: Iterable[Mapping[str, object]], *, separator: str = ";") -> str:
     """The form as CSV text: the `PROTOCOL_COLUMNS` header, then one line per row (cells quoted when needed).
 
-    ``remarks`` keep their line breaks as ``\\n`` (see `escape_newlines`); the other cells are single-line.
+    ``remarks`` keep their line breaks as ``\\n`` (see `escape_newlines`); the other cells are single-line. Text
+    that a spreadsheet would run as a formula (a model's sentence or a remark starting with ``=``, ``+``, ``-``,
+    ``@``) gets a ``'`` in front (`backend.csvio.neutralise_cell`); `read_protocol_form` takes it off again.
 
-    >>> print(protocol_csv([{"file": "a.txt", "remarks": "x; y"}], separator=";"), end="")
+    >>> print(protocol_csv([{"file": "a.txt", "remarks": "x; y", "sentence": "=1+1", "orig_cor": 0}]), end="")
     file;game;attempts;orig_choice;final_choice;orig_cor;fin_cor;err_type;sentence;con_mat;remarks;failed_queries
-    a.txt;;;;;;;;;;"x; y";
+    a.txt;;;;;0;;;'=1+1;;"x; y";
     """
     if separator not in SEPARATORS:
         raise ValueError(f"separator must be one of {SEPARATORS!r}, got {separator!r}.")
@@ -228,7 +230,7 @@ def protocol_csv(rows: Iterable[Mapping[str, object]], *, separator: str = ";") 
     writer = csv.writer(buffer, delimiter=separator, lineterminator="\n")
     writer.writerow(PROTOCOL_COLUMNS)
     for row in rows:
-        cells = {column: str(row.get(column, "")) for column in PROTOCOL_COLUMNS}
+        cells = {column: "" if row.get(column) is None else str(row[column]) for column in PROTOCOL_COLUMNS}
         cells["remarks"] = escape_newlines(cells["remarks"])  # the only free multi-line text
-        writer.writerow(cells.values())
+        writer.writerow(neutralise_cell(cell) for cell in cells.values())
     return buffer.getvalue()

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-from backend import assignment
+from backend import assignment, session_keys
 from backend.games import Game, games_with
 from backend.reasoning_logs import ReasoningLog, parse_log_texts, sentence_lines
 from backend.reasoning_protocol import (
@@ -32,6 +33,7 @@ from backend.reasoning_protocol import (
     verdict_errors,
 )
 from backend.reasoning_report import RULES, format_figure, prepare_verdict_rows, summarise
+from backend.researcher_files import decode_text, parse_json, read_text
 
 DEFAULTS: Mapping[str, Any] = {
     "logs_folder": "payoff_reasoning_eval/logs",
@@ -44,6 +46,19 @@ DEFAULTS: Mapping[str, Any] = {
     "csv_separator": ";",
     "aggregation_rule": "unanimity",
 }
+
+
+# Bounds on what a session's logs may be: the shipped logs are a few KB each and a study judges a few hundred, so
+# these leave ample room while keeping a crafted upload or zip from filling the server's memory.
+MAX_LOGS = 2000
+MAX_LOG_BYTES = 1_000_000
+MAX_TOTAL_LOG_BYTES = 20_000_000
+MAX_ARCHIVE_ENTRIES = 5000  # every entry of a .zip, folders and other files included
+MAX_ARCHIVE_BYTES = 20_000_000  # the .zip file itself
+MAX_UPLOAD_CHARS = 25_000_000  # the logs_upload JSON text
+MAX_LOG_NAME_CHARS = 200
+MAX_EXTRA_GAMES_CHARS = 100_000
+_READ_CHUNK = 64 * 1024
 
 
 class LogLoadError(ValueError):
@@ -63,90 +78,215 @@ class TaskSettings:
     aggregation_rule: str
 
 
-def _json_or_mapping(value: Any, *, key: str) -> Mapping | None:
+def _json_object(value: Any, *, key: str, max_chars: int) -> Mapping | None:
+    """A key given as a mapping or as JSON text of an object; None when empty."""
     if value in (None, "", {}):
         return None
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as error:
-            raise ValueError(f"The session-config key {key} must be JSON text of an object: {error}.") from None
+        if len(value) > max_chars:
+            raise ValueError(
+                f"The session key {key!r} holds {len(value):,} characters, more than the {max_chars:,} allowed."
+            )
+        value = parse_json(value, what=f"The session key {key!r}")
     if not isinstance(value, Mapping):
-        raise ValueError(f"The session-config key {key} must be a mapping, got {type(value).__name__}.")
+        raise ValueError(f"The session key {key!r} must be a JSON object, not {type(value).__name__}.")
     return value
 
 
-def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> TaskSettings:
-    """Read and check the app's session-config keys (missing keys take `DEFAULTS`).
+def _checked_upload(value: Any) -> dict[str, str] | None:
+    upload = _json_object(value, key="logs_upload", max_chars=MAX_UPLOAD_CHARS)
+    if upload is None:
+        return None
+    if len(upload) > MAX_LOGS:
+        raise ValueError(
+            f"The session key 'logs_upload' holds {len(upload):,} logs, more than the {MAX_LOGS:,} allowed."
+        )
+    total = 0
+    for name, text in upload.items():
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise ValueError("The session key 'logs_upload' must map file names to log texts (strings).")
+        _check_log_name(name, where="logs_upload")
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_LOG_BYTES:
+            raise ValueError(
+                f"The log {name!r} in logs_upload has {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may have."
+            )
+        total += size
+    if total > MAX_TOTAL_LOG_BYTES:
+        raise ValueError(
+            f"The logs in logs_upload have {total:,} bytes together, more than the {MAX_TOTAL_LOG_BYTES:,} allowed."
+        )
+    return dict(upload)
 
-    >>> task_settings({"judges_per_log": 2}, max_logs_per_judge=30).judges_per_log
+
+def _check_log_name(name: str, *, where: str) -> None:
+    if not name.strip() or len(name) > MAX_LOG_NAME_CHARS:
+        raise ValueError(
+            f"A log file name in {where} must have 1 to {MAX_LOG_NAME_CHARS} characters, got {name[:80]!r}."
+        )
+
+
+def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> TaskSettings:
+    """Read and check the app's session-config keys (missing keys take `DEFAULTS`); ValueError names the key.
+
+    >>> task_settings({"judges_per_log": "2"}, max_logs_per_judge=30).judges_per_log
     2
+    >>> task_settings({"logs_per_judge": 31}, max_logs_per_judge=30)
+    Traceback (most recent call last):
+    ...
+    ValueError: The session key 'logs_per_judge' must be a whole number from 1 to 30, not 31.
     """
     merged = {**DEFAULTS, **{key: config[key] for key in DEFAULTS if key in config}}
-    integers = {}
-    for key, low, high in (
-        ("judges_per_log", 1, 1000),
-        ("logs_per_judge", 1, max_logs_per_judge),
-        ("reservation_minutes", 1, 24 * 60),
-    ):
-        value = merged[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-            raise ValueError(f"The session-config key {key} must be a number from {low} to {high}, got {value!r}.")
-        integers[key] = value
-    if merged["csv_separator"] not in SEPARATORS:
-        raise ValueError(f"csv_separator must be one of {SEPARATORS!r}, got {merged['csv_separator']!r}.")
-    if merged["aggregation_rule"] not in RULES:
-        raise ValueError(f"aggregation_rule must be one of {RULES}, got {merged['aggregation_rule']!r}.")
-    upload = _json_or_mapping(merged["logs_upload"], key="logs_upload")
-    if upload is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in upload.items()):
-        raise ValueError("logs_upload must map file names to log texts (strings).")
-    games = games_with(_json_or_mapping(merged["extra_games"], key="extra_games"))
-    default_game = merged["default_game"] or None
+    games = games_with(_json_object(merged["extra_games"], key="extra_games", max_chars=MAX_EXTRA_GAMES_CHARS))
+    default_game = session_keys.text(merged, "default_game", max_chars=40) or None
     if default_game is not None and default_game not in games:
-        raise ValueError(f"default_game {default_game!r} is not a known game ({', '.join(sorted(games))}).")
+        raise ValueError(
+            f"The session key 'default_game' must be a known game ({', '.join(sorted(games))}), not {default_game!r}."
+        )
     return TaskSettings(
-        logs_folder=str(merged["logs_folder"]),
-        logs_upload=upload,
+        logs_folder=session_keys.text(merged, "logs_folder", max_chars=1000),
+        logs_upload=_checked_upload(merged["logs_upload"]),
         default_game=default_game,
         games=games,
-        judges_per_log=int(integers["judges_per_log"]),
-        logs_per_judge=int(integers["logs_per_judge"]),
-        reservation_minutes=float(integers["reservation_minutes"]),
-        csv_separator=merged["csv_separator"],
-        aggregation_rule=merged["aggregation_rule"],
+        judges_per_log=session_keys.whole_number(merged, "judges_per_log", minimum=1, maximum=100),
+        logs_per_judge=session_keys.whole_number(merged, "logs_per_judge", minimum=1, maximum=max_logs_per_judge),
+        reservation_minutes=session_keys.number(merged, "reservation_minutes", minimum=1, maximum=24 * 60),
+        csv_separator=session_keys.choice(merged, "csv_separator", SEPARATORS),
+        aggregation_rule=session_keys.choice(merged, "aggregation_rule", RULES),
     )
 
 
-def _read_texts(source: Path) -> tuple[dict[str, str], list[str]]:
+def normalised_config(settings: TaskSettings) -> dict[str, Any]:
+    """The typed values of the keys a form or the REST API may send as text (``"3"`` -> 3), to store in the config."""
+    return {
+        "judges_per_log": settings.judges_per_log,
+        "logs_per_judge": settings.logs_per_judge,
+        "reservation_minutes": settings.reservation_minutes,
+    }
+
+
+def _read_folder(folder: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
+    paths = sorted(folder.glob("*.txt"))
+    if len(paths) > MAX_LOGS:
+        raise LogLoadError(f"{what} holds {len(paths):,} .txt files, more than the {MAX_LOGS:,} allowed.")
+    sizes = {path: path.stat().st_size for path in paths}
+    _check_sizes({path.name: size for path, size in sizes.items()}, what=what, unit="file")
     texts, problems = {}, []
-    if source.is_dir():
-        members = [(path.name, path.read_bytes) for path in sorted(source.glob("*.txt"))]
-    elif source.suffix.lower() == ".zip" and source.is_file():
-        archive = zipfile.ZipFile(source)
-        names = [name for name in archive.namelist() if name.endswith(".txt") and not name.endswith("/")]
-        members = [(PurePath(name).name, lambda name=name: archive.read(name)) for name in sorted(names)]
-    else:
-        raise LogLoadError(f"logs_folder {source} is neither a folder nor a .zip file.")
-    for name, read in members:
-        if name in texts:
-            problems.append(f"{name}: the archive holds two files of this name.")
-            continue
+    for path in paths:
         try:
-            texts[name] = read().decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            problems.append(f"{name}: not UTF-8 text ({error.reason} at byte {error.start}).")
+            _check_log_name(path.name, where=what)
+            texts[path.name] = read_text(path, what=path.name, max_bytes=MAX_LOG_BYTES)
+        except ValueError as error:
+            problems.append(str(error))
     return texts, problems
 
 
+def _check_sizes(sizes: Mapping[str, int], *, what: str, unit: str) -> None:
+    """Refuse before reading anything: any log over `MAX_LOG_BYTES`, or all of them over `MAX_TOTAL_LOG_BYTES`."""
+    too_big = [
+        f"the {unit} {name!r} has {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may have."
+        for name, size in sizes.items()
+        if size > MAX_LOG_BYTES
+    ]
+    total = sum(sizes.values())
+    if total > MAX_TOTAL_LOG_BYTES:
+        too_big.append(f"its logs have {total:,} bytes together, more than the {MAX_TOTAL_LOG_BYTES:,} allowed.")
+    if too_big:
+        raise LogLoadError(f"{what} was not read: " + " ".join(too_big))
+
+
+def _is_log_entry(info: zipfile.ZipInfo) -> bool:
+    name = info.filename
+    # macOS adds __MACOSX/._name.txt resource forks to archives it makes; they are not logs.
+    return (
+        not info.is_dir()
+        and name.endswith(".txt")
+        and not name.startswith("__MACOSX/")
+        and not PurePath(name).name.startswith("._")
+    )
+
+
+def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, what: str) -> bytes:
+    """An entry's bytes, read in chunks and cut off past `MAX_LOG_BYTES`: the declared size may be a lie."""
+    chunks, size = [], 0
+    with archive.open(info) as handle:
+        while chunk := handle.read(_READ_CHUNK):
+            size += len(chunk)
+            if size > MAX_LOG_BYTES:
+                raise LogLoadError(
+                    f"{what}: the entry {info.filename!r} unpacks to more than the {MAX_LOG_BYTES:,} bytes a log may "
+                    f"have (its header says {info.file_size:,}); the archive was not read."
+                )
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_zip(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
+    size = source.stat().st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise LogLoadError(f"{what} is {size:,} bytes, more than the {MAX_ARCHIVE_BYTES:,} bytes allowed for a .zip.")
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise LogLoadError(f"{what} cannot be opened as a .zip file ({error}).") from None
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > MAX_ARCHIVE_ENTRIES:
+            raise LogLoadError(
+                f"{what} holds {len(entries):,} entries, more than the {MAX_ARCHIVE_ENTRIES:,} allowed; "
+                "the archive was not read."
+            )
+        members = sorted((info for info in entries if _is_log_entry(info)), key=lambda info: info.filename)
+        if len(members) > MAX_LOGS:
+            raise LogLoadError(f"{what} holds {len(members):,} .txt files, more than the {MAX_LOGS:,} allowed.")
+        _check_sizes({info.filename: info.file_size for info in members}, what=what, unit="entry")
+        texts, problems = {}, []
+        for info in members:
+            name = PurePath(info.filename).name
+            if name in texts:
+                problems.append(f"{name}: the archive holds two files of this name.")
+                continue
+            try:
+                _check_log_name(name, where=what)
+                raw = _read_entry(archive, info, what=what)
+            except LogLoadError:
+                raise
+            except ValueError as error:
+                problems.append(str(error))
+                continue
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError) as error:
+                raise LogLoadError(
+                    f"{what}: the entry {info.filename!r} cannot be unpacked ({error}); the archive is damaged, "
+                    "encrypted or altered. Make the .zip again from the log files."
+                ) from None
+            try:
+                texts[name] = decode_text(raw, what=name)
+            except ValueError as error:
+                problems.append(str(error))
+    return texts, problems
+
+
+def _read_texts(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
+    if source.is_dir():
+        return _read_folder(source, what=what)
+    if source.suffix.lower() == ".zip" and source.is_file():
+        return _read_zip(source, what=what)
+    raise LogLoadError(f"{what} is neither a folder nor a .zip file (looked for {source}).")
+
+
 def load_logs(settings: TaskSettings, *, project_root: Path) -> list[ReasoningLog]:
-    """All logs of the session, checked against the games; `LogLoadError` lists every file that fails."""
+    """All logs of the session, checked against the games; `LogLoadError` lists every file that fails.
+
+    Nothing over the bounds above is read into memory: sizes are checked before reading, and zip entries are read
+    in chunks that stop at the bound.
+    """
     if settings.logs_upload is not None:
         texts, problems, where = dict(settings.logs_upload), [], "logs_upload"
     else:
         source = Path(settings.logs_folder)
         source = source if source.is_absolute() else project_root / source
-        texts, problems = _read_texts(source)
-        where = str(source)
+        where = f"logs_folder {settings.logs_folder!r}"
+        texts, problems = _read_texts(source, what=where)
     logs, errors = parse_log_texts(texts, games=settings.games, default_game=settings.default_game)
     problems += [str(error) for error in errors]
     if problems:
@@ -303,6 +443,9 @@ def export_cell(column: str, value: object) -> object:
         return ""
     return escape_newlines(str(value)) if column == "remarks" else value
 
+
+# What the protocol export with identifiers adds to the 12 protocol columns (judged_at: ISO-8601 UTC).
+IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "session_code", "judged_at")
 
 SEPARATOR_NAMES = {";": "semicolon", ",": "comma", "\t": "tab", "|": "pipe"}
 

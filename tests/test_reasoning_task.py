@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import zipfile
 
 import pytest
@@ -81,7 +83,7 @@ def test_every_bad_log_is_listed_with_file_and_line(tmp_path):
     assert "b_pd_p1_1_5_0_3_0_2.txt, line 1: text before" in message
     assert "c_pd_p1_1_5_0_3_0_3.txt, line 10: the RESPONSE of attempt 1 contains no choice" in message
     assert "d.txt: the game is unknown" in message
-    assert "e_pd_p1_1_5_0_3_0_4.txt: not UTF-8" in message
+    assert "e_pd_p1_1_5_0_3_0_4.txt is not UTF-8 text: byte 0xff at line 1" in message
     with pytest.raises(LogLoadError, match="neither a folder nor a .zip"):
         load_logs(settings(logs_folder=str(tmp_path / "a_pd_p1_1_5_0_3_0_1.txt")), project_root=PROJECT_ROOT)
     empty = tmp_path / "empty"
@@ -166,3 +168,165 @@ def test_script_json_and_export_cells_are_safe():
     assert export_cell("remarks", "a\nb") == "a\\nb" and export_cell("sentence", "a\\b") == "a\\b"
     assert export_cell("fin_cor", None) == ""
     assert protocol_csv([], separator="\t") == "\t".join(PROTOCOL_COLUMNS) + "\n"
+
+
+# ---- bounds on what a session's logs may be (a crafted .zip or upload must not fill the server's memory) ----
+
+BOMB_ENTRY = "bomb_pd_p1_1_5_0_3_0_1.txt"
+MB = 1024 * 1024
+
+
+def zip_of_zeros(path, *, megabytes: int, entry: str = BOMB_ENTRY):
+    """A .zip whose one entry unpacks to ``megabytes`` MB of zero bytes (written in 1 MB steps; ~1 KB per MB)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open(entry, "w") as handle:
+        for _ in range(megabytes):
+            handle.write(bytes(MB))
+    return path
+
+
+def lying_zip(path, *, actual: int, declared: int):
+    """A .zip whose central directory says the entry unpacks to ``declared`` bytes while it holds ``actual``."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(BOMB_ENTRY, bytes(actual))
+    raw = bytearray(path.read_bytes())
+    central = raw.index(b"PK\x01\x02")
+    raw[central + 24 : central + 28] = declared.to_bytes(4, "little")  # uncompressed size
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def peak_memory_of(function):
+    """(result or raised error, peak bytes Python allocated while ``function`` ran)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        try:
+            outcome = function()
+        except Exception as error:  # the refusal is the outcome under test
+            outcome = error
+        return outcome, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_zip_bomb_is_refused_by_its_declared_size_before_anything_is_read(tmp_path):
+    archive = zip_of_zeros(tmp_path / "logs.zip", megabytes=200)
+    assert archive.stat().st_size < 1 * MB
+    outcome, peak = peak_memory_of(lambda: load_logs(settings(logs_folder=str(archive)), project_root=PROJECT_ROOT))
+    assert isinstance(outcome, LogLoadError)
+    assert f"logs_folder '{archive}' was not read: the entry '{BOMB_ENTRY}' has 209,715,200 bytes" in str(outcome)
+    assert "more than the 1,000,000 a log may have" in str(outcome)
+    assert peak < 5 * MB, f"{peak:,} bytes allocated"
+
+
+def test_a_zip_whose_header_understates_an_entry_is_refused_as_damaged(tmp_path):
+    archive = lying_zip(tmp_path / "logs.zip", actual=30 * MB, declared=900)
+    assert zipfile.ZipFile(archive).getinfo(BOMB_ENTRY).file_size == 900
+    outcome, peak = peak_memory_of(lambda: load_logs(settings(logs_folder=str(archive)), project_root=PROJECT_ROOT))
+    assert isinstance(outcome, LogLoadError), repr(outcome)
+    assert f"the entry '{BOMB_ENTRY}' cannot be unpacked (Bad CRC-32" in str(outcome)
+    assert "Make the .zip again" in str(outcome) and peak < 5 * MB
+
+
+def test_too_many_entries_too_many_bytes_and_too_many_logs_are_refused(tmp_path):
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as archive:
+        for number in range(5001):
+            archive.writestr(f"notes/{number}.md", b"")
+    with pytest.raises(LogLoadError, match=r"holds 5,001 entries, more than the 5,000 allowed"):
+        load_logs(settings(logs_folder=str(many)), project_root=PROJECT_ROOT)
+
+    heavy = tmp_path / "heavy.zip"  # each entry within bounds, all together over them
+    with zipfile.ZipFile(heavy, "w", zipfile.ZIP_DEFLATED) as archive:
+        for number in range(21):
+            archive.writestr(f"m_pd_p1_1_5_0_3_0_{number}.txt", bytes(990_000))
+    with pytest.raises(LogLoadError, match=r"its logs have 20,790,000 bytes together, more than the 20,000,000"):
+        load_logs(settings(logs_folder=str(heavy)), project_root=PROJECT_ROOT)
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "big_pd_p1_1_5_0_3_0_1.txt").write_bytes(b"x" * 1_000_001)
+    with pytest.raises(LogLoadError, match=r"the file 'big_pd_p1_1_5_0_3_0_1.txt' has 1,000,001 bytes"):
+        load_logs(settings(logs_folder=str(folder)), project_root=PROJECT_ROOT)
+
+    with pytest.raises(ValueError, match=r"'logs_upload' holds 2,001 logs, more than the 2,000 allowed"):
+        settings(logs_upload={f"{number}.txt": TWO for number in range(2001)})
+    with pytest.raises(ValueError, match=r"The log 'x.txt' in logs_upload has 1,000,001 bytes"):
+        settings(logs_upload={"x.txt": "x" * 1_000_001})
+
+
+def test_the_upload_json_is_bounded_before_it_is_parsed(monkeypatch):
+    import backend.reasoning_task as task
+
+    monkeypatch.setattr(task, "MAX_UPLOAD_CHARS", 1000)
+    with pytest.raises(ValueError, match=r"'logs_upload' holds 1,013 characters, more than the 1,000 allowed"):
+        settings(logs_upload=json.dumps({"x.txt": "y" * 1000}))
+    with pytest.raises(ValueError, match=r"'logs_upload' is not valid JSON: line 2, column 1"):
+        settings(logs_upload='{"x.txt": "y",\n}')
+
+
+def test_log_files_with_a_byte_order_mark_load_and_other_encodings_are_refused_with_file_and_line(tmp_path):
+    name = "bom_pd_p1_1_5_0_3_0_1.txt"
+    (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + TWO.encode())
+    [log] = load_logs(settings(logs_folder=str(tmp_path)), project_root=PROJECT_ROOT)
+    assert log.attempts == LOG.attempts
+    (tmp_path / "latin_pd_p1_1_5_0_3_0_2.txt").write_bytes(
+        TWO.replace("I get 5.", "Je gagne 5 \u20ac.").encode("cp1252")
+    )
+    with pytest.raises(LogLoadError, match=r"latin_pd_p1_1_5_0_3_0_2.txt is not UTF-8 text: byte 0x80 at line 3"):
+        load_logs(settings(logs_folder=str(tmp_path)), project_root=PROJECT_ROOT)
+
+
+def test_every_key_is_typed_and_bounded_with_its_name_in_the_message():
+    for bad, message in [
+        ({"judges_per_log": "three"}, "The session key 'judges_per_log' must be a whole number from 1 to 100"),
+        ({"judges_per_log": 101}, "'judges_per_log' must be a whole number from 1 to 100, not 101"),
+        ({"logs_per_judge": 2.5}, "'logs_per_judge' must be a whole number from 1 to 30, not 2.5"),
+        ({"reservation_minutes": float("inf")}, "'reservation_minutes' must be a number from 1 to 1440"),
+        ({"csv_separator": ":"}, "'csv_separator' must be one of ;, ,, \t, |, not ':'"),
+        ({"aggregation_rule": 1}, "'aggregation_rule' must be one of unanimity, majority, not 1"),
+        ({"default_game": "bos"}, "'default_game' must be a known game (hd, pd, sh), not 'bos'"),
+        ({"extra_games": '{"bos": 1'}, "'extra_games' is not valid JSON: line 1, column 10"),
+        ({"extra_games": "[1]"}, "'extra_games' must be a JSON object, not list"),
+        ({"logs_folder": 5}, "'logs_folder' must be text"),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            settings(**bad)
+        assert message in str(caught.value)
+    typed = settings(judges_per_log="2", logs_per_judge=4.0, reservation_minutes="7.5")
+    assert (typed.judges_per_log, typed.logs_per_judge, typed.reservation_minutes) == (2, 4, 7.5)
+
+
+def test_extra_games_are_bounded():
+    payoffs = {"RR": [1, 1], "RB": [5, 0], "BR": [0, 5], "BB": [3, 3]}
+    for spec, message in [
+        ({"payoffs": {**payoffs, "RR": [1e300, 1]}}, "must be two numbers from -1e+06 to 1e+06"),
+        ({"payoffs": {**payoffs, "RR": [float("nan"), 1]}}, "must be two numbers"),
+        ({"payoffs": {**payoffs, "RR": 5}}, "must be two numbers"),
+        ({"name": "n" * 101, "payoffs": payoffs}, "name of game 'xy' must be text of at most 100 characters"),
+        ({"actions": {"R": ["x"]}, "payoffs": payoffs}, "actions of game 'xy'"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            settings(extra_games={"xy": spec})
+    with pytest.raises(ValueError, match="more than the 50 allowed"):
+        settings(extra_games={f"g{number}": {"payoffs": payoffs} for number in range(51)})
+
+
+def test_the_protocol_download_neutralises_formula_text_and_reads_back_exactly(tmp_path):
+    formula_log = parse_log(
+        '###ATTEMPT##0~\nRESPONSE##\n=HYPERLINK("http://x", "5") is my payoff. -R pays 1. {R}~\n',
+        "m_pd_p1_1_5_0_3_0_7.txt",
+    )
+    verdict = verdict_row(formula_log, orig_cor=0, fin_cor=None, err_type="pa", marked="f0", remarks="@SUM(A1)\n-2")
+    text = protocol_csv([verdict], separator=";")
+    [cells] = list(csv.reader(text.splitlines()[1:], delimiter=";"))
+    assert cells[PROTOCOL_COLUMNS.index("sentence")] == '\'=HYPERLINK("http://x", "5") is my payoff.'
+    assert cells[PROTOCOL_COLUMNS.index("remarks")] == "'@SUM(A1)\\n-2"
+    assert [cells[PROTOCOL_COLUMNS.index(column)] for column in ("attempts", "orig_cor")] == ["1", "0"]
+    for cell in cells:
+        assert not cell or cell[0] not in "=+-@\t\r", cell
+    path = tmp_path / "download.csv"
+    path.write_text(text, encoding="utf-8")
+    [row] = read_protocol_form(path).to_dict("records")
+    assert row["sentence"] == verdict["sentence"] and row["remarks"] == "@SUM(A1)\\n-2"
