@@ -266,6 +266,128 @@ def satisfies_constraints(instance: Instance) -> bool:
     )
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# A researcher's instances file, checked whole before a session exists
+
+INSTANCE_KEYS = ("item_types", "counts", "values_a", "values_b", "words", "seed")
+MAX_WORD_CHARS = 40
+# A proposal is read as "<digits> <one word>" pairs between brackets and separated by commas (``parse_proposal``),
+# so an item word with a space, bracket or comma could never be proposed; < > { } have no place in a noun.
+_WORD_FORBIDDEN = re.compile(r"[\s\[\]{}<>,\x00-\x1f\x7f]")
+
+
+def check_item_word(word: Any, language: str, *, where: str) -> str:
+    """``word`` when it can name an item in ``language``: one word of at most 40 characters, some letter, no space,
+    bracket, comma, angle bracket or control character, and not a number word (a count could be read into it).
+
+    >>> check_item_word("Äpfel", "de", where="x")
+    'Äpfel'
+    >>> check_item_word("big apples", "en", where="instances.json, instance 1, words.en")
+    Traceback (most recent call last):
+    ...
+    ValueError: instances.json, instance 1, words.en: 'big apples' is not a single item word (at most 40 characters with a letter, no space, bracket, comma, < > or control character).
+    """
+    ok = (
+        isinstance(word, str)
+        and 0 < len(word) <= MAX_WORD_CHARS
+        and not _WORD_FORBIDDEN.search(word)
+        and any(char.isalpha() for char in word)
+    )
+    if not ok:
+        shown = word if not isinstance(word, str) or len(word) <= 60 else word[:60] + "..."
+        raise ValueError(
+            f"{where}: {shown!r} is not a single item word (at most {MAX_WORD_CHARS} characters with a letter, no "
+            "space, bracket, comma, < > or control character)."
+        )
+    if word.casefold() in NUMBER_WORDS[language]:
+        raise ValueError(f"{where}: {word!r} reads as a number in {language}; choose another word.")
+    return word
+
+
+def instances_from_data(data: Any, *, what: str, languages: Sequence[str]) -> list[Instance]:
+    """The instances of a researcher's file (already parsed JSON), every one checked for play in ``languages``.
+
+    Each entry is an object with ``item_types``, ``counts``, ``values_a``, ``values_b`` and optionally ``seed``
+    and ``words`` (``{language: [singulars, plurals]}``, one word per item type). It must follow the generator's
+    rules (``satisfies_constraints``), and every item must have a word in each of ``languages``: from ``words``,
+    or from the item list when the item type is one of its ids. A ValueError names ``what`` (the file), the
+    instance (counting from 1) and the field.
+
+    >>> entry = {"item_types": ["apple", "egg", "pen"], "counts": [2, 2, 1], "values_a": [1, 2, 4], "values_b": [3, 1, 2]}
+    >>> [i.plural("it") for i in instances_from_data([entry], what="f.json", languages=["it"])]
+    [('mele', 'uova', 'penne')]
+    >>> instances_from_data([dict(entry, item_types=["apple", "egg", "unicorn"])], what="f.json", languages=["de"])
+    Traceback (most recent call last):
+    ...
+    ValueError: f.json, instance 1, item_types: 'unicorn' is not one of the 100 item ids, and the instance has no words for 'de'. Give "words": {"de": [[singulars], [plurals]]} or use known item ids.
+    """
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"{what} must hold a JSON list with at least one instance, not {type(data).__name__}.")
+    for language in languages:
+        _check_language(language)
+    return [_instance_entry(entry, f"{what}, instance {number}", languages) for number, entry in enumerate(data, 1)]
+
+
+def _instance_entry(entry: Any, where: str, languages: Sequence[str]) -> Instance:
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: must be an object with item_types, counts, values_a and values_b.")
+    unknown = sorted(set(entry) - set(INSTANCE_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}; the fields are {', '.join(INSTANCE_KEYS)}.")
+    for name in ("item_types", "counts", "values_a", "values_b"):
+        if not isinstance(entry.get(name), list) or not entry[name]:
+            raise ValueError(f"{where}, {name}: must be a non-empty list, not {entry.get(name)!r}.")
+    types = entry["item_types"]
+    if not all(isinstance(item, str) and 0 < len(item) <= MAX_WORD_CHARS for item in types):
+        raise ValueError(f"{where}, item_types: every item type must be text of 1 to {MAX_WORD_CHARS} characters.")
+    n = len(types)
+    for name in ("counts", "values_a", "values_b"):
+        values = entry[name]
+        if len(values) != n or not all(type(v) is int and 0 <= v <= MAX_VALUE for v in values):
+            raise ValueError(
+                f"{where}, {name}: must hold {n} whole numbers from 0 to {MAX_VALUE} (one per item type), not {values!r}."
+            )
+    seed = entry.get("seed")
+    if seed is not None and type(seed) is not int:
+        raise ValueError(f"{where}, seed: must be a whole number or absent, not {seed!r}.")
+    words = entry.get("words") or {}
+    if not isinstance(words, dict):
+        raise ValueError(f"{where}, words: must be an object {{language: [singulars, plurals]}}, not {words!r}.")
+    for language, pair in words.items():
+        field_name = f"{where}, words.{language}"
+        if language not in LANGUAGES:
+            raise ValueError(f"{field_name}: the language must be one of {', '.join(LANGUAGES)}.")
+        shaped = isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, list) for part in pair)
+        if not shaped or len(pair[0]) != n or len(pair[1]) != n:
+            raise ValueError(f"{field_name}: must be [singulars, plurals], two lists of {n} words (one per item type).")
+        seen: dict[str, int] = {}
+        for form in pair:
+            for index, word in enumerate(form):
+                key = check_item_word(word, language, where=field_name).casefold()
+                if seen.setdefault(key, index) != index:
+                    raise ValueError(f"{field_name}: {word!r} names two different item types.")
+    for language in languages:
+        if language in words:
+            continue
+        unknown_ids = [item for item in types if item not in _item_table()]
+        if unknown_ids:
+            raise ValueError(
+                f"{where}, item_types: {unknown_ids[0]!r} is not one of the {len(_item_table())} item ids, and the "
+                f'instance has no words for {language!r}. Give "words": {{"{language}": [[singulars], [plurals]]}} '
+                "or use known item ids."
+            )
+    try:
+        instance = Instance.from_dict(entry)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    if not satisfies_constraints(instance):
+        raise ValueError(
+            f"{where}: does not follow the game's rules: 3-5 item types, 5-8 items in all, each player's values "
+            "times counts sum to 10, no item type worth 0 to both players and some item type worth more than 0 to both."
+        )
+    return instance
+
+
 @dataclass(frozen=True)
 class _CountsOption:
     counts: tuple[int, ...]

@@ -3,7 +3,13 @@
 The oTree app and the self-play runner both build their rows here, so one report reads either. Text that may hold
 line breaks (messages, prompts, raw replies) is escaped with ``escape_text`` (backslash, newline, carriage return,
 tab become ``\\\\``, ``\\n``, ``\\r``, ``\\t``), because oTree's CSV export flattens line breaks;
-``unescape_text`` restores it. Lists (item types, counts, values, proposals, prompts) are JSON text.
+``unescape_text`` restores it. Lists (item types, counts, values, proposals, prompts) are JSON text. Times are
+ISO-8601 UTC with milliseconds (``2025-11-24T16:00:00.250Z``, ``backend.csvio.iso_utc``).
+
+Identifiers a researcher joins on: every row has ``session_code``, and ``participant_code``, ``prolific_pid`` and
+``study_id`` of a person: in ``dond_games`` the focal person (the one facing the LLM; with two people, the one who
+waited longer), with both people's PIDs in ``prolific_pid_a``/``_b``; in ``dond_events`` the person whose event it
+is, and for the LLM's and the system's events the game's focal person. They are empty where nobody played (self-play).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from backend.csvio import iso_utc
 from backend.dond import Instance, bonus_points
 from backend.dond_game import GameConfig, _event_value, replay
 from backend.negotiation_protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
@@ -32,6 +39,11 @@ DOND_GAMES_COLUMNS = [
     "opener",
     "participant_a",
     "participant_b",
+    "participant_code",  # the focal person's
+    "prolific_pid",  # the focal person's
+    "prolific_pid_a",
+    "prolific_pid_b",
+    "study_id",
     "instance_seed",
     "item_types",
     "counts",
@@ -64,6 +76,8 @@ DOND_GAMES_COLUMNS = [
     "messages_b",
     "violations_a",
     "violations_b",
+    "llm_errors_a",  # model calls that failed after the client's retries (the model never answered): not violations
+    "llm_errors_b",
     "reprompts",
     "llm_calls",
     "llm_tokens",
@@ -80,9 +94,12 @@ DOND_GAMES_COLUMNS = [
 DOND_EVENTS_COLUMNS = [
     "session_code",
     "game_id",
+    "participant_code",
+    "prolific_pid",
+    "study_id",
     "seq",
     "created_at",
-    "kind",  # message, proposal, violation, reprompt, abort, llm_call, input_rejected, notice
+    "kind",  # message, proposal, violation, llm_error, reprompt, abort, llm_call, input_rejected, note, probe
     "role",
     "actor",  # human, llm or system
     "text",
@@ -154,12 +171,20 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def event_row(event: Mapping[str, Any] | Any, *, session_code: str, game_id: str, seq: int) -> dict[str, Any]:
-    """One ``dond_events`` row from a stored event (mapping or object with the same attribute names).
+def event_row(
+    event: Mapping[str, Any] | Any,
+    *,
+    session_code: str,
+    game_id: str,
+    seq: int,
+    person: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One ``dond_events`` row from a stored event (mapping or object with the same attribute names); ``person``
+    gives its ``participant_code``, ``prolific_pid`` and ``study_id``.
 
-    >>> row = event_row({"kind": "message", "role": "A", "actor": "human", "text": "hi\\nthere"}, session_code="s", game_id="g", seq=0)
-    >>> row["text"], row["proposal"], list(row) == DOND_EVENTS_COLUMNS
-    ('hi\\\\nthere', '', True)
+    >>> row = event_row({"kind": "message", "role": "A", "actor": "human", "text": "hi\\nthere", "created_at": 0.5}, session_code="s", game_id="g", seq=0)
+    >>> row["text"], row["proposal"], row["created_at"], list(row) == DOND_EVENTS_COLUMNS
+    ('hi\\\\nthere', '', '1970-01-01T00:00:00.500Z', True)
     """
     proposal = _event_value(event, "proposal")
     if isinstance(proposal, str):
@@ -174,18 +199,38 @@ def event_row(event: Mapping[str, Any] | Any, *, session_code: str, game_id: str
         llm_messages=escape_text(_event_value(event, "llm_messages")),
         llm_reply=escape_text(_event_value(event, "llm_reply")),
         proposal=_json_list(proposal),
+        created_at=iso_utc(_event_value(event, "created_at")),
+        **_person_columns(person),
     )
     return row
 
 
+def _person_columns(person: Mapping[str, str] | None) -> dict[str, str]:
+    person = person or {}
+    return {name: str(person.get(name) or "") for name in ("participant_code", "prolific_pid", "study_id")}
+
+
 def event_rows(
-    events: list[Mapping[str, Any] | Any], instance: Instance, config: GameConfig, *, session_code: str, game_id: str
+    events: list[Mapping[str, Any] | Any],
+    instance: Instance,
+    config: GameConfig,
+    *,
+    session_code: str,
+    game_id: str,
+    people: Mapping[str, Mapping[str, str]] | None = None,
+    focal_role: str = "A",
 ) -> list[dict[str, Any]]:
-    """The ``dond_events`` rows of one game, with the notes-protocol analysis columns filled in."""
+    """The ``dond_events`` rows of one game, with the notes-protocol analysis columns filled in.
+
+    ``people`` maps each role a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id``; an
+    event of a role nobody plays (the LLM's, the system's) gets those of ``focal_role``.
+    """
+    people = people or {}
     analysis = event_columns(events, instance, config)
     rows = []
     for seq, (event, extra) in enumerate(zip(events, analysis, strict=True)):
-        row = event_row(event, session_code=session_code, game_id=game_id, seq=seq)
+        person = people.get(_event_value(event, "role")) or people.get(focal_role)
+        row = event_row(event, session_code=session_code, game_id=game_id, seq=seq, person=person)
         row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
         rows.append(row)
     return rows
@@ -206,6 +251,7 @@ def game_row(
     participant_b: str = "",
     llm_models: Mapping[str, str] | None = None,
     protocol: Protocol = PLAIN,
+    people: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``pareto.game_metrics``.
 
@@ -214,8 +260,10 @@ def game_row(
     ``backend.negotiation_protocol.player_metrics``) with ``protocol``'s word limit.
 
     ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
-    (0 unless the game succeeded). Counts of messages, violations, re-prompts, LLM calls and tokens come from the
-    events; ``started_at``/``ended_at`` are the first and last event times (``ended_at`` empty while unfinished).
+    (0 unless the game succeeded). Counts of messages, violations, failed model calls (``llm_errors_*``, never
+    counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
+    the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
+    a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
     """
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
@@ -248,7 +296,14 @@ def game_row(
         messages_b=state.messages_sent["B"],
         violations_a=state.violations["A"],
         violations_b=state.violations["B"],
+        llm_errors_a=state.llm_errors["A"],
+        llm_errors_b=state.llm_errors["B"],
     )
+    people = people or {}
+    focal_person = people.get(focal_role) or next(iter(people.values()), None)
+    row.update(_person_columns(focal_person))
+    row["prolific_pid_a"] = _person_columns(people.get("A"))["prolific_pid"]
+    row["prolific_pid_b"] = _person_columns(people.get("B"))["prolific_pid"]
     kinds = [_event_value(event, "kind") for event in events]
     row["reprompts"] = kinds.count("reprompt")
     row["llm_calls"] = kinds.count("llm_call")
@@ -269,8 +324,8 @@ def game_row(
         metrics = player_metrics(events, instance, config, role, word_limit=protocol.word_limit)
         row.update({f"{name}_{role.lower()}": _cell(value) for name, value in metrics.items()})
     times = [float(t) for t in (_event_value(event, "created_at") for event in events) if t not in (None, "")]
-    row["started_at"] = min(times) if times else ""
-    row["ended_at"] = max(times) if times and outcome != "unfinished" else ""
+    row["started_at"] = iso_utc(min(times)) if times else ""
+    row["ended_at"] = iso_utc(max(times)) if times and outcome != "unfinished" else ""
     if outcome == "unfinished":
         return row
     metrics = game_metrics(

@@ -7,6 +7,8 @@ runner in memory); everything else is derived from them, so a reload or a restar
 - ``proposal`` (role, proposal = counts per type in ``item_types`` order, text = the raw reply if from an LLM);
 - ``violation`` (role, text = the raw reply, error_kind, error): an LLM reply that broke a rule;
 - ``reprompt`` (role, text): what the LLM was told after a violation;
+- ``llm_error`` (role, error_kind, error): a model call of the role that failed after the client's retries (the
+  endpoint down, a timeout, garbage): the model never answered, so this is not a violation and gets no re-prompt;
 - ``abort`` (role = who ended it, or empty; text = the reason);
 - anything else (``llm_call``, ``input_rejected``, ``notice``, ...) is a log entry and changes nothing.
 
@@ -14,6 +16,8 @@ Rules: the opener and the other player alternate; on their turn a player sends a
 proposal. When someone has proposed, or both have sent ``max_messages`` messages, every player who has not proposed
 must propose (no more chat). The game ends when both have proposed or on an abort. An LLM reply that breaks a rule
 is a violation; after more than ``llm_reprompts`` violations in a row by the same player the game is aborted.
+Failed calls are counted apart (``llm_errors``): the turn is tried again, and after more than ``llm_reprompts``
+failed calls in a row (no answer in between) the game is aborted as ``llm_error``.
 
 >>> config = GameConfig(mode="semi", language="en", opener="B", max_messages=1)
 >>> state = replay([{"kind": "message", "role": "B", "text": "Hi"}, {"kind": "message", "role": "A", "text": "Yo"}], config)
@@ -51,7 +55,7 @@ FORMAT_HINT = {
     "de": "[Vorschlag: <Anzahl> <Gegenstand>, <Anzahl> <Gegenstand>, ...]",
     "it": "[Proposta: <numero> <oggetto>, <numero> <oggetto>, ...]",
 }
-STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "abort")
+STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "llm_error", "abort")
 
 
 class OutOfTurnError(MoveError):
@@ -152,6 +156,8 @@ class GameState:
     proposals: Mapping[str, tuple[int, ...] | None] = field(default_factory=lambda: {"A": None, "B": None})
     violations: Mapping[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})
     strikes: Mapping[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})  # violations since a valid move
+    llm_errors: Mapping[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})  # failed model calls
+    failures: Mapping[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})  # failed calls since an answer
     aborted_by: str | None = None
     abort_reason: str | None = None
     _counts: tuple[int, ...] = ()  # item counts, so that ``outcome`` can check complementarity
@@ -203,6 +209,10 @@ class GameState:
     def reprompts_exhausted(self, role: str) -> bool:
         """True once ``role`` has more violations in a row than ``llm_reprompts`` allows: the game must abort."""
         return self.strikes[role] > self.config.llm_reprompts
+
+    def failures_exhausted(self, role: str) -> bool:
+        """True once ``role``'s model has failed more calls in a row than ``llm_reprompts`` allows: abort."""
+        return self.failures[role] > self.config.llm_reprompts
 
     @property
     def outcome(self) -> str | None:
@@ -269,6 +279,7 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
             state,
             messages_sent={**state.messages_sent, role: state.messages_sent[role] + 1},
             strikes={**state.strikes, role: 0},
+            failures={**state.failures, role: 0},
         )
     if kind == "proposal":
         if state.proposals[role] is not None:
@@ -278,12 +289,24 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
         proposal = _proposal_tuple(_event_value(event, "proposal"))
         if state._counts and len(proposal) != len(state._counts):
             raise ValueError(f"A proposal needs {len(state._counts)} counts, got {list(proposal)}.")
-        return replace(state, proposals={**state.proposals, role: proposal}, strikes={**state.strikes, role: 0})
-    if kind == "violation":
+        return replace(
+            state,
+            proposals={**state.proposals, role: proposal},
+            strikes={**state.strikes, role: 0},
+            failures={**state.failures, role: 0},
+        )
+    if kind == "violation":  # the model answered (wrongly): its failed calls in a row end here
         return replace(
             state,
             violations={**state.violations, role: state.violations[role] + 1},
             strikes={**state.strikes, role: state.strikes[role] + 1},
+            failures={**state.failures, role: 0},
+        )
+    if kind == "llm_error":
+        return replace(
+            state,
+            llm_errors={**state.llm_errors, role: state.llm_errors[role] + 1},
+            failures={**state.failures, role: state.failures[role] + 1},
         )
     return state  # reprompt: nothing changes
 
@@ -476,7 +499,8 @@ def participant_view(
 
     ``chat`` holds ``{"who": "me"|"other", "text"}`` for messages and ``{"who": "system", "notice": code, ...}``
     for notices: ``you_proposed`` (with ``proposal``), ``other_proposed``, ``time_up``, ``retry`` (the other, an
-    LLM, broke a rule and is asked again) and ``aborted`` (with ``reason``). The other's proposal is never shown.
+    LLM, broke a rule and is asked again), ``unreachable`` (the other's model could not be reached and is asked
+    again) and ``aborted`` (with ``reason``). The other's proposal is never shown.
 
     >>> view = participant_view([{"kind": "message", "role": "A", "text": "hi"}], "B", GameConfig("semi", "en"))
     >>> view["chat"], view["can_message"], view["messages_left"]
@@ -497,6 +521,8 @@ def participant_view(
             chat.append({"who": "system", "notice": "other_proposed"})
         elif kind == "violation" and event_role == other and not state.finished:
             chat.append({"who": "system", "notice": "retry"})
+        elif kind == "llm_error" and event_role == other and not state.finished:
+            chat.append({"who": "system", "notice": "unreachable"})
         elif kind == "abort" and not before.finished:
             chat.append({"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)})
         exhausted = before.phase == "chat" and state.phase == "propose" and not any(state.proposals.values())

@@ -8,13 +8,15 @@ is an async generator of progress items for the caller to show:
   already on its way);
 - ``{"type": "delta", "text": ...}`` for each streamed piece of a reply, cut at the first ``[`` so that a secret
   proposal never appears in the preview (the stored event decides what is finally shown);
-- ``{"type": "event", "event": ...}`` after each stored state-changing event (message, proposal, violation,
+- ``{"type": "event", "event": ...}`` after each stored state-changing event (message, proposal, violation, llm_error,
   reprompt, abort).
 
 A reply that breaks a rule (bad bracket, unknown item, over-asking, chat when a proposal is due, empty, too long)
 is stored as a ``violation``; the model gets a ``reprompt`` saying what was wrong, up to ``llm_reprompts`` times in
-a row, then the game is aborted (``llm_invalid: <kind>``). A failed call (after the client's own retries) counts
-the same way, without a re-prompt text, and aborts as ``llm_error: <kind>``. With ``max_requests`` set, a player
+a row, then the game is aborted (``llm_invalid: <kind>``). A failed call (after the client's own retries) is no
+violation: the model never answered. It is stored as an ``llm_error`` event and the call is made again, without a
+re-prompt, up to ``llm_reprompts`` times in a row; then the game aborts as ``llm_error: <kind>``. The client
+counts an empty reply as a failed call (after its retries), so it is an ``llm_error`` too. With ``max_requests`` set, a player
 whose model requests in this game reach it makes no further call: the game aborts as ``llm_budget``.
 
 With ``protocol`` (``backend.negotiation_protocol.Protocol``) set to ``notes``, each turn of the model starts with a
@@ -277,18 +279,31 @@ async def _turns(
         finally:
             await call.aclose()
         store_event(call_event(role, record, purpose="message", turn=turn))
-        if record.ok:
-            event = judge_reply(record.reply, events, role, instance, config)
-        else:
-            event = {
-                "kind": "violation",
+        if not record.ok:
+            failure = {
+                "kind": "llm_error",
                 "role": role,
                 "actor": "llm",
                 "created_at": time.time(),
                 "text": "",
-                "error_kind": "llm_error",
+                "error_kind": record.error_kind,
                 "error": f"{record.error_kind}: {record.error}",
             }
+            store_event(failure)
+            yield {"type": "event", "event": failure}
+            if replay([*events, failure], config, counts=instance.counts).failures_exhausted(role):
+                abort = {
+                    "kind": "abort",
+                    "role": role,
+                    "actor": "system",
+                    "created_at": time.time(),
+                    "text": f"llm_error: {record.error_kind}",
+                }
+                store_event(abort)
+                yield {"type": "event", "event": abort}
+                return
+            continue  # the same turn again: the model gets the same prompt, nothing was wrong with its answer
+        event = judge_reply(record.reply, events, role, instance, config)
         error = event.pop("_error", None)
         store_event(event)
         yield {"type": "event", "event": event}
@@ -296,13 +311,12 @@ async def _turns(
             continue
         after = replay([*events, event], config, counts=instance.counts)
         if after.reprompts_exhausted(role):
-            reason = "llm_error" if error is None else "llm_invalid"
             abort = {
                 "kind": "abort",
                 "role": role,
                 "actor": "system",
                 "created_at": time.time(),
-                "text": f"{reason}: {event['error_kind'] if error is not None else record.error_kind}",
+                "text": f"llm_invalid: {event['error_kind']}",
             }
             store_event(abort)
             yield {"type": "event", "event": abort}

@@ -3,7 +3,9 @@
 For every group of finished games (outcome success, lose or aborted; unfinished rows are left out):
 
 - ``games``, ``cells`` (counterbalancing cells present);
-- ``aborted_rate``, ``lose_rate``, ``success_rate``: shares of games;
+- ``aborted_rate``, ``lose_rate``, ``success_rate``: shares of games; of the aborted ones, ``llm_error_rate`` (the
+  model could not be reached: failed calls, not the model's doing) and ``llm_invalid_rate`` (the model broke the
+  rules too often) apart, from ``abort_reason``;
 - ``pareto_optimal_rate``: share of non-aborted games whose split no complete split improves (lost games count
   as not optimal);
 - ``main_score``: mean over non-aborted games (aborted games have none), with a 95% percentile bootstrap interval;
@@ -59,6 +61,8 @@ N_BOOT = 2000
 # Statistics per game, as floats (NaN where a game has no value, e.g. the main score of an aborted game).
 STATISTICS = (
     "aborted_rate",
+    "llm_error_rate",
+    "llm_invalid_rate",
     "lose_rate",
     "success_rate",
     "pareto_optimal_rate",
@@ -113,8 +117,12 @@ def game_statistics(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     outcome = frame["outcome"].astype(str).to_numpy()
     aborted = outcome == "aborted"
     pareto = _as_float(frame["pareto_optimal"]) if "pareto_optimal" in frame else np.full(len(frame), math.nan)
+    reasons = frame["abort_reason"].astype(str) if "abort_reason" in frame else pd.Series([""] * len(frame))
+    codes = reasons.str.split(":").str[0].str.strip().to_numpy()
     stats = {
         "aborted_rate": aborted.astype(float),
+        "llm_error_rate": (aborted & (codes == "llm_error")).astype(float),
+        "llm_invalid_rate": (aborted & (codes == "llm_invalid")).astype(float),
         "lose_rate": (outcome == "lose").astype(float),
         "success_rate": (outcome == "success").astype(float),
         "pareto_optimal_rate": np.where(aborted, math.nan, pareto),
@@ -335,6 +343,7 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
         "games",
         "cells",
         "aborted",
+        "LLM error/rules",
         "lose",
         "success",
         "pareto",
@@ -354,6 +363,7 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
                 str(r["games"]),
                 ",".join(r["cells"]),
                 _fmt(r["aborted_rate"], 2),
+                f"{_fmt(r['llm_error_rate'], 2)}/{_fmt(r['llm_invalid_rate'], 2)}",
                 _fmt(r["lose_rate"], 2),
                 _fmt(r["success_rate"], 2),
                 _fmt(r["pareto_optimal_rate"], 2),
@@ -367,7 +377,8 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
         )
     text = _aligned(lines)
     notes = (
-        "Rates are shares of finished games; pareto, main score and points are over non-aborted games. "
+        "Rates are shares of finished games; LLM error/rules: aborted because the model could not be reached / "
+        "broke the rules too often. Pareto, main score and points are over non-aborted games. "
         "Debiased = mean of the per-cell means over the counterbalancing cells present. "
         "Benchmark = (1 - aborted rate) x mean clembench per-mode score."
     )

@@ -12,7 +12,18 @@ from otree.database import db
 from otree.middleware import lock2 as PAGE_LOCK  # held by oTree around every page request
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
-from backend import dond, dond_export, dond_game, dond_play, dond_report, pareto, rate_limit, study_flow
+from backend import (
+    dond,
+    dond_export,
+    dond_game,
+    dond_play,
+    dond_report,
+    pareto,
+    rate_limit,
+    researcher_files,
+    session_keys,
+    study_flow,
+)
 from backend.llm import LLMSettings, start_stream
 from backend.negotiation_protocol import Protocol
 
@@ -132,39 +143,80 @@ def setting(session, key):
     return session.config.get(key, CONFIG_DEFAULTS.get(key))
 
 
+# Every dond key: its reader from backend.session_keys, with sane bounds (a value outside them is a typo, not a
+# design: e.g. max_message_chars=0 once made every chat message too long and broke the exports of all sessions).
+DAY_S = 86_400
+KEY_CHECKS = {
+    "mode": lambda config, key: session_keys.choice(config, key, dond.MODES),
+    "language": lambda config, key: session_keys.choice(config, key, dond.LANGUAGES),
+    "opponent": lambda config, key: session_keys.choice(config, key, ("llm", "human")),
+    "max_messages": lambda config, key: session_keys.whole_number(config, key, minimum=1, maximum=50),
+    "first_mover": lambda config, key: session_keys.choice(config, key, FIRST_MOVER_CELLS),
+    "instance_seed": lambda config, key: session_keys.whole_number(config, key, minimum=0, maximum=2**31 - 1),
+    "instances_file": lambda config, key: session_keys.text(
+        config, key, max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"
+    ),
+    "llm_reprompts": lambda config, key: session_keys.whole_number(config, key, minimum=0, maximum=10),
+    "max_message_chars": lambda config, key: session_keys.whole_number(config, key, minimum=1, maximum=20_000),
+    "game_timeout_s": lambda config, key: session_keys.whole_number(config, key, minimum=30, maximum=DAY_S),
+    "turn_timeout_s": lambda config, key: session_keys.whole_number(config, key, minimum=10, maximum=DAY_S),
+    "disconnect_timeout_s": lambda config, key: session_keys.whole_number(config, key, minimum=10, maximum=DAY_S),
+    "pairing_timeout_s": lambda config, key: session_keys.whole_number(config, key, minimum=10, maximum=DAY_S),
+    "llm_protocol": lambda config, key: session_keys.choice(config, key, ("plain", "notes")),
+    "llm_word_limit": lambda config, key: session_keys.whole_number(config, key, minimum=1, maximum=1000),
+    "llm_probe_external": lambda config, key: session_keys.flag(config, key),
+    "llm_blocking": lambda config, key: session_keys.flag(config, key),
+    "live_messages_per_minute": lambda config, key: session_keys.whole_number(config, key, minimum=1, maximum=10_000),
+    "llm_requests_per_game": lambda config, key: session_keys.whole_number(config, key, minimum=1, maximum=10_000),
+}
+assert set(KEY_CHECKS) == set(CONFIG_DEFAULTS)
+
+
+def validate_session_config(config: dict) -> None:
+    """Check every dond key and the instances file before the session exists (``lab_server/creation.py``); each
+    key is stored back in its proper type, absent keys get their defaults. Raises one ValueError naming them all."""
+    problems = []
+    for key, check in KEY_CHECKS.items():
+        try:
+            config[key] = check(config, key) if key in config else CONFIG_DEFAULTS[key]
+        except ValueError as error:
+            problems.append(str(error))
+    if not problems and config["instances_file"]:
+        try:
+            load_instances(config["instances_file"], language=config["language"])
+        except ValueError as error:
+            problems.append(str(error))
+    if problems:
+        raise ValueError(" ".join(problems))
+
+
 def creating_session(subsession: Subsession):
-    config = {key: setting(subsession.session, key) for key in CONFIG_DEFAULTS}
-    dond_game.GameConfig(config["mode"], config["language"], "A", config["max_messages"], config["llm_reprompts"])
-    if config["opponent"] not in ("llm", "human"):
-        raise ValueError(f"opponent must be 'llm' or 'human', not {config['opponent']!r}.")
-    if config["first_mover"] not in FIRST_MOVER_CELLS:
-        raise ValueError(f"first_mover must be one of {', '.join(FIRST_MOVER_CELLS)}, not {config['first_mover']!r}.")
-    for key in ("live_messages_per_minute", "llm_requests_per_game"):
-        if isinstance(config[key], bool) or not isinstance(config[key], int) or config[key] < 1:
-            raise ValueError(f"{key} must be a whole number of at least 1, not {config[key]!r}.")
-    Protocol.from_config(config)  # a bad llm_protocol, llm_word_limit or llm_probe_external stops the creation
-    load_instances(config["instances_file"])  # fails at session creation, not in front of a participant
-    if config["opponent"] == "llm":  # one group per person: the bots drive each game separately
+    session = subsession.session
+    # The file as it is now, checked again, is the session's for good: a later edit or move changes nothing here.
+    path = setting(session, "instances_file")
+    instances = load_instances(path, language=setting(session, "language")) if path else []
+    session.vars[INSTANCES_VAR] = [instance.to_dict() for instance in instances]
+    if setting(session, "opponent") == "llm":  # one group per person: the bots drive each game separately
         subsession.set_group_matrix([[player] for player in subsession.get_players()])
 
 
-def load_instances(path):
-    if not path:
-        return []
+INSTANCES_VAR = "dond_instances"  # session.vars key of the instances file's content, copied at creation
+
+
+def load_instances(path, *, language):
+    """The instances of ``path`` (relative to the project root or absolute), every one checked for ``language``."""
     file = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
-    data = json.loads(file.read_text(encoding="utf-8"))
-    instances = [dond.Instance.from_dict(entry) for entry in data]
-    bad = [i for i, instance in enumerate(instances) if not dond.satisfies_constraints(instance)]
-    if not instances or bad:
-        raise ValueError(f"instances_file {path} must hold a non-empty list of valid instances (bad: {bad}).")
-    return instances
+    what = f"instances_file {path!r}"
+    data = researcher_files.read_json(file, what=what, max_bytes=5 * 1024 * 1024)
+    return dond.instances_from_data(data, what=what, languages=[language])
 
 
 def instance_for(session, number):
-    """Games 4k..4k+3 (one per counterbalancing cell) share instance k."""
-    instances = load_instances(setting(session, "instances_file"))
+    """Games 4k..4k+3 (one per counterbalancing cell) share instance k: of the session's copy of the instances file,
+    else generated from ``instance_seed``."""
+    instances = session.vars.get(INSTANCES_VAR)
     if instances:
-        return instances[(number // 4) % len(instances)]
+        return dond.Instance.from_dict(instances[(number // 4) % len(instances)])
     return dond.generate_instance(int(setting(session, "instance_seed")) + number // 4)
 
 
@@ -645,21 +697,50 @@ def games_rows(subsessions):
             yield game, stored_events(game)
 
 
+def people_of(game, participants):
+    """Role -> participant code, Prolific PID and study id of each person in ``game`` (``participants`` by code)."""
+    people = {}
+    for role, code in (("A", game.participant_a), ("B", game.participant_b)):
+        if not code:
+            continue
+        participant = participants.get(code)
+        participant_vars = participant.vars if participant is not None else {}
+        label = participant.label if participant is not None else ""
+        people[role] = dict(
+            participant_code=code,
+            prolific_pid=participant_vars.get("prolific_pid") or label or "",
+            study_id=participant_vars.get("study_id") or "",
+        )
+    return people
+
+
+def export_games(players):
+    """(game, events, people) of every game of the players' sessions, for the custom exports."""
+    subsessions = {player.subsession.id: player.subsession for player in players}.values()
+    participants = {player.participant.code: player.participant for player in players}
+    for game, events in games_rows(subsessions):
+        yield game, events, people_of(game, participants)
+
+
 def custom_export_dond_games(players):
     yield dond_export.DOND_GAMES_COLUMNS
-    subsessions = {player.subsession.id: player.subsession for player in players}.values()
-    for game, events in games_rows(subsessions):
-        row = dond_export.game_row(events, instance_of(game), config_of(game), **game_meta(game))
+    for game, events, people in export_games(players):
+        row = dond_export.game_row(events, instance_of(game), config_of(game), **game_meta(game), people=people)
         yield [row[name] for name in dond_export.DOND_GAMES_COLUMNS]
 
 
 def custom_export_dond_events(players):
     yield dond_export.DOND_EVENTS_COLUMNS
-    subsessions = {player.subsession.id: player.subsession for player in players}.values()
-    for game, events in games_rows(subsessions):
+    for game, events, people in export_games(players):
         meta = game_meta(game)
         rows = dond_export.event_rows(
-            events, instance_of(game), config_of(game), session_code=meta["session_code"], game_id=meta["game_id"]
+            events,
+            instance_of(game),
+            config_of(game),
+            session_code=meta["session_code"],
+            game_id=meta["game_id"],
+            people=people,
+            focal_role=game.focal_role,
         )
         for row in rows:
             yield [row[name] for name in dond_export.DOND_EVENTS_COLUMNS]

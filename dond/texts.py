@@ -44,6 +44,8 @@ TEXTS = {
         "notice_you_proposed": "You made your secret proposal: {items}.",
         "notice_nothing": "nothing",
         "notice_retry": "The other player's reply broke a rule of the game; it has been asked to answer again.",
+        "notice_unreachable": "The AI opponent could not be reached (a technical problem on our side, not caused "
+        "by you). We are trying again; please wait.",
         "notice_aborted": "The game has ended early: {reason}",
         "finished": "The game is over.",
         "continue": "Continue",
@@ -51,7 +53,8 @@ TEXTS = {
         "reason_partner_timeout": "the other player did not answer in time.",
         "reason_time_limit": "the time limit was reached.",
         "reason_llm_invalid": "the other player broke the rules of the game too often.",
-        "reason_llm_error": "the other player could not answer.",
+        "reason_llm_error": "the AI opponent could not be reached because of a technical problem on our side, not "
+        "because of anything you did. Please click Continue to go on with the study.",
         "reason_llm_budget": "the other player used up its allowance of answers.",
         "reason_other": "the game could not continue.",
         "error_empty_message": "Please write a message first.",
@@ -133,6 +136,8 @@ TEXTS = {
         "notice_nothing": "nichts",
         "notice_retry": "Die Antwort der anderen Person verstieß gegen eine Spielregel; sie wurde gebeten, neu zu "
         "antworten.",
+        "notice_unreachable": "Das KI-Gegenüber war nicht erreichbar (ein technisches Problem auf unserer Seite, "
+        "nicht Ihr Fehler). Wir versuchen es erneut; bitte warten Sie.",
         "notice_aborted": "Das Spiel wurde vorzeitig beendet: {reason}",
         "finished": "Das Spiel ist vorbei.",
         "continue": "Weiter",
@@ -140,7 +145,9 @@ TEXTS = {
         "reason_partner_timeout": "Die andere Person hat nicht rechtzeitig geantwortet.",
         "reason_time_limit": "Die Zeit ist abgelaufen.",
         "reason_llm_invalid": "Die andere Person hat zu oft gegen die Spielregeln verstoßen.",
-        "reason_llm_error": "Die andere Person konnte nicht antworten.",
+        "reason_llm_error": "Das KI-Gegenüber war wegen eines technischen Problems auf unserer Seite nicht "
+        "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte klicken Sie auf „Weiter“, um mit der Studie "
+        "fortzufahren.",
         "reason_llm_budget": "Die andere Person hat ihr Kontingent an Antworten aufgebraucht.",
         "reason_other": "Das Spiel konnte nicht fortgesetzt werden.",
         "error_empty_message": "Bitte schreiben Sie zuerst eine Nachricht.",
@@ -224,6 +231,8 @@ TEXTS = {
         "notice_nothing": "niente",
         "notice_retry": "La risposta dell'altra persona ha violato una regola del gioco; le è stato chiesto di "
         "rispondere di nuovo.",
+        "notice_unreachable": "Non è stato possibile raggiungere l'avversario IA (un problema tecnico da parte "
+        "nostra, non causato da te). Stiamo riprovando; attendi.",
         "notice_aborted": "Il gioco è terminato in anticipo: {reason}",
         "finished": "Il gioco è finito.",
         "continue": "Continua",
@@ -231,7 +240,8 @@ TEXTS = {
         "reason_partner_timeout": "l'altra persona non ha risposto in tempo.",
         "reason_time_limit": "il tempo a disposizione è scaduto.",
         "reason_llm_invalid": "l'altra persona ha violato le regole del gioco troppe volte.",
-        "reason_llm_error": "l'altra persona non ha potuto rispondere.",
+        "reason_llm_error": "non è stato possibile raggiungere l'avversario IA a causa di un problema tecnico da "
+        "parte nostra, non per qualcosa che hai fatto. Clicca su Continua per proseguire lo studio.",
         "reason_llm_budget": "l'altra persona ha esaurito il numero di risposte consentite.",
         "reason_other": "il gioco non ha potuto continuare.",
         "error_empty_message": "Scrivi prima un messaggio.",

@@ -91,7 +91,7 @@ def test_reference_rules_abort_on_the_first_violation(llm_server, monkeypatch):
     assert replay(events, config).outcome == "aborted" and len(llm_server.requests) == 1
 
 
-def test_failed_calls_count_against_the_budget_and_abort_as_llm_error(llm_server, monkeypatch):
+def test_failed_calls_are_llm_errors_never_violations_and_abort_as_llm_error(llm_server, monkeypatch):
     llm_server.script(Reply(status=500), Reply(status=500), Reply(status=500))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     config = GameConfig(mode="coop", language="it", llm_reprompts=2)
@@ -100,13 +100,26 @@ def test_failed_calls_count_against_the_budget_and_abort_as_llm_error(llm_server
     run_turns(events, "A", config, settings)
     state = replay(events, config)
     assert state.outcome == "aborted" and state.abort_reason == "llm_error: server_error"
-    assert [e["kind"] for e in events].count("reprompt") == 0
+    assert [e["kind"] for e in events] == ["llm_call", "llm_error"] * 3 + ["abort"]  # no violation, no re-prompt
+    assert state.violations == {"A": 0, "B": 0} and state.llm_errors == {"A": 3, "B": 0}
     assert all(e["llm_error_kind"] == "server_error" for e in events if e["kind"] == "llm_call")
 
 
-@pytest.mark.parametrize("reply", ["", "x" * 2000])
-def test_empty_or_overlong_chat_is_a_violation(llm_server, monkeypatch, reply):
-    llm_server.script(reply or " ", "Fine, thanks.")
+def test_an_answer_between_failed_calls_starts_their_count_again(llm_server, monkeypatch):
+    # fail, answer (a violation), fail, fail: never more than 2 failures in a row, so no llm_error abort.
+    llm_server.script(Reply(status=500), "[Proposal: 1 pear]", Reply(status=500), Reply(status=500), "Hello.")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = GameConfig(mode="semi", language="en", llm_reprompts=2)
+    events = []
+    settings = LLMSettings(model="test-model", base_url=llm_server.base_url, max_retries=0, timeout_s=5)
+    run_turns(events, "A", config, settings)
+    state = replay(events, config)
+    assert not state.aborted and events[-1]["kind"] == "message"
+    assert state.violations["A"] == 1 and state.llm_errors["A"] == 3
+
+
+def test_an_overlong_chat_is_a_violation(llm_server, monkeypatch):
+    llm_server.script("x" * 2000, "Fine, thanks.")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     config = GameConfig(mode="semi", language="en", max_message_chars=1000)
     events = []
@@ -114,6 +127,18 @@ def test_empty_or_overlong_chat_is_a_violation(llm_server, monkeypatch, reply):
     run_turns(events, "A", config, settings)
     violations = [e for e in events if e["kind"] == "violation"]
     assert len(violations) == 1 and events[-1]["kind"] == "message" and events[-1]["text"] == "Fine, thanks."
+
+
+def test_an_empty_reply_is_a_failed_call_tried_again_without_a_reprompt(llm_server, monkeypatch):
+    # The client counts a blank reply as a failed call (after its own retries): an llm_error, then the turn again.
+    llm_server.script(" ", "Fine, thanks.")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = GameConfig(mode="semi", language="en")
+    events = []
+    settings = LLMSettings(model="test-model", base_url=llm_server.base_url, max_retries=0, timeout_s=5)
+    run_turns(events, "A", config, settings)
+    assert [e["kind"] for e in events] == ["llm_call", "llm_error", "llm_call", "message"]
+    assert events[-1]["text"] == "Fine, thanks." and replay(events, config).violations == {"A": 0, "B": 0}
 
 
 def test_a_game_at_its_request_budget_makes_no_further_call(llm_server, monkeypatch):
