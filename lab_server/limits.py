@@ -1,0 +1,281 @@
+"""Limits with clear refusals: websockets per participant, admin login and REST-key guessing, participant form size.
+
+Measured before these limits (production mode): one client opened 3,000 ``/live`` sockets for one participant (server
+memory 252 -> 927 MB, other people's pages 15 ms -> 4 s), and the admin login refused 200 wrong passwords in 1.2 s and
+then let the right one in. oTree serves everything from one process, so the counts below live in that process.
+
+- **Sockets per participant.** A participant's page needs one or two sockets (``/live``, ``/auto_advance``, a wait
+  page, ``/chat``); a few open tabs need a few more. At most ``LAB_SOCKETS_PER_PARTICIPANT`` (default 6) sockets per
+  participant are open at once; one more is refused at the handshake (HTTP 403, nothing is accepted or allocated) and
+  each closed socket frees its slot, also when the connection breaks.
+- **Admin login and REST key.** After ``LAB_LOGIN_FREE_ATTEMPTS`` (default 5) failed logins from one address, that
+  address gets HTTP 429 "Too many failed attempts, try again in N s" for ``LAB_LOGIN_LOCKOUT_S`` (default 30) seconds,
+  doubling with each further failure (at most an hour); the right password is refused too until the lockout expires,
+  so guessing cannot continue. Failures from all addresses together lock the login after 10 times as many. A
+  success clears the count; failures older than 15 minutes are forgotten. Wrong ``otree-rest-key`` headers on
+  ``/api/...`` are throttled the same way, counted separately.
+- **Form size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
+  413 before oTree reads it; real pages post a few kilobytes.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+from collections import defaultdict
+from urllib.parse import parse_qs
+
+# Websocket paths a participant's pages open, and the query parameter that names the participant there.
+PARTICIPANT_SOCKET_PATHS = frozenset(
+    {"/live", "/trial", "/auto_advance", "/wait_page", "/subsession_wait_page", "/group_by_arrival_time", "/chat"}
+)
+_PARTICIPANT_PARAMETERS = ("participant_code", "participant_id")
+FORGET_FAILURES_AFTER_S = 15 * 60
+LONGEST_LOCKOUT_S = 60 * 60
+OVERALL_FACTOR = 10
+
+_REFUSED_FORM_TEXT = {
+    "en": "Your answer is too large to be sent. Please go back, shorten it and send it again.",
+    "de": "Ihre Antwort ist zu groß, um gesendet zu werden. Bitte gehen Sie zurück, kürzen Sie sie und senden Sie sie erneut.",
+    "it": "La risposta è troppo grande per essere inviata. Torni indietro, la accorci e la invii di nuovo.",
+}
+
+
+def _setting(name: str, default: float) -> float:
+    """A positive number from the environment variable ``name``, or ``default``; a bad value stops the server."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"The environment variable {name} must be a positive number, not {raw!r}.") from None
+    if value <= 0:
+        raise SystemExit(f"The environment variable {name} must be a positive number, not {raw!r}.")
+    return value
+
+
+class AttemptThrottle:
+    """Failed attempts per key; after ``free_attempts`` failures the key is locked out for a doubling time.
+
+    >>> throttle = AttemptThrottle(free_attempts=2, lockout_s=10)
+    >>> throttle.failed("1.2.3.4", now=0); throttle.retry_after("1.2.3.4", now=1)
+    0
+    >>> throttle.failed("1.2.3.4", now=1); throttle.retry_after("1.2.3.4", now=2)
+    9
+    >>> throttle.retry_after("1.2.3.4", now=12), throttle.retry_after("5.6.7.8", now=2)
+    (0, 0)
+    >>> throttle.failed("1.2.3.4", now=12); throttle.retry_after("1.2.3.4", now=12)
+    20
+    >>> throttle.succeeded("1.2.3.4"); throttle.retry_after("1.2.3.4", now=13)
+    0
+    """
+
+    def __init__(self, *, free_attempts: int, lockout_s: float) -> None:
+        if free_attempts < 1 or lockout_s <= 0:
+            raise ValueError("An attempt throttle needs at least one free attempt and a positive lockout time.")
+        self.free_attempts = free_attempts
+        self.lockout_s = lockout_s
+        self._failures: dict[str, tuple[int, float]] = {}  # key -> (consecutive failures, time of the last)
+
+    def retry_after(self, key: str, *, now: float) -> int:
+        """Whole seconds until ``key`` may try again (0: it may try now)."""
+        count, last = self._failures.get(key, (0, 0.0))
+        if count < self.free_attempts:
+            return 0
+        lockout = min(self.lockout_s * 2 ** (count - self.free_attempts), LONGEST_LOCKOUT_S)
+        remaining = last + lockout - now
+        return max(0, int(remaining + 0.999))
+
+    def failed(self, key: str, *, now: float) -> None:
+        count, last = self._failures.get(key, (0, 0.0))
+        if now - last > FORGET_FAILURES_AFTER_S:
+            count = 0
+        self._failures[key] = (count + 1, now)
+        if len(self._failures) > 10_000:  # a flood of addresses must not grow this without bound
+            oldest = min(self._failures, key=lambda item: self._failures[item][1])
+            del self._failures[oldest]
+
+    def succeeded(self, key: str) -> None:
+        self._failures.pop(key, None)
+
+
+def participant_socket_key(path: str, query_string: bytes) -> str | None:
+    """The participant a websocket belongs to (``None`` for sockets that are not a participant's).
+
+    >>> participant_socket_key("/live", b"session_code=s1&participant_code=abc123&page_index=2")
+    'participant_code=abc123'
+    >>> participant_socket_key("/wait_page", b"session_pk=1&participant_id=7&page_index=3&group_id=2")
+    'participant_id=7'
+    >>> participant_socket_key("/chat", b"channel=x&participant_id=7.Xy0sig")
+    'participant_id=7'
+    >>> participant_socket_key("/session_monitor/s1", b"") is None
+    True
+    """
+    if path not in PARTICIPANT_SOCKET_PATHS:
+        return None
+    query = parse_qs(query_string.decode("latin-1"))
+    for name in _PARTICIPANT_PARAMETERS:
+        values = query.get(name)
+        if values:
+            # A signed id (the chat's "7.signature") counts as its id, so changing the signature gains nothing.
+            return f"{name}={values[0].split('.')[0]}"
+    return None
+
+
+def _client_address(scope) -> str:
+    client = scope.get("client")
+    return client[0] if client else "unknown"
+
+
+def _language(scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"accept-language":
+            for part in value.decode("latin-1").lower().split(","):
+                code = part.strip()[:2]
+                if code in _REFUSED_FORM_TEXT:
+                    return code
+    return "en"
+
+
+async def _send_page(send, status: int, text: str, *, headers: dict[str, str] | None = None) -> None:
+    body = f"<!DOCTYPE html><html><body><p>{html.escape(text)}</p></body></html>".encode()
+    extra = [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+            + extra,
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class Limits:
+    """The counters and settings of one server process."""
+
+    def __init__(self) -> None:
+        self.sockets_per_participant = int(_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
+        self.max_form_bytes = int(_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
+        free = int(_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
+        lockout = _setting("LAB_LOGIN_LOCKOUT_S", 30)
+        self.open_sockets: dict[str, int] = defaultdict(int)
+        self.throttles = {
+            kind: (
+                AttemptThrottle(free_attempts=free, lockout_s=lockout),
+                AttemptThrottle(free_attempts=free * OVERALL_FACTOR, lockout_s=lockout),
+            )
+            for kind in ("login", "rest key")
+        }
+
+    async def websocket(self, app, scope, receive, send) -> None:
+        key = participant_socket_key(scope.get("path", ""), scope.get("query_string", b""))
+        if key is None:
+            await app(scope, receive, send)
+            return
+        if self.open_sockets[key] >= self.sockets_per_participant:
+            # Closing before accepting answers the handshake with HTTP 403; nothing of oTree's runs.
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        self.open_sockets[key] += 1
+        try:
+            await app(scope, receive, send)
+        finally:
+            self.open_sockets[key] -= 1
+            if not self.open_sockets[key]:
+                del self.open_sockets[key]
+
+    async def http(self, app, scope, receive, send) -> None:
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        if path == "/login" and method == "POST":
+            await self._throttled(app, scope, receive, send, kind="login", failed=lambda status: status == 200)
+        elif path.startswith("/api/") and any(name == b"otree-rest-key" for name, _ in scope.get("headers", ())):
+            await self._throttled(app, scope, receive, send, kind="rest key", failed=lambda status: status == 403)
+        elif path.startswith("/p/") and method == "POST":
+            await self._size_limited(app, scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    async def _throttled(self, app, scope, receive, send, *, kind: str, failed) -> None:
+        """Refuse a locked-out address (or everyone, after a flood); else pass on and count the outcome.
+
+        A wrong password re-renders the login form (200); a right one redirects. A wrong REST key is a 403.
+        """
+        per_address, overall = self.throttles[kind]
+        address, now = _client_address(scope), time.monotonic()
+        wait_s = max(per_address.retry_after(address, now=now), overall.retry_after("all", now=now))
+        if wait_s:
+            what = "login attempts" if kind == "login" else "requests with a wrong REST key"
+            text = f"Too many failed {what}. Try again in {wait_s} s."
+            await _send_page(send, 429, text, headers={"Retry-After": str(wait_s)})
+            return
+        status = None
+
+        async def send_noting_status(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await app(scope, receive, send_noting_status)
+        if status is not None and failed(status):
+            per_address.failed(address, now=time.monotonic())
+            overall.failed("all", now=time.monotonic())
+        elif status is not None and status < 400:
+            per_address.succeeded(address)
+            overall.succeeded("all")
+
+    async def _size_limited(self, app, scope, receive, send) -> None:
+        """Refuse a participant's form post above the limit: by its Content-Length at once, else while reading it."""
+        refusal = _REFUSED_FORM_TEXT[_language(scope)]
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_form_bytes:
+                await _send_page(send, 413, refusal)
+                return
+        messages, size = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_form_bytes:
+                await _send_page(send, 413, refusal)
+                return
+            if not message.get("more_body"):
+                break
+        replay = iter(messages)
+
+        async def receive_replayed():
+            return next(replay, None) or await receive()
+
+        await app(scope, receive_replayed, send)
+
+
+def install() -> None:
+    import sys
+
+    import otree.middleware
+
+    limits = Limits()
+    inner_class = otree.middleware.PerfMiddleware  # maybe already wrapped by another guard: we chain
+
+    class LimitsMiddleware:
+        def __init__(self, app, **options):
+            self.app = inner_class(app=app, **options)
+
+        async def __call__(self, scope, receive, send):
+            if scope["type"] == "websocket":
+                await limits.websocket(self.app, scope, receive, send)
+            elif scope["type"] == "http":
+                await limits.http(self.app, scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+
+    otree.middleware.PerfMiddleware = LimitsMiddleware
+    asgi = sys.modules.get("otree.asgi")
+    if asgi is not None and hasattr(asgi, "app"):  # the stack was built before us: build it again
+        asgi.app.middleware_stack = asgi.app.build_middleware_stack()

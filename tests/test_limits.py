@@ -1,0 +1,160 @@
+"""Limits, tried as an attacker would, against a production-mode server (lab_server/limits.py).
+
+- one participant's code opens many ``/live`` sockets at once: six are served, the rest are refused at the handshake,
+  a neighbour's page and socket still work, and closing sockets frees their slots;
+- 20 wrong admin passwords in a row: the login answers HTTP 429, refuses the right password during the lockout and
+  lets it in once the lockout is over; wrong REST keys the same way;
+- a multi-megabyte form post to a participant's page is refused (HTTP 413) and the participant carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import pytest
+import requests
+import websockets
+
+from tests.dond_live_client import advance_to_bargain
+from tests.harness import base_env, create_session, deployment_mode, own_database, run_async, running_server
+
+pytestmark = pytest.mark.slow
+
+SOCKETS_PER_PARTICIPANT = 6  # lab_server/limits.py default
+LOCKOUT_S = 4
+
+
+@pytest.fixture(scope="module")
+def server():
+    env = deployment_mode(base_env(LAB_LOGIN_LOCKOUT_S=str(LOCKOUT_S)))
+    with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
+        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
+        running.rest_key = env["OTREE_REST_KEY"]
+        yield running
+
+
+async def open_sockets(url: str, count: int) -> tuple[list, int]:
+    """Open ``count`` sockets at once; return the open ones and how many the server refused at the handshake."""
+
+    async def one():
+        try:
+            return await websockets.connect(url, open_timeout=60)
+        except websockets.exceptions.InvalidStatusCode as refusal:
+            assert refusal.status_code == 403
+            return None
+
+    sockets = await asyncio.gather(*(one() for _ in range(count)))
+    opened = [socket for socket in sockets if socket is not None]
+    return opened, count - len(opened)
+
+
+async def close_all(sockets) -> None:
+    await asyncio.gather(*(socket.close() for socket in sockets))
+
+
+def test_one_participant_cannot_open_hundreds_of_sockets_and_a_neighbour_is_not_slowed(server):
+    session = create_session(server.url, "dond_llm", 2)
+    attacker, neighbour = (advance_to_bargain(link) for link in _links(server, session["code"]))
+
+    async def scenario():
+        opened, refused = await open_sockets(attacker.live_url, 200)
+        try:
+            assert len(opened) == SOCKETS_PER_PARTICIPANT and refused == 200 - SOCKETS_PER_PARTICIPANT
+            # The neighbour's page and live socket are served while the attacker's sockets stay open.
+            began = time.monotonic()
+            page = await asyncio.to_thread(requests.get, neighbour.page_url, timeout=30)
+            page_s = time.monotonic() - began
+            assert page.status_code == 200 and "/Bargain/" in page.url
+            assert page_s < 5, f"the neighbour's page took {page_s:.1f} s"
+            async with websockets.connect(neighbour.live_url, open_timeout=30):
+                pass
+            # Still full: one more is refused.
+            more, refused_more = await open_sockets(attacker.live_url, 1)
+            assert (more, refused_more) == ([], 1)
+        finally:
+            await close_all(opened)
+        # Closed sockets free their slots (the server notices each close a moment later).
+        deadline = time.monotonic() + 30
+        while True:
+            again, _ = await open_sockets(attacker.live_url, SOCKETS_PER_PARTICIPANT)
+            count = len(again)
+            await close_all(again)
+            if count == SOCKETS_PER_PARTICIPANT or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        assert count == SOCKETS_PER_PARTICIPANT
+
+    run_async(scenario())
+
+
+def _links(server, session_code: str) -> list[str]:
+    from tests.harness import session_start_links
+
+    return session_start_links(server.url, session_code)
+
+
+def _login(http: requests.Session, url: str, password: str) -> requests.Response:
+    form = http.get(url + "/login", timeout=30)
+    token = re.search(r'name="csrftoken" value="([^"]+)"', form.text).group(1)
+    data = dict(username="admin", password=password, csrftoken=token)
+    return http.post(url + "/login", data=data, allow_redirects=False, timeout=30)
+
+
+def test_password_guessing_is_locked_out_and_the_right_password_waits_for_the_lockout(server):
+    http = requests.Session()
+    answers = [_login(http, server.url, f"guess-{number}").status_code for number in range(20)]
+    assert answers[:5] == [200] * 5  # oTree's own "Login failed" form
+    assert answers[5:] == [429] * 15, answers
+    right = _login(http, server.url, server.admin_password)
+    assert right.status_code == 429 and "Too many failed login attempts" in right.text
+    wait_s = int(right.headers["Retry-After"])
+    assert 0 < wait_s <= LOCKOUT_S
+    assert not _logged_in(http, server.url)
+    # Once the lockout is over, the right password works.
+    deadline = time.monotonic() + LOCKOUT_S + 30
+    while (right := _login(http, server.url, server.admin_password)).status_code == 429:
+        assert time.monotonic() < deadline, "the lockout did not end"
+        time.sleep(0.3)
+    assert right.status_code == 302 and _logged_in(http, server.url)
+
+
+def _logged_in(http: requests.Session, url: str) -> bool:
+    return http.get(url + "/sessions", allow_redirects=False, timeout=30).status_code == 200
+
+
+def test_wrong_rest_keys_are_locked_out_too(server):
+    def export(key: str) -> requests.Response:
+        return requests.get(server.url + "/api/session_configs", headers={"otree-rest-key": key}, timeout=30)
+
+    answers = [export(f"wrong-{number}").status_code for number in range(12)]
+    assert answers[:5] == [403] * 5 and answers[5:] == [429] * 7, answers
+    assert export(server.rest_key).status_code == 429
+    deadline = time.monotonic() + LOCKOUT_S + 30
+    while (right := export(server.rest_key)).status_code == 429:
+        assert time.monotonic() < deadline, "the lockout did not end"
+        time.sleep(0.3)
+    assert right.status_code == 200
+
+
+def test_a_multi_megabyte_form_post_is_refused_and_the_participant_carries_on(server):
+    session = create_session(server.url, "bias_tests", 1)
+    http = requests.Session()
+    page = http.get(_links(server, session["code"])[0], timeout=30)
+    huge = {"consent_given": "True", "padding": "x" * (3 * 1024 * 1024)}
+    began = time.monotonic()
+    refused = http.post(page.url, data=huge, timeout=60)
+    assert refused.status_code == 413 and "too large" in refused.text, refused.status_code
+    assert time.monotonic() - began < 10
+    # Chunked (no Content-Length) is cut off too.
+    chunks = (b"padding=" + b"x" * 65536 for _ in range(50))
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert http.post(page.url, data=chunks, headers=headers, timeout=60).status_code == 413
+    # In the participant's language.
+    german = http.post(page.url, data=huge, headers={"Accept-Language": "de-DE,de;q=0.9"}, timeout=60)
+    assert german.status_code == 413 and "zu groß" in german.text
+    # Nothing was lost: the same page is still there and an ordinary answer moves on.
+    assert http.get(page.url, timeout=30).url == page.url
+    moved = http.post(page.url, data={"consent_given": "True"}, timeout=30)
+    assert moved.status_code == 200 and moved.url != page.url
