@@ -207,11 +207,15 @@ def test_a_reply_starting_with_a_formula_is_neutralised_in_the_file_and_read_bac
     settings = settings_for(llm_server)
     first = run_async(run_tests(ITEMS, settings, out_dir=tmp_path))
     assert first.complete
+
+    def cell():
+        return next(row for row in read(first.path) if row["item_id"] == "loss_pilot_route")["raw_reply"]
+
+    assert cell() == "'" + FORMULA_REPLY  # a spreadsheet shows it as text and runs nothing
     # Twice more: resuming reads the kept rows back and writes them again, which must not add a second quote.
     for _ in range(2):
         assert run_async(run_tests(ITEMS, settings, out_dir=tmp_path)).kept == PER_RUN
-    cell = next(row for row in read(first.path) if row["item_id"] == "loss_pilot_route")["raw_reply"]
-    assert cell == "'" + FORMULA_REPLY  # a spreadsheet shows it as text and runs nothing
+    assert cell() == "'" + FORMULA_REPLY
 
     rows = bias_report.read_rows([first.path])
     reply = rows.loc[rows["item_id"] == "loss_pilot_route", "raw_reply"].tolist()
