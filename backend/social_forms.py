@@ -224,16 +224,35 @@ def long_rows(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> li
     return rows
 
 
+WIDE_HEAD = [
+    "session_code",
+    "pk",
+    "episode_group",
+    "is_gold",
+    "prolific_id",  # Sotopia's name for the Prolific ID; prolific_pid repeats it under the name the other exports use
+    "annotator",
+    "participant_code",
+    "prolific_pid",
+    "study_id",
+    "prolific_session_id",
+    "round",
+    "seconds_spent",
+    "attention_passed",
+    "shown_at",
+    "submitted_at",
+]
+
+
 def wide_columns(rubric: Rubric) -> list[str]:
     """Header of the wide export: one row per annotation, Sotopia's column names (``goal_1``, ``goal_reasoning_1``).
 
     >>> from backend.rubrics import load_rubric
     >>> wide_columns(load_rubric())[:8]
-    ['session_code', 'pk', 'episode_group', 'is_gold', 'prolific_id', 'annotator', 'study_id', 'prolific_session_id']
+    ['session_code', 'pk', 'episode_group', 'is_gold', 'prolific_id', 'annotator', 'participant_code', 'prolific_pid']
+    >>> wide_columns(load_rubric())[len(WIDE_HEAD):len(WIDE_HEAD) + 2]
+    ['believability_1', 'believability_reasoning_1']
     """
-    head = ["session_code", "pk", "episode_group", "is_gold", "prolific_id", "annotator", "study_id"]
-    head += ["prolific_session_id", "round", "seconds_spent", "attention_passed", "submitted_at"]
-    return head + [
+    return WIDE_HEAD + [
         name
         for agent in AGENTS
         for d in rubric.dimensions
@@ -241,22 +260,23 @@ def wide_columns(rubric: Rubric) -> list[str]:
     ]
 
 
-def wide_row(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> list[Any]:
-    values = dict(
-        session_code=record.get("session_code", ""),
+def wide_values(record: Mapping[str, Any], episode: Episode) -> dict[str, Any]:
+    """One annotation's cells of the wide export, by column name (``record`` as for ``long_rows``)."""
+    values = {column: record.get(column, "") for column in WIDE_HEAD}
+    values.update(
         pk=episode.id,
         episode_group=episode.group,
         is_gold=int(episode.is_gold),
         prolific_id=record.get("prolific_pid", ""),
-        annotator=record.get("annotator", ""),
-        study_id=record.get("study_id", ""),
-        prolific_session_id=record.get("prolific_session_id", ""),
-        round=record.get("round", ""),
-        seconds_spent=record.get("seconds_spent", ""),
-        attention_passed=record.get("attention_passed", ""),
-        submitted_at=record.get("submitted_at", ""),
+        participant_code=record.get("participant_code") or record.get("annotator", ""),
     )
     for (agent, key), (rating, reasoning) in record["ratings"].items():
         values[f"{key}_{agent}"] = rating
         values[f"{key}_reasoning_{agent}"] = escape_text(reasoning)
+    return values
+
+
+def wide_row(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> list[Any]:
+    """``wide_values`` in the order of ``wide_columns(rubric)``."""
+    values = wide_values(record, episode)
     return [values.get(column, "") for column in wide_columns(rubric)]

@@ -48,13 +48,15 @@ EXPORT_COLUMNS = [
     "model_rating",
     "gold_rating",
     "annotator",
+    "participant_code",  # the same as annotator, under the name every export of the product uses
     "prolific_pid",
     "study_id",
     "prolific_session_id",
     "round",
     "seconds_spent",
     "attention_passed",
-    "submitted_at",
+    "shown_at",  # ISO-8601 UTC
+    "submitted_at",  # ISO-8601 UTC
     "rubric",
 ]
 # The ratings frame every metric here works on.

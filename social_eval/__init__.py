@@ -1,15 +1,15 @@
 import html
 import json
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
-from backend import assignment, social_forms, social_report, study_flow
+from backend import assignment, session_keys, social_forms, social_report, study_flow
+from backend.csvio import iso_utc
 from backend.episodes import episode_from_dict, load_episodes, parse_episode_text
-from backend.rubrics import load_rubric, rubric_from_dict
+from backend.rubrics import SCALE_LIMIT, load_rubric, rubric_from_dict
 
 doc = """
 Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions
@@ -96,55 +96,113 @@ def _config_path(value):
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
+# The app's session keys: reader, options and the default used when a session config leaves the key out.
+MAX_EPISODES_JSON_CHARS = 5_000_000  # pasted into the admin form; larger sets belong in files
+SESSION_KEYS = {
+    "annotators_per_episode": (session_keys.whole_number, dict(minimum=1, maximum=100, default=2)),
+    "episodes_per_annotator": (session_keys.whole_number, dict(minimum=1, maximum=C.NUM_ROUNDS, default=3)),
+    "attention_checks": (session_keys.whole_number, dict(minimum=0, maximum=C.NUM_ROUNDS, default=0)),
+    "gold_tolerance": (session_keys.number, dict(minimum=0, maximum=2 * SCALE_LIMIT, default=2)),
+    "reservation_timeout_s": (session_keys.number, dict(minimum=1, maximum=7 * 24 * 3600, default=1800)),
+    "min_reasoning_chars": (session_keys.whole_number, dict(minimum=0, maximum=2000, default=20)),
+    "comprehension_check": (session_keys.flag, dict(default=False)),
+    "comprehension_attempts": (session_keys.whole_number, dict(minimum=1, maximum=20, default=2)),
+    "qualification_mode": (session_keys.flag, dict(default=False)),
+    "rubric_file": (session_keys.text, dict(max_chars=500, default="")),
+    "episodes": (session_keys.text, dict(max_chars=5000, default="")),
+    "episodes_json": (session_keys.text, dict(max_chars=MAX_EPISODES_JSON_CHARS, default="")),
+}
+
+
 def _load_study_material(config):
-    """Rubric and episodes named by the session config, validated; raises ValueError naming the file and field."""
-    rubric = load_rubric(_config_path(config["rubric_file"]) if config.get("rubric_file") else None)
+    """Rubric and episodes named by the (typed) session config; raises ValueError naming the key, file and field."""
+    rubric_value = config["rubric_file"].strip()
+    rubric = load_rubric(
+        _config_path(rubric_value) if rubric_value else None,
+        what=f"The rubric_file {rubric_value!r}" if rubric_value else None,
+    )
     social_forms.check_rubric_fits(rubric)
     episodes = []
-    if config.get("episodes"):
-        episodes += load_episodes(
-            [_config_path(part) for part in config["episodes"].split(",") if part.strip()], rubric=rubric
-        )
-    if config.get("episodes_json", "").strip():
+    if config["episodes"].strip():
+        parts = [_config_path(part) for part in config["episodes"].split(",") if part.strip()]
+        try:
+            episodes += load_episodes(parts, rubric=rubric)
+        except ValueError as error:
+            raise ValueError(f"The session key 'episodes' names a file that cannot be used: {error}") from None
+    if config["episodes_json"].strip():
         episodes += parse_episode_text(config["episodes_json"], source="session config episodes_json", rubric=rubric)
     ids = [episode.id for episode in episodes]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise ValueError(f"social_eval: episode ids {duplicates} occur twice (episodes and episodes_json).")
+        raise ValueError(f"The episode ids {duplicates} occur twice (in 'episodes' and 'episodes_json').")
+    if not episodes:
+        raise ValueError("The session keys 'episodes' and 'episodes_json' are both empty: there is nothing to rate.")
     return rubric, episodes
 
 
 def _check_config(config, rubric, episodes):
-    def need(condition, key, problem):
-        if not condition:
-            raise ValueError(f"social_eval session config: {key}: {problem} (got {config.get(key)!r}).")
-
+    """Checks of keys against each other and the material; ``config`` holds typed values."""
     regular = [e for e in episodes if not e.is_gold]
     gold = [e for e in episodes if e.is_gold]
-    need(int(config["annotators_per_episode"]) >= 1, "annotators_per_episode", "must be at least 1")
-    need(float(config["reservation_timeout_s"]) > 0, "reservation_timeout_s", "must be positive")
-    need(int(config["min_reasoning_chars"]) >= 0, "min_reasoning_chars", "must be 0 or more")
-    need(float(config["gold_tolerance"]) >= 0, "gold_tolerance", "must be 0 or more")
-    if config.get("qualification_mode"):
-        need(bool(gold), "qualification_mode", "needs episodes with gold_ratings")
-        need(len(gold) <= C.NUM_ROUNDS, "qualification_mode", f"supports at most {C.NUM_ROUNDS} gold episodes")
+    problems = []
+    if config["qualification_mode"]:
+        if not gold:
+            problems.append("The session key 'qualification_mode' needs episodes with gold_ratings; there are none.")
+        if len(gold) > C.NUM_ROUNDS:
+            problems.append(
+                f"The session key 'qualification_mode' supports at most {C.NUM_ROUNDS} gold episodes, "
+                f"the episodes hold {len(gold)}."
+            )
     else:
-        per_person = int(config["episodes_per_annotator"]) + int(config["attention_checks"])
-        need(int(config["episodes_per_annotator"]) >= 1, "episodes_per_annotator", "must be at least 1")
-        need(per_person <= C.NUM_ROUNDS, "episodes_per_annotator", f"plus attention_checks must be <= {C.NUM_ROUNDS}")
-        need(bool(regular), "episodes", "holds no regular (non-gold) episode")
-        need(int(config["attention_checks"]) <= len(gold), "attention_checks", f"exceeds the {len(gold)} gold episodes")
-    if config.get("comprehension_check"):
-        need(0 < len(rubric.comprehension) <= C.MAX_QUESTIONS, "comprehension_check", "needs 1-6 rubric questions")
-        need(int(config["comprehension_attempts"]) >= 1, "comprehension_attempts", "must be at least 1")
+        per_person = config["episodes_per_annotator"] + config["attention_checks"]
+        if per_person > C.NUM_ROUNDS:
+            problems.append(
+                f"The session keys 'episodes_per_annotator' plus 'attention_checks' must be <= {C.NUM_ROUNDS}, "
+                f"not {per_person}."
+            )
+        if not regular:
+            problems.append("The session key 'episodes' holds no regular (non-gold) episode.")
+        if config["attention_checks"] > len(gold):
+            problems.append(
+                f"The session key 'attention_checks' ({config['attention_checks']}) exceeds the {len(gold)} gold "
+                "episodes (episodes with gold_ratings)."
+            )
+    if config["comprehension_check"] and not 0 < len(rubric.comprehension) <= C.MAX_QUESTIONS:
+        problems.append(
+            f"The session key 'comprehension_check' needs 1 to {C.MAX_QUESTIONS} comprehension questions in the "
+            f"rubric, which has {len(rubric.comprehension)}."
+        )
+    if problems:
+        raise ValueError(" ".join(problems))
+
+
+def _checked_material(config):
+    """Type every key of the app (in place), then read and check the rubric and episodes: one ValueError naming every
+    problem, or (rubric, episodes)."""
+    problems = []
+    for key, (reader, options) in SESSION_KEYS.items():
+        try:
+            config[key] = reader(config, key, **options)
+        except ValueError as error:
+            problems.append(str(error))
+    if problems:
+        raise ValueError(" ".join(problems))
+    rubric, episodes = _load_study_material(config)
+    _check_config(config, rubric, episodes)
+    return rubric, episodes
+
+
+def validate_session_config(config):
+    """Refuse a session config before oTree creates anything (called by lab_server/creation.py); types the keys."""
+    _checked_material(config)
 
 
 def creating_session(subsession):
     if subsession.round_number != 1:
         return
     config = subsession.session.config
-    rubric, episodes = _load_study_material(config)
-    _check_config(config, rubric, episodes)
+    # The files are read again and copied into the session: later edits or moves of them change no running session.
+    rubric, episodes = _checked_material(config)
     for position, episode in enumerate(episodes):
         StoredEpisode.create(
             subsession=subsession,
@@ -576,19 +634,28 @@ def _submitted_ratings(player, rubric):
     return social_forms.collected_ratings(values, rubric)
 
 
+def _identity(participant):
+    """The identifiers a researcher joins exports on, for one participant (empty where Prolific gave none)."""
+    return dict(
+        participant_code=participant.code,
+        prolific_pid=participant.vars.get("prolific_pid") or participant.label or "",
+        study_id=participant.vars.get("study_id", ""),
+        prolific_session_id=participant.vars.get("prolific_session_id", ""),
+    )
+
+
 def _record(player, rubric):
     participant = player.participant
     return dict(
         ratings=_submitted_ratings(player, rubric),
         session_code=player.session.code,
         annotator=participant.code,
-        prolific_pid=participant.vars.get("prolific_pid") or participant.label or "",
-        study_id=participant.vars.get("study_id", ""),
-        prolific_session_id=participant.vars.get("prolific_session_id", ""),
+        **_identity(participant),
         round=player.round_number,
         seconds_spent=round(player.seconds_spent, 1) if _maybe(player, "seconds_spent") is not None else "",
         attention_passed="" if _maybe(player, "attention_passed") is None else int(player.attention_passed),
-        submitted_at=datetime.fromtimestamp(player.submitted_at, UTC).isoformat(timespec="seconds"),
+        shown_at=iso_utc(_maybe(player, "shown_at")),
+        submitted_at=iso_utc(player.submitted_at),
     )
 
 
@@ -602,8 +669,11 @@ def _qualification(players, session):
     for player in _finished_players(players):
         if not player.is_gold:
             continue
-        entry = results.setdefault(player.participant.code, dict(player=player, rated=0, passed=0, worst=0.0))
+        entry = results.setdefault(
+            player.participant.code, dict(player=player, rated=0, passed=0, worst=0.0, last_submitted_at=0.0)
+        )
         entry["rated"] += 1
+        entry["last_submitted_at"] = max(entry["last_submitted_at"], player.submitted_at)
         entry["passed"] += int(bool(_maybe(player, "attention_passed")))
         entry["worst"] = max(entry["worst"], _maybe(player, "gold_max_difference") or 0.0)
     required = len(_study(session)["gold_ids"]) if session.config.get("qualification_mode") else None
@@ -695,61 +765,97 @@ def custom_export_ratings_long(players):
 
 
 def custom_export_ratings_wide(players):
-    """One row per annotation with Sotopia's column names (goal_1, goal_reasoning_1, ...)."""
-    header_written = None
+    """One row per annotation with Sotopia's column names (goal_1, goal_reasoning_1, ...). One header for the whole
+    file: sessions with different rubrics share it, each row filling its own dimensions' columns."""
+    rows, header = [], list(social_forms.WIDE_HEAD)
     for session, root, rubric, session_players in _export_groups(players):
-        header = social_forms.wide_columns(rubric)
-        if header != header_written:
-            yield header
-            header_written = header
+        header += [column for column in social_forms.wide_columns(rubric) if column not in header]
         for player in session_players:
-            yield social_forms.wide_row(
-                _record(player, rubric), _episode(session.code, root.id, player.episode_id), rubric
+            rows.append(
+                social_forms.wide_values(_record(player, rubric), _episode(session.code, root.id, player.episode_id))
             )
+    yield header if rows else social_forms.wide_columns(load_rubric())
+    for values in rows:
+        yield [values.get(column, "") for column in header]
 
 
 def custom_export_qualified(players):
     """Gold-episode results per annotator; `qualified` = every gold rating within gold_tolerance."""
     yield [
         "session_code",
-        "prolific_pid",
         "participant_code",
+        "prolific_pid",
+        "study_id",
+        "prolific_session_id",
         "gold_rated",
         "gold_passed",
         "max_difference",
         "qualified",
+        "last_submitted_at",
     ]
     sessions = {}
     for player in players:
         sessions.setdefault(player.session.code, (player.session, []))[1].append(player)
     for code, (session, session_players) in sessions.items():
         for participant_code, entry in _qualification(session_players, session).items():
-            participant = entry["player"].participant
-            pid = participant.vars.get("prolific_pid") or participant.label or ""
+            identity = _identity(entry["player"].participant)
             worst = entry["worst"] if entry["worst"] != float("inf") else ""
-            yield [code, pid, participant_code, entry["rated"], entry["passed"], worst, int(entry["qualified"])]
+            yield [
+                code,
+                participant_code,
+                identity["prolific_pid"],
+                identity["study_id"],
+                identity["prolific_session_id"],
+                entry["rated"],
+                entry["passed"],
+                worst,
+                int(entry["qualified"]),
+                iso_utc(entry["last_submitted_at"]),
+            ]
 
 
 def custom_export_assignments(players):
-    """The assignment log: which annotator held or finished which episode, and when (epoch seconds)."""
-    yield ["session_code", "episode_id", "annotator", "status", "reserved_at", "done_at", "round", "is_gold"]
-    sessions = {}
+    """The assignment log: which annotator held or finished which episode, and when (ISO-8601 UTC)."""
+    yield [
+        "session_code",
+        "episode_id",
+        "annotator",
+        "participant_code",
+        "prolific_pid",
+        "study_id",
+        "prolific_session_id",
+        "status",
+        "reserved_at",
+        "done_at",
+        "round",
+        "is_gold",
+    ]
+    sessions, participants = {}, {}
     for player in players:
+        participants.setdefault(player.participant.code, player.participant)
         if player.round_number == 1:
             sessions.setdefault(player.session.code, player.subsession)
     for code, root in sessions.items():
         for row in _rows(root):
-            done = row.done_at if row.status == "done" else ""
+            participant = participants.get(row.annotator)
+            identity = _identity(participant) if participant else dict.fromkeys(_IDENTITY_COLUMNS, "")
             yield [
                 code,
                 row.item_id,
                 row.annotator,
+                row.annotator,
+                identity["prolific_pid"],
+                identity["study_id"],
+                identity["prolific_session_id"],
                 row.status,
-                row.reserved_at,
-                done,
+                iso_utc(row.reserved_at),
+                iso_utc(row.done_at) if row.status == "done" else "",
                 row.round_number,
                 int(row.is_gold),
             ]
+
+
+_IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "prolific_session_id")
 
 
 # PAGES

@@ -11,16 +11,27 @@ import re
 import shutil
 import signal
 import time
+from urllib.parse import quote
 
 import pytest
 import requests
 
 from backend import social_forms
+from backend.csvio import restore_cell
 from backend.episodes import load_episodes
 from backend.rubrics import load_rubric
 from backend.social_report import unescape_text
+from backend.study_flow import STUDY_IDS_COOKIE
 from tests.conftest import PROJECT_ROOT
-from tests.harness import base_env, create_session, run_bots, scratch_project, session_start_links, start_server
+from tests.harness import (
+    base_env,
+    create_session,
+    export_rows,
+    run_bots,
+    scratch_project,
+    session_start_links,
+    start_server,
+)
 
 SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "data" / "episodes")}
 RUBRIC = load_rubric()
@@ -31,8 +42,10 @@ TIGHT = dict(annotators_per_episode=1, episodes_per_annotator=1, attention_check
 class Annotator:
     """One participant driven over plain HTTP (oTree pages are forms with a CSRF token)."""
 
-    def __init__(self, start_url: str):
+    def __init__(self, start_url: str, *, cookies: dict | None = None):
         self.http = requests.Session()
+        for name, value in (cookies or {}).items():
+            self.http.cookies.set(name, value)
         self._keep(self.http.get(start_url, timeout=30))
 
     def _keep(self, response):
@@ -92,30 +105,6 @@ def test_bots_give_every_episode_k_annotators_and_nobody_an_episode_twice():
     assert result.returncode == 0, output[-4000:]
     assert "social_eval coverage check: 6 episodes x 2 annotators, no duplicates" in output
     assert "Bots completed session" in output
-
-
-@pytest.mark.parametrize(
-    ("config", "message"),
-    [
-        (dict(episodes_json='{"id": "x1", "scenario": "s", "agents": []}'), "episodes_json: agents: must be a list"),
-        (
-            dict(episodes_json=json.dumps({**SAMPLES["sample-used-car"].as_dict(), "id": "x2", "turns": "hi"})),
-            "episodes_json: turns: must be a non-empty list",
-        ),
-        (dict(episodes="backend/data/nowhere"), "no such episode file or folder"),
-        (dict(rubric_file="backend/data/missing_rubric.json"), "missing_rubric.json: the rubric file does not exist"),
-        (dict(attention_checks=3), "attention_checks: exceeds the 2 gold episodes"),
-        (dict(episodes_per_annotator=20), "episodes_per_annotator: plus attention_checks must be <= 15"),
-    ],
-)
-def test_malformed_material_stops_session_creation_with_file_and_field(otree_server, config, message):
-    response = requests.post(
-        otree_server.url + "/api/sessions",
-        json=dict(session_config_name="social_eval", num_participants=1, modified_session_config_fields=config),
-        timeout=30,
-    )
-    assert response.status_code >= 400
-    assert message in html.unescape(response.text)
 
 
 def test_an_expired_reservation_goes_to_the_next_annotator(otree_server):
@@ -229,3 +218,40 @@ def test_the_completion_page_follows_the_last_task_without_walking_the_unused_ro
     pages_per_round = len(sequence.group(1).split(","))
     index_in_pages = int(annotator.url.rstrip("/").rsplit("/", 1)[-1])
     assert index_in_pages <= pages_per_round  # round 1's completion page, not the one of round C.NUM_ROUNDS
+
+
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def test_every_export_row_carries_the_identifiers_and_iso_times(otree_server):
+    session = create_session(otree_server.url, "social_eval", 1, episodes_per_annotator=1, attention_checks=1)
+    (link,) = session_start_links(otree_server.url, session["code"])
+    code, pid = link.rsplit("/", 1)[-1], "5f1c0a3b9d2e4f6a7b8c9d0e"
+    study_ids = quote(json.dumps(dict(pid=pid, study_id="-A1-B1", session_id="ps-77")))
+    annotator = Annotator(f"{link}?participant_label={pid}", cookies={STUDY_IDS_COOKIE: study_ids}).to_rating_page()
+    while annotator.page == "Rate":  # one regular and one attention episode
+        annotator.submit(rating_form())
+    assert annotator.page == "Completion"
+
+    expected = dict(session_code=session["code"], participant_code=code, prolific_pid=pid, study_id="-A1-B1")
+    times = dict(
+        custom_export_ratings_long=["shown_at", "submitted_at"],
+        custom_export_ratings_wide=["shown_at", "submitted_at"],
+        custom_export_qualified=["last_submitted_at"],
+        custom_export_assignments=["reserved_at", "done_at"],
+    )
+    counts = {}
+    for function, time_columns in times.items():
+        rows = export_rows(otree_server.url, "social_eval", function, session_code=session["code"])
+        counts[function] = len(rows)
+        for row in rows:
+            cells = {column: restore_cell(row[column]) for column in [*expected, "prolific_session_id", *time_columns]}
+            assert {column: cells[column] for column in expected} == expected, function
+            assert cells["prolific_session_id"] == "ps-77", function
+            assert all(ISO_UTC.match(cells[column]) for column in time_columns), (function, cells)
+    assert counts == dict(
+        custom_export_ratings_long=28,
+        custom_export_ratings_wide=2,
+        custom_export_qualified=1,
+        custom_export_assignments=2,
+    )
