@@ -1,0 +1,118 @@
+"""Outside text where oTree prints it: ``js_vars`` inside a script, the admin Monitor, and every CSV export.
+
+- **js_vars.** oTree writes ``<script>var js_vars = {{ js_vars }};</script>`` with plain JSON, so ``</script>`` in any
+  string (a chat message, a model reply, a word from a researcher's file) ended the script and ran what followed.
+  Pages now get script-safe JSON: ``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\\u003c``-style escapes,
+  which JavaScript reads back as the same characters. The ``|json`` template filter gets the same treatment.
+- **Session Monitor.** oTree's Monitor puts each participant's label (and page and app names) into ``innerHTML``;
+  its rows now carry HTML-escaped text, as the Data tab's rows already do (``sanitize_for_live_update``).
+- **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
+  websocket; with or without the Excel byte-order mark) has its text cells neutralised with
+  ``backend.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
+  stay numbers; ``backend.csvio.read_csv_any`` restores the text exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+
+from backend.csvio import neutralise_cell
+
+# Characters that may end or confuse a <script> element or a JavaScript string when JSON is written into HTML.
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+# Monitor fields that are not text from outside: numbers, the progress pair, oTree's own presence icon and timestamp.
+_MONITOR_FIELDS_KEPT = frozenset({"id_in_session", "_current_page_of_total", "_last_page_timestamp", "_presence"})
+
+
+def script_safe(json_text: str) -> str:
+    """``json_text`` with the characters that can break out of a ``<script>`` element written as JSON escapes.
+
+    >>> script_safe('{"m": "</script><script>alert(1)</script> & \\u2028"}')
+    '{"m": "\\\\u003c/script\\\\u003e\\\\u003cscript\\\\u003ealert(1)\\\\u003c/script\\\\u003e \\\\u0026 \\\\u2028"}'
+    >>> json.loads(script_safe(json.dumps({"m": "<b>&</b>"}))) == {"m": "<b>&</b>"}
+    True
+    """
+    return json_text.translate(_SCRIPT_ESCAPES)
+
+
+def monitor_row_escaped(row: dict) -> dict:
+    """A Session Monitor row with its text values HTML-escaped (the Monitor's JavaScript puts them into innerHTML).
+
+    >>> monitor_row_escaped({"label": "<img src=x onerror=alert(1)>", "id_in_session": 3, "_monitor_note_json": '["<b>"]'})
+    {'label': '&lt;img src=x onerror=alert(1)&gt;', 'id_in_session': 3, '_monitor_note_json': '["&lt;b&gt;"]'}
+    """
+    escaped = {}
+    for field, value in row.items():
+        if field == "_monitor_note_json" and isinstance(value, str):
+            try:
+                names = json.loads(value)
+            except ValueError:
+                names = [value]
+            value = json.dumps([html.escape(str(name)) for name in names])
+        elif field not in _MONITOR_FIELDS_KEPT and isinstance(value, str):
+            value = html.escape(value)
+        escaped[field] = value
+    return escaped
+
+
+def neutralised_csv_text(csv_text: str) -> str:
+    """CSV text (as oTree's own writers produce it) with every cell neutralised; numeric text is left as it is.
+
+    >>> neutralised_csv_text('code,body\\r\\nab12,=HYPERLINK("x")\\r\\ncd34,-3\\r\\n')
+    'code,body\\r\\nab12,"\\'=HYPERLINK(""x"")"\\r\\ncd34,-3\\r\\n'
+    """
+    rows = csv.reader(io.StringIO(csv_text, newline=""))
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer).writerows([neutralise_cell(cell) for cell in row] for row in rows)
+    return buffer.getvalue()
+
+
+def install() -> None:
+    import otree.export
+    import otree.templating.filters
+    import otree.views.abstract
+
+    plain_json_dumps = otree.views.abstract.json_dumps
+
+    def script_safe_json_dumps(value):
+        return script_safe(plain_json_dumps(value))
+
+    # oTree's page code renders js_vars with this name; the |json filter with the other.
+    otree.views.abstract.json_dumps = script_safe_json_dumps
+    otree.templating.filters.json_dumps = script_safe_json_dumps
+
+    rows_for_monitor = otree.export.get_rows_for_monitor
+
+    def escaped_rows_for_monitor(participants):
+        return [monitor_row_escaped(row) for row in rows_for_monitor(participants)]
+
+    otree.export.get_rows_for_monitor = escaped_rows_for_monitor
+
+    # The wide, per-app and custom exports (URL and websocket alike) all write through _export_csv with typed values:
+    # only text cells are touched, so numbers stay numbers.
+    export_csv = otree.export._export_csv
+
+    def export_neutralised_csv(fp, rows):
+        export_csv(fp, ([neutralise_cell(cell) for cell in row] for row in rows))
+
+    otree.export._export_csv = export_neutralised_csv
+
+    # Page times and chat have writers of their own; their output is rewritten cell by cell.
+    for name in ("export_page_times", "export_chat"):
+        setattr(otree.export, name, _neutralising(getattr(otree.export, name)))
+
+
+def _neutralising(write_export):
+    def write_neutralised(fp, *args, **kwargs):
+        buffer = io.StringIO()
+        write_export(buffer, *args, **kwargs)
+        fp.write(neutralised_csv_text(buffer.getvalue()))
+
+    write_neutralised.__name__ = write_export.__name__
+    write_neutralised.__doc__ = write_export.__doc__
+    return write_neutralised
