@@ -7,6 +7,7 @@ from otree.api import *
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import reasoning_task as task
 from backend import study_flow
+from backend.csvio import iso_utc
 from backend.reasoning_logs import failed_queries_field, format_log, parse_log
 from backend.reasoning_protocol import PROTOCOL_COLUMNS
 
@@ -85,11 +86,19 @@ def settings_of(session) -> task.TaskSettings:
     return task.task_settings(session.config, max_logs_per_judge=C.NUM_ROUNDS)
 
 
+def validate_session_config(config: dict) -> None:
+    """Check every key and every log before oTree creates a row (lab_server.creation); store typed values."""
+    settings = task.task_settings(config, max_logs_per_judge=C.NUM_ROUNDS)
+    task.load_logs(settings, project_root=PROJECT_ROOT)  # raises with every file and line at fault
+    config.update(task.normalised_config(settings))
+
+
 def creating_session(subsession: Subsession):
     if subsession.round_number != 1:
         return
     settings = settings_of(subsession.session)
-    for log in task.load_logs(settings, project_root=PROJECT_ROOT):  # raises with every file and line at fault
+    # Each log's text is copied into the session here: later edits or moves of the files change no running session.
+    for log in task.load_logs(settings, project_root=PROJECT_ROOT):
         LogItem.create(subsession=subsession, file=log.filename, game=log.game, text=format_log(log))
 
 
@@ -152,9 +161,19 @@ def verdict_rows(players):
     return [{"file": p.log_file, **{c: p.field_maybe_none(c) for c in PROTOCOL_COLUMNS[1:]}} for p in done]
 
 
+def session_players(session) -> list[Player]:
+    """Every player of this app in the session, all rounds (one round = one log per judge)."""
+    return [
+        player
+        for round_subsession in session.get_subsessions()
+        if isinstance(round_subsession, Subsession)
+        for player in round_subsession.get_players()
+    ]
+
+
 def vars_for_admin_report(subsession: Subsession):
     first = first_subsession(subsession)
-    players = [player for round_subsession in first.in_all_rounds() for player in round_subsession.get_players()]
+    players = session_players(subsession.session)
     return task.admin_report(
         [item.file for item in LogItem.filter(subsession=first)],
         assignment_rows(first),
@@ -172,8 +191,37 @@ def custom_export(players):
         yield [task.export_cell(column, row[column]) for column in PROTOCOL_COLUMNS]
 
 
+def _finished_times(players) -> dict[tuple[str, str, str], float]:
+    """(session code, participant code, file) -> when that judgement was saved, from the assignment log."""
+    roots = {player.session.code: first_subsession(player) for player in players if player.round_number == 1}
+    return {
+        (code, row.participant_code, row.item_id): row.finished_at
+        for code, root in roots.items()
+        for row in Assignment.filter(subsession=root)
+        if row.status == "done"
+    }
+
+
+def custom_export_protocol_with_ids(players):
+    """The protocol's 12 columns plus who judged, in which session and study, and when (ISO-8601 UTC)."""
+    yield [*PROTOCOL_COLUMNS, *task.IDENTITY_COLUMNS]
+    finished = _finished_times(players)
+    for player in players:
+        if not player.field_maybe_none("con_mat"):
+            continue
+        [row] = verdict_rows([player])
+        participant, code = player.participant, player.session.code
+        yield [task.export_cell(column, row[column]) for column in PROTOCOL_COLUMNS] + [
+            participant.code,
+            participant.vars.get("prolific_pid") or participant.label or "",
+            participant.vars.get("study_id") or "",
+            code,
+            iso_utc(finished.get((code, participant.code, player.log_file))),
+        ]
+
+
 def custom_export_assignments(players):
-    """Who judged which log and when (reservations included), for auditing the assignment."""
+    """Who judged which log and when (reservations included; ISO-8601 UTC times), for auditing the assignment."""
     yield ["session_code", "file", "participant_code", "status", "reserved_at", "finished_at"]
     sessions = {player.session.code: player.subsession for player in players if player.round_number == 1}
     for code, subsession in sessions.items():
@@ -183,8 +231,8 @@ def custom_export_assignments(players):
                 row.item_id,
                 row.participant_code,
                 row.status,
-                row.reserved_at,
-                row.finished_at,  # an ExtraModel field is None until set
+                iso_utc(row.reserved_at),
+                iso_utc(row.finished_at),  # an ExtraModel field is None until set
             ]
 
 

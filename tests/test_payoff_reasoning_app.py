@@ -122,7 +122,7 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     assert row["sentence"] == "#".join(clicked)
     assert (row["orig_cor"], row["fin_cor"], row["err_type"], row["con_mat"]) == ("0", "1", "pa#rga", "TN")
     [held] = [row for row in export_rows(otree_server.url, APP, "custom_export_assignments") if row["file"] == name]
-    assert held["status"] == "done" and float(held["finished_at"]) >= float(held["reserved_at"]) > 0
+    assert held["status"] == "done" and held["finished_at"] >= held["reserved_at"] > "2025"  # ISO-8601 UTC times
 
     # The admin report's download: the same row, separated by the session's csv_separator (default ';').
     page.goto(f"{otree_server.url}/AdminReport/{session['code']}")
