@@ -6,13 +6,18 @@ from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import bias_items as items_module
-from backend import bias_report, study_flow
+from backend import bias_report, researcher_files, session_keys, study_flow
+from backend.csvio import iso_utc
 
 doc = """
 bias_tests: cognitive-bias tests (anchoring, halo effect, loss aversion, confirmation bias) within subject: every
 control version first, then the treatment versions, in a seeded random order that never shows a test's two versions
 back to back; optional confidence slider; an attention check. One round per test. Export: one row per person x test
-x version (the same columns as python -m backend.bias_runner writes for models).
+x version (the same columns as python -m backend.bias_runner writes for models), with the participant code, Prolific
+PID, study id, session code and the answer's ISO-8601 UTC time.
+
+The item file is read and checked in full before a session exists (validate_session_config) and its text is kept in
+session.vars, so editing or moving the file later changes no session.
 """
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +52,7 @@ class Player(BasePlayer):
     con_selected = models.IntegerField(blank=True)
     is_correct = models.BooleanField(blank=True, doc="attention check answered as instructed")
     seconds = models.FloatField(blank=True)
+    answered_at = models.FloatField(blank=True, doc="Unix time of the answer (exported as ISO-8601 UTC)")
 
 
 # FUNCTIONS
@@ -60,20 +66,67 @@ def item_set(session):
     return _ITEM_SETS[session.code]
 
 
+def _item_file(config) -> tuple[Path, str, str]:
+    """The item file a session config names (the bundled sample for ""), its name as the researcher wrote it, and
+    how messages about reading it name it."""
+    configured = session_keys.text(config, "item_file", max_chars=1000, pattern=r"[^\x00-\x1f]*", default="")
+    configured = configured.strip()
+    if not configured:
+        path = items_module.DEFAULT_ITEMS_PATH
+        return path, path.name, f"The bundled item file {path.name!r}"
+    path = Path(configured)
+    what = f"The item file {configured!r} (session key 'item_file')"
+    return (path if path.is_absolute() else PROJECT_ROOT / path), configured, what
+
+
+def _read_item_file(config) -> tuple[str, items_module.ItemSet]:
+    """The item file's text and its validated items; ValueError names the key, the file, the item and the field."""
+    path, source, what = _item_file(config)
+    text = researcher_files.read_text(path, what=what)
+    items = items_module.parse_items_text(text, source=source, what=what)
+    versions = sum(len(item.versions) for item in items.items)
+    if versions > C.NUM_ROUNDS:
+        raise ValueError(f"{what} holds {versions} test versions; this app shows at most {C.NUM_ROUNDS}.")
+    items_module.build_sequence(items.items, seed=0)  # a set that cannot be ordered is refused now
+    return text, items
+
+
+def validate_session_config(config: dict) -> None:
+    """Check this app's session keys and its item file before the session exists (lab_server/creation.py).
+
+    Normalises ``ask_confidence`` to a bool and ``order_seed`` to an int in place.
+    """
+    problems = []
+    for key, read in (
+        ("ask_confidence", lambda: session_keys.flag(config, "ask_confidence", default=True)),
+        (
+            "order_seed",
+            lambda: session_keys.whole_number(config, "order_seed", minimum=0, maximum=1_000_000_000, default=1),
+        ),
+    ):
+        try:
+            config[key] = read()
+        except ValueError as error:
+            problems.append(str(error))
+    try:
+        _read_item_file(config)
+    except ValueError as error:
+        problems.append(str(error))
+    if problems:
+        raise ValueError(" ".join(problems))
+
+
 def creating_session(subsession: Subsession):
     session = subsession.session
     if subsession.round_number == 1:
-        configured = session.config.get("item_file") or ""
-        path = Path(configured) if configured else items_module.DEFAULT_ITEMS_PATH
-        path = path if path.is_absolute() else PROJECT_ROOT / path
-        items = items_module.load_items(path)  # an invalid file stops session creation with file, item and field
-        session.vars["bias_items"] = path.read_text(encoding="utf-8")
+        # The text kept here is the one checked now: later edits or moves of the file change nothing in this session.
+        text, items = _read_item_file(session.config)
+        session.vars["bias_items"] = text
         seed = session.config.get("order_seed", 1)
         for participant in session.get_participants():
-            plan = items_module.build_sequence(items.items, seed=f"{seed}:{participant.id_in_session}")
-            if len(plan) > C.NUM_ROUNDS:
-                raise ValueError(f"{path.name} holds {len(plan)} test versions; this app shows at most {C.NUM_ROUNDS}.")
-            participant.vars["bias_plan"] = plan
+            participant.vars["bias_plan"] = items_module.build_sequence(
+                items.items, seed=f"{seed}:{participant.id_in_session}"
+            )
     items = item_set(session)
     seed = session.config.get("order_seed", 1)
     for player in subsession.get_players():
@@ -123,7 +176,8 @@ def test_vars(player: Player):
 
 def finish_test(player: Player):
     shown_at = player.participant.vars.get("bias_shown_at", {}).get(str(player.round_number))
-    player.seconds = round(time.time() - shown_at, 3) if shown_at else None
+    player.answered_at = time.time()
+    player.seconds = round(player.answered_at - shown_at, 3) if shown_at else None
     study_flow.set_progress(player, done=player.round_number, total=len(player.participant.vars["bias_plan"]))
 
 
@@ -137,6 +191,7 @@ def export_rows(players):
         item, view = presented(player)
         confidence = player.field_maybe_none("confidence")
         selected = player.field_maybe_none("selected_arguments")
+        participant = player.participant
         rows.append(
             items_module.export_row(
                 item,
@@ -150,7 +205,11 @@ def export_rows(players):
                 confidence=confidence / 100 if confidence is not None else None,
                 confidence_source="slider" if confidence is not None else "",
                 session_code=player.session.code,
+                participant_code=participant.code,
+                prolific_pid=participant.vars.get("prolific_pid") or participant.label or "",
+                study_id=participant.vars.get("study_id") or "",
                 seconds=player.field_maybe_none("seconds"),
+                answered_at=iso_utc(player.field_maybe_none("answered_at")),
             )
         )
     return rows
