@@ -519,10 +519,13 @@ def participant_view(
             chat.append({"who": "system", "notice": "you_proposed", "proposal": list(state.proposals[role])})
         elif kind == "proposal" and state.proposals[role] is None:
             chat.append({"who": "system", "notice": "other_proposed"})
+        # No "asked again" notice when the budget is used up: the abort that follows says how the game ended.
         elif kind == "violation" and event_role == other and not state.finished:
-            chat.append({"who": "system", "notice": "retry"})
+            if not state.reprompts_exhausted(other):
+                chat.append({"who": "system", "notice": "retry"})
         elif kind == "llm_error" and event_role == other and not state.finished:
-            chat.append({"who": "system", "notice": "unreachable"})
+            if not state.failures_exhausted(other):
+                chat.append({"who": "system", "notice": "unreachable"})
         elif kind == "abort" and not before.finished:
             chat.append({"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)})
         exhausted = before.phase == "chat" and state.phase == "propose" and not any(state.proposals.values())
