@@ -304,14 +304,44 @@ def check_item_word(word: Any, language: str, *, where: str) -> str:
     return word
 
 
-def instances_from_data(data: Any, *, what: str, languages: Sequence[str]) -> list[Instance]:
+def entry_lines(text: str) -> list[int]:
+    """The line on which each entry of a top-level JSON list starts (empty when ``text`` is not such a list).
+
+    >>> entry_lines('[\\n  {"a": 1},\\n  {"b": [1,\\n 2]}, 3\\n]')
+    [2, 3, 4]
+    """
+    decoder = json.JSONDecoder()
+    position, lines = 0, []
+
+    def skip(at: int) -> int:
+        while at < len(text) and text[at] in " \t\r\n\ufeff":
+            at += 1
+        return at
+
+    position = skip(position)
+    if not text.startswith("[", position):
+        return []
+    position = skip(position + 1)
+    while position < len(text) and text[position] != "]":
+        try:
+            _, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            return []
+        lines.append(text.count("\n", 0, position) + 1)
+        position = skip(end)
+        if text.startswith(",", position):
+            position = skip(position + 1)
+    return lines
+
+
+def instances_from_data(data: Any, *, what: str, languages: Sequence[str], lines: Sequence[int] = ()) -> list[Instance]:
     """The instances of a researcher's file (already parsed JSON), every one checked for play in ``languages``.
 
     Each entry is an object with ``item_types``, ``counts``, ``values_a``, ``values_b`` and optionally ``seed``
     and ``words`` (``{language: [singulars, plurals]}``, one word per item type). It must follow the generator's
     rules (``satisfies_constraints``), and every item must have a word in each of ``languages``: from ``words``,
     or from the item list when the item type is one of its ids. A ValueError names ``what`` (the file), the
-    instance (counting from 1) and the field.
+    instance (counting from 1; with ``lines``, see ``entry_lines``, also the line it starts on) and the field.
 
     >>> entry = {"item_types": ["apple", "egg", "pen"], "counts": [2, 2, 1], "values_a": [1, 2, 4], "values_b": [3, 1, 2]}
     >>> [i.plural("it") for i in instances_from_data([entry], what="f.json", languages=["it"])]
@@ -325,7 +355,11 @@ def instances_from_data(data: Any, *, what: str, languages: Sequence[str]) -> li
         raise ValueError(f"{what} must hold a JSON list with at least one instance, not {type(data).__name__}.")
     for language in languages:
         _check_language(language)
-    return [_instance_entry(entry, f"{what}, instance {number}", languages) for number, entry in enumerate(data, 1)]
+    places = [
+        f"{what}, instance {n}" + (f" (line {lines[n - 1]})" if n <= len(lines) else "")
+        for n in range(1, len(data) + 1)
+    ]
+    return [_instance_entry(entry, place, languages) for entry, place in zip(data, places, strict=True)]
 
 
 def _instance_entry(entry: Any, where: str, languages: Sequence[str]) -> Instance:

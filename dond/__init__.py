@@ -207,8 +207,9 @@ def load_instances(path, *, language):
     """The instances of ``path`` (relative to the project root or absolute), every one checked for ``language``."""
     file = Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
     what = f"instances_file {path!r}"
-    data = researcher_files.read_json(file, what=what, max_bytes=5 * 1024 * 1024)
-    return dond.instances_from_data(data, what=what, languages=[language])
+    text = researcher_files.read_text(file, what=what, max_bytes=5 * 1024 * 1024)
+    data = researcher_files.parse_json(text, what=what)
+    return dond.instances_from_data(data, what=what, languages=[language], lines=dond.entry_lines(text))
 
 
 def instance_for(session, number):

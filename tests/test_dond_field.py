@@ -87,15 +87,23 @@ BAD_KEYS = [
 
 ITEMS = ["gizmo", "widget", "sprocket"]
 BAD_FILES = [
-    ("short.json", [dict(FIRST, words={"en": [ITEMS[:2], ["gizmos", "widgets"]]})], "instance 1, words.en"),
-    ("unknown.json", [dict(SECOND, item_types=["apple", "egg", "unicorn"])], "instance 1, item_types: 'unicorn'"),
+    ("short.json", [dict(FIRST, words={"en": [ITEMS[:2], ["gizmos", "widgets"]]})], "instance 1 (line 1), words.en"),
+    (
+        "unknown.json",
+        [dict(SECOND, item_types=["apple", "egg", "unicorn"])],
+        "instance 1 (line 1), item_types: 'unicorn'",
+    ),
     ("other_language.json", [FIRST], "no words for 'de'"),
     ("control.json", [dict(FIRST, words={"en": [["gi\x07zmo", *ITEMS[1:]], ["gizmos", "widgets", "x"]]})], "words.en"),
     ("long.json", [dict(FIRST, words={"en": [["g" * 41, *ITEMS[1:]], ["gizmos", "widgets", "x"]]})], "words.en"),
     ("markup.json", [dict(FIRST, words={"en": [["</script>", *ITEMS[1:]], ["a", "b", "c"]]})], "words.en"),
-    ("rules.json", [SECOND, dict(SECOND, values_a=[4, 2, 1])], "instance 2: does not follow the game's rules"),
+    (
+        "rules.json",
+        f"[\n{json.dumps(SECOND)},\n{json.dumps(dict(SECOND, values_a=[4, 2, 1]))}\n]",
+        "instance 2 (line 3): does not follow the game's rules",
+    ),
     ("empty.json", [], "at least one instance"),
-    ("typo.json", [dict(SECOND, word={})], "instance 1: unknown field(s) word"),
+    ("typo.json", [dict(SECOND, word={})], "instance 1 (line 1): unknown field(s) word"),
     ("latin1.json", json.dumps([SECOND]).replace("apple", "äpple").encode("latin-1"), "is not UTF-8 text"),
     ("broken.json", '[\n  {"item_types": ["apple"],\n   "counts": [1,]}\n]', "is not valid JSON: line 3, column"),
 ]
