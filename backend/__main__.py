@@ -1,45 +1,238 @@
-"""Command line entry: ``python -m backend report FILE [--json]``.
+"""Command line entry: ``python -m backend report FILE... [--json]``.
 
-The report kind is recognised from the CSV's columns, so one command covers every export of the apps
-(and the LLM runners, which write the same columns).
+Every CSV export the product writes is recognised by columns only it has, whatever else is added to it later:
+
+| export | what the report does |
+|---|---|
+| dond ``custom_export_dond_games`` (and the self-play runner's games CSV) | DoND report |
+| dond ``custom_export_dond_events`` | refused: pass the games export |
+| social_eval ``custom_export_ratings_long`` / ``custom_export_ratings_wide``, Sotopia ``*_final.csv`` | social report |
+| social_eval ``custom_export_qualified`` / ``custom_export_assignments`` | refused: pass the ratings export |
+| payoff_reasoning_eval ``custom_export`` (protocol) / ``custom_export_protocol_with_ids`` | reasoning report |
+| payoff_reasoning_eval ``custom_export_assignments`` | refused: pass the protocol export |
+| bias_tests ``custom_export`` (and the bias runner's CSV) | bias report |
+| oTree's all-apps wide export, per-app export, page times, chat | refused: which custom export to pass |
+
+All files of one call must be the same export (model-rating JSON files may follow social-evaluation CSVs); anything
+else is refused with the reason, so a report is never computed from the wrong file. Files are read with
+``backend.csvio.read_csv_any``, which restores cells that the exports neutralised for spreadsheets.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-# Each module named here provides ``looks_like(columns) -> bool`` and
-# ``report(paths, *, as_json=False) -> str``. The first that recognises the file wins.
-REPORT_MODULES = [
-    "backend.dond_report",
-    "backend.social_report",
-    "backend.reasoning_report",
-    "backend.bias_report",
+# What to pass instead, per app, when a file is one the report cannot read.
+APP_EXPORTS = {
+    "dond": "dond's custom_export_dond_games",
+    "social_eval": "social_eval's custom_export_ratings_long (or custom_export_ratings_wide)",
+    "payoff_reasoning_eval": "payoff_reasoning_eval's custom_export (the protocol) or custom_export_protocol_with_ids",
+    "bias_tests": "bias_tests' custom_export",
+}
+# Player fields only one app has: they name the app of oTree's per-app export.
+APP_PLAYER_FIELDS = {
+    "dond": {"player.game_role", "player.is_unpaired"},
+    "social_eval": {"player.episode_id", "player.rating_1_1"},
+    "payoff_reasoning_eval": {"player.log_file", "player.orig_choice"},
+    "bias_tests": {"player.bias", "player.arguments_shown"},
+}
+_WIDE_APP_COLUMN = re.compile(r"^([a-z_][a-z0-9_]*)\.\d+\.player\.")
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    """One export of the product: the columns that identify it, and its report module or why it is refused."""
+
+    name: str
+    required: frozenset[str]
+    reporter: str | None = None  # module with ``report(paths, *, as_json)``
+    refusal: str = ""  # for exports the report does not read: what to pass instead
+
+    def matches(self, columns: set[str]) -> bool:
+        return self.required <= columns
+
+
+# Checked in order: the first that matches names the file.
+KINDS = [
+    ExportKind(
+        "dond custom_export_dond_events",
+        frozenset({"game_id", "seq", "kind", "actor", "llm_messages"}),
+        refusal="it holds one row per chat event; the report reads one row per game: pass " + APP_EXPORTS["dond"] + ".",
+    ),
+    ExportKind(
+        "dond custom_export_dond_games",
+        frozenset({"game_id", "mode", "language", "model", "cell", "outcome", "main_score", "values_a"}),
+        reporter="backend.dond_report",
+    ),
+    ExportKind(
+        "social_eval custom_export_qualified",
+        frozenset({"participant_code", "gold_rated", "gold_passed", "qualified"}),
+        refusal="it lists who passed the gold episodes and holds no ratings: pass " + APP_EXPORTS["social_eval"] + ".",
+    ),
+    ExportKind(
+        "social_eval custom_export_assignments",
+        frozenset({"episode_id", "annotator", "status", "reserved_at", "is_gold"}),
+        refusal="it is the log of who held which episode and holds no ratings: pass "
+        + APP_EXPORTS["social_eval"]
+        + ".",
+    ),
+    ExportKind(
+        "social_eval custom_export_ratings_long",
+        frozenset({"episode_id", "agent_index", "dimension", "rating", "annotator"}),
+        reporter="backend.social_report",
+    ),
+    ExportKind(
+        "social_eval custom_export_ratings_wide",
+        frozenset({"session_code", "pk", "annotator", "is_gold"}),
+        reporter="backend.social_report",
+    ),
+    ExportKind(
+        "Sotopia annotation table (*_final.csv)",
+        frozenset({"pk", "prolific_id", "believability_1"}),
+        reporter="backend.social_report",
+    ),
+    ExportKind(
+        "payoff_reasoning_eval custom_export_assignments",
+        frozenset({"file", "participant_code", "status", "reserved_at", "finished_at"}),
+        refusal="it is the log of who held which log file and holds no verdicts: pass "
+        + APP_EXPORTS["payoff_reasoning_eval"]
+        + ".",
+    ),
+    ExportKind(
+        "payoff_reasoning_eval custom_export_protocol_with_ids",
+        frozenset(
+            {"file", "game", "attempts", "orig_choice", "final_choice", "orig_cor", "fin_cor", "err_type", "sentence"}
+            | {"con_mat", "remarks", "failed_queries", "participant_code", "session_code"}
+        ),
+        reporter="backend.reasoning_report",
+    ),
+    ExportKind(
+        "payoff_reasoning_eval custom_export (protocol)",
+        frozenset(
+            {"file", "game", "attempts", "orig_choice", "final_choice", "orig_cor", "fin_cor", "err_type", "sentence"}
+            | {"con_mat", "remarks", "failed_queries"}
+        ),
+        reporter="backend.reasoning_report",
+    ),
+    ExportKind(
+        "bias_tests custom_export",
+        frozenset({"respondent_kind", "item_id", "bias", "version", "pro_selected", "arguments_selected"}),
+        reporter="backend.bias_report",
+    ),
+    ExportKind(
+        "oTree's page-times export",
+        frozenset({"session_code", "participant_code", "page_name", "epoch_time_completed"}),
+        refusal="it holds when each page was submitted, no results: pass the app's custom export ("
+        + "; ".join(APP_EXPORTS.values())
+        + ").",
+    ),
+    ExportKind(
+        "oTree's chat export",
+        frozenset({"session_code", "participant_code", "channel", "nickname", "body"}),
+        refusal="it holds oTree's chat messages, no results: pass the app's custom export ("
+        + "; ".join(APP_EXPORTS.values())
+        + ").",
+    ),
 ]
 
 
-def _read_header(path: Path) -> list[str]:
-    import pandas as pd
+def _otree_page_data(columns: set[str]) -> ExportKind | None:
+    """oTree's all-apps wide export or its per-app export (page data, one row per participant or player)."""
+    if "participant.code" not in columns:
+        return None
+    wide_apps = sorted({match.group(1) for column in columns if (match := _WIDE_APP_COLUMN.match(column))})
+    if wide_apps:
+        name, apps = f"oTree's all-apps wide export (apps {', '.join(wide_apps)})", wide_apps
+    elif any(column.startswith("player.") for column in columns):
+        apps = [app for app, fields in APP_PLAYER_FIELDS.items() if fields <= columns]
+        name = f"oTree's per-app export of {apps[0]}" if len(apps) == 1 else "oTree's per-app export"
+    else:
+        return None
+    advice = [APP_EXPORTS[app] for app in apps if app in APP_EXPORTS] or list(APP_EXPORTS.values())
+    return ExportKind(
+        name,
+        frozenset(),
+        refusal="it holds the page data of each participant, not the results the report reads: pass "
+        + "; or ".join(advice)
+        + ".",
+    )
 
+
+def recognise(columns: Sequence[str]) -> ExportKind | None:
+    """The export a CSV header belongs to, or None.
+
+    >>> recognise(["session_code", "episode_id", "agent_index", "dimension", "rating", "annotator"]).reporter
+    'backend.social_report'
+    >>> print(recognise(["participant.code", "social_eval.1.player.rating_1_1"]).refusal)
+    it holds the page data of each participant, not the results the report reads: pass social_eval's custom_export_ratings_long (or custom_export_ratings_wide).
+    >>> recognise(["a", "b"]) is None
+    True
+    """
+    names = {str(column).strip() for column in columns}
+    page_data = _otree_page_data(names)
+    if page_data is not None:
+        return page_data
+    return next((kind for kind in KINDS if kind.matches(names)), None)
+
+
+def _find_reporter(columns: Sequence[str]):
+    """The report module for a header, or None when the header is no export the report reads."""
+    kind = recognise(columns)
+    return importlib.import_module(kind.reporter) if kind is not None and kind.reporter else None
+
+
+class RefusedFile(ValueError):
+    """A file the report does not compute from, with the reason in plain words."""
+
+
+def _read_header(path: Path) -> list[str]:
     from backend.csvio import read_csv_any
 
-    return list(read_csv_any(path, nrows=0).columns) if path.suffix != ".json" else list(pd.read_json(path).columns)
+    try:
+        return [str(column).strip() for column in read_csv_any(path, nrows=0).columns]
+    except UnicodeDecodeError as error:
+        raise RefusedFile(
+            f"{path} is not UTF-8 text (byte {error.start + 1} cannot be read): save it as UTF-8 CSV, or pass the "
+            "file as the server exported it."
+        ) from None
+    except Exception as error:  # pandas raises several kinds for an empty or broken file
+        raise RefusedFile(f"{path} cannot be read as CSV ({type(error).__name__}: {error}).") from None
 
 
-def _find_reporter(columns: list[str]):
-    for name in REPORT_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name == name:
-                continue
-            raise
-        if module.looks_like(columns):
-            return module
-    return None
+def choose_reporter(paths: Sequence[Path]) -> str:
+    """The report module for ``paths``, or ``RefusedFile`` saying which file is which export and what to pass."""
+    if len({path.resolve() for path in paths}) != len(paths):
+        raise RefusedFile("The same file is given twice; its rows would be counted twice.")
+    kinds = {}
+    for path in paths:
+        if path.suffix.lower() == ".json":
+            continue
+        columns = _read_header(path)
+        kind = recognise(columns)
+        if kind is None:
+            raise RefusedFile(
+                f"{path} matches no export of this product (its columns start {columns[:6]}). The report reads: "
+                + "; ".join(APP_EXPORTS.values())
+                + "; or a released Sotopia *_final.csv."
+            )
+        if kind.reporter is None:
+            raise RefusedFile(f"{path} is {kind.name}, which the report does not read: {kind.refusal}")
+        kinds[path] = kind
+    if not kinds:
+        raise RefusedFile("Give at least one CSV export; JSON files only add model ratings to social_eval exports.")
+    if len({kind.name for kind in kinds.values()}) > 1:
+        listing = "; ".join(f"{path.name} is {kind.name}" for path, kind in kinds.items())
+        raise RefusedFile(f"The files are different exports ({listing}): report one export at a time.")
+    (reporter,) = {kind.reporter for kind in kinds.values()}
+    if len(kinds) < len(paths) and reporter != "backend.social_report":
+        raise RefusedFile("JSON files (model ratings) can only accompany social_eval exports or Sotopia tables.")
+    return reporter
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,11 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.files:
         if not path.is_file():
             parser.error(f"{path} does not exist or is not a file.")
-    columns = _read_header(args.files[0])
-    reporter = _find_reporter(columns)
-    if reporter is None:
-        parser.error(f"{args.files[0]} has columns {columns[:8]}..., which match no known export.")
-    print(reporter.report(args.files, as_json=args.json))
+    try:
+        module = importlib.import_module(choose_reporter(args.files))
+        output = module.report(args.files, as_json=args.json)
+    except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
+        parser.exit(2, f"python -m backend report: {error}\n")
+    print(output)
     return 0
 
 

@@ -1,8 +1,10 @@
 """Metrics of seven-dimension social-evaluation ratings: the ``social_eval`` export and the Sotopia-π release.
 
-``python -m backend report FILE...`` accepts the app's long export (``social_eval_long`` custom export, columns
-``EXPORT_COLUMNS``) or the released ``*_final.csv`` tables, optionally followed by model-rating JSON files
-(``complete_gpt_score.json``: model ratings; ``complete_pk_agent_pairs.json``: which agent is under test).
+``python -m backend report FILE...`` accepts the app's long export (``custom_export_ratings_long``, columns
+``EXPORT_COLUMNS``), its wide export (``custom_export_ratings_wide``: one row per annotation, Sotopia's column names
+plus the annotator and ``is_gold``) or the released ``*_final.csv`` tables, optionally followed by model-rating JSON
+files (``complete_gpt_score.json``: model ratings; ``complete_pk_agent_pairs.json``: which agent is under test).
+Both app exports give the same figures; only the long one carries the episodes' model ratings.
 
 For every group (model file or episode group), scope (agent 1, agent 2, both agents, the agent under test where
 known) and dimension, plus the overall score (mean of the dimensions of one annotation), it reports:
@@ -106,8 +108,49 @@ def unescape_text(text: str) -> str:
     return "".join(out)
 
 
+LONG_EXPORT_REQUIRED = frozenset({"episode_id", "agent_index", "dimension", "rating", "annotator"})
+WIDE_EXPORT_REQUIRED = frozenset({"session_code", "pk", "annotator", "is_gold"})
+
+
+def wide_dimensions(columns: Iterable[str]) -> list[str]:
+    """The dimensions of a wide table (Sotopia's layout): every ``<d>_1`` that has its ``<d>_reasoning_1``.
+
+    >>> wide_dimensions(["pk", "goal_1", "goal_reasoning_1", "goal_2", "goal_reasoning_2", "round"])
+    ['goal']
+    """
+    names = list(columns)
+    return [name[:-2] for name in names if name.endswith("_1") and f"{name[:-2]}_reasoning_1" in names]
+
+
+def export_kind(columns: Iterable[str]) -> str | None:
+    """Which social-evaluation table a CSV header belongs to: ``long`` (``custom_export_ratings_long``), ``wide``
+    (``custom_export_ratings_wide``), ``release`` (a released Sotopia ``*_final.csv``) or None.
+
+    The wide export uses Sotopia's rating columns but also names the annotator and marks gold episodes, which the
+    release does not; it is read by its own columns, never as a release table (that grouped it by the empty
+    ``prolific_id`` and counted gold episodes as regular ones).
+
+    >>> export_kind(["session_code", "episode_id", "agent_index", "dimension", "rating", "annotator"])
+    'long'
+    >>> export_kind(["session_code", "pk", "is_gold", "prolific_id", "annotator", "goal_1", "goal_reasoning_1"])
+    'wide'
+    >>> export_kind(["", "model", "pk", "data", "prolific_id", "believability_1", "goal_2"])
+    'release'
+    >>> export_kind(["participant.code", "player.offer"]) is None
+    True
+    """
+    names = [str(column).strip() for column in columns]
+    if set(names) >= LONG_EXPORT_REQUIRED:
+        return "long"
+    if set(names) >= WIDE_EXPORT_REQUIRED:
+        return "wide"
+    if sotopia_release.looks_like_release(names):
+        return "release"
+    return None
+
+
 def looks_like(columns: Iterable[str]) -> bool:
-    """Whether a CSV header is a social_eval long export or a released Sotopia annotation table.
+    """Whether a CSV header is a social_eval export (long or wide) or a released Sotopia annotation table.
 
     >>> looks_like(["session_code", "episode_id", "agent_index", "dimension", "rating", "annotator"])
     True
@@ -116,19 +159,14 @@ def looks_like(columns: Iterable[str]) -> bool:
     >>> looks_like(["participant.code", "player.offer"])
     False
     """
-    names = list(columns)
-    return {"episode_id", "agent_index", "dimension", "rating", "annotator"} <= set(
-        names
-    ) or sotopia_release.looks_like_release(names)
+    return export_kind(columns) is not None
 
 
 def ratings_from_export(table: pd.DataFrame) -> pd.DataFrame:
     """The ratings frame of a social_eval long export (rows without a rating are dropped)."""
-    missing = [
-        column for column in ("episode_id", "agent_index", "dimension", "rating", "annotator") if column not in table
-    ]
+    missing = [column for column in LONG_EXPORT_REQUIRED if column not in table]
     if missing:
-        raise ValueError(f"The export lacks the columns {missing}.")
+        raise ValueError(f"The export lacks the columns {sorted(missing)}.")
     table = table.loc[pd.to_numeric(table["rating"], errors="coerce").notna()]
     group = table["episode_group"].fillna("").astype(str) if "episode_group" in table else ""
     frame = pd.DataFrame(
@@ -145,6 +183,46 @@ def ratings_from_export(table: pd.DataFrame) -> pd.DataFrame:
     )
     frame["is_gold"] = frame["is_gold"].map(_truthy).astype(bool)
     # Someone never rates an episode twice in the app, so annotator + episode identifies one annotation.
+    frame["annotation"] = frame["annotator"] + "|" + frame["episode_id"]
+    frame["is_focus"] = pd.array([pd.NA] * len(frame), dtype="boolean")
+    return frame.reset_index(drop=True)[RATING_COLUMNS]
+
+
+def ratings_from_wide_export(table: pd.DataFrame) -> pd.DataFrame:
+    """The ratings frame of a social_eval wide export: one row per annotation becomes one row per rating.
+
+    Annotators are the ``annotator`` column (the participant code), gold episodes keep ``is_gold``; a session whose
+    rubric lacks a dimension leaves its cells empty, and empty cells are no ratings.
+    """
+    missing = sorted(WIDE_EXPORT_REQUIRED - set(table.columns))
+    dimensions = wide_dimensions(table.columns)
+    if missing or not dimensions:
+        raise ValueError(
+            f"The wide export lacks the columns {missing or ['<dimension>_1', '<dimension>_reasoning_1']}."
+        )
+    group = table["episode_group"].fillna("").astype(str) if "episode_group" in table else ""
+    frames = []
+    for agent in (1, 2):
+        for dimension in dimensions:
+            column = f"{dimension}_{agent}"
+            if column not in table:
+                continue
+            frames.append(
+                pd.DataFrame(
+                    dict(
+                        group=group,
+                        episode_id=table["pk"].astype(str),
+                        agent=agent,
+                        dimension=dimension,
+                        rating=pd.to_numeric(table[column], errors="coerce"),
+                        annotator=table["annotator"].astype(str),
+                        model_rating=np.nan,
+                        is_gold=table["is_gold"].map(_truthy).astype(bool),
+                    )
+                )
+            )
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame.loc[frame["rating"].notna()].copy()
     frame["annotation"] = frame["annotator"] + "|" + frame["episode_id"]
     frame["is_focus"] = pd.array([pd.NA] * len(frame), dtype="boolean")
     return frame.reset_index(drop=True)[RATING_COLUMNS]
@@ -261,7 +339,8 @@ def attention_summary(table: pd.DataFrame) -> dict[str, float] | None:
 
 def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     """Read exports / release tables and optional model-rating JSON files into one ratings frame."""
-    frames, release_tables, notes = [], [], dict(files=[], model_ratings=None, attention=None)
+    frames, release_tables, attention_tables = [], [], []
+    notes = dict(files=[], model_ratings=None, attention=None)
     scores, focus = None, None
     for path in map(Path, paths):
         notes["files"].append(path.name)
@@ -273,15 +352,19 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
                 scores = sotopia_release.read_gpt4_scores(path)
                 notes["model_ratings"] = path.name
             continue
-        header = list(read_csv_any(path, nrows=0).columns)
-        if sotopia_release.looks_like_release(header):
+        kind = export_kind(read_csv_any(path, nrows=0).columns)
+        if kind == "release":
             release_tables.append(path)
-        elif looks_like(header):
-            table = read_csv_any(path, dtype={"episode_id": str, "annotator": str}, keep_default_na=False)
-            frames.append(ratings_from_export(table.replace("", np.nan)))
-            notes["attention"] = attention_summary(table)
+        elif kind in ("long", "wide"):
+            table = read_csv_any(path, dtype={"episode_id": str, "pk": str, "annotator": str}, keep_default_na=False)
+            table = table.replace("", np.nan)
+            frames.append(ratings_from_export(table) if kind == "long" else ratings_from_wide_export(table))
+            if {"annotator", "is_gold", "attention_passed"} <= set(table.columns):
+                attention_tables.append(table[["annotator", "is_gold", "attention_passed"]])
         else:
             raise ValueError(f"{path.name} is neither a social_eval export nor a Sotopia annotation table.")
+    if attention_tables:
+        notes["attention"] = attention_summary(pd.concat(attention_tables, ignore_index=True))
     if release_tables:
         release = sotopia_release.ratings_from_release(release_tables)
         release["annotation"] = release["group"] + ":" + release["row"].astype(str)
@@ -310,10 +393,13 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     """The printed report of ``python -m backend report`` for social-evaluation files."""
     ratings, notes = load_ratings(paths)
     table = summarise(ratings)
+    regular, gold = ratings[~ratings["is_gold"]], ratings[ratings["is_gold"]]
     header = dict(
-        annotations=int(ratings["annotation"].nunique()),
-        episodes=int(ratings["episode_id"].nunique()),
-        annotators=int(ratings["annotator"].nunique()),
+        annotations=int(regular["annotation"].nunique()),
+        episodes=int(regular["episode_id"].nunique()),
+        annotators=int(regular["annotator"].nunique()),
+        gold_annotations=int(gold["annotation"].nunique()),
+        gold_episodes=int(gold["episode_id"].nunique()),
         **notes,
     )
     if as_json:
@@ -321,7 +407,8 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
         return json.dumps(dict(header, summary=records), indent=2, ensure_ascii=False)
     lines = [
         f"Social evaluation: {header['annotations']} annotations of {header['episodes']} episodes "
-        f"by {header['annotators']} annotators ({', '.join(notes['files'])})",
+        f"by {header['annotators']} annotators ({', '.join(notes['files'])}); gold (attention) episodes apart: "
+        f"{header['gold_annotations']} annotations of {header['gold_episodes']} episodes",
         "mean = mean over items (episode x agent) of the annotators' mean; alpha = Krippendorff interval; "
         "exact / within_1 = pairwise agreement; pearson, spearman, diff (human - model) where model ratings exist.",
     ]

@@ -88,8 +88,9 @@ def test_gold_rows_can_be_included(export):
 
 def test_report_text_and_json(export, capsys):
     text = social_report.report([export])
-    assert "3 annotations of 2 episodes" not in text  # gold annotations count too
-    assert "6 annotations of 3 episodes by 2 annotators" in text
+    # Gold (attention) episodes are counted apart, never as regular ones.
+    assert "4 annotations of 2 episodes by 2 annotators" in text
+    assert "gold (attention) episodes apart: 2 annotations of 1 episodes" in text
     assert "Attention episodes: 50% of 2 annotators" in text
     assert "== demo / agent 1 (2 episodes) ==" in text and "pearson" in text
     data = json.loads(social_report.report([export], as_json=True))
