@@ -265,3 +265,45 @@ def test_a_file_without_the_agency_columns_reports_as_before(tmp_path):
         {k: v for k, v in r.items() if k != "llm_agency"} for r in json.loads(dond_report.report([new], as_json=True))
     ]
     assert "internal_faithfulness" in dond_report.report([old, write_csv(tmp_path / "llm.csv", AGENCY_GAMES)])
+
+
+def test_aborts_for_an_unreachable_model_are_reported_apart_from_rule_aborts(tmp_path, capsys):
+    """Rows as the app exports them (game_row from events, identifiers, ISO times, neutralised cells), read back by
+    the CLI: an outage and a rule-breaking model are two different rates, and neither is a violation of the other."""
+    from backend import dond
+    from backend.csvio import neutralise_row
+    from backend.dond_export import game_row
+    from backend.dond_game import GameConfig
+
+    instance = dond.generate_instance(3)
+    config = GameConfig(mode="semi", language="en", opener="A", llm_reprompts=0)
+    failed = {"kind": "llm_error", "role": "B", "error_kind": "server_error", "created_at": 1764000000.0}
+    broke = {"kind": "violation", "role": "B", "error_kind": "format", "text": "[Offer]", "created_at": 1764000001.0}
+    taken = [0] * len(instance.counts)
+    games = {
+        "outage": [failed, {"kind": "abort", "role": "B", "text": "llm_error: server_error", "created_at": 1764000002}],
+        "rules": [broke, {"kind": "abort", "role": "B", "text": "llm_invalid: format", "created_at": 1764000003.0}],
+        "deal": [
+            {"kind": "proposal", "role": "A", "proposal": taken, "created_at": 1764000004.0},
+            {"kind": "proposal", "role": "B", "proposal": taken, "created_at": 1764000005.0},
+        ],
+    }
+    person = {"participant_code": "p1", "prolific_pid": "5f0c1e2d3b4a59687a6b5c4d", "study_id": "-A1-B1"}
+    rows = []
+    for name, events in games.items():
+        row = game_row(
+            events, instance, config, session_code="s", game_id=name, opponent="llm", model="m", cell=1,
+            focal_role="A", people={"A": person},
+        )  # fmt: skip
+        rows.append(neutralise_row(row))
+    outage = rows[0]
+    assert (outage["violations_b"], outage["llm_errors_b"], outage["started_at"]) == (0, 1, "2025-11-24T16:00:00.000Z")
+    assert outage["study_id"] == "'-A1-B1"  # a formula-like text cell, neutralised as every export is
+    path = write_csv(tmp_path / "dond_games.csv", rows)
+
+    [report] = json.loads(dond_report.report([path], as_json=True))
+    assert report["games"] == 3 and report["aborted_rate"] == pytest.approx(2 / 3)
+    assert report["llm_error_rate"] == pytest.approx(1 / 3) and report["llm_invalid_rate"] == pytest.approx(1 / 3)
+    assert cli.main(["report", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "LLM error/rules" in text and "0.33/0.33" in text
