@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from backend.games import GAMES
 from backend.reasoning_logs import confusion_label, failed_queries_field, read_log_folder
@@ -87,6 +88,24 @@ def test_uploaded_logs_and_the_admin_report(otree_server):
     assert json.loads(payload) == ";".join(PROTOCOL_COLUMNS) + "\n"
 
 
+def slow_network(page, *, latency_ms: int = 250) -> None:
+    """Every response reaches the page ``latency_ms`` later, as on a busy server: a test that reads a page before the
+    next one has loaded fails here every time instead of now and then."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": latency_ms, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+
+
+def next_page(page) -> None:
+    """Press Next and wait until the page that answers has loaded, its scripts included (judge.js runs at the end of
+    the body, before the load event): the old page's elements are never read by mistake."""
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("button", name="Next").click()
+
+
 @pytest.mark.browser
 def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, page):
     name = "browser-judge_pd_p1_1_5_0_3_0_4242.txt"  # a name no other session uses
@@ -101,22 +120,22 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     )
     page.goto(session_start_links(otree_server.url, session["code"])[0])
     page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
-    page.get_by_role("button", name="Next").click()  # instructions
+    next_page(page)  # consent
+    next_page(page)  # instructions
 
-    assert page.locator("#last-response").is_visible()  # two attempts: the last response is shown too
+    expect(page.locator("#last-response")).to_be_visible()  # two attempts: the last response is shown too
     first = page.locator("#first-response .sentence").nth(2)
     last = page.locator("#last-response .sentence").nth(1)
     clicked = [first.inner_text(), last.inner_text()]
     first.click()
     last.click()
-    assert page.locator("#marked-list li").all_inner_texts() == clicked
+    expect(page.locator("#marked-list li")).to_have_text(clicked)
     page.locator("#id_orig_cor-1").check()  # incorrect
     page.locator("#id_fin_cor-0").check()  # correct
     page.locator("#err-pa").check()
     page.locator("#err-rga").check()
-    page.get_by_role("button", name="Next").click()
-    page.get_by_text("You have completed the study.", exact=True).wait_for()
+    next_page(page)
+    expect(page.get_by_text("You have completed the study.", exact=True)).to_be_visible()
 
     [row] = [row for row in export_rows(otree_server.url, APP, "custom_export") if row["file"] == name]
     assert row["sentence"] == "#".join(clicked)
@@ -126,7 +145,7 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
 
     # The admin report's download: the same row, separated by the session's csv_separator (default ';').
     page.goto(f"{otree_server.url}/AdminReport/{session['code']}")
-    assert "1 of 1 judgements done" in page.content()
+    expect(page.get_by_text("1 of 1 judgements done", exact=False)).to_be_visible()
     with page.expect_download() as download:
         page.locator("#download-protocol").click()
     lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
@@ -137,6 +156,7 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
 
 @pytest.mark.browser
 def test_log_text_is_shown_as_text_and_a_rejected_verdict_keeps_the_marks(otree_server, page):
+    slow_network(page)
     name = "browser-escape_hd_p1_0_5_1_3_0_4343.txt"
     response = 'R gives me <b>5</b> or 0. <img src=x onerror="window.pwned=1"> B is safer. {B}'
     upload = {name: f"###ATTEMPT##0~\nRESPONSE##\n{response}~\n\nPREDICATES##\n~\n"}
@@ -144,28 +164,28 @@ def test_log_text_is_shown_as_text_and_a_rejected_verdict_keeps_the_marks(otree_
         otree_server.url, "payoff_reasoning_eval", 1, logs_upload=json.dumps(upload), judges_per_log=1, consent=False
     )
     page.goto(session_start_links(otree_server.url, session["code"])[0])
-    page.get_by_role("button", name="Next").click()  # welcome
-    page.get_by_role("button", name="Next").click()  # instructions
+    next_page(page)  # welcome
+    next_page(page)  # instructions
     sentences = page.locator("#first-response .sentence")
-    assert sentences.all_inner_texts()[0] == "R gives me <b>5</b> or 0."
+    expect(sentences.first).to_have_text("R gives me <b>5</b> or 0.")
     assert page.evaluate("window.pwned") is None
     assert page.locator("#last-response").count() == 0 and page.locator("#id_fin_cor-0").count() == 0
 
     sentences.nth(0).click()
     page.locator("#id_orig_cor-1").check()
-    page.get_by_role("button", name="Next").click()
-    assert "needs at least one error type" in page.locator(".otree-form-errors").inner_text()
-    assert page.locator("#marked-list li").all_inner_texts() == ["R gives me <b>5</b> or 0."]  # marks restored
+    next_page(page)
+    expect(page.locator(".otree-form-errors")).to_contain_text("needs at least one error type")
+    expect(page.locator("#marked-list li")).to_have_text(["R gives me <b>5</b> or 0."])  # marks restored
 
     page.locator("#id_orig_cor-1").check()
     page.evaluate("document.getElementById('id_err_type').value = '<i>zz</i>'")
-    page.get_by_role("button", name="Next").click()
-    assert "Unknown error type(s) '<i>zz</i>'" in page.locator(".otree-form-errors").inner_text()
+    next_page(page)
+    expect(page.locator(".otree-form-errors")).to_contain_text("Unknown error type(s) '<i>zz</i>'")
 
     page.locator("#id_orig_cor-1").check()
     page.locator("#err-pc").check()
-    page.get_by_role("button", name="Next").click()
-    page.get_by_text("You have completed the study.", exact=True).wait_for()
+    next_page(page)
+    expect(page.get_by_text("You have completed the study.", exact=True)).to_be_visible()
     [row] = [row for row in export_rows(otree_server.url, APP, "custom_export") if row["file"] == name]
     assert (row["sentence"], row["err_type"], row["fin_cor"], row["con_mat"]) == (
         "R gives me <b>5</b> or 0.",
