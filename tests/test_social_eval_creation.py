@@ -124,6 +124,14 @@ CASES = {
         lambda tmp: dict(rubric_file=_rubric(tmp, min=-11, max=10)),
         "dimensions[0].max: the scale -11..10 has 22 points, but a rating scale may have at most 21",
     ),
+    "rubric of 11 dimensions": (
+        lambda tmp: dict(rubric_file=_eleven_dimensions(tmp)),
+        "eleven.json': dimensions: the form has room for 10 dimensions, the rubric has 11.",
+    ),
+    "an episode id twice": (
+        lambda tmp: dict(episodes_json=json.dumps(SAMPLES["sample-used-car"].as_dict())),
+        "The episode ids ['sample-used-car'] occur twice (in 'episodes' and 'episodes_json').",
+    ),
     "missing episodes folder": (
         lambda tmp: dict(episodes="backend/data/nowhere"),
         "The session key 'episodes' names a file that cannot be used: ",
@@ -170,6 +178,15 @@ CASES = {
         "The session key 'comprehension_check' needs 1 to 6 comprehension questions in the rubric, which has 0.",
     ),
 }
+
+
+def _eleven_dimensions(tmp_path) -> str:
+    data = json.loads(DEFAULT_RUBRIC_PATH.read_text(encoding="utf-8"))
+    data.pop("worked_example")
+    data["dimensions"] = [dict(data["dimensions"][0], key=f"dimension_{n}") for n in range(11)]
+    path = tmp_path / "eleven.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
 
 
 def _plain(tmp_path) -> str:
