@@ -769,7 +769,7 @@ def admin_number(value, digits=1):
 
 def admin_summary_row(row):
     low, high = row["main_score_ci"]
-    rates = ("aborted_rate", "lose_rate", "success_rate", "pareto_optimal_rate")
+    rates = ("aborted_rate", "llm_error_rate", "llm_invalid_rate", "lose_rate", "success_rate", "pareto_optimal_rate")
     formatted = {name: admin_number(row[name], 2) for name in rates}
     scores = ("main_score", "main_score_debiased", "benchmark_score")
     formatted.update({name: admin_number(row[name]) for name in scores})

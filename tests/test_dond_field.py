@@ -216,6 +216,10 @@ def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
     events = export_rows(otree_server.url, "dond", "custom_export_dond_events", session_code=session["code"])
     kinds = [event["kind"] for event in events]
     assert "violation" not in kinds and kinds.count("llm_error") == 3
+    page.goto(f"{otree_server.url}/AdminReport/{session['code']}")  # the researcher's view of the session
+    summary = page.locator("tr", has=page.locator("td", has_text="test-model")).first
+    cells = summary.locator("td").all_inner_texts()
+    assert cells[4:6] == ["1.00", "1.00 / 0.00"]  # aborted; of which LLM error / rules
 
 
 ISO_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
