@@ -447,3 +447,48 @@ def test_prompts_list_the_options_and_arguments_and_the_scripted_model_answers_t
                 assert parse_choice(reply, [o.label for o in shown.options], require_probabilities=True)
     follow_up = reprompt_message("the reply names no option letter")
     assert follow_up["role"] == "user" and "names no option letter" in follow_up["content"]
+
+
+SPECS = st.sampled_from(["", ":d", ":,d", ":,.0f", ":.2f", ":>8", ":x", ":c", ":%", ":e", ":s", "!r", ":>200"])
+TEXT = st.text(alphabet="ab €%{}", max_size=3)
+
+
+def _format_text(*names: str):
+    """A format a researcher might write: text around placeholders, each with a format spec that may not suit."""
+    pieces = [st.tuples(TEXT, st.sampled_from([name, name, "value", "amount"]), SPECS) for name in names]
+    return st.tuples(*pieces, TEXT).map(
+        lambda parts: "".join(f"{before}{{{name}{spec}}}" for before, name, spec in parts[:-1]) + parts[-1]
+    )
+
+
+NUMBER = st.one_of(st.integers(-(10**6), 10**6), st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    option_format=_format_text("value"),
+    options=st.lists(NUMBER, min_size=2, max_size=5, unique=True),
+    money_format=_format_text("amount"),
+    question=_format_text("gain", "loss"),
+    amount=st.floats(0.01, 1e6, allow_nan=False),
+    loss_lambda=st.floats(0.01, 10, allow_nan=False),
+)
+def test_an_accepted_item_file_can_show_every_version(
+    option_format, options, money_format, question, amount, loss_lambda
+):
+    """Whatever formats a researcher writes, a file is either refused with ItemFileError or every version of every
+    item can be shown and asked (what used to fail mid-study with HTTP 500 fails at validation instead)."""
+    data = copy.deepcopy(SAMPLE)
+    data["items"][_index("anchoring_bakery")].update(options=options, option_format=option_format)
+    data["items"][_index("loss_app_promotion")].update(
+        money_format=money_format, question=question, amount=amount, **{"lambda": loss_lambda}
+    )
+    try:
+        items = parse_items(data, source="mine.json")
+    except ItemFileError:
+        return
+    for item in items.items:
+        for version in item.versions:
+            shown = present(item, version, argument_order=None)
+            build_messages(shown)
+            assert all(0 < len(option.label) <= 200 for option in shown.options)
