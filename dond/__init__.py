@@ -216,6 +216,9 @@ def instance_for(session, number):
     """Games 4k..4k+3 (one per counterbalancing cell) share instance k: of the session's copy of the instances file,
     else generated from ``instance_seed``."""
     instances = session.vars.get(INSTANCES_VAR)
+    if instances is None and setting(session, "instances_file"):  # created before the copy was kept: as it was then
+        path, language = setting(session, "instances_file"), setting(session, "language")
+        instances = [instance.to_dict() for instance in load_instances(path, language=language)]
     if instances:
         return dond.Instance.from_dict(instances[(number // 4) % len(instances)])
     return dond.generate_instance(int(setting(session, "instance_seed")) + number // 4)

@@ -262,3 +262,29 @@ def test_event_rows_escape_multiline_text_and_round_trip():
     assert "\n" not in row["text"] and dond_export.unescape_text(row["text"]) == text
     assert list(row) == dond_export.DOND_EVENTS_COLUMNS and row["seq"] == 3
     assert row["created_at"] == "1970-01-01T00:00:01.500Z"
+
+
+def test_failed_calls_show_the_person_the_model_was_unreachable_never_a_broken_rule():
+    config = GameConfig(mode="semi", language="en", opener="A", llm_reprompts=2)
+    failed = {"kind": "llm_error", "role": "B", "error_kind": "timeout"}
+    events = [message("A"), failed, failed]
+    view = dond_game.participant_view(events, "A", config, counts=INSTANCE.counts)
+    assert [item.get("notice") for item in view["chat"]] == [None, "unreachable", "unreachable"]
+    assert view["waiting_for_other"] and not view["finished"]  # the model is asked again
+    # The third failure ends the game: its abort says why, with no "asked again" just before.
+    events += [failed, {"kind": "abort", "role": "B", "text": "llm_error: timeout"}]
+    view = dond_game.participant_view(events, "A", config, counts=INSTANCE.counts)
+    assert [item.get("notice") for item in view["chat"]][1:] == ["unreachable", "unreachable", "aborted"]
+    assert view["chat"][-1]["reason"] == "llm_error" and view["finished"]
+    state = replay(events, config, counts=INSTANCE.counts)
+    assert state.violations == {"A": 0, "B": 0} and state.llm_errors == {"A": 0, "B": 3}
+
+
+def test_every_language_tells_an_unreachable_model_apart_from_a_broken_rule():
+    from dond.texts import TEXTS
+
+    for language, text in TEXTS.items():
+        for key in ("notice_unreachable", "reason_llm_error"):
+            assert text[key] and text[key] != TEXTS["en"][key] or language == "en", (language, key)
+        assert text["notice_unreachable"] != text["notice_retry"]
+        assert text["reason_llm_error"] != text["reason_llm_invalid"]
