@@ -292,3 +292,16 @@ def test_a_label_that_reaches_otree_unchecked_is_still_refused_and_takes_no_slot
         finally:
             running.stop()
             shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("language", study_flow.SHARED_LANGUAGES)
+def test_every_entry_page_has_its_own_text_in_every_language(language):
+    english = {
+        reason: study_flow.entry_page_texts(reason, language="en") for reason in ("missing", "malformed", "full")
+    }
+    for reason, english_page in english.items():
+        shown = study_flow.entry_page_texts(reason, language=language)  # KeyError: a text missing in this language
+        assert shown["language"] == language and shown["title"] and all(shown["paragraphs"])
+        if language != "en":
+            assert shown["title"] != english_page["title"]
+            assert set(shown["paragraphs"]).isdisjoint(english_page["paragraphs"])
