@@ -16,6 +16,7 @@ from backend.rubrics import Rubric
 from backend.social_report import EXPORT_COLUMNS, escape_text
 
 MAX_DIMENSIONS = 10
+MAX_REASONING_CHARS = 5000  # one explanation; a forged form could otherwise store megabytes in every export
 AGENTS = (1, 2)
 
 
@@ -71,14 +72,20 @@ def slot_bounds(rubric: Rubric, field_name: str) -> tuple[int, int]:
     return 0, 0
 
 
-def reasoning_errors(values: Mapping[str, Any], rubric: Rubric, *, min_chars: int) -> dict[str, str]:
-    """Per reasoning field, a message when the text (stripped) is shorter than ``min_chars`` characters.
+def reasoning_errors(
+    values: Mapping[str, Any], rubric: Rubric, *, min_chars: int, max_chars: int = MAX_REASONING_CHARS
+) -> dict[str, str]:
+    """Per reasoning field, a message when the text (stripped) is shorter than ``min_chars`` or longer than
+    ``max_chars`` characters.
 
     >>> from backend.rubrics import load_rubric
     >>> values = {reason_field(a, s): "Long enough text." for a in AGENTS for s in range(1, 8)}
     >>> values["reason_2_3"] = "  short "
     >>> reasoning_errors(values, load_rubric(), min_chars=10)
     {'reason_2_3': 'Please explain your rating in at least 10 characters (you wrote 5).'}
+    >>> values["reason_2_3"] = "x" * 5001
+    >>> reasoning_errors(values, load_rubric(), min_chars=10)
+    {'reason_2_3': 'Please keep this explanation to at most 5000 characters (you wrote 5001).'}
     """
     if min_chars < 0:
         raise ValueError(f"min_chars must be non-negative, got {min_chars}.")
@@ -91,6 +98,10 @@ def reasoning_errors(values: Mapping[str, Any], rubric: Rubric, *, min_chars: in
                 errors[name] = "Please explain your rating."
             elif len(text) < min_chars:
                 errors[name] = f"Please explain your rating in at least {min_chars} characters (you wrote {len(text)})."
+            elif len(text) > max_chars:
+                errors[name] = (
+                    f"Please keep this explanation to at most {max_chars} characters (you wrote {len(text)})."
+                )
     return errors
 
 

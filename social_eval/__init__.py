@@ -957,6 +957,7 @@ class Rate(Page):
             task_number=player.round_number,
             task_total=len(plan),
             min_reasoning_chars=int(config["min_reasoning_chars"]),
+            max_reasoning_chars=social_forms.MAX_REASONING_CHARS,
             reasoning_hint=html.escape(rubric.reasoning_hint),
             timeout_minutes=round(float(config["reservation_timeout_s"]) / 60),
             has_episode=bool(player.episode_id),

@@ -46,7 +46,7 @@ def _values(bot, *, miss_gold=False):
 
 
 def _must_fail_cases(bot, values):
-    """Every out-of-range rating, a non-integer rating, empty and too-short reasoning."""
+    """Every out-of-range rating, a non-integer rating, empty, too-short and too-long reasoning."""
     rubric = _rubric(bot.session)
     min_chars = int(bot.session.config["min_reasoning_chars"])
     for agent in social_forms.AGENTS:
@@ -59,6 +59,8 @@ def _must_fail_cases(bot, values):
     yield SubmissionMustFail(Rate, {**values, first_reason: ""}, error_fields=[first_reason])
     yield SubmissionMustFail(Rate, {**values, first_reason: "   "}, error_fields=[first_reason])
     yield SubmissionMustFail(Rate, {**values, first_reason: "x" * (min_chars - 1)}, error_fields=[first_reason])
+    too_long = "x" * (social_forms.MAX_REASONING_CHARS + 1)
+    yield SubmissionMustFail(Rate, {**values, first_reason: too_long}, error_fields=[first_reason])
 
 
 def _check_session(bot):
