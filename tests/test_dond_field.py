@@ -7,6 +7,7 @@ join on."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.parse
 
@@ -37,11 +38,15 @@ STUDY = "6a7b8c9d0e1f2a3b4c5d6e7f"
 
 def try_create(server_url: str, **config) -> requests.Response:
     payload = dict(session_config_name="dond_llm", num_participants=1, modified_session_config_fields=config)
-    return requests.post(server_url + "/api/sessions", json=payload, timeout=30)
+    return requests.post(server_url + "/api/sessions", json=payload, headers=rest_headers(), timeout=30)
+
+
+def rest_headers() -> dict[str, str]:
+    return {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}  # as tests.harness.create_session sends it
 
 
 def session_codes(server_url: str) -> set[str]:
-    response = requests.get(server_url + "/api/sessions", timeout=30)
+    response = requests.get(server_url + "/api/sessions", headers=rest_headers(), timeout=30)
     response.raise_for_status()
     return {session["code"] for session in response.json()}
 
@@ -136,7 +141,7 @@ def check_refused(server_url: str, config: dict, named: str) -> str:
     assert response.status_code == 400, response.text[:500]
     assert named in response.text and "was not created" in response.text, response.text
     assert session_codes(server_url) == before
-    wide = requests.get(server_url + "/api/export_wide", timeout=60)
+    wide = requests.get(server_url + "/api/export_wide", headers=rest_headers(), timeout=60)
     assert wide.status_code == 200 and "dond.1.player.game_id" in wide.text
     for function in ("custom_export_dond_games", "custom_export_dond_events"):
         assert export_rows(server_url, "dond", function), function  # the played session's rows, unbroken
