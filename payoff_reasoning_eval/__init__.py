@@ -83,7 +83,8 @@ def consent_given_choices(player: Player):
 
 
 def settings_of(session) -> task.TaskSettings:
-    return task.task_settings(session.config, max_logs_per_judge=C.NUM_ROUNDS)
+    # The logs live in LogItem rows from creation on; an uploaded JSON of them (up to 25 MB) is not parsed per page.
+    return task.task_settings({**session.config, "logs_upload": ""}, max_logs_per_judge=C.NUM_ROUNDS)
 
 
 def validate_session_config(config: dict) -> None:
@@ -96,7 +97,7 @@ def validate_session_config(config: dict) -> None:
 def creating_session(subsession: Subsession):
     if subsession.round_number != 1:
         return
-    settings = settings_of(subsession.session)
+    settings = task.task_settings(subsession.session.config, max_logs_per_judge=C.NUM_ROUNDS)
     # Each log's text is copied into the session here: later edits or moves of the files change no running session.
     for log in task.load_logs(settings, project_root=PROJECT_ROOT):
         LogItem.create(subsession=subsession, file=log.filename, game=log.game, text=format_log(log))
