@@ -7,8 +7,13 @@ Session-config keys (defaults in `DEFAULTS`):
   REST API's ``modified_session_config_fields``; when set, ``logs_folder`` is not read.
 - ``default_game``: game code for files whose names do not state one.
 - ``extra_games``: more games (or replacements), as in `backend.games.games_with` (mapping or JSON text).
-- ``judges_per_log`` (3), ``logs_per_judge`` (6), ``reservation_minutes`` (30): the assignment.
+- ``judges_per_log`` (3; 1-100), ``logs_per_judge`` (6; 1-30), ``reservation_minutes`` (30; 1-1440): the assignment.
 - ``csv_separator`` (``;``) for the protocol CSV download, ``aggregation_rule`` (``unanimity``/``majority``).
+
+Logs are bounded before they are read (`MAX_LOGS` files, `MAX_LOG_BYTES` each, `MAX_TOTAL_LOG_BYTES` together; a
+``.zip`` at most `MAX_ARCHIVE_BYTES` with `MAX_ARCHIVE_ENTRIES` entries, each entry judged by its declared size and
+then read in chunks that stop at the bound), so a crafted archive or upload cannot fill the server's memory. Files
+are UTF-8 (a byte-order mark is fine); anything else is refused with the file and line.
 """
 
 from __future__ import annotations
