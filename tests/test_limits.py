@@ -1,7 +1,8 @@
 """Limits, tried as an attacker would, against a production-mode server (lab_server/limits.py).
 
 - one participant's code opens many ``/live`` sockets at once: six are served, the rest are refused at the handshake,
-  a neighbour's page and socket still work, and closing sockets frees their slots;
+  a neighbour's page and socket still work, and closing sockets frees their slots; sockets naming made-up
+  participants are refused;
 - 20 wrong admin passwords in a row: the login answers HTTP 429, refuses the right password during the lockout and
   lets it in once the lockout is over; wrong REST keys the same way;
 - a multi-megabyte form post to a participant's page is refused (HTTP 413) and the participant carries on.
@@ -85,6 +86,27 @@ def test_one_participant_cannot_open_hundreds_of_sockets_and_a_neighbour_is_not_
                 break
             await asyncio.sleep(0.2)
         assert count == SOCKETS_PER_PARTICIPANT
+
+    run_async(scenario())
+
+
+def test_sockets_for_made_up_participants_are_refused(server):
+    session = create_session(server.url, "dond_llm", 1)
+    [person] = (advance_to_bargain(link) for link in _links(server, session["code"]))
+    real_code = re.search(r"participant_code=(\w+)", person.live_url).group(1)
+
+    async def scenario():
+        made_up = [person.live_url.replace(real_code, f"madeup{number:04d}") for number in range(50)]
+        opened = []
+        try:
+            for url in made_up:
+                sockets, _ = await open_sockets(url, 1)
+                opened += sockets
+            assert opened == [], f"{len(opened)} sockets for made-up participants were accepted"
+            async with websockets.connect(person.live_url, open_timeout=30):
+                pass  # the real participant is still served
+        finally:
+            await close_all(opened)
 
     run_async(scenario())
 
