@@ -203,6 +203,11 @@ def _finished_times(players) -> dict[tuple[str, str, str], float]:
     }
 
 
+def _prolific_ids(participant) -> tuple[str, str]:
+    """(Prolific PID, study id) as the welcome page stored them (backend.study_flow.record_arrival)."""
+    return participant.vars.get("prolific_pid") or participant.label or "", participant.vars.get("study_id") or ""
+
+
 def custom_export_protocol_with_ids(players):
     """The protocol's 12 columns plus who judged, in which session and study, and when (ISO-8601 UTC)."""
     yield [*PROTOCOL_COLUMNS, *task.IDENTITY_COLUMNS]
@@ -214,8 +219,7 @@ def custom_export_protocol_with_ids(players):
         participant, code = player.participant, player.session.code
         yield [task.export_cell(column, row[column]) for column in PROTOCOL_COLUMNS] + [
             participant.code,
-            participant.vars.get("prolific_pid") or participant.label or "",
-            participant.vars.get("study_id") or "",
+            *_prolific_ids(participant),
             code,
             iso_utc(finished.get((code, participant.code, player.log_file))),
         ]
@@ -223,8 +227,18 @@ def custom_export_protocol_with_ids(players):
 
 def custom_export_assignments(players):
     """Who judged which log and when (reservations included; ISO-8601 UTC times), for auditing the assignment."""
-    yield ["session_code", "file", "participant_code", "status", "reserved_at", "finished_at"]
+    yield [
+        "session_code",
+        "file",
+        "participant_code",
+        "status",
+        "reserved_at",
+        "finished_at",
+        "prolific_pid",
+        "study_id",
+    ]
     sessions = {player.session.code: player.subsession for player in players if player.round_number == 1}
+    ids = {player.participant.code: _prolific_ids(player.participant) for player in players if player.round_number == 1}
     for code, subsession in sessions.items():
         for row in Assignment.filter(subsession=subsession):
             yield [
@@ -234,6 +248,7 @@ def custom_export_assignments(players):
                 row.status,
                 iso_utc(row.reserved_at),
                 iso_utc(row.finished_at),  # an ExtraModel field is None until set
+                *ids.get(row.participant_code, ("", "")),
             ]
 
 

@@ -160,6 +160,7 @@ def test_the_export_with_identifiers_names_judge_study_session_and_time(otree_se
         assert finished_at[(row["participant_code"], row["file"])] == row["judged_at"]
     for row in held:
         assert ISO_UTC.match(row["reserved_at"]) and row["reserved_at"] <= row["finished_at"]
+        assert (row["prolific_pid"], row["study_id"], row["session_code"]) == expected[row["participant_code"]]
 
 
 FORMULA_LOG = (
