@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 import requests
@@ -194,3 +196,13 @@ def test_files_of_different_exports_are_not_mixed(exports, capsys, tmp_path):
     latin.write_bytes("pk,prolific_id\nCaf\u00e9,1\n".encode("latin-1"))
     code, _, err = _run(capsys, latin)
     assert code == 2 and "is not UTF-8 text" in err
+
+
+def test_the_command_line_exits_with_the_reason(exports):
+    path = exports[("social_eval", "custom_export_qualified")]
+    result = subprocess.run(
+        [sys.executable, "-m", "backend", "report", str(path)], cwd=PROJECT_ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{path} is social_eval custom_export_qualified, which the report does not read: " in result.stderr
+    assert "custom_export_ratings_long" in result.stderr and "Traceback" not in result.stderr
