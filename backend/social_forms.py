@@ -20,6 +20,73 @@ MAX_REASONING_CHARS = 5000  # one explanation; a forged form could otherwise sto
 AGENTS = (1, 2)
 
 
+# What a participant is told about their own input, in the session's language (en, de, it).
+MESSAGES = {
+    "en": {
+        "reason_missing": "Please explain your rating.",
+        "reason_short": "Please explain your rating in at least {minimum} characters (you wrote {count}).",
+        "reason_long": "Please keep this explanation to at most {maximum} characters (you wrote {count}).",
+        "quiz_wrong_one": (
+            "1 of your answers is not right yet. Please re-read the guideline above and try again "
+            "({attempts} attempt(s) left)."
+        ),
+        "quiz_wrong_many": (
+            "{wrong} of your answers are not right yet. Please re-read the guideline above and try again "
+            "({attempts} attempt(s) left)."
+        ),
+        "reservation_lost": (
+            "This page was open for more than {minutes} minutes, so the conversation was given to someone else and "
+            "your ratings of it cannot be used. Please rate the conversation shown now instead."
+        ),
+    },
+    "de": {
+        "reason_missing": "Bitte begründen Sie Ihre Bewertung.",
+        "reason_short": "Bitte begründen Sie Ihre Bewertung mit mindestens {minimum} Zeichen (Sie haben {count} geschrieben).",
+        "reason_long": "Bitte kürzen Sie diese Begründung auf höchstens {maximum} Zeichen (Sie haben {count} geschrieben).",
+        "quiz_wrong_one": (
+            "1 Ihrer Antworten ist noch nicht richtig. Bitte lesen Sie die Anleitung oben noch einmal und versuchen "
+            "Sie es erneut (verbleibende Versuche: {attempts})."
+        ),
+        "quiz_wrong_many": (
+            "{wrong} Ihrer Antworten sind noch nicht richtig. Bitte lesen Sie die Anleitung oben noch einmal und "
+            "versuchen Sie es erneut (verbleibende Versuche: {attempts})."
+        ),
+        "reservation_lost": (
+            "Diese Seite war länger als {minutes} Minuten geöffnet. Das Gespräch wurde deshalb einer anderen Person "
+            "gegeben, und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das "
+            "jetzt angezeigte Gespräch."
+        ),
+    },
+    "it": {
+        "reason_missing": "Per favore, motiva la tua valutazione.",
+        "reason_short": "Per favore, motiva la tua valutazione con almeno {minimum} caratteri (ne hai scritti {count}).",
+        "reason_long": "Per favore, limita questa motivazione a non più di {maximum} caratteri (ne hai scritti {count}).",
+        "quiz_wrong_one": (
+            "1 delle tue risposte non è ancora corretta. Rileggi le istruzioni qui sopra e riprova "
+            "(tentativi rimasti: {attempts})."
+        ),
+        "quiz_wrong_many": (
+            "{wrong} delle tue risposte non sono ancora corrette. Rileggi le istruzioni qui sopra e riprova "
+            "(tentativi rimasti: {attempts})."
+        ),
+        "reservation_lost": (
+            "Questa pagina è rimasta aperta per più di {minutes} minuti, quindi la conversazione è stata assegnata a "
+            "un'altra persona e le tue valutazioni non possono essere usate. Valuta invece la conversazione "
+            "mostrata ora."
+        ),
+    },
+}
+
+
+def message(key: str, *, language: str | None = None, **values: Any) -> str:
+    """A participant message in ``language`` (``en``, ``de`` or ``it``; anything else gives English).
+
+    >>> message("reason_short", language="de", minimum=20, count=5)
+    'Bitte begründen Sie Ihre Bewertung mit mindestens 20 Zeichen (Sie haben 5 geschrieben).'
+    """
+    return MESSAGES.get(language or "en", MESSAGES["en"])[key].format(**values)
+
+
 def rating_field(agent: int, slot: int) -> str:
     """Name of the rating field of ``agent`` (1 or 2) on the rubric's ``slot``-th dimension (1-based).
 
@@ -73,7 +140,12 @@ def slot_bounds(rubric: Rubric, field_name: str) -> tuple[int, int]:
 
 
 def reasoning_errors(
-    values: Mapping[str, Any], rubric: Rubric, *, min_chars: int, max_chars: int = MAX_REASONING_CHARS
+    values: Mapping[str, Any],
+    rubric: Rubric,
+    *,
+    min_chars: int,
+    max_chars: int = MAX_REASONING_CHARS,
+    language: str | None = None,
 ) -> dict[str, str]:
     """Per reasoning field, a message when the text (stripped) is shorter than ``min_chars`` or longer than
     ``max_chars`` characters.
@@ -95,13 +167,11 @@ def reasoning_errors(
             name = reason_field(agent, slot)
             text = (values.get(name) or "").strip()
             if not text:
-                errors[name] = "Please explain your rating."
+                errors[name] = message("reason_missing", language=language)
             elif len(text) < min_chars:
-                errors[name] = f"Please explain your rating in at least {min_chars} characters (you wrote {len(text)})."
+                errors[name] = message("reason_short", language=language, minimum=min_chars, count=len(text))
             elif len(text) > max_chars:
-                errors[name] = (
-                    f"Please keep this explanation to at most {max_chars} characters (you wrote {len(text)})."
-                )
+                errors[name] = message("reason_long", language=language, maximum=max_chars, count=len(text))
     return errors
 
 

@@ -270,8 +270,12 @@ def _rating_bound(which):
 
 def _reason_check(name):
     def check(player, value):
+        config = player.session.config
         errors = social_forms.reasoning_errors(
-            {name: value}, _rubric(player.session), min_chars=int(player.session.config["min_reasoning_chars"])
+            {name: value},
+            _rubric(player.session),
+            min_chars=int(config["min_reasoning_chars"]),
+            language=config.get("language"),
         )
         return errors.get(name)
 
@@ -924,9 +928,11 @@ class Comprehension(Page):
         attempts = int(player.session.config["comprehension_attempts"])
         if player.comprehension_attempts >= attempts:
             return None  # out of attempts: before_next_page screens out
-        return (
-            f"{len(wrong)} of your answers {'is' if len(wrong) == 1 else 'are'} not right yet. Please re-read the "
-            f"guideline above and try again ({attempts - player.comprehension_attempts} attempt(s) left)."
+        return social_forms.message(
+            "quiz_wrong_one" if len(wrong) == 1 else "quiz_wrong_many",
+            language=player.session.config.get("language"),
+            wrong=len(wrong),
+            attempts=attempts - player.comprehension_attempts,
         )
 
     @staticmethod
@@ -982,9 +988,8 @@ class Rate(Page):
         now, row = time.time(), _my_row(player)
         if _is_expired(player, row, now) and not _still_needed(player, row, now):
             minutes = round(float(player.session.config["reservation_timeout_s"]) / 60)
-            return (
-                f"This page was open for more than {minutes} minutes, so the conversation was given to someone else "
-                "and your ratings of it cannot be used. Please rate the conversation shown now instead."
+            return social_forms.message(
+                "reservation_lost", language=player.session.config.get("language"), minutes=minutes
             )
         return None
 

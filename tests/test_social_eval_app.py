@@ -255,3 +255,24 @@ def test_every_export_row_carries_the_identifiers_and_iso_times(otree_server):
         custom_export_qualified=1,
         custom_export_assignments=2,
     )
+
+
+@pytest.mark.parametrize(
+    ("language", "too_short", "too_long"),
+    [
+        ("de", "mit mindestens 20 Zeichen (Sie haben 5 geschrieben)", "auf höchstens 5000 Zeichen (Sie haben 5001"),
+        ("it", "con almeno 20 caratteri (ne hai scritti 5)", "a non più di 5000 caratteri (ne hai scritti 5001)"),
+    ],
+)
+def test_a_refused_reasoning_is_explained_in_the_participants_language(otree_server, language, too_short, too_long):
+    session = create_session(
+        otree_server.url, "social_eval", 1, language=language, episodes_per_annotator=1, attention_checks=0
+    )
+    annotator = Annotator(session_start_links(otree_server.url, session["code"])[0]).to_rating_page()
+    form = rating_form()
+    annotator.submit({**form, "reason_1_1": "kurz.", "reason_2_1": "x" * 5001})
+    assert annotator.page == "Rate"
+    page_text = html.unescape(annotator.html)
+    assert too_short in page_text and too_long in page_text
+    annotator.submit(form)
+    assert annotator.page == "Completion"
