@@ -4,8 +4,10 @@
   string (a chat message, a model reply, a word from a researcher's file) ended the script and ran what followed.
   Pages now get script-safe JSON: ``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\\u003c``-style escapes,
   which JavaScript reads back as the same characters. The ``|json`` template filter gets the same treatment.
-- **Session Monitor.** oTree's Monitor puts each participant's label (and page and app names) into ``innerHTML``;
-  its rows now carry HTML-escaped text, as the Data tab's rows already do (``sanitize_for_live_update``).
+- **Session Monitor and Payments.** oTree's Monitor puts each participant's label (and page and app names) into
+  ``innerHTML`` and its Payments page prints the label raw; both now get HTML-escaped text, as the Data tab's rows
+  already do (``sanitize_for_live_update``). Labels are also limited to letters, digits, ``-`` and ``_`` at entry
+  (``entry``), so this is defence in depth.
 - **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
   websocket; with or without the Excel byte-order mark) has its text cells neutralised with
   ``backend.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
@@ -60,6 +62,27 @@ def monitor_row_escaped(row: dict) -> dict:
     return escaped
 
 
+class LabelEscaped:
+    """A participant as oTree's Payments page reads it, with the label HTML-escaped (the page prints it raw).
+
+    >>> from types import SimpleNamespace
+    >>> shown = LabelEscaped(SimpleNamespace(label="<b>x</b>", code="ab12", status=lambda: "done"))
+    >>> shown.label, shown.code, shown.status()
+    ('&lt;b&gt;x&lt;/b&gt;', 'ab12', 'done')
+    """
+
+    def __init__(self, participant) -> None:
+        self._participant = participant
+
+    def __getattr__(self, name):
+        return getattr(self._participant, name)
+
+    @property
+    def label(self):
+        label = self._participant.label
+        return html.escape(label) if isinstance(label, str) else label
+
+
 def neutralised_csv_text(csv_text: str) -> str:
     """CSV text (as oTree's own writers produce it) with every cell neutralised; numeric text is left as it is.
 
@@ -76,6 +99,7 @@ def install() -> None:
     import otree.export
     import otree.templating.filters
     import otree.views.abstract
+    import otree.views.admin
 
     plain_json_dumps = otree.views.abstract.json_dumps
 
@@ -92,6 +116,16 @@ def install() -> None:
         return [monitor_row_escaped(row) for row in rows_for_monitor(participants)]
 
     otree.export.get_rows_for_monitor = escaped_rows_for_monitor
+
+    payments = otree.views.admin.SessionPayments
+    payments_context = payments.vars_for_template
+
+    def payments_context_with_escaped_labels(self):
+        context = payments_context(self)
+        context["participants"] = [LabelEscaped(participant) for participant in context["participants"]]
+        return context
+
+    payments.vars_for_template = payments_context_with_escaped_labels
 
     # The wide, per-app and custom exports (URL and websocket alike) all write through _export_csv with typed values:
     # only text cells are touched, so numbers stay numbers.

@@ -10,6 +10,7 @@ that nothing ran (``window.__pwned`` stays undefined) and that the payload is sh
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 from pathlib import Path
@@ -210,3 +211,27 @@ def test_the_session_monitor_gets_escaped_text():
     ]
     unchanged = ("id_in_session", "code", "_current_page_of_total", "_current_app_name", "_last_page_timestamp")
     assert all(escaped[name] == row[name] for name in unchanged)
+
+
+def test_the_admin_monitor_and_payments_pages_show_labels_as_text(otree_server, page):
+    """oTree's own admin pages through the escaping wrappers: a label is shown as it is on the Monitor (rows come
+    over its websocket) and on Payments, and markup in a label would be printed as text there."""
+    from lab_server.outputs import LabelEscaped
+    from tests.test_csv_neutralisation import Visitor
+
+    session = create_session(otree_server.url, "bias_tests", 1, participant_id_format="any")
+    Visitor(otree_server.url, session["code"], "pilot-07_a")
+    page.goto(f"{otree_server.url}/SessionMonitor/{session['code']}")
+    page.locator("td[data-field='label']", has_text="pilot-07_a").wait_for()
+    assert_nothing_ran(page)
+    payments = requests.get(f"{otree_server.url}/SessionPayments/{session['code']}", timeout=30)
+    assert payments.status_code == 200 and "<td>pilot-07_a</td>" in payments.text
+
+    class Participant:
+        label, code = IMAGE, "ab12cd34"
+
+        def current_page_(self):
+            return "Choice"
+
+    shown = LabelEscaped(Participant())
+    assert (shown.label, shown.code, shown.current_page_()) == (html.escape(IMAGE), "ab12cd34", "Choice")
