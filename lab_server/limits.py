@@ -9,6 +9,9 @@ then let the right one in. oTree serves everything from one process, so the coun
   participant are open at once; one more is refused at the handshake (HTTP 403, nothing is accepted or allocated) and
   each closed socket frees its slot, also when the connection breaks. A socket naming a participant that does not
   exist is refused the same way (oTree kept those open too, so made-up codes would each have had a cap of their own).
+  Visitors who are not participants yet (a room's waiting page, browser bots) hold at most
+  ``LAB_MAX_WAITING_SOCKETS`` (default 500, about 70 MB) sockets together and six per room and label; 3,000 made-up
+  waiting visitors had taken the server from 184 to 553 MB. A room that does not exist gets none.
 - **Admin login and REST key.** After ``LAB_LOGIN_FREE_ATTEMPTS`` (default 5) failed logins from one address, that
   address gets HTTP 429 "Too many failed attempts, try again in N s" for ``LAB_LOGIN_LOCKOUT_S`` (default 30) seconds,
   doubling with each further failure (at most an hour); the right password is refused too until the lockout expires,
@@ -35,6 +38,7 @@ _PARTICIPANT_PARAMETERS = ("participant_code", "participant_id")
 FORGET_FAILURES_AFTER_S = 15 * 60
 LONGEST_LOCKOUT_S = 60 * 60
 OVERALL_FACTOR = 10
+WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
 
 _REFUSED_FORM_TEXT = {
     "en": "Your answer is too large to be sent. Please go back, shorten it and send it again.",
@@ -125,6 +129,36 @@ def participant_socket_key(path: str, query_string: bytes) -> str | None:
     return None
 
 
+def waiting_socket_key(path: str, query_string: bytes) -> str | None:
+    """The visitor a socket of someone not yet a participant belongs to: a room's waiting page (by room and label)
+    or a browser bot's; ``""`` for a room that does not exist; ``None`` for every other socket.
+
+    >>> waiting_socket_key("/wait_for_session_in_room", b"room_name=dond_study&participant_label=abc&tab_unique_id=t")
+    'room=dond_study:abc'
+    >>> waiting_socket_key("/browser_bot_wait", b""), waiting_socket_key("/live", b"participant_code=x")
+    ('browser bot', None)
+    """
+    if path == "/wait_for_session_in_room":
+        from otree.room import ROOM_DICT
+
+        query = parse_qs(query_string.decode("latin-1"))
+        room = (query.get("room_name") or [""])[0]
+        if room not in ROOM_DICT:
+            return ""
+        # Without a label each visitor is anonymous: only the overall count applies.
+        label = (query.get("participant_label") or [""])[0] or (query.get("tab_unique_id") or [""])[0]
+        return f"room={room}:{label}"
+    if path == "/browser_bot_wait" or path.startswith("/browser_bots_client/"):
+        return "browser bot"
+    return None
+
+
+async def _refuse_socket(receive, send) -> None:
+    """Close before accepting: the handshake is answered with HTTP 403 and nothing of oTree's runs."""
+    await receive()  # websocket.connect
+    await send({"type": "websocket.close", "code": 1008})
+
+
 def _client_address(scope) -> str:
     client = scope.get("client")
     return client[0] if client else "unknown"
@@ -159,6 +193,7 @@ class Limits:
 
     def __init__(self) -> None:
         self.sockets_per_participant = int(_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
+        self.waiting_sockets = int(_setting("LAB_MAX_WAITING_SOCKETS", 500))
         self.max_form_bytes = int(_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
         free = int(_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
         lockout = _setting("LAB_LOGIN_LOCKOUT_S", 30)
@@ -173,22 +208,38 @@ class Limits:
         }
 
     async def websocket(self, app, scope, receive, send) -> None:
-        key = participant_socket_key(scope.get("path", ""), scope.get("query_string", b""))
-        if key is None:
+        path, query = scope.get("path", ""), scope.get("query_string", b"")
+        key = participant_socket_key(path, query)
+        if key is not None:
+            if self.open_sockets[key] >= self.sockets_per_participant or not await self._participant_exists(key):
+                await _refuse_socket(receive, send)
+                return
+            await self._counted(app, scope, receive, send, keys=[key])
+            return
+        waiting = waiting_socket_key(path, query)
+        if waiting is None:
             await app(scope, receive, send)
             return
-        if self.open_sockets[key] >= self.sockets_per_participant or not await self._participant_exists(key):
-            # Closing before accepting answers the handshake with HTTP 403; nothing of oTree's runs.
-            await receive()  # websocket.connect
-            await send({"type": "websocket.close", "code": 1008})
+        if (
+            waiting == ""  # a room that does not exist
+            or self.open_sockets[waiting] >= self.sockets_per_participant
+            or self.open_sockets[WAITING] >= self.waiting_sockets
+        ):
+            await _refuse_socket(receive, send)
             return
-        self.open_sockets[key] += 1
+        await self._counted(app, scope, receive, send, keys=[waiting, WAITING])
+
+    async def _counted(self, app, scope, receive, send, *, keys: list[str]) -> None:
+        """Serve a socket while it counts against ``keys``; its slots are freed however it ends."""
+        for key in keys:
+            self.open_sockets[key] += 1
         try:
             await app(scope, receive, send)
         finally:
-            self.open_sockets[key] -= 1
-            if not self.open_sockets[key]:
-                del self.open_sockets[key]
+            for key in keys:
+                self.open_sockets[key] -= 1
+                if not self.open_sockets[key]:
+                    del self.open_sockets[key]
 
     async def _participant_exists(self, key: str) -> bool:
         """Whether the participant a socket names exists. oTree accepts a socket for any made-up code and keeps it

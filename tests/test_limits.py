@@ -2,7 +2,7 @@
 
 - one participant's code opens many ``/live`` sockets at once: six are served, the rest are refused at the handshake,
   a neighbour's page and socket still work, and closing sockets frees their slots; sockets naming made-up
-  participants are refused;
+  participants are refused; a room's waiting page holds six sockets per label and a bounded number in all;
 - 20 wrong admin passwords in a row: the login answers HTTP 429, refuses the right password during the lockout and
   lets it in once the lockout is over; wrong REST keys the same way;
 - a multi-megabyte form post to a participant's page is refused (HTTP 413) and the participant carries on.
@@ -24,12 +24,13 @@ from tests.harness import base_env, create_session, deployment_mode, own_databas
 pytestmark = pytest.mark.slow
 
 SOCKETS_PER_PARTICIPANT = 6  # lab_server/limits.py default
+WAITING_SOCKETS = 40  # lower than the default (500) to keep the test quick
 LOCKOUT_S = 8  # long enough for the 20 attempts below on a busy machine
 
 
 @pytest.fixture(scope="module")
 def server():
-    env = deployment_mode(base_env(LAB_LOGIN_LOCKOUT_S=str(LOCKOUT_S)))
+    env = deployment_mode(base_env(LAB_LOGIN_LOCKOUT_S=str(LOCKOUT_S), LAB_MAX_WAITING_SOCKETS=str(WAITING_SOCKETS)))
     with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
         running.admin_password = env["OTREE_ADMIN_PASSWORD"]
         running.rest_key = env["OTREE_REST_KEY"]
@@ -107,6 +108,36 @@ def test_sockets_for_made_up_participants_are_refused(server):
                 pass  # the real participant is still served
         finally:
             await close_all(opened)
+
+    run_async(scenario())
+
+
+def test_room_waiting_sockets_are_capped_per_label_and_together(server):
+    def room_socket(room: str, label: str, tab: int) -> str:
+        query = f"room_name={room}&participant_label={label}&tab_unique_id=t{tab}"
+        return server.url.replace("http", "ws", 1) + "/wait_for_session_in_room?" + query
+
+    async def scenario():
+        one_label, refused = await open_sockets(room_socket("dond_study", "visitor1", 0), 10)
+        assert (len(one_label), refused) == (SOCKETS_PER_PARTICIPANT, 10 - SOCKETS_PER_PARTICIPANT)
+        assert await open_sockets(room_socket("no_such_room", "visitor2", 0), 1) == ([], 1)
+        many = []
+        for number in range(WAITING_SOCKETS + 10):
+            many += (await open_sockets(room_socket("dond_study", f"made-up-{number}", number), 1))[0]
+        try:
+            assert len(one_label) + len(many) == WAITING_SOCKETS
+        finally:
+            await close_all(one_label + many)
+        # Closed sockets free their slots.
+        deadline = time.monotonic() + 30
+        while True:
+            again, _ = await open_sockets(room_socket("dond_study", "visitor3", 0), SOCKETS_PER_PARTICIPANT)
+            count = len(again)
+            await close_all(again)
+            if count == SOCKETS_PER_PARTICIPANT or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        assert count == SOCKETS_PER_PARTICIPANT
 
     run_async(scenario())
 
