@@ -215,3 +215,15 @@ def test_a_multi_megabyte_form_post_is_refused_and_the_participant_carries_on(se
     assert http.get(page.url, timeout=30).url == page.url
     moved = http.post(page.url, data={"consent_given": "True"}, timeout=30)
     assert moved.status_code == 200 and moved.url != page.url
+
+
+def test_the_worked_examples_of_the_guards_hold():
+    """lab_server is outside the doctest paths (it patches oTree when imported); its examples run here."""
+    import doctest
+
+    import lab_server.limits
+    import lab_server.outputs
+
+    for module in (lab_server.limits, lab_server.outputs):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
