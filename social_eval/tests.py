@@ -108,8 +108,9 @@ class PlayerBot(Bot):
             self._check_exports()
         if config.get("qualification_mode") and self.round_number == C.NUM_ROUNDS:
             players = [p for s in self.subsession.in_rounds(1, C.NUM_ROUNDS) for p in s.get_players()]
-            rows = {row[2]: row for row in list(custom_export_qualified(players))[1:]}
-            expect(rows[self.participant.code][-1], "==", 1)
+            header, *rows = custom_export_qualified(players)
+            by_participant = {row["participant_code"]: row for row in (dict(zip(header, row)) for row in rows)}
+            expect(by_participant[self.participant.code]["qualified"], "==", 1)
 
     def _introduction(self):
         config = self.session.config
