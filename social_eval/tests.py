@@ -109,7 +109,9 @@ class PlayerBot(Bot):
         if config.get("qualification_mode") and self.round_number == C.NUM_ROUNDS:
             players = [p for s in self.subsession.in_rounds(1, C.NUM_ROUNDS) for p in s.get_players()]
             header, *rows = custom_export_qualified(players)
-            by_participant = {row["participant_code"]: row for row in (dict(zip(header, row, strict=True)) for row in rows)}
+            by_participant = {
+                row["participant_code"]: row for row in (dict(zip(header, row, strict=True)) for row in rows)
+            }
             expect(by_participant[self.participant.code]["qualified"], "==", 1)
 
     def _introduction(self):
