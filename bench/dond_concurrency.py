@@ -32,11 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend.llm.fake_server import FakeOpenAIServer  # noqa: E402
 from tests.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
 from tests.harness import (  # noqa: E402
-    PROJECT_ROOT,
     base_env,
     create_session,
+    project_with_app,
     running_server,
-    scratch_project,
     session_start_links,
 )
 
@@ -117,15 +116,7 @@ def measure(server_url, participants, exchanges, **config):
 
 def floor_project() -> Path:
     """A scratch copy of the project with the floor app added (its settings add the ``live_floor`` config)."""
-    folder = scratch_project(prefix="otree-floor-")
-    (folder / "settings.py").unlink()
-    settings = (PROJECT_ROOT / "settings.py").read_text(encoding="utf-8")
-    extra = "SESSION_CONFIGS.append(dict(name='live_floor', app_sequence=['live_floor'], num_demo_participants=1))"
-    (folder / "settings.py").write_text(settings + "\n" + extra + "\n", encoding="utf-8")
-    (folder / "live_floor").mkdir()
-    (folder / "live_floor" / "__init__.py").write_text(FLOOR_APP, encoding="utf-8")
-    (folder / "live_floor" / "Bargain.html").write_text(FLOOR_PAGE, encoding="utf-8")
-    return folder
+    return project_with_app("live_floor", {"__init__.py": FLOOR_APP, "Bargain.html": FLOOR_PAGE}, prefix="otree-floor-")
 
 
 def measure_floor(server_url, participants, exchanges, latency, sends):

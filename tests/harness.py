@@ -248,6 +248,40 @@ def _run_bots(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def project_with_app(app_name: str, files: dict[str, str], *, prefix: str = "otree-app-") -> Path:
+    """A scratch copy of the project with one more app (``files``: name -> text inside ``app_name/``) and a session
+    config of the same name (``app_sequence=[app_name]``, one demo participant) appended to its settings."""
+    folder = scratch_project(prefix)
+    (folder / "settings.py").unlink()
+    settings = (PROJECT_ROOT / "settings.py").read_text(encoding="utf-8")
+    extra = (
+        f"SESSION_CONFIGS.append(dict(name={app_name!r}, display_name={app_name!r}, app_sequence=[{app_name!r}], "
+        "num_demo_participants=1))"
+    )
+    (folder / "settings.py").write_text(settings + "\n" + extra + "\n", encoding="utf-8")
+    (folder / app_name).mkdir()
+    for name, text in files.items():
+        (folder / app_name / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def rest_headers() -> dict[str, str]:
+    """The REST API key header, with the key `deployment_mode` put into this process's environment."""
+    return {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
+
+
+def rest(server_url: str, method: str, path: str, **kwargs) -> requests.Response:
+    """One REST API request (``path`` like ``/api/sessions``) with the key header; the response as it came."""
+    return requests.request(method, server_url + path, headers=rest_headers(), timeout=60, **kwargs)
+
+
+def session_codes(server_url: str) -> set[str]:
+    """The codes of every (non-demo) session on the server, through the REST API."""
+    response = rest(server_url, "GET", "/api/sessions")
+    response.raise_for_status()
+    return {session["code"] for session in response.json()}
+
+
 def create_session(server_url: str, config_name: str, participants: int, *, room: str | None = None, **config) -> dict:
     """Create a session through the REST API (``POST /api/sessions``); returns the JSON answer."""
     payload = dict(session_config_name=config_name, num_participants=participants)
@@ -255,8 +289,7 @@ def create_session(server_url: str, config_name: str, participants: int, *, room
         payload["room_name"] = room
     if config:
         payload["modified_session_config_fields"] = config
-    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-    response = requests.post(server_url + "/api/sessions", json=payload, headers=headers, timeout=30)
+    response = requests.post(server_url + "/api/sessions", json=payload, headers=rest_headers(), timeout=30)
     response.raise_for_status()
     return response.json()
 
@@ -276,7 +309,8 @@ def export_rows(server_url: str, app: str, function: str | None = None, *, sessi
 
 def session_start_links(server_url: str, session_code: str) -> list[str]:
     """The participants' start URLs of a session (REST ``get_session``)."""
-    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-    response = requests.post(f"{server_url}/api/get_session/{session_code}", json={}, headers=headers, timeout=30)
+    response = requests.post(
+        f"{server_url}/api/get_session/{session_code}", json={}, headers=rest_headers(), timeout=30
+    )
     response.raise_for_status()
     return [f"{server_url}/InitializeParticipant/{p['code']}" for p in response.json()["participants"]]

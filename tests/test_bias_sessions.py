@@ -14,7 +14,6 @@ import csv
 import datetime
 import io
 import json
-import os
 import re
 from urllib.parse import quote
 
@@ -23,7 +22,7 @@ import requests
 
 from backend import bias_report
 from backend.bias_items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS
-from tests.harness import create_session, export_rows, session_start_links
+from tests.harness import create_session, export_rows, rest, session_codes, session_start_links
 
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
 PID = "6a1b2c3d4e5f60718293a4b5"  # the shape of a Prolific ID: 24 hex digits
@@ -49,17 +48,6 @@ def _small(scenario: str, *, option_format: str = "{value} weeks") -> dict:
         data["items"][0].update(scenario=scenario, option_format=option_format)
 
     return _items(change)
-
-
-def _rest(server, method: str, path: str, **kwargs) -> requests.Response:
-    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-    return requests.request(method, server.url + path, headers=headers, timeout=60, **kwargs)
-
-
-def _session_codes(server) -> set[str]:
-    response = _rest(server, "GET", "/api/sessions")
-    response.raise_for_status()
-    return {session["code"] for session in response.json()}
 
 
 def _play(server, session_code: str, *, cookies: dict | None = None, label: str | None = None) -> list[str]:
@@ -151,18 +139,18 @@ def test_a_bad_item_file_or_key_is_refused_by_name_and_leaves_nothing(otree_serv
     if content is not None:
         path = tmp_path / "items.json"
         path.write_bytes(content)
-    before = _session_codes(otree_server)
+    before = session_codes(otree_server.url)
 
     payload = dict(session_config_name="bias_tests", num_participants=2)
     payload["modified_session_config_fields"] = {"item_file": str(path), **keys}
-    response = _rest(otree_server, "POST", "/api/sessions", json=payload)
+    response = rest(otree_server.url, "POST", "/api/sessions", json=payload)
 
     assert response.status_code == 400, response.text[:2000]
     assert "The session 'bias_tests' was not created." in response.text
     for fragment in named:
         assert fragment in response.text, response.text
-    assert _session_codes(otree_server) == before
-    wide = _rest(otree_server, "GET", "/api/export_wide")
+    assert session_codes(otree_server.url) == before
+    wide = rest(otree_server.url, "GET", "/api/export_wide")
     assert wide.status_code == 200, wide.text[:2000]
     assert kept_session in wide.text
     rows = export_rows(otree_server.url, "bias_tests", "custom_export", session_code=kept_session)
@@ -199,8 +187,8 @@ def test_export_rows_carry_the_identifiers_a_researcher_joins_on(otree_server, t
     _play(otree_server, session, cookies={"study_ids": ids}, label=PID)
     finished = datetime.datetime.now(datetime.UTC)
 
-    response = _rest(
-        otree_server,
+    response = rest(
+        otree_server.url,
         "GET",
         "/api/export_app_custom",
         params={"app": "bias_tests", "function_name": "custom_export", "session_code": session},

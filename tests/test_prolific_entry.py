@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import secrets
 import shutil
 from urllib.parse import quote
@@ -19,12 +18,13 @@ import requests
 
 from backend import study_flow
 from tests.harness import (
-    PROJECT_ROOT,
     base_env,
     create_session,
     deployment_mode,
     own_database,
-    scratch_project,
+    project_with_app,
+    rest,
+    rest_headers,
     start_server,
 )
 
@@ -57,16 +57,10 @@ def server():
             shutil.rmtree(running.folder, ignore_errors=True)
 
 
-def _rest(server, method: str, path: str, **kwargs) -> requests.Response:
-    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-    response = requests.request(method, server.url + path, headers=headers, timeout=60, **kwargs)
-    response.raise_for_status()
-    return response
-
-
 def _participants(server, session_code: str) -> list[dict]:
     """oTree's wide export of one session: one row per participant."""
-    response = _rest(server, "GET", "/api/export_wide", params={"session_code": session_code})
+    response = rest(server.url, "GET", "/api/export_wide", params={"session_code": session_code})
+    response.raise_for_status()
     return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
 
 
@@ -79,7 +73,9 @@ def _visited(server, session_code: str) -> list[str]:
 
 def _entry_links(server, session: dict, label: str) -> dict[str, str]:
     """The three ways into a session with ``label``: the room link (after its welcome page), /join, /InitializeParticipant."""
-    detail = _rest(server, "POST", f"/api/get_session/{session['code']}", json={}).json()
+    detail = rest(server.url, "POST", f"/api/get_session/{session['code']}", json={})
+    detail.raise_for_status()
+    detail = detail.json()
     label_param = f"participant_label={quote(label, safe='')}"
     return {
         "room": f"{detail['room_url']}?welcome_page_ok=1&{label_param}",
@@ -225,7 +221,7 @@ def test_participant_id_format_any_admits_pilot_labels_and_an_unknown_format_is_
             num_participants=2,
             modified_session_config_fields={"participant_id_format": "hex"},
         ),
-        headers={"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")},
+        headers=rest_headers(),
         timeout=60,
     )
     assert refused.status_code == 400
@@ -267,16 +263,7 @@ page_sequence = []
 
 def test_a_label_that_reaches_otree_unchecked_is_still_refused_and_takes_no_slot():
     """The backstop behind the entry views (Participant.set_label), for any path that would hand oTree a label."""
-    folder = scratch_project("otree-label-")
-    (folder / "settings.py").unlink()
-    settings_text = (PROJECT_ROOT / "settings.py").read_text()
-    settings_text += (
-        "\nSESSION_CONFIGS.append(dict(name='unguarded_room', display_name='unguarded', "
-        "app_sequence=['unguarded_room'], num_demo_participants=1))\n"
-    )
-    (folder / "settings.py").write_text(settings_text)
-    (folder / "unguarded_room").mkdir()
-    (folder / "unguarded_room" / "__init__.py").write_text(UNGUARDED_ROOM_APP)
+    folder = project_with_app("unguarded_room", {"__init__.py": UNGUARDED_ROOM_APP}, prefix="otree-label-")
     env = deployment_mode(base_env())
     with own_database(env) as env:
         running = start_server(kind="prodserver", env=env, folder=folder)

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
 
 import pytest
 import requests
 
 from tests.harness import (
-    PROJECT_ROOT,
     base_env,
     create_session,
     deployment_mode,
     own_database,
-    scratch_project,
+    project_with_app,
+    rest,
+    session_codes,
     start_server,
 )
 
@@ -70,16 +70,7 @@ page_sequence = [Only]
 
 @pytest.fixture(scope="module")
 def server():
-    folder = scratch_project("otree-creation-")
-    (folder / "settings.py").unlink()
-    settings_text = (PROJECT_ROOT / "settings.py").read_text()
-    settings_text += (
-        "\nSESSION_CONFIGS.append(dict(name='broken_setup', display_name='broken', app_sequence=['broken_setup'], "
-        "num_demo_participants=2))\n"
-    )
-    (folder / "settings.py").write_text(settings_text)
-    (folder / "broken_setup").mkdir()
-    (folder / "broken_setup" / "__init__.py").write_text(BROKEN_APP)
+    folder = project_with_app("broken_setup", {"__init__.py": BROKEN_APP}, prefix="otree-creation-")
     env = deployment_mode(base_env())
     with own_database(env) as env:
         running = start_server(kind="prodserver", env=env, folder=folder)
@@ -91,19 +82,8 @@ def server():
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _rest(server, method: str, path: str, **kwargs) -> requests.Response:
-    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-    return requests.request(method, server.url + path, headers=headers, timeout=60, **kwargs)
-
-
-def _session_codes(server) -> set[str]:
-    response = _rest(server, "GET", "/api/sessions")
-    response.raise_for_status()
-    return {session["code"] for session in response.json()}
-
-
 def _wide_export(server) -> list[dict]:
-    response = _rest(server, "GET", "/api/export_wide")
+    response = rest(server.url, "GET", "/api/export_wide")
     assert response.status_code == 200, response.text[:2000]
     return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
 
@@ -112,21 +92,21 @@ def _post_session(server, config_name: str, participants: int, **config) -> requ
     payload = dict(session_config_name=config_name, num_participants=participants)
     if config:
         payload["modified_session_config_fields"] = config
-    return _rest(server, "POST", "/api/sessions", json=payload)
+    return rest(server.url, "POST", "/api/sessions", json=payload)
 
 
 def test_a_failing_creating_session_leaves_nothing_and_other_exports_keep_working(server):
     kept = create_session(server.url, "bias_tests", 2)["code"]
-    before = _session_codes(server)
+    before = session_codes(server.url)
 
     response = _post_session(server, "broken_setup", 3)
 
     assert response.status_code >= 400
-    assert _session_codes(server) == before  # no orphan session with participants and no players
+    assert session_codes(server.url) == before  # no orphan session with participants and no players
     rows = _wide_export(server)
     assert {row["session.code"] for row in rows} == {kept}
     assert len(rows) == 2
-    app_export = _rest(server, "GET", "/api/export_app", params={"app": "bias_tests"})
+    app_export = rest(server.url, "GET", "/api/export_app", params={"app": "bias_tests"})
     assert app_export.status_code == 200, app_export.text[:2000]
 
 
@@ -139,19 +119,19 @@ def test_a_failing_creating_session_leaves_nothing_and_other_exports_keep_workin
     ],
 )
 def test_a_refused_key_is_named_and_leaves_nothing(server, config_name, fields, named):
-    before = _session_codes(server)
+    before = session_codes(server.url)
 
     response = _post_session(server, config_name, 2, **fields)
 
     assert response.status_code == 400
     assert "was not created" in response.text and named in response.text
-    assert _session_codes(server) == before
+    assert session_codes(server.url) == before
     _wide_export(server)
 
 
 @pytest.mark.browser
 def test_the_admin_page_names_the_refused_key_and_creates_nothing(server, page):
-    before = _session_codes(server)
+    before = session_codes(server.url)
     page.goto(server.url + "/login")
     page.fill("input[name=username]", "admin")
     page.fill("input[name=password]", server.admin_password)
@@ -169,4 +149,4 @@ def test_the_admin_page_names_the_refused_key_and_creates_nothing(server, page):
     assert "was not created" in error.inner_text()
     assert "<img src=x onerror=window.__pwned=1>" in error.inner_text()  # shown as text, not run
     assert page.evaluate("window.__pwned") is None
-    assert _session_codes(server) == before
+    assert session_codes(server.url) == before

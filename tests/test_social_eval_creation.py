@@ -21,7 +21,16 @@ import requests
 from backend.episodes import load_episodes
 from backend.rubrics import DEFAULT_RUBRIC_PATH
 from tests.conftest import PROJECT_ROOT
-from tests.harness import base_env, create_session, deployment_mode, own_database, session_start_links, start_server
+from tests.harness import (
+    base_env,
+    create_session,
+    deployment_mode,
+    own_database,
+    rest,
+    session_codes,
+    session_start_links,
+    start_server,
+)
 from tests.test_social_eval_app import Annotator
 
 SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "data" / "episodes")}
@@ -48,17 +57,6 @@ def kept(server):
     annotator.submit(_rating_form(DEFAULT_RUBRIC_PATH))
     assert annotator.page == "Completion"
     return session["code"]
-
-
-def _rest(server, method: str, path: str, **kwargs) -> requests.Response:
-    headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-    return requests.request(method, server.url + path, headers=headers, timeout=60, **kwargs)
-
-
-def _session_codes(server) -> set[str]:
-    response = _rest(server, "GET", "/api/sessions")
-    response.raise_for_status()
-    return {session["code"] for session in response.json()}
 
 
 def _csv(response: requests.Response) -> list[dict]:
@@ -200,10 +198,10 @@ def _plain(tmp_path) -> str:
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_bad_key_or_file_is_refused_by_name_and_leaves_nothing(server, kept, tmp_path, case):
     make_fields, message = CASES[case]
-    before = _session_codes(server)
+    before = session_codes(server.url)
 
-    response = _rest(
-        server,
+    response = rest(
+        server.url,
         "POST",
         "/api/sessions",
         json=dict(
@@ -215,12 +213,12 @@ def test_a_bad_key_or_file_is_refused_by_name_and_leaves_nothing(server, kept, t
     assert "The session 'social_eval' was not created." in response.text
     assert message in response.text
     assert "Traceback" not in response.text
-    assert _session_codes(server) == before
-    wide = _csv(_rest(server, "GET", "/api/export_wide"))
+    assert session_codes(server.url) == before
+    wide = _csv(rest(server.url, "GET", "/api/export_wide"))
     assert {row["session.code"] for row in wide} == {kept}
     ratings = _csv(
-        _rest(
-            server,
+        rest(
+            server.url,
             "GET",
             "/api/export_app_custom",
             params=dict(app="social_eval", function_name="custom_export_ratings_long"),
@@ -232,8 +230,8 @@ def test_a_bad_key_or_file_is_refused_by_name_and_leaves_nothing(server, kept, t
 def test_a_non_utf8_rubric_names_the_byte_and_line(server, tmp_path):
     path = tmp_path / "latin.json"
     path.write_bytes(b'{\n "name": "Fran\xe7ais"}')
-    response = _rest(
-        server,
+    response = rest(
+        server.url,
         "POST",
         "/api/sessions",
         json=dict(
@@ -249,8 +247,8 @@ def test_a_non_utf8_rubric_names_the_byte_and_line(server, tmp_path):
 
 
 def test_every_problem_is_listed_at_once(server):
-    response = _rest(
-        server,
+    response = rest(
+        server.url,
         "POST",
         "/api/sessions",
         json=dict(
