@@ -8,24 +8,33 @@ then let the right one in. oTree serves everything from one process, so the coun
   page, ``/chat``); a few open tabs need a few more. At most ``LAB_SOCKETS_PER_PARTICIPANT`` (default 6) sockets per
   participant are open at once; one more is refused at the handshake (HTTP 403, nothing is accepted or allocated) and
   each closed socket frees its slot, also when the connection breaks. A socket naming a participant that does not
-  exist is refused the same way (oTree kept those open too, so made-up codes would each have had a cap of their own).
-  Visitors who are not participants yet (a room's waiting page, browser bots) hold at most
-  ``LAB_MAX_WAITING_SOCKETS`` (default 500, about 70 MB) sockets together and six per room and label; 3,000 made-up
-  waiting visitors had taken the server from 184 to 553 MB. A room that does not exist gets none.
+  exist is refused the same way (oTree kept those open too, so made-up codes would each have had a cap of their own);
+  a participant is counted by its id as a number, so ``1``, ``01`` and ``001`` are one participant. Visitors who are
+  not participants yet (a room's waiting page, browser bots) hold at most ``LAB_MAX_WAITING_SOCKETS`` (default 500,
+  about 70 MB) sockets together, six per room and label and ``WAITING_SOCKETS_PER_ADDRESS`` per client address, so
+  one client cannot fill the waiting room; 3,000 made-up waiting visitors had taken the server from 184 to 553 MB. A
+  room that does not exist gets none. One client address holds at most ``LAB_SOCKETS_PER_ADDRESS`` (default 300: a
+  lab's shared address still fits its class) sockets of either kind.
 - **Admin login and REST key.** After ``LAB_LOGIN_FREE_ATTEMPTS`` (default 5) failed logins from one address, that
   address gets HTTP 429 "Too many failed attempts, try again in N s" for ``LAB_LOGIN_LOCKOUT_S`` (default 30) seconds,
   doubling with each further failure (at most an hour); the right password is refused too until the lockout expires,
-  so guessing cannot continue. Failures from all addresses together lock the login after 10 times as many. A
-  success clears the count; failures older than 15 minutes are forgotten. Wrong ``otree-rest-key`` headers on
-  ``/api/...`` are throttled the same way, counted separately.
-- **Form size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
-  413 before oTree reads it; real pages post a few kilobytes.
+  so guessing cannot continue. Failures from all addresses together (guessing from many addresses) lock the login
+  after 100 times as many, for at most a minute, so a flood from many addresses cannot keep the researcher out for
+  long. A success clears the count; failures older than 15 minutes are forgotten. Every request that carries an
+  ``otree-rest-key`` header, whatever its path (oTree checks the key outside ``/api/`` too), is throttled the same
+  way on wrong keys, counted separately. HTTP methods are compared in upper case: oTree's views accept ``post`` too.
+- **Body size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
+  413 before oTree reads it (real pages post a few kilobytes); a REST request (``/api/...``, where a session may
+  carry its reasoning logs) larger than ``MAX_REST_BODY_BYTES`` (32 MiB), and any other request (login, room links,
+  admin forms) larger than ``MAX_OTHER_BODY_BYTES`` (1 MiB), likewise: a 200 MB body sent to a room link had taken
+  the server from 464 to 1006 MB.
 """
 
 from __future__ import annotations
 
 import html
 import os
+import re
 import time
 from collections import defaultdict
 from urllib.parse import parse_qs
@@ -37,7 +46,11 @@ PARTICIPANT_SOCKET_PATHS = frozenset(
 _PARTICIPANT_PARAMETERS = ("participant_code", "participant_id")
 FORGET_FAILURES_AFTER_S = 15 * 60
 LONGEST_LOCKOUT_S = 60 * 60
-OVERALL_FACTOR = 10
+OVERALL_FACTOR = 100
+LONGEST_OVERALL_LOCKOUT_S = 60
+WAITING_SOCKETS_PER_ADDRESS = 20
+MAX_REST_BODY_BYTES = 32 * 1024 * 1024
+MAX_OTHER_BODY_BYTES = 1024 * 1024
 WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
 
 _REFUSED_FORM_TEXT = {
@@ -77,11 +90,12 @@ class AttemptThrottle:
     0
     """
 
-    def __init__(self, *, free_attempts: int, lockout_s: float) -> None:
+    def __init__(self, *, free_attempts: int, lockout_s: float, longest_lockout_s: float = LONGEST_LOCKOUT_S) -> None:
         if free_attempts < 1 or lockout_s <= 0:
             raise ValueError("An attempt throttle needs at least one free attempt and a positive lockout time.")
         self.free_attempts = free_attempts
         self.lockout_s = lockout_s
+        self.longest_lockout_s = longest_lockout_s
         self._failures: dict[str, tuple[int, float]] = {}  # key -> (consecutive failures, time of the last)
 
     def retry_after(self, key: str, *, now: float) -> int:
@@ -89,7 +103,7 @@ class AttemptThrottle:
         count, last = self._failures.get(key, (0, 0.0))
         if count < self.free_attempts:
             return 0
-        lockout = min(self.lockout_s * 2 ** (count - self.free_attempts), LONGEST_LOCKOUT_S)
+        lockout = min(self.lockout_s * 2 ** min(count - self.free_attempts, 32), self.longest_lockout_s)
         remaining = last + lockout - now
         return max(0, int(remaining + 0.999))
 
@@ -115,8 +129,14 @@ def participant_socket_key(path: str, query_string: bytes) -> str | None:
     'participant_id=7'
     >>> participant_socket_key("/chat", b"channel=x&participant_id=7.Xy0sig")
     'participant_id=7'
+    >>> participant_socket_key("/wait_page", b"participant_id=007"), participant_socket_key("/live", b"x=1")
+    ('participant_id=7', '')
+    >>> participant_socket_key("/wait_page", b"participant_id=%D9%A1")  # an Arabic-Indic one: no such participant
+    ''
     >>> participant_socket_key("/session_monitor/s1", b"") is None
     True
+
+    ``""`` names no possible participant (the socket is refused).
     """
     if path not in PARTICIPANT_SOCKET_PATHS:
         return None
@@ -125,8 +145,12 @@ def participant_socket_key(path: str, query_string: bytes) -> str | None:
         values = query.get(name)
         if values:
             # A signed id (the chat's "7.signature") counts as its id, so changing the signature gains nothing.
-            return f"{name}={values[0].split('.')[0]}"
-    return None
+            value = values[0].split(".")[0]
+            if name == "participant_id":
+                # By number: "1", "01" and "001" are one participant, each under one cap.
+                return f"{name}={int(value)}" if re.fullmatch(r"[0-9]{1,12}", value) else ""
+            return f"{name}={value}" if re.fullmatch(r"[A-Za-z0-9]{1,40}", value) else ""
+    return ""
 
 
 def waiting_socket_key(path: str, query_string: bytes) -> str | None:
@@ -195,6 +219,7 @@ class Limits:
         self.sockets_per_participant = int(_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
         self.waiting_sockets = int(_setting("LAB_MAX_WAITING_SOCKETS", 500))
         self.max_form_bytes = int(_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
+        self.sockets_per_address = int(_setting("LAB_SOCKETS_PER_ADDRESS", 300))
         free = int(_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
         lockout = _setting("LAB_LOGIN_LOCKOUT_S", 30)
         self.open_sockets: dict[str, int] = defaultdict(int)
@@ -202,32 +227,43 @@ class Limits:
         self.throttles = {
             kind: (
                 AttemptThrottle(free_attempts=free, lockout_s=lockout),
-                AttemptThrottle(free_attempts=free * OVERALL_FACTOR, lockout_s=lockout),
+                AttemptThrottle(
+                    free_attempts=free * OVERALL_FACTOR, lockout_s=lockout, longest_lockout_s=LONGEST_OVERALL_LOCKOUT_S
+                ),
             )
             for kind in ("login", "rest key")
         }
 
     async def websocket(self, app, scope, receive, send) -> None:
         path, query = scope.get("path", ""), scope.get("query_string", b"")
+        address = f"address={_client_address(scope)}"
         key = participant_socket_key(path, query)
         if key is not None:
-            if self.open_sockets[key] >= self.sockets_per_participant or not await self._participant_exists(key):
+            if (
+                not key  # names no possible participant
+                or self.open_sockets[key] >= self.sockets_per_participant
+                or self.open_sockets[address] >= self.sockets_per_address
+                or not await self._participant_exists(key)
+            ):
                 await _refuse_socket(receive, send)
                 return
-            await self._counted(app, scope, receive, send, keys=[key])
+            await self._counted(app, scope, receive, send, keys=[key, address])
             return
         waiting = waiting_socket_key(path, query)
         if waiting is None:
             await app(scope, receive, send)
             return
+        waiting_here = f"waiting {address}"
         if (
             waiting == ""  # a room that does not exist
             or self.open_sockets[waiting] >= self.sockets_per_participant
             or self.open_sockets[WAITING] >= self.waiting_sockets
+            or self.open_sockets[waiting_here] >= WAITING_SOCKETS_PER_ADDRESS
+            or self.open_sockets[address] >= self.sockets_per_address
         ):
             await _refuse_socket(receive, send)
             return
-        await self._counted(app, scope, receive, send, keys=[waiting, WAITING])
+        await self._counted(app, scope, receive, send, keys=[waiting, WAITING, waiting_here, address])
 
     async def _counted(self, app, scope, receive, send, *, keys: list[str]) -> None:
         """Serve a socket while it counts against ``keys``; its slots are freed however it ends."""
@@ -251,8 +287,6 @@ class Limits:
         from otree.models import Participant
 
         name, _, value = key.partition("=")
-        if name == "participant_id" and not value.isdigit():
-            return False
         criteria = {"id": int(value)} if name == "participant_id" else {"code": value}
         async with lock2:  # as oTree's own socket handlers read the database
             with session_scope():
@@ -264,15 +298,22 @@ class Limits:
         return exists
 
     async def http(self, app, scope, receive, send) -> None:
-        path, method = scope.get("path", ""), scope.get("method", "GET")
+        # oTree's views dispatch on the lower-cased method, so "post" is a POST too.
+        path, method = scope.get("path", ""), scope.get("method", "GET").upper()
+        app = self._size_limited(app, limit=self._body_limit(path))
         if path == "/login" and method == "POST":
             await self._throttled(app, scope, receive, send, kind="login", failed=lambda status: status == 200)
-        elif path.startswith("/api/") and any(name == b"otree-rest-key" for name, _ in scope.get("headers", ())):
+        elif any(name == b"otree-rest-key" for name, _ in scope.get("headers", ())):
             await self._throttled(app, scope, receive, send, kind="rest key", failed=lambda status: status == 403)
-        elif path.startswith("/p/") and method == "POST":
-            await self._size_limited(app, scope, receive, send)
         else:
             await app(scope, receive, send)
+
+    def _body_limit(self, path: str) -> int:
+        if path.startswith("/p/"):
+            return self.max_form_bytes
+        if path.startswith("/api/"):
+            return MAX_REST_BODY_BYTES
+        return MAX_OTHER_BODY_BYTES
 
     async def _throttled(self, app, scope, receive, send, *, kind: str, failed) -> None:
         """Refuse a locked-out address (or everyone, after a flood); else pass on and count the outcome.
@@ -303,31 +344,37 @@ class Limits:
             per_address.succeeded(address)
             overall.succeeded("all")
 
-    async def _size_limited(self, app, scope, receive, send) -> None:
-        """Refuse a participant's form post above the limit: by its Content-Length at once, else while reading it."""
-        refusal = _REFUSED_FORM_TEXT[_language(scope)]
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_form_bytes:
-                await _send_page(send, 413, refusal)
-                return
-        messages, size = [], 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if size > self.max_form_bytes:
-                await _send_page(send, 413, refusal)
-                return
-            if not message.get("more_body"):
-                break
-        replay = iter(messages)
+    @staticmethod
+    def _size_limited(app, *, limit: int):
+        """``app`` behind a body-size check: a body above ``limit`` bytes is refused (HTTP 413, in the participant's
+        language) by its Content-Length at once, else while it is read, before oTree sees any of it."""
 
-        async def receive_replayed():
-            return next(replay, None) or await receive()
+        async def limited(scope, receive, send) -> None:
+            refusal = _REFUSED_FORM_TEXT[_language(scope)]
+            for name, value in scope.get("headers", ()):
+                if name == b"content-length" and (not value.isdigit() or int(value) > limit):
+                    await _send_page(send, 413, refusal)
+                    return
+            messages, size = [], 0
+            while True:
+                message = await receive()
+                messages.append(message)
+                if message["type"] != "http.request":
+                    break
+                size += len(message.get("body", b""))
+                if size > limit:
+                    await _send_page(send, 413, refusal)
+                    return
+                if not message.get("more_body"):
+                    break
+            replay = iter(messages)
 
-        await app(scope, receive_replayed, send)
+            async def receive_replayed():
+                return next(replay, None) or await receive()
+
+            await app(scope, receive_replayed, send)
+
+        return limited
 
 
 def install() -> None:

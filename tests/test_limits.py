@@ -2,17 +2,22 @@
 
 - one participant's code opens many ``/live`` sockets at once: six are served, the rest are refused at the handshake,
   a neighbour's page and socket still work, and closing sockets frees their slots; sockets naming made-up
-  participants are refused; a room's waiting page holds six sockets per label and a bounded number in all;
+  participants are refused, and so is the same participant's id written with leading zeros; a room's waiting page
+  holds six sockets per label, a bounded number per client address and a bounded number in all;
 - 20 wrong admin passwords in a row: the login answers HTTP 429, refuses the right password during the lockout and
-  lets it in once the lockout is over; wrong REST keys the same way;
-- a multi-megabyte form post to a participant's page is refused (HTTP 413) and the participant carries on.
+  lets it in once the lockout is over, also when the method is written ``post``; wrong REST keys the same way, on
+  every path that checks one;
+- a multi-megabyte form post to a participant's page is refused (HTTP 413) and the participant carries on; so is a
+  large body sent to a room link or the login.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import re
 import time
+import urllib.parse
 
 import pytest
 import requests
@@ -25,6 +30,7 @@ pytestmark = pytest.mark.slow
 
 SOCKETS_PER_PARTICIPANT = 6  # lab_server/limits.py default
 WAITING_SOCKETS = 40  # lower than the default (500) to keep the test quick
+WAITING_SOCKETS_PER_ADDRESS = 20  # lab_server/limits.py
 LOCKOUT_S = 8  # long enough for the 20 attempts below on a busy machine
 
 
@@ -37,12 +43,13 @@ def server():
         yield running
 
 
-async def open_sockets(url: str, count: int) -> tuple[list, int]:
-    """Open ``count`` sockets at once; return the open ones and how many the server refused at the handshake."""
+async def open_sockets(url: str, count: int, *, address: str = "127.0.0.1") -> tuple[list, int]:
+    """Open ``count`` sockets at once from the loopback ``address``; return the open ones and how many the server
+    refused at the handshake."""
 
     async def one():
         try:
-            return await websockets.connect(url, open_timeout=60)
+            return await websockets.connect(url, open_timeout=60, local_addr=(address, 0))
         except websockets.exceptions.InvalidStatusCode as refusal:
             assert refusal.status_code == 403
             return None
@@ -112,7 +119,24 @@ def test_sockets_for_made_up_participants_are_refused(server):
     run_async(scenario())
 
 
-def test_room_waiting_sockets_are_capped_per_label_and_together(server):
+def test_the_same_participant_under_leading_zeros_is_one_participant(server):
+    create_session(server.url, "bias_tests", 1)  # participant id 1 exists in this server's fresh database
+    base = server.url.replace("http", "ws", 1) + "/wait_page?session_pk=1&page_index=1&group_id=1&participant_id="
+
+    async def scenario():
+        urls = [base + "0" * zeros + "1" for zeros in range(40)]
+        results = await asyncio.gather(*(open_sockets(url, 1) for url in urls))
+        opened = [socket for sockets, _ in results for socket in sockets]
+        try:
+            assert len(opened) <= SOCKETS_PER_PARTICIPANT, f"{len(opened)} sockets for participant 1"
+            assert await open_sockets(base + "%D9%A1", 1) == ([], 1)  # an Arabic-Indic one is no id
+        finally:
+            await close_all(opened)
+
+    run_async(scenario())
+
+
+def test_room_waiting_sockets_are_capped_per_label_per_address_and_together(server):
     def room_socket(room: str, label: str, tab: int) -> str:
         query = f"room_name={room}&participant_label={label}&tab_unique_id=t{tab}"
         return server.url.replace("http", "ws", 1) + "/wait_for_session_in_room?" + query
@@ -121,13 +145,18 @@ def test_room_waiting_sockets_are_capped_per_label_and_together(server):
         one_label, refused = await open_sockets(room_socket("dond_study", "visitor1", 0), 10)
         assert (len(one_label), refused) == (SOCKETS_PER_PARTICIPANT, 10 - SOCKETS_PER_PARTICIPANT)
         assert await open_sockets(room_socket("no_such_room", "visitor2", 0), 1) == ([], 1)
-        many = []
-        for number in range(WAITING_SOCKETS + 10):
-            many += (await open_sockets(room_socket("dond_study", f"made-up-{number}", number), 1))[0]
+        many = {address: [] for address in ("127.0.0.1", "127.0.0.2", "127.0.0.3")}
         try:
-            assert len(one_label) + len(many) == WAITING_SOCKETS
+            for address, sockets in many.items():
+                for number in range(WAITING_SOCKETS_PER_ADDRESS + 5):
+                    url = room_socket("dond_study", f"made-up-{address}-{number}", number)
+                    sockets += (await open_sockets(url, 1, address=address))[0]
+            # One address cannot fill the waiting room; several together stop at the overall cap.
+            assert len(one_label) + len(many["127.0.0.1"]) == WAITING_SOCKETS_PER_ADDRESS
+            assert len(many["127.0.0.2"]) == WAITING_SOCKETS_PER_ADDRESS
+            assert sum(map(len, many.values())) + len(one_label) == WAITING_SOCKETS
         finally:
-            await close_all(one_label + many)
+            await close_all(one_label + [socket for sockets in many.values() for socket in sockets])
         # Closed sockets free their slots.
         deadline = time.monotonic() + 30
         while True:
@@ -175,6 +204,64 @@ def test_password_guessing_is_locked_out_and_the_right_password_waits_for_the_lo
         assert time.monotonic() < deadline, "the lockout did not end"
         time.sleep(0.3)
     assert right.status_code == 302 and _logged_in(http, server.url)
+
+
+def _raw_post(url: str, path: str, form: dict, *, method: str = "post", cookies: dict | None = None, headers=None):
+    """A request with the method spelt exactly as given (``requests`` upper-cases it): (status, body text)."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    body = urllib.parse.urlencode(form)
+    all_headers = {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})}
+    if cookies:
+        all_headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in cookies.items())
+    try:
+        connection.request(method, path, body=body, headers=all_headers)
+        response = connection.getresponse()
+        return response.status, response.read().decode("utf-8", "replace")
+    finally:
+        connection.close()
+
+
+def test_a_lower_case_method_is_counted_and_locked_out_too(server):
+    http = requests.Session()
+    token = _login_form_token(http, server.url)
+    cookies = http.cookies.get_dict()
+
+    def login(password: str) -> int:
+        form = dict(username="admin", password=password, csrftoken=token)
+        return _raw_post(server.url, "/login", form, cookies=cookies)[0]
+
+    answers = [login(f"guess-{number}") for number in range(8)]
+    assert answers[:5] == [200] * 5 and answers[5:] == [429] * 3, answers
+    assert login(server.admin_password) == 429
+    deadline = time.monotonic() + LOCKOUT_S + 30
+    while (status := login(server.admin_password)) == 429:
+        assert time.monotonic() < deadline, "the lockout did not end"
+        time.sleep(0.3)
+    assert status == 302
+
+
+def test_wrong_rest_keys_are_locked_out_on_every_path_that_checks_one(server):
+    def close_bots(key: str) -> int:
+        return _raw_post(server.url, "/close_browser_bots_session", {}, method="POST", headers={"otree-rest-key": key})[
+            0
+        ]
+
+    answers = [close_bots(f"wrong-{number}") for number in range(8)]
+    assert answers[:5] == [403] * 5 and answers[5:] == [429] * 3, answers
+    assert close_bots(server.rest_key) == 429  # no key oracle during the lockout
+    deadline = time.monotonic() + LOCKOUT_S + 30
+    while (status := close_bots(server.rest_key)) == 429:
+        assert time.monotonic() < deadline, "the lockout did not end"
+        time.sleep(0.3)
+    assert status == 200
+
+
+def test_large_bodies_are_refused_where_no_login_is_needed(server):
+    two_megabytes = {"padding": "x" * (2 * 1024 * 1024)}
+    assert _raw_post(server.url, "/room/bias_study", two_megabytes, method="POST")[0] == 413
+    assert _raw_post(server.url, "/login", two_megabytes, method="POST")[0] == 413
+    assert requests.get(server.url + "/login", timeout=30).status_code == 200
 
 
 def _logged_in(http: requests.Session, url: str) -> bool:
