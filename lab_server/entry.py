@@ -6,8 +6,9 @@ admin's Session Monitor and Payments pages. A visit without a label took a slot 
 session of the same room started the study again. So each of those views is wrapped here, and the wrapper runs first:
 
 1. **Shape.** The label must have the session's ``participant_id_format`` (``prolific``: 24 lowercase hex digits, the
-   default; ``any``: 1-64 letters, digits, ``-`` or ``_``). A room link must carry one; ``/join`` and
-   ``/InitializeParticipant`` keep working without one (demo page, bots), but a label they carry is checked too. A
+   default; ``any``: 1-64 letters, digits, ``-`` or ``_``). A room link must carry one, and so must ``/join`` for a
+   session that is not a demo and asks for Prolific IDs; ``/InitializeParticipant`` (the admin's per-participant
+   links, bots) and the demo page keep working without one, but a label they carry is checked too. A
    refused link gets a page in the session's language (``global/EntryRefused.html``, HTTP 400) and no slot.
 2. **Once per study.** Entering through a room records the room on the participant (``participant.vars``). A PID that
    entered the same room before, in any session, is sent back to that participant's start URL, which shows wherever
@@ -114,7 +115,10 @@ def _guard_session_wide_link(original):
         if session is None:
             return original(self, request)  # oTree's own 404
         label = request.query_params.get("participant_label")
-        if not label:  # the demo page and cookie-based links, as oTree does them
+        if not label and not session.is_demo and _id_format(session) == "prolific":
+            # A Prolific study's session-wide link without a PID would hand out a place to anyone who has the link.
+            return refusal_page("missing", session, status_code=400)
+        if not label:  # the demo page, and cookie-based links of sessions that ask for no Prolific ID
             response = original(self, request)
             return refusal_page("full", session, status_code=404) if _is_session_full(response) else response
         problem = study_flow.participant_id_problem(label, id_format=_id_format(session))

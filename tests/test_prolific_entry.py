@@ -102,8 +102,10 @@ def test_hostile_and_missing_pids_are_refused_on_every_path_and_take_no_slot(ser
 
     for label in HOSTILE_PIDS + ["", "5F3C2A1B9D8E7F6A5B4C3D2E", "5f3c2a1b9d8e7f6a5b4c3d2"]:
         for path, url in _entry_links(server, session, label).items():
-            if not label and path != "room":
-                continue  # /join and /InitializeParticipant without a label are the demo page's and the bots' links
+            if not label and path == "initialize":
+                continue  # /InitializeParticipant without a label is the admin's per-participant link and the bots'
+            if not label and path == "join":
+                url = url.partition("?")[0]  # the session-wide link as the admin page shows it
             response = _enter(url)
             assert response.status_code == 400, (path, label, response.status_code)
             reason = "entry_missing_id" if not label else "entry_malformed_id"
