@@ -32,7 +32,6 @@ and the field, e.g. ``bad.json: agents[1].goal: must be a non-empty string, got 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -540,12 +539,11 @@ def parse_episode_text(text: str, *, source: str, rubric: Rubric | None = None) 
 
 
 def _decode(text: str, source: str) -> Any:
+    # A pasted or Windows-made text may start with a byte-order mark; nesting too deep is refused like bad JSON.
     try:
-        return json.loads(text.lstrip("\ufeff"))  # a pasted or Windows-made text may start with a byte-order mark
-    except json.JSONDecodeError as error:
-        raise EpisodeFormatError(
-            f"{source}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})."
-        ) from error
+        return researcher_files.parse_json(text, what=source)
+    except ValueError as error:
+        raise EpisodeFormatError(str(error)) from None
 
 
 def episode_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:

@@ -53,11 +53,17 @@ def parse_json(text: str, *, what: str) -> Any:
     Traceback (most recent call last):
     ...
     ValueError: items.json is not valid JSON: line 1, column 9: Expecting property name enclosed in double quotes.
+    >>> parse_json("[" * 100_000, what="deep.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: deep.json nests lists or objects too deeply to be read.
     """
     try:
         return json.loads(text.lstrip("\ufeff"))
     except json.JSONDecodeError as error:
         raise ValueError(f"{what} is not valid JSON: line {error.lineno}, column {error.colno}: {error.msg}.") from None
+    except RecursionError:
+        raise ValueError(f"{what} nests lists or objects too deeply to be read.") from None
 
 
 def read_json(path: str | Path, *, what: str, max_bytes: int = MAX_FILE_BYTES) -> Any:

@@ -209,7 +209,7 @@ class _Checker:
 def _dimension(check: _Checker, raw: Any, path: str) -> Dimension:
     data = check.mapping(raw, path)
     key = check.text(check.field(data, "key", path), f"{path}.key")
-    if not _KEY_PATTERN.match(key):
+    if not _KEY_PATTERN.fullmatch(key):
         raise check.fail(f"{path}.key", f"must be snake_case (a-z, 0-9, _; at most 40 characters), got {key!r}.")
     low = check.integer(check.field(data, "min", path), f"{path}.min")
     high = check.integer(check.field(data, "max", path), f"{path}.max")

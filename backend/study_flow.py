@@ -281,7 +281,7 @@ def completion_url(code: str) -> str:
     >>> completion_url("C1A2B3")
     'https://app.prolific.com/submissions/complete?cc=C1A2B3'
     """
-    if not code or not _ID_PATTERN.match(code):
+    if not code or not _ID_PATTERN.fullmatch(code):
         raise ValueError(f"The completion code {code!r} must be 1-64 letters, digits, '-' or '_'.")
     return PROLIFIC_COMPLETION_URL.format(code=quote(code))
 
@@ -298,19 +298,21 @@ def parse_study_ids_cookie(raw: str | None, *, participant_label: str | None) ->
     {'study_id': 'S1', 'prolific_session_id': 'X9'}
     >>> parse_study_ids_cookie(raw, participant_label="someone-else")
     {}
+    >>> parse_study_ids_cookie("[" * 5000, participant_label="abc")  # a forged cookie nested too deep to parse
+    {}
     """
     if not raw:
         return {}
     try:
         data = json.loads(unquote(raw))
-    except ValueError:
+    except (ValueError, RecursionError):  # a cookie is the participant's to forge, nesting included
         return {}
     if not isinstance(data, dict) or (data.get("pid") or "") != (participant_label or ""):
         return {}
     found = {}
     for source, target in (("study_id", "study_id"), ("session_id", "prolific_session_id")):
         value = data.get(source)
-        if isinstance(value, str) and _ID_PATTERN.match(value):
+        if isinstance(value, str) and _ID_PATTERN.fullmatch(value):
             found[target] = value
     return found
 

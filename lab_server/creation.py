@@ -47,6 +47,8 @@ def validate_session_config(config: dict) -> None:
             hook(config)
         except ValueError as error:
             problems.append(f"{app_name}: {error}")
+        except Exception as error:  # e.g. RecursionError from a file nested 5,000 deep: still a refusal, not a 500
+            problems.append(f"{app_name}: the session config could not be checked ({type(error).__name__}: {error}).")
     if problems:
         name = config.get("name", "?")
         raise CreateSessionInvalidArgs(f"The session '{name}' was not created. " + " ".join(problems))
@@ -71,8 +73,9 @@ def install() -> None:
     clean = otree.session.SessionConfig.clean
 
     def clean_then_validate(self):
-        clean(self)
+        # Ours first: oTree's clean() turns participation_fee into a currency and fails with a bare error on [] or 1e308.
         validate_session_config(self)
+        clean(self)
 
     otree.session.SessionConfig.clean = clean_then_validate
 

@@ -159,7 +159,7 @@ def test_file_level_errors_name_the_file(tmp_path):
     with pytest.raises(EpisodeFormatError, match=r"b.json: id: the episode id 'tiny-1' is already used in a.json"):
         load_episodes(tmp_path)
     (tmp_path / "b.json").write_text('{"id": "x",\n "scenario": }', encoding="utf-8")
-    with pytest.raises(EpisodeFormatError, match=r"b.json: not valid JSON \(Expecting value at line 2, column 14\)"):
+    with pytest.raises(EpisodeFormatError, match=r"b.json is not valid JSON: line 2, column 14: Expecting value"):
         load_episodes(tmp_path)
     with pytest.raises(EpisodeFormatError, match="no such episode file or folder"):
         load_episodes(tmp_path / "nowhere")

@@ -116,6 +116,9 @@ def test_a_failing_creating_session_leaves_nothing_and_other_exports_keep_workin
         ("dond_llm", {"language": "fr"}, "'language'"),
         ("bias_tests", {"completion_code": "=HYPERLINK(1)"}, "'completion_code'"),
         ("social_eval", {"llm_temperature": "warm"}, "'llm_temperature'"),
+        ("social_eval", {"episodes_json": "[" * 100_000}, "episodes_json"),  # RecursionError in the JSON parser
+        ("bias_tests", {"participation_fee": []}, "'participation_fee'"),  # oTree's own clean() failed bare on it
+        ("dond_llm", {"real_world_currency_per_point": 1e308}, "'real_world_currency_per_point'"),
     ],
 )
 def test_a_refused_key_is_named_and_leaves_nothing(server, config_name, fields, named):

@@ -91,7 +91,7 @@ def _episode_file(tmp_path, text: str, name: str = "episodes.json") -> str:
 CASES = {
     "malformed episodes_json": (
         lambda tmp: dict(episodes_json='{"id": "x1",\n "scenario": }'),
-        "session config episodes_json: not valid JSON (Expecting value at line 2, column 14).",
+        "session config episodes_json is not valid JSON: line 2, column 14: Expecting value.",
     ),
     "episodes_json without agents": (
         lambda tmp: dict(episodes_json='{"id": "x1", "scenario": "s", "agents": []}'),
@@ -136,8 +136,8 @@ CASES = {
     ),
     "episodes file with a JSON error": (
         lambda tmp: dict(episodes=_episode_file(tmp, '[\n  {"id": "a",}\n]')),
-        "The session key 'episodes' names a file that cannot be used: episodes.json: not valid JSON "
-        "(Expecting property name enclosed in double quotes at line 2, column 14).",
+        "The session key 'episodes' names a file that cannot be used: episodes.json is not valid JSON: line 2, "
+        "column 14: Expecting property name enclosed in double quotes.",
     ),
     "annotators_per_episode 0": (
         lambda tmp: dict(annotators_per_episode=0),
