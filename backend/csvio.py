@@ -3,7 +3,9 @@
 **Formula neutralisation** (every CSV this product writes, oTree's built-in exports included). Excel, LibreOffice
 and Google Sheets run a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula
 (``=HYPERLINK(...)``, DDE payloads). A *text* cell that starts with one of these, or with the quote ``'`` itself,
-gets one ``'`` in front; spreadsheets then show it as text. Numbers are never touched (a rating of -5 stays the number
+gets one ``'`` in front; spreadsheets then show it as text. So does text whose first visible character is one of
+``= + - @`` behind leading spaces, line breaks or invisible characters, or in a full-width form (``＝``): some
+spreadsheets and import dialogs trim or normalise those. Numbers are never touched (a rating of -5 stays the number
 -5), and neither is text that is a plain decimal number such as ``-5`` or ``+1.5e3`` (a spreadsheet reads it as
 that number, which runs nothing). Reading back is exact: a text cell that starts with ``'`` loses its first
 character (``restore_cell``); ``read_csv_any`` does this for every text column, so ``python -m backend report`` reads
@@ -15,13 +17,14 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import re
+import unicodedata
 from pathlib import Path
 
 import pandas as pd
 
 FORMULA_STARTS = frozenset("=+-@\t\r")
 NEUTRALISING_PREFIX = "'"
-_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def neutralise_cell(value):
@@ -35,13 +38,25 @@ def neutralise_cell(value):
     ('-5', -5, "'@SUM(A1)", "''quoted")
     >>> neutralise_cell("-A1-B1"), neutralise_cell("plain text"), neutralise_cell(None)
     ("'-A1-B1", 'plain text', None)
+    >>> neutralise_cell(" =1+1"), neutralise_cell("\\xa0\\n@x"), neutralise_cell("＝1+1"), neutralise_cell("-١")
+    ("' =1+1", "'\\xa0\\n@x", "'＝1+1", "'-١")
     """
     if not isinstance(value, str) or not value:
         return value
-    first = value[0]
-    if first == NEUTRALISING_PREFIX or (first in FORMULA_STARTS and not _PLAIN_NUMBER.fullmatch(value)):
+    if value[0] == NEUTRALISING_PREFIX or _starts_like_a_formula(value):
         return NEUTRALISING_PREFIX + value
     return value
+
+
+def _starts_like_a_formula(text: str) -> bool:
+    if text[0] in FORMULA_STARTS:
+        return not _PLAIN_NUMBER.fullmatch(text)
+    visible = unicodedata.normalize("NFKC", text)
+    start = 0
+    while start < len(visible) and (visible[start].isspace() or unicodedata.category(visible[start]) in ("Cc", "Cf")):
+        start += 1
+    visible = visible[start:]
+    return bool(visible) and visible[0] in "=+-@" and not _PLAIN_NUMBER.fullmatch(visible)
 
 
 def restore_cell(value):
