@@ -27,7 +27,7 @@ from backend.csvio import FORMULA_STARTS, read_csv_any
 from backend.llm.fake_server import Reply
 from backend.rubrics import load_rubric
 from tests.harness import create_session, export_rows, run_async
-from tests.test_forged_requests import Person, next_state, pair_and_start, payload_of
+from tests.test_forged_requests import Person, chat_until_the_model_replies, next_state, pair_and_start
 
 pytestmark = pytest.mark.slow
 
@@ -90,17 +90,7 @@ def play_dond_against_the_model(server_url: str, llm_server) -> None:
     llm_server.script(Reply(text=MODEL_REPLY))
     [person] = visitors(server_url, "dond_llm", 1, "L", llm_model="test-model", first_mover="human")
     person.advance_to("Bargain")
-
-    async def talk():
-        async with websockets.connect(person.live_url(), max_size=None) as socket:
-            await socket.send(json.dumps({"type": "message", "text": "What would you like?"}))
-            while True:
-                frame = json.loads(await asyncio.wait_for(socket.recv(), timeout=60))
-                chat = payload_of(frame).get("chat", [])
-                if any(item.get("who") == "other" for item in chat):
-                    return
-
-    run_async(talk())
+    chat_until_the_model_replies(person, "What would you like?")
 
 
 def rate_in_social_eval(server_url: str) -> None:

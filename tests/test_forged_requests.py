@@ -116,6 +116,20 @@ async def receive(socket, timeout_s: float = 15) -> dict:
     return json.loads(await asyncio.wait_for(socket.recv(), timeout=timeout_s))
 
 
+def chat_until_the_model_replies(person: Person, text: str) -> list[dict]:
+    """Send ``text`` on the person's Bargain page and wait for the model's reply; returns the chat then shown."""
+
+    async def talk():
+        async with websockets.connect(person.live_url(), max_size=None) as socket:
+            await socket.send(json.dumps({"type": "message", "text": text}))
+            while True:
+                chat = payload_of(await receive(socket, timeout_s=60)).get("chat", [])
+                if any(item.get("who") == "other" for item in chat):
+                    return chat
+
+    return run_async(talk())
+
+
 async def next_state(socket, log: list) -> dict:
     """Frames until the next state payload (all of them appended to ``log``); returns that payload."""
     while True:

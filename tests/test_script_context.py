@@ -9,7 +9,6 @@ that nothing ran (``window.__pwned`` stays undefined) and that the payload is sh
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
@@ -21,7 +20,13 @@ import websockets
 
 from backend.llm.fake_server import Reply
 from tests.harness import create_session, run_async, session_start_links
-from tests.test_forged_requests import Person, next_state, pair_and_start, payload_of, people
+from tests.test_forged_requests import (
+    Person,
+    chat_until_the_model_replies,
+    next_state,
+    pair_and_start,
+    people,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -78,17 +83,7 @@ def test_a_model_reply_does_not_run_after_a_reload(otree_server, llm_server, pag
     llm_server.script(Reply(text=PAYLOAD))
     [person] = people(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
     person.advance_to("Bargain")
-
-    async def talk():
-        async with websockets.connect(person.live_url(), max_size=None) as socket:
-            await socket.send(json.dumps({"type": "message", "text": "What would you like?"}))
-            while True:
-                frame = json.loads(await asyncio.wait_for(socket.recv(), timeout=60))
-                chat = payload_of(frame).get("chat", [])
-                if any(item.get("who") == "other" for item in chat):
-                    return chat
-
-    assert {"who": "other", "text": PAYLOAD} in run_async(talk())
+    assert {"who": "other", "text": PAYLOAD} in chat_until_the_model_replies(person, "What would you like?")
     open_bargain(page, person.url)
     assert PAYLOAD in chat_texts(page)
     assert_nothing_ran(page)
