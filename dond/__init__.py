@@ -26,6 +26,7 @@ from backend import (
 )
 from backend.llm import LLMSettings, start_stream
 from backend.negotiation_protocol import Protocol
+from backend.stored_text import storable
 
 from .texts import texts
 
@@ -448,7 +449,7 @@ def rejected(player, game, error):
     kind = error.kind if isinstance(error, dond.MoveError) else "bad_request"
     message = text.get(f"error_{kind}", text["error_bad_request"]).format(limit=game.max_message_chars)
     # Clipped: the error can quote the forged input, which must not grow the game's rows (re-read every live call).
-    detail = str(error)[:STORED_ERROR_CHARS]
+    detail = storable(str(error)[:STORED_ERROR_CHARS])
     store_event(game, dict(kind="input_rejected", role=player.game_role, actor="human", error_kind=kind, error=detail))
     return {player.id_in_group: {"type": "rejected", "message": message}}
 
@@ -462,6 +463,8 @@ def human_move(player, game, data, events):
         if data.get("type") == "message":
             if not isinstance(data.get("text"), str):
                 raise ValueError("A message must be text.")  # a bad request, not a badly written proposal
+            if "\x00" in data["text"]:  # no keyboard types it; PostgreSQL could not store it
+                raise ValueError("A message must not contain the NUL character.")
             event = dict(base, kind="message", text=data["text"])
         else:
             counts = dond.check_proposal(data.get("counts"), instance)

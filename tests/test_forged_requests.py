@@ -485,11 +485,13 @@ MALFORMED = [
     {"type": "message", "text": ""},
     {"type": "message", "text": "x" * 1001},
     {"type": "message", "text": "y" * 500_000},
+    {"type": "message", "text": "nul\x00byte"},  # PostgreSQL cannot store NUL: refused, not a crash
     {"type": "proposal"},
     {"type": "proposal", "counts": None},
     {"type": "proposal", "counts": "everything"},
     {"type": "proposal", "counts": [1, 1, 1]},
     {"type": "proposal", "counts": {"unicorn": 1}},
+    {"type": "proposal", "counts": {"uni\x00corn": 1}},  # quoted in the stored error: stored without NUL
 ]
 
 

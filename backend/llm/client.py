@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from backend.stored_text import storable
+
 SCRIPTED_MODEL = "scripted"
 DEFAULT_MAX_CONCURRENCY = 32
 MAX_RETRY_AFTER_S = 30.0
@@ -246,7 +248,7 @@ async def _attempt_stream(client, request: dict, settings: LLMSettings, record: 
                     record.finish_reason = choice.finish_reason
                 piece = getattr(choice.delta, "content", None)
                 if piece:
-                    yield piece
+                    yield storable(piece)
         if not chunks:
             raise _RetryableError("bad_response", "The model endpoint answered without a readable event stream.")
         if record.finish_reason is None:
@@ -268,7 +270,7 @@ async def _attempt_complete(client, request: dict, settings: LLMSettings, record
         record.completion_tokens = response.usage.completion_tokens
     if getattr(choice, "logprobs", None) is not None:
         record.extra["logprobs"] = choice.logprobs.model_dump() if hasattr(choice.logprobs, "model_dump") else None
-    return choice.message.content or ""
+    return storable(choice.message.content or "")
 
 
 async def stream(
