@@ -352,9 +352,23 @@ def split_codes(raw: str | None) -> list[str]:
 
 
 def check_verdict(
-    log: ReasoningLog, *, orig_cor: int | None, fin_cor: int | None, err_type: str | None, marked: str | None
+    log: ReasoningLog,
+    *,
+    orig_cor: int | None,
+    fin_cor: int | None,
+    err_type: str | None,
+    marked: str | None,
+    remarks: str | None = None,
 ) -> list[str]:
-    """Problems with a submitted verdict (for the page's error message); [] when it may be saved."""
+    """Problems with a submitted verdict (for the page's error message); [] when it may be saved.
+
+    Remarks are bounded (``MAX_REMARKS_CHARS``) like social_eval's reasoning: the form takes up to 512 KiB, and every
+    export and report would carry a pasted book.
+    """
+    if remarks and len(remarks) > MAX_REMARKS_CHARS:
+        return [
+            f"Please shorten your remarks to at most {MAX_REMARKS_CHARS:,} characters (they have {len(remarks):,})."
+        ]
     if orig_cor is None:
         return ["Please say whether the first response is correct."]
     if len(log.attempts) > 1 and fin_cor is None:
@@ -371,6 +385,9 @@ def check_verdict(
         err_types=split_codes(err_type),
         sentences=[index[sentence_id] for sentence_id in ids],
     )
+
+
+MAX_REMARKS_CHARS = 5000
 
 
 def verdict_row(

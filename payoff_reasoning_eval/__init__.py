@@ -313,6 +313,7 @@ class Judge(Page):
             fin_cor=values.get("fin_cor"),
             err_type=values.get("err_type"),
             marked=values.get("marked_sentences"),
+            remarks=values.get("remarks"),
         )
         return html.escape(" ".join(problems)) or None  # oTree prints the message unescaped
 

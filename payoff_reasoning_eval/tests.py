@@ -59,6 +59,8 @@ class PlayerBot(Bot):
                 expect("fin_cor", "not in", self.html)
         marked = [sentences[0], sentences[-1]] if orig_cor == 0 or fin_cor == 0 else []
         data.update(err_type="rga#pa" if marked else "", marked_sentences="#".join(marked))
+        if self.round_number == 1:  # an otherwise valid verdict with over-long remarks
+            yield SubmissionMustFail(Judge, {**data, "remarks": "r" * 5001})
         yield Judge, data
         expect(self.player.con_mat, "==", confusion_label(orig_cor, log.check_passed))
         expect(self.player.fin_cor, "==", fin_cor if len(log.attempts) > 1 else orig_cor)

@@ -119,6 +119,11 @@ def test_verdict_checks_and_rows():
     assert "last response" in check_verdict(LOG, orig_cor=1, fin_cor=None, err_type="", marked="")[0]
     assert "Unknown sentence id" in check_verdict(LOG, orig_cor=0, fin_cor=0, err_type="pa", marked="f0#z1")[0]
     assert check_verdict(LOG, orig_cor=0, fin_cor=1, err_type="rga#pa", marked="l0#f0") == []
+    ok = dict(orig_cor=0, fin_cor=1, err_type="rga#pa", marked="l0#f0")
+    assert check_verdict(LOG, **ok, remarks="r" * 5000) == []
+    assert check_verdict(LOG, **ok, remarks="r" * 5001) == [
+        "Please shorten your remarks to at most 5,000 characters (they have 5,001)."
+    ]
     row = verdict_row(LOG, orig_cor=0, fin_cor=1, err_type="rga#pa", marked="l0#f0", remarks="")
     assert (row["sentence"], row["err_type"], row["con_mat"]) == ("I get 5.#Actually 1.", "pa#rga", "TN")
     one = parse_log("###ATTEMPT##0~\nRESPONSE##\nFine. {B}~\n")
