@@ -2,7 +2,8 @@
 
 - one participant's code opens many ``/live`` sockets at once: six are served, the rest are refused at the handshake,
   a neighbour's page and socket still work, and closing sockets frees their slots; sockets naming made-up
-  participants are refused, and so is the same participant's id written with leading zeros; a room's waiting page
+  participants are refused, and so is the same participant's id written with leading zeros; a frame over 256 KiB
+  closes its socket before the app parses it; a room's waiting page
   holds six sockets per label, a bounded number per client address and a bounded number in all;
 - 20 wrong admin passwords in a row: the login answers HTTP 429, refuses the right password during the lockout and
   lets it in once the lockout is over, also when the method is written ``post``; wrong REST keys the same way, on
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import json
 import re
 import time
 import urllib.parse
@@ -115,6 +117,24 @@ def test_sockets_for_made_up_participants_are_refused(server):
                 pass  # the real participant is still served
         finally:
             await close_all(opened)
+
+    run_async(scenario())
+
+
+def test_an_oversized_live_frame_closes_the_socket_before_the_app_reads_it(server):
+    session = create_session(server.url, "dond_llm", 1)
+    [person] = (advance_to_bargain(link) for link in _links(server, session["code"]))
+    frame = json.dumps({"type": "message", "text": "x" * (600 * 1024)})  # under the server's own 1 MiB ceiling
+
+    async def scenario():
+        async with websockets.connect(person.live_url, open_timeout=30, max_size=None) as socket:
+            await socket.send(frame)
+            with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+                await asyncio.wait_for(socket.recv(), timeout=30)
+            assert closed.value.code == 1009
+        async with websockets.connect(person.live_url, open_timeout=30) as socket:  # served again afterwards
+            await socket.send(json.dumps({"type": "load"}))
+            assert json.loads(await asyncio.wait_for(socket.recv(), timeout=30))
 
     run_async(scenario())
 
