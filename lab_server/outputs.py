@@ -21,7 +21,7 @@ import html
 import io
 import json
 
-from backend.csvio import neutralise_cell
+from backend.csvio import neutralise_row
 
 # Characters that may end or confuse a <script> element or a JavaScript string when JSON is written into HTML.
 _SCRIPT_ESCAPES = str.maketrans(
@@ -91,7 +91,7 @@ def neutralised_csv_text(csv_text: str) -> str:
     """
     rows = csv.reader(io.StringIO(csv_text, newline=""))
     buffer = io.StringIO(newline="")
-    csv.writer(buffer).writerows([neutralise_cell(cell) for cell in row] for row in rows)
+    csv.writer(buffer).writerows(neutralise_row(row) for row in rows)
     return buffer.getvalue()
 
 
@@ -132,7 +132,7 @@ def install() -> None:
     export_csv = otree.export._export_csv
 
     def export_neutralised_csv(fp, rows):
-        export_csv(fp, ([neutralise_cell(cell) for cell in row] for row in rows))
+        export_csv(fp, (neutralise_row(row) for row in rows))
 
     otree.export._export_csv = export_neutralised_csv
 
