@@ -23,8 +23,8 @@ then let the right one in. oTree serves everything from one process, so the coun
   long. A success clears the count; failures older than 15 minutes are forgotten. Every request that carries an
   ``otree-rest-key`` header, whatever its path (oTree checks the key outside ``/api/`` too), is throttled the same
   way on wrong keys, counted separately. HTTP methods are compared in upper case: oTree's views accept ``post`` too.
-- **Frame size.** A participant socket's frame above ``MAX_FRAME_BYTES`` (256 KiB) closes the socket (code 1009)
-  before oTree parses it.
+- **Frame size.** A participant socket's frame above ``LAB_MAX_FORM_BYTES`` (what a participant may send at once,
+  by form or by socket) closes the socket (code 1009) before oTree parses it.
 - **Body size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
   413 before oTree reads it (real pages post a few kilobytes); a REST request (``/api/...``, where a session may
   carry its reasoning logs) larger than ``MAX_REST_BODY_BYTES`` (32 MiB), and any other request (login, room links,
@@ -53,7 +53,6 @@ LONGEST_OVERALL_LOCKOUT_S = 60
 WAITING_SOCKETS_PER_ADDRESS = 20
 MAX_REST_BODY_BYTES = 32 * 1024 * 1024
 MAX_OTHER_BODY_BYTES = 1024 * 1024
-MAX_FRAME_BYTES = 256 * 1024  # a DoND message is at most 20,000 characters
 WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
 
 _REFUSED_FORM_TEXT = {
@@ -180,16 +179,16 @@ def waiting_socket_key(path: str, query_string: bytes) -> str | None:
     return None
 
 
-def _frames_bounded(receive, send):
-    """``receive`` that closes the socket (code 1009, "too big") instead of handing oTree a frame above
-    ``MAX_FRAME_BYTES``: its live handler would parse a frame up to the server's own 1 MiB ceiling before any of the
-    app's checks, as often as a client sends one."""
+def _frames_bounded(receive, send, *, limit: int):
+    """``receive`` that closes the socket (code 1009, "too big") instead of handing oTree a frame above ``limit``
+    bytes: its live handler would parse a frame up to the server's own 1 MiB ceiling before any of the app's checks,
+    as often as a client sends one."""
 
     async def bounded():
         message = await receive()
         if message["type"] == "websocket.receive":
             size = len(message.get("text") or "") + len(message.get("bytes") or b"")
-            if size > MAX_FRAME_BYTES:
+            if size > limit:
                 await send({"type": "websocket.close", "code": 1009})
                 return {"type": "websocket.disconnect", "code": 1009}
         return message
@@ -267,7 +266,8 @@ class Limits:
             ):
                 await _refuse_socket(receive, send)
                 return
-            await self._counted(app, scope, _frames_bounded(receive, send), send, keys=[key, address])
+            bounded = _frames_bounded(receive, send, limit=self.max_form_bytes)
+            await self._counted(app, scope, bounded, send, keys=[key, address])
             return
         waiting = waiting_socket_key(path, query)
         if waiting is None:

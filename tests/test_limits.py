@@ -2,7 +2,7 @@
 
 - one participant's code opens many ``/live`` sockets at once: six are served, the rest are refused at the handshake,
   a neighbour's page and socket still work, and closing sockets frees their slots; sockets naming made-up
-  participants are refused, and so is the same participant's id written with leading zeros; a frame over 256 KiB
+  participants are refused, and so is the same participant's id written with leading zeros; a frame over 512 KiB
   closes its socket before the app parses it; a room's waiting page
   holds six sockets per label, a bounded number per client address and a bounded number in all;
 - 20 wrong admin passwords in a row: the login answers HTTP 429, refuses the right password during the lockout and
@@ -65,6 +65,29 @@ async def close_all(sockets) -> None:
     await asyncio.gather(*(socket.close() for socket in sockets))
 
 
+async def assert_slots_freed(url: str) -> None:
+    """Closed sockets free their slots: a full set opens again (the server notices each close a moment later)."""
+    deadline = time.monotonic() + 30
+    while True:
+        again, _ = await open_sockets(url, SOCKETS_PER_PARTICIPANT)
+        await close_all(again)
+        if len(again) == SOCKETS_PER_PARTICIPANT:
+            return
+        assert time.monotonic() < deadline, f"only {len(again)} of {SOCKETS_PER_PARTICIPANT} slots were freed"
+        await asyncio.sleep(0.2)
+
+
+def after_the_lockout(attempt):
+    """``attempt()`` repeated while it answers HTTP 429; its first other answer (the lockout must end in time)."""
+    deadline = time.monotonic() + LOCKOUT_S + 30
+    while True:
+        answer = attempt()
+        if (answer if isinstance(answer, int) else answer.status_code) != 429:
+            return answer
+        assert time.monotonic() < deadline, "the lockout did not end"
+        time.sleep(0.3)
+
+
 def test_one_participant_cannot_open_hundreds_of_sockets_and_a_neighbour_is_not_slowed(server):
     session = create_session(server.url, "dond_llm", 2)
     attacker, neighbour = (advance_to_bargain(link) for link in _links(server, session["code"]))
@@ -86,16 +109,7 @@ def test_one_participant_cannot_open_hundreds_of_sockets_and_a_neighbour_is_not_
             assert (more, refused_more) == ([], 1)
         finally:
             await close_all(opened)
-        # Closed sockets free their slots (the server notices each close a moment later).
-        deadline = time.monotonic() + 30
-        while True:
-            again, _ = await open_sockets(attacker.live_url, SOCKETS_PER_PARTICIPANT)
-            count = len(again)
-            await close_all(again)
-            if count == SOCKETS_PER_PARTICIPANT or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.2)
-        assert count == SOCKETS_PER_PARTICIPANT
+        await assert_slots_freed(attacker.live_url)
 
     run_async(scenario())
 
@@ -177,16 +191,7 @@ def test_room_waiting_sockets_are_capped_per_label_per_address_and_together(serv
             assert sum(map(len, many.values())) + len(one_label) == WAITING_SOCKETS
         finally:
             await close_all(one_label + [socket for sockets in many.values() for socket in sockets])
-        # Closed sockets free their slots.
-        deadline = time.monotonic() + 30
-        while True:
-            again, _ = await open_sockets(room_socket("dond_study", "visitor3", 0), SOCKETS_PER_PARTICIPANT)
-            count = len(again)
-            await close_all(again)
-            if count == SOCKETS_PER_PARTICIPANT or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.2)
-        assert count == SOCKETS_PER_PARTICIPANT
+        await assert_slots_freed(room_socket("dond_study", "visitor3", 0))
 
     run_async(scenario())
 
@@ -219,10 +224,7 @@ def test_password_guessing_is_locked_out_and_the_right_password_waits_for_the_lo
     assert 0 < wait_s <= LOCKOUT_S
     assert not _logged_in(http, server.url)
     # Once the lockout is over, the right password works.
-    deadline = time.monotonic() + LOCKOUT_S + 30
-    while (right := _login(http, server.url, server.admin_password, token)).status_code == 429:
-        assert time.monotonic() < deadline, "the lockout did not end"
-        time.sleep(0.3)
+    right = after_the_lockout(lambda: _login(http, server.url, server.admin_password, token))
     assert right.status_code == 302 and _logged_in(http, server.url)
 
 
@@ -254,11 +256,7 @@ def test_a_lower_case_method_is_counted_and_locked_out_too(server):
     answers = [login(f"guess-{number}") for number in range(8)]
     assert answers[:5] == [200] * 5 and answers[5:] == [429] * 3, answers
     assert login(server.admin_password) == 429
-    deadline = time.monotonic() + LOCKOUT_S + 30
-    while (status := login(server.admin_password)) == 429:
-        assert time.monotonic() < deadline, "the lockout did not end"
-        time.sleep(0.3)
-    assert status == 302
+    assert after_the_lockout(lambda: login(server.admin_password)) == 302
 
 
 def test_wrong_rest_keys_are_locked_out_on_every_path_that_checks_one(server):
@@ -270,11 +268,7 @@ def test_wrong_rest_keys_are_locked_out_on_every_path_that_checks_one(server):
     answers = [close_bots(f"wrong-{number}") for number in range(8)]
     assert answers[:5] == [403] * 5 and answers[5:] == [429] * 3, answers
     assert close_bots(server.rest_key) == 429  # no key oracle during the lockout
-    deadline = time.monotonic() + LOCKOUT_S + 30
-    while (status := close_bots(server.rest_key)) == 429:
-        assert time.monotonic() < deadline, "the lockout did not end"
-        time.sleep(0.3)
-    assert status == 200
+    assert after_the_lockout(lambda: close_bots(server.rest_key)) == 200
 
 
 def test_large_bodies_are_refused_where_no_login_is_needed(server):
@@ -295,11 +289,7 @@ def test_wrong_rest_keys_are_locked_out_too(server):
     answers = [export(f"wrong-{number}").status_code for number in range(12)]
     assert answers[:5] == [403] * 5 and answers[5:] == [429] * 7, answers
     assert export(server.rest_key).status_code == 429
-    deadline = time.monotonic() + LOCKOUT_S + 30
-    while (right := export(server.rest_key)).status_code == 429:
-        assert time.monotonic() < deadline, "the lockout did not end"
-        time.sleep(0.3)
-    assert right.status_code == 200
+    assert after_the_lockout(lambda: export(server.rest_key)).status_code == 200
 
 
 def test_a_multi_megabyte_form_post_is_refused_and_the_participant_carries_on(server):
