@@ -41,6 +41,7 @@ from backend.bias import (
     confidence_distribution,
 )
 from backend.bias_items import ATTENTION_CHECK, CONTROL, EXPORT_COLUMNS, IDENTIFIER_COLUMNS, TREATMENT
+from backend.script_json import script_json
 
 PEOPLE = "people"
 METRICS = ("anchoring_agnostic", "anchoring_specific", "halo", "loss_aversion", "confirmation")
@@ -414,8 +415,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inatte
 
 
 def _script_json(value: Any) -> str:
-    """JSON that is safe inside a <script> element (no "</script>" can close it early)."""
-    return json.dumps(_json_safe(value), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    return script_json(_json_safe(value), ensure_ascii=False)
 
 
 def admin_view(rows: Sequence[dict]) -> dict[str, Any]:

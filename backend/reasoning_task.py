@@ -18,7 +18,6 @@ are UTF-8 (a byte-order mark is fine); anything else is refused with the file an
 
 from __future__ import annotations
 
-import json
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,6 +38,7 @@ from backend.reasoning_protocol import (
 )
 from backend.reasoning_report import RULES, format_figure, prepare_verdict_rows, summarise
 from backend.researcher_files import decode_text, parse_json, read_text
+from backend.script_json import script_json
 
 DEFAULTS: Mapping[str, Any] = {
     "logs_folder": "payoff_reasoning_eval/logs",
@@ -405,15 +405,6 @@ def verdict_row(
         sentences=[text for sentence_id, text in index.items() if sentence_id in ids],
         remarks=remarks or "",
     )
-
-
-def script_json(value: Any) -> str:
-    """JSON that is safe inside an HTML ``<script>`` element (``<``, ``>``, ``&`` escaped).
-
-    >>> script_json("</script>")
-    '"\\\\u003c/script\\\\u003e"'
-    """
-    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def coverage_table(files: Iterable[str], coverage: Mapping[str, tuple[int, int]], *, per_log: int) -> list[dict]:

@@ -26,6 +26,7 @@ from backend import (
 )
 from backend.llm import LLMSettings, start_stream
 from backend.negotiation_protocol import Protocol
+from backend.script_json import script_json
 from backend.stored_text import storable
 
 from .texts import texts
@@ -766,7 +767,7 @@ def vars_for_admin_report(subsession):
     outcomes = {
         name: sum(row["outcome"] == name for row in rows) for name in ("success", "lose", "aborted", "unfinished")
     }
-    return dict(summary=summary, agency=agency, games=rows, outcomes_json=json.dumps(outcomes), n_games=len(rows))
+    return dict(summary=summary, agency=agency, games=rows, outcomes_json=script_json(outcomes), n_games=len(rows))
 
 
 def admin_number(value, digits=1):

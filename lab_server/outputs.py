@@ -22,24 +22,10 @@ import io
 import json
 
 from backend.csvio import neutralise_row
+from backend.script_json import script_safe
 
-# Characters that may end or confuse a <script> element or a JavaScript string when JSON is written into HTML.
-_SCRIPT_ESCAPES = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
 # Monitor fields that are not text from outside: numbers, the progress pair, oTree's own presence icon and timestamp.
 _MONITOR_FIELDS_KEPT = frozenset({"id_in_session", "_current_page_of_total", "_last_page_timestamp", "_presence"})
-
-
-def script_safe(json_text: str) -> str:
-    """``json_text`` with the characters that can break out of a ``<script>`` element written as JSON escapes.
-
-    >>> script_safe('{"m": "</script><script>alert(1)</script> & \\u2028"}')
-    '{"m": "\\\\u003c/script\\\\u003e\\\\u003cscript\\\\u003ealert(1)\\\\u003c/script\\\\u003e \\\\u0026 \\\\u2028"}'
-    >>> json.loads(script_safe(json.dumps({"m": "<b>&</b>"}))) == {"m": "<b>&</b>"}
-    True
-    """
-    return json_text.translate(_SCRIPT_ESCAPES)
 
 
 def monitor_row_escaped(row: dict) -> dict:

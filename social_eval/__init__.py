@@ -10,6 +10,7 @@ from backend import assignment, session_keys, social_forms, social_report, study
 from backend.csvio import iso_utc
 from backend.episodes import episode_from_dict, load_episodes, parse_episode_text
 from backend.rubrics import SCALE_LIMIT, load_rubric, rubric_from_dict
+from backend.script_json import script_json
 
 doc = """
 Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions
@@ -742,7 +743,7 @@ def vars_for_admin_report(subsession):
         live_reservations=sum(live for _, live in counts.values()),
         n_annotators=len({p.participant.code for p in _finished_players(players)}),
         summary=summary,
-        chart_json=json.dumps(charts).replace("</", "<\\/"),
+        chart_json=script_json(charts),
         n_attention=len(qualification),
         n_qualified=sum(entry["qualified"] for entry in qualification.values()),
         qualification_mode=bool(config.get("qualification_mode")),

@@ -19,12 +19,12 @@ from backend.reasoning_task import (
     judging_view,
     load_logs,
     next_log,
-    script_json,
     sentence_index,
     split_codes,
     task_settings,
     verdict_row,
 )
+from backend.script_json import script_json
 from tests.conftest import PROJECT_ROOT
 
 SAMPLES = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
