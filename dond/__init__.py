@@ -464,8 +464,8 @@ def human_move(player, game, data, events):
         if data.get("type") == "message":
             if not isinstance(data.get("text"), str):
                 raise ValueError("A message must be text.")  # a bad request, not a badly written proposal
-            if "\x00" in data["text"]:  # no keyboard types it; PostgreSQL could not store it
-                raise ValueError("A message must not contain the NUL character.")
+            if storable(data["text"]) != data["text"]:  # NUL or a lone surrogate: no keyboard types them
+                raise ValueError("A message must not contain NUL or unpaired surrogate characters.")
             event = dict(base, kind="message", text=data["text"])
         else:
             counts = dond.check_proposal(data.get("counts"), instance)

@@ -486,6 +486,7 @@ MALFORMED = [
     {"type": "message", "text": "x" * 1001},
     {"type": "message", "text": "y" * 500_000},
     {"type": "message", "text": "nul\x00byte"},  # PostgreSQL cannot store NUL: refused, not a crash
+    {"type": "message", "text": "lone \ud800 surrogate"},  # no driver can encode it: refused, not a crash
     {"type": "proposal"},
     {"type": "proposal", "counts": None},
     {"type": "proposal", "counts": "everything"},
