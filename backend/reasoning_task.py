@@ -39,6 +39,7 @@ from backend.reasoning_protocol import (
 from backend.reasoning_report import RULES, format_figure, prepare_verdict_rows, summarise
 from backend.researcher_files import decode_text, parse_json, read_text
 from backend.script_json import script_json
+from backend.stored_text import typed_length
 
 DEFAULTS: Mapping[str, Any] = {
     "logs_folder": "payoff_reasoning_eval/logs",
@@ -365,10 +366,9 @@ def check_verdict(
     Remarks are bounded (``MAX_REMARKS_CHARS``) like social_eval's reasoning: the form takes up to 512 KiB, and every
     export and report would carry a pasted book.
     """
-    if remarks and len(remarks) > MAX_REMARKS_CHARS:
-        return [
-            f"Please shorten your remarks to at most {MAX_REMARKS_CHARS:,} characters (they have {len(remarks):,})."
-        ]
+    if remarks and typed_length(remarks) > MAX_REMARKS_CHARS:
+        length = typed_length(remarks)
+        return [f"Please shorten your remarks to at most {MAX_REMARKS_CHARS:,} characters (they have {length:,})."]
     if orig_cor is None:
         return ["Please say whether the first response is correct."]
     if len(log.attempts) > 1 and fin_cor is None:

@@ -14,6 +14,7 @@ from typing import Any
 from backend.episodes import Episode
 from backend.rubrics import Rubric
 from backend.social_report import EXPORT_COLUMNS, escape_text
+from backend.stored_text import typed_length
 
 MAX_DIMENSIONS = 10
 MAX_REASONING_CHARS = 5000  # one explanation; a forged form could otherwise store megabytes in every export
@@ -158,6 +159,9 @@ def reasoning_errors(
     >>> values["reason_2_3"] = "x" * 5001
     >>> reasoning_errors(values, load_rubric(), min_chars=10)
     {'reason_2_3': 'Please keep this explanation to at most 5000 characters (you wrote 5001).'}
+    >>> values["reason_2_3"] = "x\\r\\n" * 2500  # 5,000 characters in the browser, line breaks posted as CR LF
+    >>> reasoning_errors(values, load_rubric(), min_chars=10)
+    {}
     """
     if min_chars < 0:
         raise ValueError(f"min_chars must be non-negative, got {min_chars}.")
@@ -168,10 +172,10 @@ def reasoning_errors(
             text = (values.get(name) or "").strip()
             if not text:
                 errors[name] = message("reason_missing", language=language)
-            elif len(text) < min_chars:
-                errors[name] = message("reason_short", language=language, minimum=min_chars, count=len(text))
-            elif len(text) > max_chars:
-                errors[name] = message("reason_long", language=language, maximum=max_chars, count=len(text))
+            elif typed_length(text) < min_chars:
+                errors[name] = message("reason_short", language=language, minimum=min_chars, count=typed_length(text))
+            elif typed_length(text) > max_chars:
+                errors[name] = message("reason_long", language=language, maximum=max_chars, count=typed_length(text))
     return errors
 
 

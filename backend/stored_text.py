@@ -22,3 +22,13 @@ def storable(text: str) -> str:
     ('a\\ufffdb', 'I offer \\ufffd hats', 'plain')
     """
     return _UNSTORABLE.sub(REPLACEMENT, text)
+
+
+def typed_length(text: str) -> int:
+    """The length of form text as the person saw it: a browser posts a textarea's line break as CR LF but counts it
+    as one character (``maxlength``), so limits stated to people count it as one too.
+
+    >>> typed_length("one\\r\\ntwo"), typed_length("one\\ntwo")
+    (7, 7)
+    """
+    return len(text.replace("\r\n", "\n"))

@@ -196,6 +196,15 @@ def _frames_bounded(receive, send, *, limit: int):
     return bounded
 
 
+def storable_form_body(body: bytes) -> bytes:
+    """A form body with every NUL (raw, or URL-encoded as ``%00``) turned into U+FFFD, which any database stores.
+
+    >>> storable_form_body(b"remarks=a%00b&x=1"), storable_form_body(b"a\\x00b")
+    (b'remarks=a%EF%BF%BDb&x=1', b'a\\xef\\xbf\\xbdb')
+    """
+    return body.replace(b"%00", b"%EF%BF%BD").replace(b"\x00", "\ufffd".encode())
+
+
 async def _refuse_socket(receive, send) -> None:
     """Close before accepting: the handshake is answered with HTTP 403 and nothing of oTree's runs."""
     await receive()  # websocket.connect
@@ -320,7 +329,7 @@ class Limits:
     async def http(self, app, scope, receive, send) -> None:
         # oTree's views dispatch on the lower-cased method, so "post" is a POST too.
         path, method = scope.get("path", ""), scope.get("method", "GET").upper()
-        app = self._size_limited(app, limit=self._body_limit(path))
+        app = self._size_limited(app, limit=self._body_limit(path), storable=path.startswith("/p/"))
         if path == "/login" and method == "POST":
             await self._throttled(app, scope, receive, send, kind="login", failed=lambda status: status == 200)
         elif any(name == b"otree-rest-key" for name, _ in scope.get("headers", ())):
@@ -365,9 +374,11 @@ class Limits:
             overall.succeeded("all")
 
     @staticmethod
-    def _size_limited(app, *, limit: int):
+    def _size_limited(app, *, limit: int, storable: bool = False):
         """``app`` behind a body-size check: a body above ``limit`` bytes is refused (HTTP 413, in the participant's
-        language) by its Content-Length at once, else while it is read, before oTree sees any of it."""
+        language) by its Content-Length at once, else while it is read, before oTree sees any of it. With
+        ``storable`` (participant forms), a NUL in the body becomes U+FFFD (`storable_form_body`): PostgreSQL cannot
+        store NUL, and the form would have failed with HTTP 500 and lost the participant's answer."""
 
         async def limited(scope, receive, send) -> None:
             refusal = _REFUSED_FORM_TEXT[_language(scope)]
@@ -387,6 +398,11 @@ class Limits:
                     return
                 if not message.get("more_body"):
                     break
+            if storable and any(b"\x00" in m.get("body", b"") or b"%00" in m.get("body", b"") for m in messages):
+                body = storable_form_body(b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request"))
+                headers = [(n, v) for n, v in scope.get("headers", ()) if n != b"content-length"]
+                scope = dict(scope, headers=[*headers, (b"content-length", str(len(body)).encode())])
+                messages = [{"type": "http.request", "body": body, "more_body": False}]
             replay = iter(messages)
 
             async def receive_replayed():

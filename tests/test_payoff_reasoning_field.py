@@ -301,3 +301,17 @@ def test_a_running_session_keeps_its_logs_when_the_files_are_edited_or_removed(o
     assert Judge(second, pid="d" * 24, study_id="s").judge_all(remember) == 1
     for html in seen:
         assert "Stag pays 5 when both hunt it." in html and "EDITED" not in html
+
+
+def test_a_nul_in_the_remarks_is_kept_as_a_replacement_character_not_a_server_error(otree_server):
+    # PostgreSQL cannot store NUL: the form failed with HTTP 500 there and the verdict was lost.
+    session = create_session(otree_server.url, APP, 1, judges_per_log=1, logs_per_judge=1, consent=False)
+    [link] = session_start_links(otree_server.url, session["code"])
+    judge = Judge(link, pid="c" * 24, study_id="study-nul")
+
+    def verdict_with_nul(_html: str) -> dict:
+        return dict(all_correct(_html), remarks="before\x00after")
+
+    assert judge.judge_all(verdict_with_nul) == 1
+    [row] = csv.DictReader(io.StringIO(export_text(otree_server.url, "custom_export", session["code"])))
+    assert row["remarks"] == "before\ufffdafter"

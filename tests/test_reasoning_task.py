@@ -121,6 +121,7 @@ def test_verdict_checks_and_rows():
     assert check_verdict(LOG, orig_cor=0, fin_cor=1, err_type="rga#pa", marked="l0#f0") == []
     ok = dict(orig_cor=0, fin_cor=1, err_type="rga#pa", marked="l0#f0")
     assert check_verdict(LOG, **ok, remarks="r" * 5000) == []
+    assert check_verdict(LOG, **ok, remarks="r\r\n" * 2500) == []  # the browser's 5,000: line breaks posted as CR LF
     assert check_verdict(LOG, **ok, remarks="r" * 5001) == [
         "Please shorten your remarks to at most 5,000 characters (they have 5,001)."
     ]
