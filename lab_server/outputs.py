@@ -8,6 +8,11 @@
   ``innerHTML`` and its Payments page prints the label raw; both now get HTML-escaped text, as the Data tab's rows
   already do (``sanitize_for_live_update``). Labels are also limited to letters, digits, ``-`` and ``_`` at entry
   (``entry``), so this is defence in depth.
+- **Long session keys in the wide export.** oTree repeats every session key in every participant's row of its wide
+  export, so a session made with its reasoning logs (``logs_upload``, up to 25 MB) or episodes (``episodes_json``)
+  pasted into the config made that export grow by the upload times the number of participants (64 MB for a 3.3 MB
+  upload and 20 people), with cells past a spreadsheet's 32,767-character limit. A session-config cell longer than
+  ``LONG_CONFIG_CHARS`` is written as a note saying how long it is; the app keeps the content itself with the session.
 - **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
   websocket; with or without the Excel byte-order mark) has its text cells neutralised with
   ``backend.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
@@ -69,6 +74,28 @@ class LabelEscaped:
         return html.escape(label) if isinstance(label, str) else label
 
 
+LONG_CONFIG_CHARS = 1000
+
+
+def session_config_cells_shortened(rows: list[list]) -> list[list]:
+    """oTree's wide-export rows (header first) with every ``session.config.*`` text over ``LONG_CONFIG_CHARS``
+    replaced by a note of its length.
+
+    >>> rows = [["participant.code", "session.config.logs_upload"], ["ab12", "x" * 5000], ["cd34", ""]]
+    >>> session_config_cells_shortened(rows)[1:]
+    [['ab12', '[5,000 characters: kept with the session, shortened in this export]'], ['cd34', '']]
+    """
+    if not rows or not rows[0]:
+        return rows
+    columns = [index for index, name in enumerate(rows[0]) if str(name).startswith("session.config.")]
+    for row in rows[1:]:
+        for index in columns:
+            value = row[index]
+            if isinstance(value, str) and len(value) > LONG_CONFIG_CHARS:
+                row[index] = f"[{len(value):,} characters: kept with the session, shortened in this export]"
+    return rows
+
+
 def neutralised_csv_text(csv_text: str) -> str:
     """CSV text (as oTree's own writers produce it) with every cell neutralised; numeric text is left as it is.
 
@@ -112,6 +139,13 @@ def install() -> None:
         return context
 
     payments.vars_for_template = payments_context_with_escaped_labels
+
+    rows_for_wide_csv = otree.export.get_rows_for_wide_csv
+
+    def wide_rows_with_short_config(session_code):
+        return session_config_cells_shortened(rows_for_wide_csv(session_code))
+
+    otree.export.get_rows_for_wide_csv = wide_rows_with_short_config
 
     # The wide, per-app and custom exports (URL and websocket alike) all write through _export_csv with typed values:
     # only text cells are touched, so numbers stay numbers.

@@ -23,7 +23,7 @@ import requests
 from backend.reasoning_protocol import PROTOCOL_COLUMNS, read_protocol_form
 from backend.reasoning_task import IDENTITY_COLUMNS
 from tests.conftest import PROJECT_ROOT
-from tests.harness import create_session, export_rows, session_start_links
+from tests.harness import create_session, export_rows, rest, session_start_links
 
 APP = "payoff_reasoning_eval"
 SAMPLE_FOLDER = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
@@ -315,3 +315,17 @@ def test_a_nul_in_the_remarks_is_kept_as_a_replacement_character_not_a_server_er
     assert judge.judge_all(verdict_with_nul) == 1
     [row] = csv.DictReader(io.StringIO(export_text(otree_server.url, "custom_export", session["code"])))
     assert row["remarks"] == "before\ufffdafter"
+
+
+def test_uploaded_logs_are_not_repeated_in_every_row_of_the_wide_export(otree_server):
+    uploads = {path.name: path.read_text(encoding="utf-8") for path in sorted(SAMPLE_FOLDER.glob("*.txt"))}
+    upload = json.dumps(uploads)
+    assert len(upload) > 5000
+    session = create_session(otree_server.url, APP, 4, logs_upload=upload, judges_per_log=1, logs_per_judge=1)
+    response = rest(otree_server.url, "GET", "/api/export_wide", params={"session_code": session["code"]})
+    response.raise_for_status()
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert len(rows) == 4
+    cells = {row["session.config.logs_upload"] for row in rows}
+    assert cells == {f"[{len(upload):,} characters: kept with the session, shortened in this export]"}
+    assert max(len(cell) for row in rows for cell in row.values()) < 1000  # was a copy of the upload per row
