@@ -23,7 +23,8 @@ from backend import session_keys
 
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 STUDY_IDS_COOKIE = "study_ids"
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+# Prolific's study and session ids, completion codes and the "any" participant ID format share one shape.
+_ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 
 MESSAGES = {
     "en": {
@@ -160,13 +161,13 @@ MESSAGES = {
 
 
 SHARED_LANGUAGES = tuple(MESSAGES)
-CODE_PATTERN = r"[A-Za-z0-9_\-]{0,64}"
+CODE_PATTERN = f"(?:{_ID_PATTERN.pattern})?"  # a completion or screen-out code, or none
 
 # The session key ``participant_id_format``: the shape a participant label (Prolific's PROLIFIC_PID) must have.
 # ``prolific``: Prolific's IDs, 24 lowercase hex digits. ``any``: 1-64 letters, digits, - or _ (pilots, other panels).
 PARTICIPANT_ID_FORMATS = {
     "prolific": re.compile(r"[0-9a-f]{24}"),
-    "any": re.compile(r"[A-Za-z0-9_\-]{1,64}"),
+    "any": _ID_PATTERN,
 }
 # No label outside this shape is ever stored, whatever the entry path (oTree's own column holds 100 characters).
 SAFE_LABEL = re.compile(r"[A-Za-z0-9_\-]{1,100}")
@@ -228,16 +229,16 @@ def validate_shared_config(config: dict[str, Any]) -> None:
     ...
     ValueError: The session key 'completion_code' must be text of letters, digits, - or _ (at most 64 characters), not "=cmd|' /C calc'!A0".
     """
+
+    def code(key):
+        return session_keys.text(config, key, max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _")
+
     checks = {
         "study_title": lambda key: session_keys.text(config, key, max_chars=200),
         "consent": lambda key: session_keys.flag(config, key),
         "consent_text": lambda key: session_keys.text(config, key, max_chars=20_000),
-        "completion_code": lambda key: session_keys.text(
-            config, key, max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
-        ),
-        "screenout_code": lambda key: session_keys.text(
-            config, key, max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
-        ),
+        "completion_code": code,
+        "screenout_code": code,
         "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
         "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
         "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
