@@ -25,16 +25,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import creation
+    from . import creation, entry, limits, outputs
 
-    creation.install()
-    for name in ("entry", "outputs", "limits"):
-        try:
-            module = __import__(f"{__name__}.{name}", fromlist=["install"])
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{name}":
-                raise
-            continue
+    for module in (creation, entry, outputs, limits):
         module.install()
 
 
