@@ -406,6 +406,22 @@ def record_arrival(participant, cookies: dict[str, str]) -> None:
         participant_vars.setdefault("prolific_session_id", "")
 
 
+def identifiers(participant) -> dict[str, str]:
+    """The identifiers a researcher joins exports on, for one participant (empty where Prolific gave none).
+
+    >>> from types import SimpleNamespace
+    >>> identifiers(SimpleNamespace(code="ab12", label="5f3c", vars={"study_id": "S1"}))
+    {'participant_code': 'ab12', 'prolific_pid': '5f3c', 'study_id': 'S1', 'prolific_session_id': ''}
+    """
+    participant_vars = participant.vars
+    return dict(
+        participant_code=participant.code,
+        prolific_pid=participant_vars.get("prolific_pid") or participant.label or "",
+        study_id=participant_vars.get("study_id") or "",
+        prolific_session_id=participant_vars.get("prolific_session_id") or "",
+    )
+
+
 class ConsentPage:
     """Entry page of the first app: stores the Prolific IDs, then asks for consent (or just welcomes).
 

@@ -191,7 +191,7 @@ def export_rows(players):
         item, view = presented(player)
         confidence = player.field_maybe_none("confidence")
         selected = player.field_maybe_none("selected_arguments")
-        participant = player.participant
+        ids = study_flow.identifiers(player.participant)
         rows.append(
             items_module.export_row(
                 item,
@@ -205,9 +205,9 @@ def export_rows(players):
                 confidence=confidence / 100 if confidence is not None else None,
                 confidence_source="slider" if confidence is not None else "",
                 session_code=player.session.code,
-                participant_code=participant.code,
-                prolific_pid=participant.vars.get("prolific_pid") or participant.label or "",
-                study_id=participant.vars.get("study_id") or "",
+                participant_code=ids["participant_code"],
+                prolific_pid=ids["prolific_pid"],
+                study_id=ids["study_id"],
                 seconds=player.field_maybe_none("seconds"),
                 answered_at=iso_utc(player.field_maybe_none("answered_at")),
             )

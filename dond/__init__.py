@@ -712,12 +712,9 @@ def people_of(game, participants):
         if not code:
             continue
         participant = participants.get(code)
-        participant_vars = participant.vars if participant is not None else {}
-        label = participant.label if participant is not None else ""
+        ids = study_flow.identifiers(participant) if participant is not None else {}
         people[role] = dict(
-            participant_code=code,
-            prolific_pid=participant_vars.get("prolific_pid") or label or "",
-            study_id=participant_vars.get("study_id") or "",
+            participant_code=code, prolific_pid=ids.get("prolific_pid", ""), study_id=ids.get("study_id", "")
         )
     return people
 

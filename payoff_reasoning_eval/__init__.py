@@ -205,7 +205,8 @@ def _finished_times(players) -> dict[tuple[str, str, str], float]:
 
 def _prolific_ids(participant) -> tuple[str, str]:
     """(Prolific PID, study id) as the welcome page stored them (backend.study_flow.record_arrival)."""
-    return participant.vars.get("prolific_pid") or participant.label or "", participant.vars.get("study_id") or ""
+    ids = study_flow.identifiers(participant)
+    return ids["prolific_pid"], ids["study_id"]
 
 
 def custom_export_protocol_with_ids(players):

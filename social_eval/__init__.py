@@ -639,23 +639,13 @@ def _submitted_ratings(player, rubric):
     return social_forms.collected_ratings(values, rubric)
 
 
-def _identity(participant):
-    """The identifiers a researcher joins exports on, for one participant (empty where Prolific gave none)."""
-    return dict(
-        participant_code=participant.code,
-        prolific_pid=participant.vars.get("prolific_pid") or participant.label or "",
-        study_id=participant.vars.get("study_id", ""),
-        prolific_session_id=participant.vars.get("prolific_session_id", ""),
-    )
-
-
 def _record(player, rubric):
     participant = player.participant
     return dict(
         ratings=_submitted_ratings(player, rubric),
         session_code=player.session.code,
         annotator=participant.code,
-        **_identity(participant),
+        **study_flow.identifiers(participant),
         round=player.round_number,
         seconds_spent=round(player.seconds_spent, 1) if _maybe(player, "seconds_spent") is not None else "",
         attention_passed="" if _maybe(player, "attention_passed") is None else int(player.attention_passed),
@@ -803,7 +793,7 @@ def custom_export_qualified(players):
         sessions.setdefault(player.session.code, (player.session, []))[1].append(player)
     for code, (session, session_players) in sessions.items():
         for participant_code, entry in _qualification(session_players, session).items():
-            identity = _identity(entry["player"].participant)
+            identity = study_flow.identifiers(entry["player"].participant)
             worst = entry["worst"] if entry["worst"] != float("inf") else ""
             yield [
                 code,
@@ -843,7 +833,7 @@ def custom_export_assignments(players):
     for code, root in sessions.items():
         for row in _rows(root):
             participant = participants.get(row.annotator)
-            identity = _identity(participant) if participant else dict.fromkeys(_IDENTITY_COLUMNS, "")
+            identity = study_flow.identifiers(participant) if participant else dict.fromkeys(_IDENTITY_COLUMNS, "")
             yield [
                 code,
                 row.item_id,
