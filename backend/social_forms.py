@@ -172,10 +172,10 @@ def reasoning_errors(
             text = (values.get(name) or "").strip()
             if not text:
                 errors[name] = message("reason_missing", language=language)
-            elif typed_length(text) < min_chars:
-                errors[name] = message("reason_short", language=language, minimum=min_chars, count=typed_length(text))
-            elif typed_length(text) > max_chars:
-                errors[name] = message("reason_long", language=language, maximum=max_chars, count=typed_length(text))
+            elif (length := typed_length(text)) < min_chars:
+                errors[name] = message("reason_short", language=language, minimum=min_chars, count=length)
+            elif length > max_chars:
+                errors[name] = message("reason_long", language=language, maximum=max_chars, count=length)
     return errors
 
 
