@@ -82,9 +82,17 @@ def consent_given_choices(player: Player):
     return study_flow.consent_choices(player.session.config.get("language"))
 
 
+_SETTINGS = {}  # session code -> TaskSettings, built once per process (its keys were checked at creation)
+
+
 def settings_of(session) -> task.TaskSettings:
-    # The logs live in LogItem rows from creation on; an uploaded JSON of them (up to 25 MB) is not parsed per page.
-    return task.task_settings({**session.config, "logs_upload": ""}, max_logs_per_judge=C.NUM_ROUNDS)
+    # Called by several hooks of every page: the keys are not checked and extra_games not parsed again each time.
+    # The logs live in LogItem rows from creation on; an uploaded JSON of them (up to 25 MB) is not parsed here.
+    if session.code not in _SETTINGS:
+        _SETTINGS[session.code] = task.task_settings(
+            {**session.config, "logs_upload": ""}, max_logs_per_judge=C.NUM_ROUNDS
+        )
+    return _SETTINGS[session.code]
 
 
 def validate_session_config(config: dict) -> None:
