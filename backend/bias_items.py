@@ -394,7 +394,9 @@ def _option_labels(fields: dict[str, Any], where: str) -> None:
     for value in fields["options"]:
         label = _filled(template, field, f"the option {value!r}", hint, value=_plain_number(value))
         if len(label) > MAX_LABEL_CHARS:
-            raise ItemFileError(f"{field}: shows the option {value!r} in {len(label)} characters; at most 200.")
+            raise ItemFileError(
+                f"{field}: shows the option {value!r} in {len(label)} characters; at most {MAX_LABEL_CHARS}."
+            )
         if label in labels:
             raise ItemFileError(
                 f"{field}: {template!r} shows the options {labels[label]!r} and {value!r} both as {label!r}, so "

@@ -366,8 +366,7 @@ def check_verdict(
     Remarks are bounded (``MAX_REMARKS_CHARS``) like social_eval's reasoning: the form takes up to 512 KiB, and every
     export and report would carry a pasted book.
     """
-    if remarks and typed_length(remarks) > MAX_REMARKS_CHARS:
-        length = typed_length(remarks)
+    if remarks and (length := typed_length(remarks)) > MAX_REMARKS_CHARS:
         return [f"Please shorten your remarks to at most {MAX_REMARKS_CHARS:,} characters (they have {length:,})."]
     if orig_cor is None:
         return ["Please say whether the first response is correct."]
