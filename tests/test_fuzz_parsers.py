@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from backend import dond, episodes, reasoning_logs, rubrics
@@ -81,6 +81,7 @@ LOG_TEXT = _fragments(
 
 @FUZZ
 @given(text=LOG_TEXT, filename=st.sampled_from([None, "m_pd_p1_1_5_0_3_0_1.txt", "bad name.txt", "x_zz_1.txt"]))
+@example(text="###ATTEMPT##0~\nRESPONSE##{R}", filename=None)  # a log that parses: its choice is "R"
 def test_log_parser_raises_only_log_parse_errors(text, filename):
     try:
         log = reasoning_logs.parse_log(text, filename, game="pd" if filename is None else None)
@@ -88,7 +89,7 @@ def test_log_parser_raises_only_log_parse_errors(text, filename):
         assert str(error)
     else:
         assert len(log.attempts) >= 1
-        assert log.orig_choice in {"{R}", "{B}"}
+        assert log.orig_choice in {"R", "B"}  # Attempt.choice: the letter of the last {R} or {B}
 
 
 JSON_VALUE = st.recursive(
