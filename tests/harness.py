@@ -314,3 +314,10 @@ def session_start_links(server_url: str, session_code: str) -> list[str]:
     )
     response.raise_for_status()
     return [f"{server_url}/InitializeParticipant/{p['code']}" for p in response.json()["participants"]]
+
+
+def next_page(page, button: str = "Next") -> None:
+    """Press a page's submit button and wait until the page that answers has loaded, its scripts included: the old
+    page's elements are never read by mistake (a busy machine once showed a test the page it had just left)."""
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("button", name=button).click()

@@ -16,7 +16,7 @@ from backend import bias_report
 from backend.bias_items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, load_items
 from backend.bias_runner import main as run_model
 from backend.bias_runner import output_path
-from tests.harness import create_session, export_rows, run_bots, session_start_links
+from tests.harness import create_session, export_rows, next_page, run_bots, session_start_links
 from tests.test_bias_runner import responder
 
 ITEMS = load_items()
@@ -139,8 +139,8 @@ def test_a_person_completes_the_tests_with_slider_and_argument_selection(otree_s
     session = create_session(otree_server.url, "bias_tests", 1, order_seed=7)
     page.goto(session_start_links(otree_server.url, session["code"])[0])
     page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
-    page.get_by_role("button", name="Next").click()  # instructions
+    next_page(page)
+    next_page(page)  # instructions
 
     confidences, selections, seen_slider_error = [], [], False
     for step in range(PER_PERSON):
@@ -155,16 +155,16 @@ def test_a_person_completes_the_tests_with_slider_and_argument_selection(otree_s
         else:
             page.locator("input[name=choice]").nth(1).check()
             if not seen_slider_error:  # the answer alone is refused: the slider must be moved
-                page.get_by_role("button", name="Next").click()
-                assert "Please move the slider" in page.content()
+                next_page(page)
+                expect(page.locator("body")).to_contain_text("Please move the slider")
                 page.locator("input[name=choice]").nth(1).check()
                 seen_slider_error = True
             value = 10 + 5 * step
             page.locator("#confidence-slider").fill(str(value))
             assert page.locator("#confidence-value").inner_text() == str(value)
             confidences.append(value / 100)
-        page.get_by_role("button", name="Next").click()
-    assert page.locator("#_otree-title").inner_text().strip() == "Thank you!"
+        next_page(page)
+    expect(page.locator("#_otree-title")).to_have_text("Thank you!")
 
     rows = sorted(
         export_rows(otree_server.url, "bias_tests", "custom_export", session_code=session["code"]),

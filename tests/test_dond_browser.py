@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from backend.llm.fake_server import Reply
-from tests.harness import create_session, export_rows, session_start_links
+from tests.harness import create_session, export_rows, next_page, session_start_links
 
 pytestmark = pytest.mark.browser
 
@@ -29,9 +30,10 @@ def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_se
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(session_start_links(otree_server.url, session["code"])[0])
     page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
-    assert page.locator("#dond-items tbody tr").count() >= 3
-    page.get_by_role("button", name="Continue").click()
+    next_page(page)
+    # count() does not wait for the next page; expect() does (a busy CI machine read the consent page).
+    expect(page.locator("#dond-items tbody tr").nth(2)).to_be_attached()
+    next_page(page, "Continue")
     page.wait_for_url("**/Bargain/**")
 
     typed = "I'd like <b>all</b> the apples <script>window.__injected = 1</script>"
@@ -81,8 +83,8 @@ def test_a_refused_message_goes_back_into_the_input_with_the_reason(otree_server
     )
     page.goto(session_start_links(otree_server.url, session["code"])[0])
     page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
-    page.get_by_role("button", name="Continue").click()
+    next_page(page)
+    next_page(page, "Continue")
     page.wait_for_url("**/Bargain/**")
     page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")  # the page's load
     typed = "Could I have the two apples?"

@@ -14,7 +14,7 @@ from backend.games import GAMES
 from backend.reasoning_logs import confusion_label, failed_queries_field, read_log_folder
 from backend.reasoning_protocol import PROTOCOL_COLUMNS, read_protocol_form
 from tests.conftest import PROJECT_ROOT
-from tests.harness import create_session, export_rows, run_bots, session_start_links
+from tests.harness import create_session, export_rows, next_page, run_bots, session_start_links
 
 SAMPLE_FOLDER = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 TWO_ATTEMPTS = "demo-reasoner_pd_p1_1_5_0_3_0_1001.txt"
@@ -97,13 +97,6 @@ def slow_network(page, *, latency_ms: int = 250) -> None:
         "Network.emulateNetworkConditions",
         {"offline": False, "latency": latency_ms, "downloadThroughput": -1, "uploadThroughput": -1},
     )
-
-
-def next_page(page) -> None:
-    """Press Next and wait until the page that answers has loaded, its scripts included (judge.js runs at the end of
-    the body, before the load event): the old page's elements are never read by mistake."""
-    with page.expect_navigation(wait_until="load"):
-        page.get_by_role("button", name="Next").click()
 
 
 @pytest.mark.browser

@@ -8,7 +8,7 @@ import io
 import pytest
 import requests
 
-from tests.harness import create_session
+from tests.harness import create_session, next_page
 
 pytestmark = pytest.mark.browser
 
@@ -52,7 +52,7 @@ def test_declined_consent_gets_the_screenout_code(otree_server, page):
     page.goto(prolific_url(otree_server, "bias_study", "aaaaaaaaaaaaaaaaaaaaaaaa"))
     page.wait_for_url("**/p/**")
     page.get_by_label("I do not agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
     assert page.locator("#screenout-code").inner_text() == "NOCONSENT1"
     assert page.locator("#return-link").get_attribute("href").endswith("/submissions/complete?cc=NOCONSENT1")
 
@@ -61,7 +61,7 @@ def test_missing_consent_answer_is_refused_with_a_message(otree_server, page):
     create_session(otree_server.url, "bias_tests", 2, room="bias_study")
     page.goto(prolific_url(otree_server, "bias_study", "bbbbbbbbbbbbbbbbbbbbbbbb"))
     page.wait_for_url("**/p/**")
-    page.get_by_role("button", name="Next").click()
+    page.get_by_role("button", name="Next").click()  # no navigation follows
     # The browser refuses to submit the form (required radio); the server refuses too (bots' SubmissionMustFail).
     assert page.locator("input[name=consent_given]").first.evaluate("el => el.validity.valueMissing")
     assert page.locator("#_otree-title").inner_text().strip() == "Consent"
@@ -81,7 +81,7 @@ def test_completion_page_shows_code_and_redirects_to_prolific(otree_server, page
     page.goto(prolific_url(otree_server, "social_eval_study", "cccccccccccccccccccccccc"))
     page.wait_for_url("**/p/**")
     page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
     _advance_to_completion_page(otree_server, session["code"], page)
     assert page.locator("#completion-code").inner_text() == "DONE42"
     page.wait_for_url("https://app.prolific.com/submissions/complete?cc=DONE42", timeout=20_000)

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from backend import social_forms
 from backend.rubrics import load_rubric
-from tests.harness import create_session
+from tests.harness import create_session, next_page
 
 pytestmark = pytest.mark.browser
 
@@ -60,7 +60,7 @@ def test_annotator_from_prolific_reads_rates_reloads_and_completes(otree_server,
     pid = "60a1b2c3d4e5f6a7b8c9d0e1"
     page.goto(f"{otree_server.url}/room/social_eval_study?participant_label={pid}&STUDY_ID=S1&SESSION_ID=X1")
     page.get_by_label("I have read the information above and agree to take part.").check()
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
 
     # Instructions: open the examples of one dimension.
     examples = page.locator("details.se-examples", has_text="Annotation examples for Secret")
@@ -68,17 +68,17 @@ def test_annotator_from_prolific_reads_rates_reloads_and_completes(otree_server,
     examples.locator("summary").click()
     assert examples.locator("table").is_visible()
     assert "Bad example." in examples.inner_text()
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
 
     # Comprehension: a wrong answer is refused with attempts left, the right ones pass.
     questions = RUBRIC.comprehension
     for number, question in enumerate(questions, start=1):
         page.locator(f"#id_quiz_{number}_{(question.answer + 1) % len(question.options)}").check()
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
     assert "not right yet" in page.locator(".otree-form-errors").inner_text()
     for number, question in enumerate(questions, start=1):
         page.locator(f"#id_quiz_{number}_{question.answer}").check()
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
 
     # The rating page: episode text shown as text, never run.
     assert page.locator("#scenario").inner_text().startswith("Two friends <script>")
@@ -113,7 +113,7 @@ def test_annotator_from_prolific_reads_rates_reloads_and_completes(otree_server,
     expect(page.locator("#row-rating_2_7")).to_contain_text("at least 20 characters")
     expect(page.locator("#id_reason_1_1")).to_have_value(re.compile(r"^Mostly natural"))  # kept after the refusal
     page.locator("#id_reason_2_7").fill("Ben leaves politely, which fits his goal.")
-    page.get_by_role("button", name="Next").click()
+    next_page(page)
 
     page.locator("#completion-code").wait_for()
     assert page.locator("#completion-code").inner_text() == "SOCIAL77"
