@@ -3,6 +3,19 @@
 Retries are ours, not the client's (``max_retries=0`` on ``AsyncOpenAI``) so that every attempt, its latency and its
 error are recorded. A retry happens for timeouts, connection errors, HTTP 429 (waiting ``Retry-After`` when the
 server sends it) and HTTP 5xx, with exponential backoff; other HTTP errors (400, 401, 404, ...) are final.
+
+Every request carries a token limit: the researcher's ``llm_max_tokens`` when set, else the caller's budget for
+its purpose (``max_tokens=``, see ``reply_budget``), else ``DEFAULT_MAX_TOKENS``; ``llm_reasoning_tokens`` is added
+for reasoning models, whose thinking counts against the limit. An endpoint that wants ``max_completion_tokens``
+instead (OpenAI's reasoning models) is asked again with it.
+
+Reasoning is kept apart from the reply (``CallRecord.reasoning``): a ``reasoning_content`` or ``reasoning`` field
+of the message or of the stream's deltas, and ``<think>…</think>`` blocks in the content (also a closing tag with
+no opening one, when the chat template opened the block). A streamed reply never yields reasoning as text.
+
+``response_schema=`` asks for structured output (``response_format`` of type ``json_schema``). An endpoint that
+refuses a request carrying it (HTTP 400, 404 or 422) is asked again at once without it, and later calls to that
+endpoint and model skip it; ``CallRecord.structured`` says which happened.
 """
 
 from __future__ import annotations
@@ -21,6 +34,9 @@ from backend.stored_text import storable
 SCRIPTED_MODEL = "scripted"
 DEFAULT_MAX_CONCURRENCY = 32
 MAX_RETRY_AFTER_S = 30.0
+DEFAULT_MAX_TOKENS = 1024  # for a call whose caller states no budget of its own
+CHARS_PER_TOKEN = 2  # a low bound for prose in en/de/it (about 4 in English): budgets never cut a reply short
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 ScriptedPolicy = Callable[[list[dict[str, str]]], str]
 
@@ -38,7 +54,8 @@ class LLMSettings:
     temperature: float = 0.7
     timeout_s: float = 30.0
     max_retries: int = 2
-    max_tokens: int | None = None
+    max_tokens: int | None = None  # overrides every purpose's budget
+    reasoning_tokens: int = 0  # added to every budget: room for a reasoning model's thinking
     backoff_s: float = 0.5
     base_url: str | None = None
 
@@ -51,6 +68,22 @@ class LLMSettings:
             raise ValueError(f"The retry budget (llm_max_retries) must be 0 or more, got {self.max_retries}.")
         if not 0 <= self.temperature <= 2:
             raise ValueError(f"The temperature (llm_temperature) must be in [0, 2], got {self.temperature}.")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"The token limit (llm_max_tokens) must be at least 1, got {self.max_tokens}.")
+        if self.reasoning_tokens < 0:
+            raise ValueError(
+                f"The reasoning budget (llm_reasoning_tokens) must be 0 or more, got {self.reasoning_tokens}."
+            )
+
+    def token_limit(self, budget: int | None = None) -> int:
+        """The ``max_tokens`` of a request whose purpose needs ``budget`` tokens (see the module doc).
+
+        >>> LLMSettings().token_limit(300), LLMSettings(max_tokens=50, reasoning_tokens=1000).token_limit(300)
+        (300, 1050)
+        >>> LLMSettings().token_limit()
+        1024
+        """
+        return (self.max_tokens or budget or DEFAULT_MAX_TOKENS) + self.reasoning_tokens
 
     @property
     def is_scripted(self) -> bool:
@@ -67,8 +100,23 @@ class LLMSettings:
         )
         if config.get("llm_max_tokens"):
             values["max_tokens"] = int(config["llm_max_tokens"])
+        if config.get("llm_reasoning_tokens"):
+            values["reasoning_tokens"] = int(config["llm_reasoning_tokens"])
         values.update(overrides)
         return cls(**values)
+
+
+def reply_budget(max_chars: int, *, overhead_tokens: int = 16) -> int:
+    """The token budget of a reply of at most ``max_chars`` characters: ceil(max_chars / CHARS_PER_TOKEN) +
+    ``overhead_tokens`` (markers, JSON punctuation). Generous by design: the budget stops a rambling model, the
+    task's own rules judge the length.
+
+    >>> reply_budget(500), reply_budget(0, overhead_tokens=40)
+    (266, 40)
+    """
+    if max_chars < 0 or overhead_tokens < 0:
+        raise ValueError(f"A reply budget needs non-negative sizes, got {max_chars} characters and {overhead_tokens}.")
+    return -(-max_chars // CHARS_PER_TOKEN) + overhead_tokens
 
 
 @dataclass
@@ -93,6 +141,9 @@ class CallRecord:
     attempts: int = 0
     finish_reason: str | None = None
     streamed: bool = False
+    reasoning: str = ""  # a reasoning model's thinking, never part of ``reply``
+    max_tokens: int | None = None  # the limit the request carried
+    structured: bool | None = None  # None: not asked; True: the schema was sent; False: refused, asked without
     started_at: float = field(default_factory=time.time)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -116,9 +167,16 @@ class _RetryableError(Exception):
 
 
 class _FinalError(Exception):
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, status: int | None = None, detail: str = ""):
         super().__init__(message)
         self.kind = kind
+        self.status = status
+        self.detail = detail  # the endpoint's own words, to tell a refused option from other refusals
+
+
+# (base_url, model) pairs whose endpoint refused response_format / wants max_completion_tokens: asked that way later.
+_refuses_schema: set[tuple[str | None, str]] = set()
+_wants_completion_tokens: set[tuple[str | None, str]] = set()
 
 
 # One client and one concurrency cap per event loop: httpx connection pools are bound to the loop that made them.
@@ -177,7 +235,8 @@ def _classify(error: Exception) -> Exception:
         status = error.status_code
         if status >= 500:
             return _RetryableError("server_error", f"The model endpoint failed (HTTP {status}).", _retry_after(error))
-        return _FinalError("http_error", f"The model endpoint refused the request (HTTP {status}).")
+        detail = str(getattr(error, "message", "") or error)[:500]
+        return _FinalError("http_error", f"The model endpoint refused the request (HTTP {status}).", status, detail)
     malformed = (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError, IndexError)
     if isinstance(error, malformed):
         return _RetryableError(
@@ -196,12 +255,140 @@ def _retry_after(error) -> float | None:
         return None
 
 
-def _request(messages: Sequence[Mapping[str, str]], settings: LLMSettings, options: Mapping[str, Any]) -> dict:
+def _request(
+    messages: Sequence[Mapping[str, str]],
+    settings: LLMSettings,
+    options: Mapping[str, Any],
+    *,
+    max_tokens: int | None,
+    response_schema: Mapping[str, Any] | None,
+) -> dict:
     request = dict(model=settings.model, messages=list(messages), temperature=settings.temperature)
-    if settings.max_tokens:
-        request["max_tokens"] = settings.max_tokens
+    endpoint = (settings.base_url, settings.model)
+    limit_key = "max_completion_tokens" if endpoint in _wants_completion_tokens else "max_tokens"
+    request[limit_key] = settings.token_limit(max_tokens)
+    if response_schema is not None and endpoint not in _refuses_schema:
+        request["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": dict(response_schema), "strict": True},
+        }
     request.update(options)
     return request
+
+
+def _refused_option(error: Exception, request: dict) -> str | None:
+    """Which option of ``request`` a final refusal is about (``response_format`` or ``max_tokens``), or None."""
+    if not isinstance(error, _FinalError) or error.status is None or not 400 <= error.status < 600:
+        return None
+    if "max_tokens" in request and "max_completion_tokens" in error.detail.lower():
+        return "max_tokens"
+    if "response_format" in request and error.status in (400, 404, 422):
+        return "response_format"
+    return None
+
+
+class ReasoningSplitter:
+    """Separates ``<think>…</think>`` blocks from the visible text of a reply that arrives in pieces.
+
+    ``feed(piece)`` returns the visible text that is certain so far (a possible start of a tag is held back);
+    ``finish()`` returns the rest. ``reasoning`` collects the blocks' text. A closing tag with no opening one (the
+    chat template opened the block in the prompt) makes everything before it reasoning: what was returned as
+    visible before it is moved to ``reasoning`` and ``retracted`` is set.
+
+    >>> splitter = ReasoningSplitter()
+    >>> [splitter.feed(piece) for piece in ["<thi", "nk>I should", " offer.</th", "ink>Deal."]]
+    ['', '', '', 'Deal.']
+    >>> splitter.finish(), splitter.reasoning, splitter.visible
+    ('', 'I should offer.', 'Deal.')
+    """
+
+    def __init__(self) -> None:
+        self.visible = ""
+        self.reasoning = ""
+        self.retracted = False
+        self._pending = ""
+        self._inside = False
+
+    def feed(self, piece: str) -> str:
+        self._pending += piece
+        shown = ""
+        while self._pending:
+            if self._inside:
+                at = self._pending.find(THINK_CLOSE)
+                if at == -1:
+                    keep = _partial_tag_length(self._pending, (THINK_CLOSE,))
+                    cut = len(self._pending) - keep
+                    self.reasoning += self._pending[:cut]
+                    self._pending = self._pending[cut:]
+                    break
+                self.reasoning += self._pending[:at]
+                self._pending, self._inside = self._pending[at + len(THINK_CLOSE) :], False
+                continue
+            opening, closing = self._pending.find(THINK_OPEN), self._pending.find(THINK_CLOSE)
+            if closing != -1 and (opening == -1 or closing < opening):  # a closing tag with no opening one
+                self.reasoning += self.visible + shown + self._pending[:closing]
+                self.visible, shown, self.retracted = "", "", True
+                self._pending = self._pending[closing + len(THINK_CLOSE) :]
+                continue
+            if opening == -1:
+                keep = _partial_tag_length(self._pending, (THINK_OPEN, THINK_CLOSE))
+                cut = len(self._pending) - keep
+                shown += self._pending[:cut]
+                self._pending = self._pending[cut:]
+                break
+            shown += self._pending[:opening]
+            self._pending, self._inside = self._pending[opening + len(THINK_OPEN) :], True
+        if not self.visible:
+            shown = shown.lstrip()  # the blank lines after a thinking block
+        self.visible += shown
+        return shown
+
+    def finish(self) -> str:
+        rest, self._pending = self._pending, ""
+        if self._inside:  # an unclosed block (the limit cut the thinking short): all of it is reasoning
+            self.reasoning += rest
+            return ""
+        if not self.visible:
+            rest = rest.lstrip()
+        self.visible += rest
+        return rest
+
+
+def _partial_tag_length(text: str, tags: Sequence[str]) -> int:
+    """How many characters at the end of ``text`` could begin one of ``tags``."""
+    longest = 0
+    for tag in tags:
+        for size in range(min(len(tag) - 1, len(text)), 0, -1):
+            if text.endswith(tag[:size]):
+                longest = max(longest, size)
+                break
+    return longest
+
+
+def split_reasoning(content: str) -> tuple[str, str]:
+    """``(visible, reasoning)`` of a whole reply.
+
+    >>> split_reasoning("<think>Two apples are worth little.</think>\\n\\nI propose: 2 books.")
+    ('I propose: 2 books.', 'Two apples are worth little.')
+    >>> split_reasoning("They want hats.</think>Deal.")
+    ('Deal.', 'They want hats.')
+    """
+    splitter = ReasoningSplitter()
+    splitter.feed(content)
+    splitter.finish()
+    return splitter.visible.strip(), splitter.reasoning.strip()
+
+
+def _reasoning_field(holder: Any) -> str:
+    """A message's or delta's separate reasoning text (``reasoning_content``: vLLM, DeepSeek, llama.cpp;
+    ``reasoning``: OpenRouter, Ollama)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(holder, name, None)
+        if value is None and getattr(holder, "model_extra", None):
+            value = holder.model_extra.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _scripted_chunks(text: str) -> list[str]:
@@ -219,12 +406,16 @@ def _create(client, request: dict, **extra):
     return client.chat.completions.create(**options, **extra, messages=[], extra_body={"messages": request["messages"]})
 
 
-async def _attempt_stream(client, request: dict, settings: LLMSettings, record: CallRecord) -> AsyncIterator[str]:
-    """One streamed attempt: yields text pieces; fills usage and finish reason on ``record``."""
+async def _attempt_stream(
+    client, request: dict, settings: LLMSettings, record: CallRecord, splitter: ReasoningSplitter
+) -> AsyncIterator[str]:
+    """One streamed attempt: yields the visible text pieces (``splitter`` keeps the whole visible reply); fills
+    usage, finish reason and reasoning on ``record``."""
     # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs every awaited chunk in a task of its own, which
     # costs each piece extra turns of an event loop that, in oTree, every participant shares.
     async with asyncio.timeout(settings.timeout_s):
         response = await _create(client, request, stream=True, stream_options={"include_usage": True})
+    separate_reasoning: list[str] = []
     try:
         deadline = time.monotonic() + settings.timeout_s
         record.finish_reason = None
@@ -246,15 +437,22 @@ async def _attempt_stream(client, request: dict, settings: LLMSettings, record: 
             for choice in chunk.choices or []:
                 if choice.finish_reason:
                     record.finish_reason = choice.finish_reason
+                if thought := _reasoning_field(choice.delta):
+                    separate_reasoning.append(storable(thought))
                 piece = getattr(choice.delta, "content", None)
-                if piece:
-                    yield storable(piece)
+                if piece and (visible := splitter.feed(storable(piece))):
+                    yield visible
+        if rest := splitter.finish():
+            yield rest
         if not chunks:
             raise _RetryableError("bad_response", "The model endpoint answered without a readable event stream.")
         if record.finish_reason is None:
             # The client treats a closed connection as the end of the stream; only a finish reason proves it.
             raise _RetryableError("interrupted", "The stream ended before the model finished its reply.")
     finally:
+        record.reasoning = ("".join(separate_reasoning) + splitter.reasoning).strip()
+        if splitter.retracted:  # text shown as it came turned out to be thinking: the record keeps it apart
+            record.extra["reasoning_shown_while_streaming"] = True
         await response.close()  # a stalled or abandoned stream frees its connection now, not when collected
 
 
@@ -270,7 +468,11 @@ async def _attempt_complete(client, request: dict, settings: LLMSettings, record
         record.completion_tokens = response.usage.completion_tokens
     if getattr(choice, "logprobs", None) is not None:
         record.extra["logprobs"] = choice.logprobs.model_dump() if hasattr(choice.logprobs, "model_dump") else None
-    return storable(choice.message.content or "")
+    visible, thought = split_reasoning(storable(choice.message.content or ""))
+    record.reasoning = "\n\n".join(
+        part for part in (storable(_reasoning_field(choice.message)).strip(), thought) if part
+    )
+    return visible
 
 
 async def stream(
@@ -279,14 +481,20 @@ async def stream(
     *,
     scripted: ScriptedPolicy | None = None,
     stream_reply: bool = True,
+    max_tokens: int | None = None,
+    response_schema: Mapping[str, Any] | None = None,
     **options,
 ) -> AsyncIterator[TextDelta | CallRecord]:
     """Ask the model; yield ``TextDelta`` pieces as they arrive, then exactly one ``CallRecord`` (last item).
 
+    ``max_tokens`` is the caller's budget for this purpose (``reply_budget``); ``response_schema`` a JSON schema
+    the reply should follow where the endpoint accepts one (see the module doc for both).
+
     Failures never raise: the final record carries ``error`` and ``error_kind`` (``timeout``, ``rate_limit``,
     ``server_error``, ``connection``, ``bad_response``, ``empty_reply``, ``interrupted``, ``http_error``,
     ``configuration``, ``scripted_error``). A stream that breaks after text was shown is not retried (the person
-    has seen it); its record has the partial reply and ``error_kind='interrupted'``.
+    has seen it); its record has the partial reply and ``error_kind='interrupted'``. A reply that holds only
+    reasoning is an ``empty_reply``.
     """
     record = CallRecord(model=settings.model, messages=[dict(message) for message in messages], streamed=stream_reply)
     started = time.monotonic()
@@ -307,18 +515,22 @@ async def stream(
         yield record
         return
 
-    request = _request(messages, settings, options)
     async with _concurrency_cap():
         while True:
+            request = _request(messages, settings, options, max_tokens=max_tokens, response_schema=response_schema)
+            record.max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
+            if response_schema is not None:
+                record.structured = "response_format" in request
             record.attempts += 1
             pieces: list[str] = []
             try:
                 client = _client(settings)
                 if stream_reply:
-                    async for piece in _attempt_stream(client, request, settings, record):
+                    splitter = ReasoningSplitter()
+                    async for piece in _attempt_stream(client, request, settings, record, splitter):
                         pieces.append(piece)
                         yield TextDelta(piece)
-                    reply = "".join(pieces)
+                    reply = splitter.visible.strip()
                 else:
                     reply = await _attempt_complete(client, request, settings, record)
                 if not reply.strip():
@@ -329,6 +541,13 @@ async def stream(
                 error = _classify(raw_error)
                 record.error, record.error_kind = str(error), error.kind
                 record.reply = "".join(pieces)
+                refused = None if pieces else _refused_option(error, request)
+                if refused == "response_format":
+                    _refuses_schema.add((settings.base_url, settings.model))
+                    continue  # asked again at once, without the schema; not a retry of a failure
+                if refused == "max_tokens" and (settings.base_url, settings.model) not in _wants_completion_tokens:
+                    _wants_completion_tokens.add((settings.base_url, settings.model))
+                    continue
                 if pieces:
                     record.error_kind = "interrupted"
                     record.error = f"The reply broke off after {len(record.reply)} characters: {error}"
@@ -348,11 +567,21 @@ async def complete(
     settings: LLMSettings,
     *,
     scripted: ScriptedPolicy | None = None,
+    max_tokens: int | None = None,
+    response_schema: Mapping[str, Any] | None = None,
     **options,
 ) -> CallRecord:
-    """Ask the model without streaming and return the call's record (see ``stream`` for the error kinds)."""
+    """Ask the model without streaming and return the call's record (see ``stream``)."""
     record = None
-    async for item in stream(messages, settings, scripted=scripted, stream_reply=False, **options):
+    async for item in stream(
+        messages,
+        settings,
+        scripted=scripted,
+        stream_reply=False,
+        max_tokens=max_tokens,
+        response_schema=response_schema,
+        **options,
+    ):
         if isinstance(item, CallRecord):
             record = item
     return record
@@ -364,6 +593,7 @@ def start_stream(
     *,
     scripted: ScriptedPolicy | None = None,
     stream_reply: bool = True,
+    max_tokens: int | None = None,
     **options,
 ) -> StartedStream:
     """``stream(...)`` set going at once: the request leaves in a task of the running loop, before the caller first
@@ -373,7 +603,9 @@ def start_stream(
     the caller's own next step (showing the person's message, say) waits for that step behind everybody else's
     work before its request even leaves; the model's latency then adds to that wait instead of overlapping it.
     """
-    return StartedStream(stream(messages, settings, scripted=scripted, stream_reply=stream_reply, **options))
+    return StartedStream(
+        stream(messages, settings, scripted=scripted, stream_reply=stream_reply, max_tokens=max_tokens, **options)
+    )
 
 
 _STREAM_END = object()

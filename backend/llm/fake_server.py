@@ -3,7 +3,9 @@
 Tests, benchmarks and offline demos point the real ``openai`` client at it (``OPENAI_BASE_URL``). Each call takes
 the next scripted ``Reply`` from a queue, or asks the ``responder`` (a function of the request) when the queue is
 empty. A ``Reply`` can delay, stream slowly, stall, break off mid-stream, answer with an HTTP error (with
-``Retry-After``) or send a body that is not JSON.
+``Retry-After``) or send a body that is not JSON. It can think like a reasoning model (``Reply.reasoning`` in a
+``reasoning_content`` or ``reasoning`` field; ``<think>`` blocks are simply part of ``text``) and refuse what some
+endpoints refuse (``refuse_response_format``, ``require_max_completion_tokens``).
 
 Another process (oTree bots under ``otree test``) scripts it over HTTP: ``POST {base_url}/_script`` with
 ``{"replies": [{"text": ..., "status": ..., ...}, "plain text", ...]}``, ``POST {base_url}/_clear``, and
@@ -39,6 +41,8 @@ class Reply:
     garbage: str | None = None  # a raw body that is not a valid completion
     drop_after_chunks: int | None = None  # close the stream after this many pieces, without [DONE]
     logprobs: Any = None  # returned as choices[0].logprobs (non-streaming)
+    reasoning: str | None = None  # a reasoning model's thinking, sent apart from the content
+    reasoning_field: str = "reasoning_content"  # vLLM, DeepSeek, llama.cpp; OpenRouter and Ollama say "reasoning"
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply"]
@@ -66,6 +70,8 @@ class FakeOpenAIServer:
         self.responder: Responder = responder or _default_responder
         self.default_delay_s = 0.0
         self.default_chunk_delay_s = 0.0
+        self.refuse_response_format = False  # HTTP 400 for a request with response_format, as some servers answer
+        self.require_max_completion_tokens = False  # HTTP 400 for max_tokens, as OpenAI's reasoning models answer
         self.requests: list[dict[str, Any]] = []
         self._script: deque[Reply | str] = deque()
         self._lock = threading.Lock()
@@ -106,6 +112,13 @@ class FakeOpenAIServer:
         if isinstance(item, str):
             item = Reply(text=item, delay_s=self.default_delay_s, chunk_delay_s=self.default_chunk_delay_s)
         return item
+
+    def _refusal(self, request: dict[str, Any]) -> str | None:
+        if self.refuse_response_format and "response_format" in request:
+            return "response_format of type json_schema is not supported by this server"
+        if self.require_max_completion_tokens and "max_tokens" in request:
+            return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens'."
+        return None
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     @property
@@ -167,6 +180,12 @@ class FakeOpenAIServer:
                 if not path.endswith("/chat/completions"):
                     self._send_json(404, {"error": {"message": f"unknown path {self.path}"}})
                     return
+                refusal = server._refusal(request)
+                if refusal:
+                    with server._lock:
+                        server.requests.append(request)
+                    self._send_json(400, {"error": {"message": refusal, "type": "invalid_request_error"}})
+                    return
                 with server._lock:
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
@@ -223,7 +242,11 @@ class FakeOpenAIServer:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": reply.text},
+                            "message": {
+                                "role": "assistant",
+                                "content": reply.text,
+                                **({reply.reasoning_field: reply.reasoning} if reply.reasoning else {}),
+                            },
                             "finish_reason": "stop",
                             "logprobs": reply.logprobs,
                         }
@@ -244,6 +267,9 @@ class FakeOpenAIServer:
                 self.close_connection = True
                 base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time())}
                 base["model"] = model
+                for piece in _pieces(reply.reasoning or "") if reply.reasoning else []:
+                    delta = {reply.reasoning_field: piece}
+                    self._event(dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]))
                 for index, piece in enumerate(_pieces(reply.text)):
                     if reply.drop_after_chunks is not None and index >= reply.drop_after_chunks:
                         self.wfile.flush()
