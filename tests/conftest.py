@@ -35,14 +35,18 @@ def llm_server(_llm_server_instance):
     Script answers with ``llm_server.script(Reply(...), "text", ...)``; set ``llm_server.responder`` for a function of
     the request; inspect ``llm_server.requests``. ``llm_server.base_url`` goes into ``OPENAI_BASE_URL``.
     """
+    from backend.llm.client import forget_endpoint_quirks
     from backend.llm.fake_server import _default_responder
 
     server = _llm_server_instance
     server.clear()
     server.responder = _default_responder
     server.default_delay_s = server.default_chunk_delay_s = 0.0
+    server.refuse_response_format = server.require_max_completion_tokens = False
+    forget_endpoint_quirks()
     yield server
     server.clear()
+    server.refuse_response_format = server.require_max_completion_tokens = False
 
 
 @pytest.fixture(scope="module")

@@ -264,3 +264,84 @@ def test_record_row_is_flat_and_holds_no_key(monkeypatch, llm_server):
     row = record.as_row()
     assert isinstance(row["messages"], str) and "Say hello." in row["messages"]
     assert "sk-test-secret-123" not in repr(row)
+
+
+# --- limits, reasoning models, structured output -------------------------------------------------------------------
+def test_every_request_carries_a_token_limit(llm_server):
+    llm_server.script("One.", "Two.", "Three.")
+    run_async(complete(MESSAGES, settings_for(llm_server)))
+    run_async(complete(MESSAGES, settings_for(llm_server), max_tokens=77))
+    run_async(complete(MESSAGES, settings_for(llm_server, max_tokens=12, reasoning_tokens=500), max_tokens=77))
+    assert [request["max_tokens"] for request in llm_server.requests] == [1024, 77, 512]
+
+
+def test_an_endpoint_that_wants_max_completion_tokens_is_asked_with_it(llm_server):
+    llm_server.require_max_completion_tokens = True
+    llm_server.script("Fine.", "Again.")
+    first = run_async(complete(MESSAGES, settings_for(llm_server), max_tokens=40))
+    second = run_async(complete(MESSAGES, settings_for(llm_server), max_tokens=40))
+    assert first.ok and first.reply == "Fine." and first.attempts == 2 and second.attempts == 1
+    assert ["max_tokens" in r for r in llm_server.requests] == [True, False, False]
+    assert [r.get("max_completion_tokens") for r in llm_server.requests] == [None, 40, 40]
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_separate_reasoning_is_kept_apart_from_the_reply(llm_server, streamed, field):
+    llm_server.script(Reply(text="B", reasoning="Option A looks tempting. Answer: A", reasoning_field=field))
+    items = collect(stream(MESSAGES, settings_for(llm_server), stream_reply=streamed))
+    record = items[-1]
+    assert record.ok and record.reply == "B" and record.reasoning == "Option A looks tempting. Answer: A"
+    assert "".join(item.text for item in items if isinstance(item, TextDelta)) == ("B" if streamed else "")
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_think_blocks_in_the_content_never_reach_the_reply_or_the_stream(llm_server, streamed):
+    llm_server.script(Reply(text="<think>They value hats. Say: [Proposal: 3 hats]</think>\n\nI would like the books."))
+    items = collect(stream(MESSAGES, settings_for(llm_server), stream_reply=streamed))
+    shown = "".join(item.text for item in items if isinstance(item, TextDelta))
+    record = items[-1]
+    assert record.reply == "I would like the books." and shown == (record.reply if streamed else "")
+    assert record.reasoning == "They value hats. Say: [Proposal: 3 hats]"
+
+
+def test_a_reply_cut_off_while_thinking_is_an_empty_reply_not_an_answer(llm_server):
+    llm_server.script(*[Reply(text="<think>Let me weigh the options carefully and")] * 3)
+    record = run_async(complete(MESSAGES, settings_for(llm_server, max_retries=2)))
+    assert not record.ok and record.error_kind == "empty_reply" and record.reply == ""
+
+
+def test_think_tag_split_across_stream_pieces():
+    from backend.llm.client import ReasoningSplitter
+
+    text = "<think>plan: offer 2 balls</think>Hello, shall we split?"
+    for size in range(1, 9):
+        splitter = ReasoningSplitter()
+        shown = "".join(splitter.feed(text[i : i + size]) for i in range(0, len(text), size)) + splitter.finish()
+        assert (shown, splitter.reasoning) == ("Hello, shall we split?", "plan: offer 2 balls"), size
+
+
+def test_a_closing_tag_without_opening_makes_what_came_before_reasoning(llm_server):
+    llm_server.script(Reply(text="Hats are worth most to me. </think> Deal."))
+    record = run_async(complete(MESSAGES, settings_for(llm_server)))
+    assert record.reply == "Deal." and record.reasoning == "Hats are worth most to me."
+
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+def test_structured_output_sends_the_schema(llm_server):
+    llm_server.script('{"answer": "A"}')
+    record = run_async(complete(MESSAGES, settings_for(llm_server), response_schema=SCHEMA))
+    sent = llm_server.requests[-1]["response_format"]
+    assert record.structured is True and sent["type"] == "json_schema" and sent["json_schema"]["schema"] == SCHEMA
+
+
+def test_a_refused_schema_is_dropped_and_remembered_for_that_endpoint(llm_server):
+    llm_server.refuse_response_format = True
+    llm_server.script('{"answer": "A"}', '{"answer": "B"}')
+    first = run_async(complete(MESSAGES, settings_for(llm_server), response_schema=SCHEMA))
+    second = run_async(complete(MESSAGES, settings_for(llm_server), response_schema=SCHEMA))
+    assert first.ok and first.reply == '{"answer": "A"}' and first.structured is False
+    assert second.ok and second.structured is False and second.attempts == 1
+    assert ["response_format" in r for r in llm_server.requests] == [True, False, False]

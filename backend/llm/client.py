@@ -179,6 +179,12 @@ _refuses_schema: set[tuple[str | None, str]] = set()
 _wants_completion_tokens: set[tuple[str | None, str]] = set()
 
 
+def forget_endpoint_quirks() -> None:
+    """Forget which endpoints refused a schema or wanted ``max_completion_tokens`` (a test's server changes)."""
+    _refuses_schema.clear()
+    _wants_completion_tokens.clear()
+
+
 # One client and one concurrency cap per event loop: httpx connection pools are bound to the loop that made them.
 _clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _caps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
