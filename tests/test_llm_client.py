@@ -344,4 +344,23 @@ def test_a_refused_schema_is_dropped_and_remembered_for_that_endpoint(llm_server
     second = run_async(complete(MESSAGES, settings_for(llm_server), response_schema=SCHEMA))
     assert first.ok and first.reply == '{"answer": "A"}' and first.structured is False
     assert second.ok and second.structured is False and second.attempts == 1
-    assert ["response_format" in r for r in llm_server.requests] == [True, False, False]
+    shapes = [r.get("response_format", {}).get("type") for r in llm_server.requests]
+    assert shapes == ["json_schema", "json_object", None, None]
+
+
+def test_a_server_error_naming_response_format_is_a_refusal_not_a_retry(llm_server):
+    # llama-cpp-python answers an unknown response_format type with HTTP 500 naming it.
+    def responder(request):
+        if request.get("response_format", {}).get("type") == "json_schema":
+            return Reply(status=500, text="")
+        return '{"answer": "B"}'
+
+    llm_server.responder = responder
+    record = run_async(complete(MESSAGES, settings_for(llm_server, max_retries=0), response_schema=SCHEMA))
+    assert not record.ok  # a bare 500 says nothing about the schema: a failure, as before
+
+    from backend.llm.client import _refused_option, _RetryableError
+
+    named = _RetryableError("server_error", "failed", status=500, detail="'loc': ('body', 'response_format', 'type')")
+    assert _refused_option(named, {"response_format": {}}) == "response_format"
+    assert _refused_option(named, {}) is None

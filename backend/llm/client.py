@@ -13,9 +13,11 @@ Reasoning is kept apart from the reply (``CallRecord.reasoning``): a ``reasoning
 of the message or of the stream's deltas, and ``<think>…</think>`` blocks in the content (also a closing tag with
 no opening one, when the chat template opened the block). A streamed reply never yields reasoning as text.
 
-``response_schema=`` asks for structured output (``response_format`` of type ``json_schema``). An endpoint that
-refuses a request carrying it (HTTP 400, 404 or 422) is asked again at once without it, and later calls to that
-endpoint and model skip it; ``CallRecord.structured`` says which happened.
+``response_schema=`` asks for structured output: ``response_format`` of type ``json_schema`` (OpenAI's shape), then,
+if the endpoint refuses it, ``json_object`` with a ``schema`` (llama-cpp-python's shape), then none. A refusal is
+an HTTP 400, 404 or 422, or an error naming ``response_format``; the call is made again at once in the next shape,
+and later calls to that endpoint and model start there. ``CallRecord.structured`` says whether a schema went out,
+``extra["response_format"]`` in which shape.
 """
 
 from __future__ import annotations
@@ -160,10 +162,14 @@ class CallRecord:
 
 
 class _RetryableError(Exception):
-    def __init__(self, kind: str, message: str, retry_after_s: float | None = None):
+    def __init__(
+        self, kind: str, message: str, retry_after_s: float | None = None, status: int | None = None, detail: str = ""
+    ):
         super().__init__(message)
         self.kind = kind
         self.retry_after_s = retry_after_s
+        self.status = status
+        self.detail = detail
 
 
 class _FinalError(Exception):
@@ -174,14 +180,17 @@ class _FinalError(Exception):
         self.detail = detail  # the endpoint's own words, to tell a refused option from other refusals
 
 
-# (base_url, model) pairs whose endpoint refused response_format / wants max_completion_tokens: asked that way later.
-_refuses_schema: set[tuple[str | None, str]] = set()
+# The shapes of structured output, tried in this order: the OpenAI shape (OpenAI, vLLM, Ollama, llama.cpp's own
+# server), llama-cpp-python's shape (json_object with a schema), none.
+SCHEMA_SHAPES = ("json_schema", "json_object")
+# Per (base_url, model): how many schema shapes the endpoint refused, and whether it wants max_completion_tokens.
+_refused_shapes: dict[tuple[str | None, str], int] = {}
 _wants_completion_tokens: set[tuple[str | None, str]] = set()
 
 
 def forget_endpoint_quirks() -> None:
     """Forget which endpoints refused a schema or wanted ``max_completion_tokens`` (a test's server changes)."""
-    _refuses_schema.clear()
+    _refused_shapes.clear()
     _wants_completion_tokens.clear()
 
 
@@ -240,7 +249,10 @@ def _classify(error: Exception) -> Exception:
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         if status >= 500:
-            return _RetryableError("server_error", f"The model endpoint failed (HTTP {status}).", _retry_after(error))
+            detail = str(getattr(error, "message", "") or error)[:500]
+            return _RetryableError(
+                "server_error", f"The model endpoint failed (HTTP {status}).", _retry_after(error), status, detail
+            )
         detail = str(getattr(error, "message", "") or error)[:500]
         return _FinalError("http_error", f"The model endpoint refused the request (HTTP {status}).", status, detail)
     malformed = (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError, IndexError)
@@ -273,22 +285,30 @@ def _request(
     endpoint = (settings.base_url, settings.model)
     limit_key = "max_completion_tokens" if endpoint in _wants_completion_tokens else "max_tokens"
     request[limit_key] = settings.token_limit(max_tokens)
-    if response_schema is not None and endpoint not in _refuses_schema:
-        request["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "answer", "schema": dict(response_schema), "strict": True},
-        }
+    refused = _refused_shapes.get(endpoint, 0)
+    if response_schema is not None and refused < len(SCHEMA_SHAPES):
+        if SCHEMA_SHAPES[refused] == "json_schema":
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(response_schema), "strict": True},
+            }
+        else:
+            request["response_format"] = {"type": "json_object", "schema": dict(response_schema)}
     request.update(options)
     return request
 
 
 def _refused_option(error: Exception, request: dict) -> str | None:
-    """Which option of ``request`` a final refusal is about (``response_format`` or ``max_tokens``), or None."""
-    if not isinstance(error, _FinalError) or error.status is None or not 400 <= error.status < 600:
+    """Which option of ``request`` a refusal is about (``response_format`` or ``max_tokens``), or None.
+
+    A 400, 404 or 422 on a request with a schema refuses the schema; so does a 500 whose message names
+    ``response_format`` (llama-cpp-python reports its validation error as a 500)."""
+    status, detail = getattr(error, "status", None), getattr(error, "detail", "").lower()
+    if status is None:
         return None
-    if "max_tokens" in request and "max_completion_tokens" in error.detail.lower():
+    if "max_tokens" in request and "max_completion_tokens" in detail:
         return "max_tokens"
-    if "response_format" in request and error.status in (400, 404, 422):
+    if "response_format" in request and (status in (400, 404, 422) or "response_format" in detail):
         return "response_format"
     return None
 
@@ -527,6 +547,7 @@ async def stream(
             record.max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
             if response_schema is not None:
                 record.structured = "response_format" in request
+                record.extra["response_format"] = request.get("response_format", {}).get("type", "none")
             record.attempts += 1
             pieces: list[str] = []
             try:
@@ -549,7 +570,8 @@ async def stream(
                 record.reply = "".join(pieces)
                 refused = None if pieces else _refused_option(error, request)
                 if refused == "response_format":
-                    _refuses_schema.add((settings.base_url, settings.model))
+                    endpoint = (settings.base_url, settings.model)
+                    _refused_shapes[endpoint] = _refused_shapes.get(endpoint, 0) + 1
                     continue  # asked again at once, without the schema; not a retry of a failure
                 if refused == "max_tokens" and (settings.base_url, settings.model) not in _wants_completion_tokens:
                     _wants_completion_tokens.add((settings.base_url, settings.model))
