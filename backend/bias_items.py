@@ -96,10 +96,16 @@ EXPORT_COLUMNS = (
     "answered_at",  # ISO-8601 UTC time of the answer (backend.csvio.iso_utc)
     "attempts",  # model calls spent (models)
     "raw_reply",  # the model's last reply, newlines escaped as \n
+    "answer_mode",  # models: stated | structured | logprobs (how the runner asked); empty for people
+    "answer_source",  # models: how the answer was read (backend.bias_replies.ANSWER_SOURCES); empty for people
+    "problem",  # models: why a reply was not an answer (unparseable, error), or what a fallback replaced
+    "reasoning",  # models: a reasoning model's thinking, kept apart from the reply and never parsed
 )
 
 # Columns added after the first release: files written before them are read with these cells empty.
 IDENTIFIER_COLUMNS = ("participant_code", "prolific_pid", "study_id", "answered_at")
+MODEL_ANSWER_COLUMNS = ("answer_mode", "answer_source", "problem", "reasoning")
+ADDED_COLUMNS = IDENTIFIER_COLUMNS + MODEL_ANSWER_COLUMNS
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -730,6 +736,7 @@ def export_row(
                 raise ValueError(f"confidence_source must be slider, stated or logprobs, got {confidence_source!r}.")
             row["confidence_source"] = confidence_source
     row.update(extra)
-    if isinstance(row["raw_reply"], str):
-        row["raw_reply"] = escape_newlines(row["raw_reply"])
+    for column in ("raw_reply", "problem", "reasoning"):
+        if isinstance(row[column], str):
+            row[column] = escape_newlines(row[column])
     return row

@@ -36,10 +36,24 @@ class ReplyParseError(ValueError):
     """A model reply that does not answer in the requested form."""
 
 
+# How a model's answer was read (the export's ``answer_source``).
+ANSWER_SOURCES = {
+    "json": "a JSON object in the reply",
+    "structured": "a JSON object the endpoint constrained to the schema",
+    "answer_line": "an 'Answer: B' line",
+    "letter": "an option letter as the reply or its first marker: 'B', 'B.', 'B)', '(B)'",
+    "option_text": "the exact text of one option",
+    "yes_no": "a reply starting with yes or no, for an accept/decline or agree/disagree test",
+    "letter_logprob": "the log-probabilities of the option letters at the answer token",
+    "letter_logprob_per_argument": "one yes/no letter scored by log-probability per argument",
+}
+
+
 @dataclass(frozen=True)
 class ChoiceReply:
     index: int  # 0-based option index
     probabilities: tuple[float, ...] | None = None  # normalised, aligned with the options
+    source: str = "json"  # a key of ANSWER_SOURCES
 
     @property
     def confidence(self) -> float | None:
@@ -74,6 +88,68 @@ def build_messages(presented: Presented) -> list[dict[str, str]]:
             context=context, question=presented.question, options=listed, probability_keys=keys
         )
     return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+
+
+def build_letter_messages(presented: Presented) -> list[dict[str, str]]:
+    """The chat messages that ask for the option letter alone (the log-probability answer mode).
+
+    >>> from backend.bias_items import load_items, present
+    >>> build_letter_messages(present(load_items().item("anchoring_training"), "control"))[1]["content"][-42:]
+    'Reply with the letter of your choice only.'
+    """
+    letters = LETTERS[: len(presented.options)]
+    listed = "\n".join(f"{letter}. {option.label}" for letter, option in zip(letters, presented.options, strict=True))
+    user = _template("letter").substitute(
+        context="\n\n".join(presented.paragraphs), question=presented.question, options=listed
+    )
+    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+
+
+def build_argument_letter_messages(presented: Presented, number: int) -> list[dict[str, str]]:
+    """The chat messages that ask whether argument ``number`` (1-based) would be taken into account, as a choice
+    between the letters A (yes) and B (no): the log-probability answer mode of an arguments test."""
+    if not 1 <= number <= len(presented.arguments):
+        raise ValueError(f"Argument {number} was not offered; the test lists {len(presented.arguments)}.")
+    listed = "\n".join(f"{index}. {argument.text}" for index, argument in enumerate(presented.arguments, 1))
+    user = _template("argument_letter").substitute(
+        context="\n\n".join(presented.paragraphs), question=presented.question, arguments=listed, number=number
+    )
+    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+
+
+def choice_schema(n_options: int) -> dict[str, Any]:
+    """The JSON schema of a choice reply (structured output): an option letter and one probability per option.
+
+    >>> choice_schema(2)["properties"]["answer"]["enum"]
+    ['A', 'B']
+    """
+    letters = list(LETTERS[:n_options])
+    probability = {"type": "number", "minimum": 0, "maximum": 1}
+    return {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "enum": letters},
+            "probabilities": {
+                "type": "object",
+                "properties": dict.fromkeys(letters, probability),
+                "required": letters,
+                "additionalProperties": False,
+            },
+        },
+        "required": ["answer", "probabilities"],
+        "additionalProperties": False,
+    }
+
+
+def selection_schema(n_arguments: int) -> dict[str, Any]:
+    """The JSON schema of an arguments reply: the numbers of the selected arguments."""
+    number = {"type": "integer", "minimum": 1, "maximum": n_arguments}
+    return {
+        "type": "object",
+        "properties": {"selected": {"type": "array", "items": number, "minItems": 1, "uniqueItems": True}},
+        "required": ["selected"],
+        "additionalProperties": False,
+    }
 
 
 def reprompt_message(problem: str) -> dict[str, str]:
@@ -152,7 +228,7 @@ def parse_choice(reply: str, labels: Sequence[str], *, require_probabilities: bo
     confidence in the chosen option); without JSON, an ``Answer: B`` line or a bare letter.
 
     >>> parse_choice('```json\\n{"answer": "B", "probabilities": {"A": 20, "B": 80}}\\n```', ["yes", "no"])
-    ChoiceReply(index=1, probabilities=(0.2, 0.8))
+    ChoiceReply(index=1, probabilities=(0.2, 0.8), source='json')
     >>> parse_choice("Answer: (A)", ["yes", "no"]).index
     0
     """
@@ -176,12 +252,71 @@ def parse_choice(reply: str, labels: Sequence[str], *, require_probabilities: bo
         return ChoiceReply(index, _probabilities(raw, n_options, index))
     if require_probabilities:
         raise ReplyParseError("the reply holds no JSON object")
-    match = re.search(r"\banswer\b\W{0,3}(?:is\s+)?(?:option\s+)?[\(\[\"']?([A-Za-z])\b", reply, flags=re.IGNORECASE)
-    if match is None:
-        match = re.fullmatch(r"\W*([A-Za-z])\W*", reply.strip())
-    if match is None:
-        raise ReplyParseError("the reply names no option letter")
-    return ChoiceReply(_letter_index(match.group(1), n_options, labels))
+    index, source = _text_answer(reply, labels)
+    return ChoiceReply(index, source=source)
+
+
+_EMPHASIS = re.compile(r"[*_`#]+")
+_ANSWER_LINE = re.compile(
+    r"\b(?:final\s+)?answer\b\W{0,3}(?:is\s+)?(?:option\s+)?[\(\[\"']?([A-Za-z])\b(?![\w'-])", flags=re.IGNORECASE
+)
+# An option letter as a marker: alone, or followed by '.', ')' or ':', or in brackets; at the start of a line.
+_LETTER_MARKER = re.compile(r"^\s*(?:option\s+)?[\(\[]?([A-Z])(?:[\)\]]|[.:](?=\s|$)|(?=\s*$))", flags=re.MULTILINE)
+_BRACKETED_LETTER = re.compile(r"[\(\[]([A-Z])[\)\]]")
+_YES_NO = re.compile(r"^\W*(yes|no)\b", flags=re.IGNORECASE)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().strip(".!,;:\"'").strip().casefold()
+
+
+def _text_answer(reply: str, labels: Sequence[str]) -> tuple[int, str]:
+    """The option a free-text reply names, and how (``ANSWER_SOURCES``); ``ReplyParseError`` unless exactly one
+    option is named. Every shape found is collected first, so a reply naming two options is refused, not read.
+
+    >>> _text_answer("A. 150 loaves", ["150 loaves", "250 loaves"])
+    (0, 'letter')
+    >>> _text_answer("Yes, I agree.", ["Yes, I agree", "No, I do not agree"])
+    (0, 'option_text')
+    >>> _text_answer("No. The risk is too high.", ["Yes, accept", "No, decline"])
+    (1, 'yes_no')
+    >>> _text_answer("250 loaves", ["150 loaves", "250 loaves"])
+    (1, 'option_text')
+    """
+    letters = LETTERS[: len(labels)]
+    text = _EMPHASIS.sub("", reply).strip()
+    found: dict[int, str] = {}  # option index -> the first shape that named it
+
+    def name(index: int, source: str) -> None:
+        found.setdefault(index, source)
+
+    for match in _ANSWER_LINE.finditer(text):
+        letter = match.group(1).upper()
+        if letter not in letters:
+            raise ReplyParseError(f"the answer {letter!r} is not one of the letters {', '.join(letters)}")
+        name(letters.index(letter), "answer_line")
+    for pattern in (_LETTER_MARKER, _BRACKETED_LETTER):
+        for match in pattern.finditer(text):
+            if match.group(1) in letters:
+                name(letters.index(match.group(1)), "letter")
+    # The option's own text: the whole reply, or what follows a letter marker on the first line ('A. 150 loaves').
+    first_line = text.splitlines()[0] if text else ""
+    after_marker = re.sub(r"^\s*[\(\[]?[A-Z][\)\].:]\s*", "", first_line)
+    plain_labels = [_plain(label) for label in labels]
+    for candidate in {_plain(text), _plain(after_marker)}:
+        if candidate in plain_labels and plain_labels.count(candidate) == 1:
+            name(plain_labels.index(candidate), "option_text")
+    yes_no = _YES_NO.match(text)
+    starts = [re.match(r"^(yes|no)\b", label.strip(), flags=re.IGNORECASE) for label in labels]
+    if yes_no and len(labels) == 2 and all(starts) and {m.group(1).lower() for m in starts} == {"yes", "no"}:
+        name([m.group(1).lower() for m in starts].index(yes_no.group(1).lower()), "yes_no")
+    if not found:
+        raise ReplyParseError("the reply names no option (no letter, no option text)")
+    if len(found) > 1:
+        named = ", ".join(letters[index] for index in sorted(found))
+        raise ReplyParseError(f"the reply names more than one option ({named})")
+    index, source = next(iter(found.items()))
+    return index, source
 
 
 def parse_selection(reply: str, n_arguments: int) -> list[int]:
@@ -267,6 +402,44 @@ def option_probabilities_from_logprobs(logprobs: Mapping | None, n_options: int)
         if not seen_answer and "answer" in so_far.lower():
             seen_answer = True
     return None
+
+
+def letter_scores(logprobs: Mapping | None, n_options: int) -> tuple[tuple[float, ...], int, str]:
+    """The option probabilities of a letter-only reply from its token log-probabilities.
+
+    The answer position is the first generated token whose alternatives (``top_logprobs`` and the token itself)
+    include an option letter; p_k = sum of exp(logprob) over the alternatives that spell letter k (``"B"``, ``" B"``,
+    ``"(B"``), normalised over the option letters. Returns ``(probabilities, position, problem)``; ``problem`` is ""
+    when the scores are usable and otherwise says why (no log-probabilities, no letter among the alternatives).
+
+    >>> content = [{"token": "B", "logprob": math.log(0.6), "top_logprobs": [
+    ...     {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.3)},
+    ...     {"token": "The", "logprob": math.log(0.1)}]}]
+    >>> probabilities, position, problem = letter_scores({"content": content}, 3)
+    >>> [round(p, 3) for p in probabilities], position, problem
+    ([0.333, 0.667, 0.0], 0, '')
+    """
+    if not isinstance(logprobs, Mapping) or not isinstance(logprobs.get("content"), list) or not logprobs["content"]:
+        return (), -1, "the endpoint returned no log-probabilities"
+    seen: list[str] = []
+    for position, entry in enumerate(logprobs["content"]):
+        if not isinstance(entry, Mapping):
+            continue
+        alternatives = [alt for alt in entry.get("top_logprobs") or [] if isinstance(alt, Mapping)]
+        if not any(str(alt.get("token", "")) == str(entry.get("token", "")) for alt in alternatives):
+            alternatives.append({"token": entry.get("token", ""), "logprob": entry.get("logprob")})
+        weights = [0.0] * n_options
+        for alternative in alternatives:
+            letter = _token_letter(str(alternative.get("token", "")), n_options)
+            logprob = alternative.get("logprob")
+            if letter and isinstance(logprob, (int, float)) and math.isfinite(logprob):
+                weights[LETTERS.index(letter)] += math.exp(logprob)
+        total = sum(weights)
+        if total > 0:
+            return tuple(weight / total for weight in weights), position, ""
+        seen.extend(repr(str(alt.get("token", ""))) for alt in alternatives)
+    shown = ", ".join(dict.fromkeys(seen)) or "none"
+    return (), -1, f"no option letter among the alternatives the endpoint returned ({shown[:300]})"
 
 
 # --- the offline "scripted" model ----------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from backend.bias import (
     bootstrap_ci,
     confidence_distribution,
 )
-from backend.bias_items import ATTENTION_CHECK, CONTROL, EXPORT_COLUMNS, IDENTIFIER_COLUMNS, TREATMENT
+from backend.bias_items import ADDED_COLUMNS, ATTENTION_CHECK, CONTROL, EXPORT_COLUMNS, TREATMENT
 from backend.script_json import script_json
 
 PEOPLE = "people"
@@ -65,14 +65,15 @@ def looks_like(columns: Iterable[str]) -> bool:
 def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The rows of one or more exports, as text (empty cells as empty strings), neutralised cells restored exactly.
 
-    Files written before the identifier columns (``IDENTIFIER_COLUMNS``) existed are read with those cells empty.
+    Files written before the identifier and answer columns (``ADDED_COLUMNS``) existed are read with those cells
+    empty.
     """
     from backend.csvio import read_csv_any
 
     frames = []
     for path in paths:
         frame = read_csv_any(path, dtype=str, keep_default_na=False)
-        for column in IDENTIFIER_COLUMNS:
+        for column in ADDED_COLUMNS:
             if column not in frame.columns:
                 frame[column] = ""
         frames.append(frame)

@@ -19,6 +19,20 @@ even though fresh conversations make the order matter less than for people). Cal
 - The item file is checked exactly as the app checks it at session creation (``backend.bias_items.load_items``).
 - ``--confidence logprobs`` also asks for token log-probabilities and, where the endpoint returns them, takes the
   option probabilities from the answer letter's alternatives instead of the stated ones.
+- ``--answer-mode`` says how a model is asked (``answer_mode`` column; ``answer_source`` says how each answer was
+  read, ``backend.bias_replies.ANSWER_SOURCES``):
+  - ``stated`` (default): the JSON reply above, read by the tolerant parser (JSON, or an unambiguous text shape:
+    ``B``, ``B.``, ``(B)``, ``Answer: B``, an option's exact text, yes/no for accept and agree tests);
+  - ``structured``: the same JSON constrained by a JSON schema (``response_format``) where the endpoint accepts
+    one; where it refuses, the same call without it, read as in ``stated``;
+  - ``logprobs``: the letter alone, scored by the log-probabilities of the option letters at the answer token
+    (``backend.bias_replies.letter_scores``; ``confidence_source=logprobs``). An arguments test is asked one yes/no
+    letter per argument and selects those with P(yes) > P(no), or, when none does, the one with the highest
+    P(yes) (people must select at least one). An endpoint that returns no log-probabilities, or no option letter
+    among them, leaves the test ``unparseable`` with the reason in ``problem``.
+- Token budgets: ``ANSWER_CHARS`` characters for a JSON answer, one token and a margin for a letter;
+  ``--max-tokens`` overrides, ``--reasoning-tokens`` adds room for a reasoning model's thinking (kept in
+  ``reasoning``, never parsed).
 """
 
 from __future__ import annotations
@@ -37,8 +51,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from backend.bias_items import (
+    ADDED_COLUMNS,
     EXPORT_COLUMNS,
-    IDENTIFIER_COLUMNS,
     BiasItem,
     ItemSet,
     Presented,
@@ -49,18 +63,28 @@ from backend.bias_items import (
     present,
 )
 from backend.bias_replies import (
+    LETTERS,
     ReplyParseError,
+    build_argument_letter_messages,
+    build_letter_messages,
     build_messages,
+    choice_schema,
+    letter_scores,
     option_probabilities_from_logprobs,
     parse_choice,
     parse_selection,
     reprompt_message,
     scripted_reply,
+    selection_schema,
 )
 from backend.csvio import iso_utc, neutralise_row, restore_row
-from backend.llm import LLMSettings, complete
+from backend.llm import CallRecord, LLMSettings, complete, reply_budget
 
 FINAL_STATUSES = ("answered", "unparseable")
+ANSWER_MODES = ("stated", "structured", "logprobs")
+ANSWER_CHARS = 400  # a JSON answer with a probability for each of up to 20 options, or a list of argument numbers
+LETTER_TOKENS = 8  # a letter, and room for a leading space, bracket or "Answer:" before it
+TOP_LOGPROBS = 20  # the most alternatives OpenAI's API returns per token
 
 
 @dataclass(frozen=True)
@@ -108,7 +132,10 @@ def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Jo
     return jobs
 
 
-_COLUMNS_BEFORE_IDENTIFIERS = tuple(column for column in EXPORT_COLUMNS if column not in IDENTIFIER_COLUMNS)
+def _readable_header(fieldnames) -> bool:
+    """The export's columns, or those of a file written before some of ``ADDED_COLUMNS`` existed."""
+    names = tuple(fieldnames or ())
+    return set(names) <= set(EXPORT_COLUMNS) and set(EXPORT_COLUMNS) - set(names) <= set(ADDED_COLUMNS)
 
 
 def read_finished(path: Path) -> list[dict[str, str]]:
@@ -118,7 +145,7 @@ def read_finished(path: Path) -> list[dict[str, str]]:
         return []
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
-        if tuple(reader.fieldnames or ()) not in (EXPORT_COLUMNS, _COLUMNS_BEFORE_IDENTIFIERS):
+        if not _readable_header(reader.fieldnames):
             raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
         rows = [restore_row(row) for row in reader]
     return [dict.fromkeys(EXPORT_COLUMNS, "") | row for row in rows if row["status"] in FINAL_STATUSES]
@@ -175,37 +202,58 @@ async def ask(
     *,
     parse_retries: int = 2,
     use_logprobs: bool = False,
+    answer_mode: str = "stated",
     policy: Callable = scripted_reply,
 ) -> dict[str, Any]:
     """Ask one test version; return its export row (answered, unparseable or error)."""
+    if answer_mode not in ANSWER_MODES:
+        raise ValueError(f"The answer mode must be one of {', '.join(ANSWER_MODES)}, got {answer_mode!r}.")
+    if answer_mode == "logprobs" and not settings.is_scripted:
+        return await _ask_letters(job, settings)
     shown, model = job.presented, settings.model
     messages = build_messages(shown)
-    calls, latency, reply = 0, 0.0, ""
+    calls, latency, reply, problem, thinking = 0, 0.0, "", "", []
     options = {"logprobs": True, "top_logprobs": 5} if use_logprobs and not settings.is_scripted else {}
+    if answer_mode == "structured":
+        schema = (
+            selection_schema(len(shown.arguments)) if shown.kind == "arguments" else choice_schema(len(shown.options))
+        )
+        options["response_schema"] = schema
+    row = _row_maker(job, model, answer_mode)
     for _ in range(parse_retries + 1):
-        record = await complete(messages, settings, scripted=policy, **options)
+        record = await complete(messages, settings, scripted=policy, max_tokens=reply_budget(ANSWER_CHARS), **options)
         calls += record.attempts
         latency += record.latency_s
         reply = record.reply
+        thinking.append(record.reasoning)
         if not record.ok:
-            return _row(job, model, "error", calls, latency, f"{record.error_kind}: {record.error}")
+            error = f"{record.error_kind}: {record.error}"
+            return row("error", calls, latency, error, problem=error, reasoning=_joined(thinking))
+        source = "structured" if record.structured else None
         try:
             if shown.kind == "arguments":
                 numbers = parse_selection(reply, len(shown.arguments))
                 selected = [shown.arguments[number - 1].id for number in numbers]
-                return _row(job, model, "answered", calls, latency, reply, selected=selected)
+                return row(
+                    "answered",
+                    calls,
+                    latency,
+                    reply,
+                    selected=selected,
+                    answer_source=source or "json",
+                    reasoning=_joined(thinking),
+                )
             parsed = parse_choice(reply, [option.label for option in shown.options])
-        except ReplyParseError as problem:
-            messages = [*messages, {"role": "assistant", "content": reply}, reprompt_message(str(problem))]
+        except ReplyParseError as error:
+            problem = str(error)
+            messages = [*messages, {"role": "assistant", "content": reply}, reprompt_message(problem)]
             continue
-        probabilities, source = parsed.probabilities, "stated" if parsed.probabilities is not None else ""
+        probabilities, confidence_source = parsed.probabilities, "stated" if parsed.probabilities is not None else ""
         if use_logprobs:
             from_logprobs = option_probabilities_from_logprobs(record.extra.get("logprobs"), len(shown.options))
             if from_logprobs is not None:
-                probabilities, source = from_logprobs, "logprobs"
-        return _row(
-            job,
-            model,
+                probabilities, confidence_source = from_logprobs, "logprobs"
+        return row(
             "answered",
             calls,
             latency,
@@ -213,9 +261,82 @@ async def ask(
             answer=shown.options[parsed.index].value,
             confidence=probabilities[parsed.index] if probabilities is not None else None,
             option_probabilities=probabilities,
-            confidence_source=source,
+            confidence_source=confidence_source,
+            answer_source=source if source and parsed.source == "json" else parsed.source,
+            reasoning=_joined(thinking),
         )
-    return _row(job, model, "unparseable", calls, latency, reply)
+    return row("unparseable", calls, latency, reply, problem=problem, reasoning=_joined(thinking))
+
+
+def _joined(thoughts: list[str]) -> str:
+    return "\n\n".join(thought for thought in thoughts if thought)
+
+
+def _row_maker(job: Job, model: str, answer_mode: str) -> Callable[..., dict[str, Any]]:
+    def row(status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict[str, Any]:
+        return _row(job, model, status, calls, latency, reply, answer_mode=answer_mode, **answer)
+
+    return row
+
+
+async def _letter_call(messages, settings: LLMSettings) -> CallRecord:
+    return await complete(messages, settings, max_tokens=LETTER_TOKENS, logprobs=True, top_logprobs=TOP_LOGPROBS)
+
+
+async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
+    """The log-probability answer mode (see the module doc): one letter call per choice test, one per argument."""
+    shown = job.presented
+    row = _row_maker(job, settings.model, "logprobs")
+    if shown.kind == "arguments":
+        numbers = range(1, len(shown.arguments) + 1)
+        records = [await _letter_call(build_argument_letter_messages(shown, number), settings) for number in numbers]
+    else:
+        records = [await _letter_call(build_letter_messages(shown), settings)]
+    calls = sum(record.attempts for record in records)
+    latency = sum(record.latency_s for record in records)
+    replies = " | ".join(record.reply for record in records)
+    thinking = _joined([record.reasoning for record in records])
+    failed = next((record for record in records if not record.ok), None)
+    if failed is not None:
+        error = f"{failed.error_kind}: {failed.error}"
+        return row("error", calls, latency, error, problem=error, reasoning=thinking)
+    n_letters = 2 if shown.kind == "arguments" else len(shown.options)
+    scored = [letter_scores(record.extra.get("logprobs"), n_letters) for record in records]
+    problems = [f"{problem}" for _, _, problem in scored if problem]
+    if problems:
+        return row("unparseable", calls, latency, replies, problem=problems[0], reasoning=thinking)
+    if shown.kind == "arguments":
+        yes = [probabilities[0] for probabilities, _, _ in scored]
+        chosen = [index for index, p_yes in enumerate(yes) if p_yes > 0.5] or [
+            max(range(len(yes)), key=yes.__getitem__)
+        ]
+        return row(
+            "answered",
+            calls,
+            latency,
+            replies,
+            selected=[shown.arguments[index].id for index in chosen],
+            answer_source="letter_logprob_per_argument",
+            problem="" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument: the likeliest kept",
+            reasoning=thinking,
+        )
+    probabilities = scored[0][0]
+    best = max(range(len(probabilities)), key=probabilities.__getitem__)
+    if sorted(probabilities)[-2:] == [probabilities[best]] * 2:
+        tie = ", ".join(LETTERS[k] for k, p in enumerate(probabilities) if p == probabilities[best])
+        return row("unparseable", calls, latency, replies, problem=f"the letters {tie} are exactly as likely")
+    return row(
+        "answered",
+        calls,
+        latency,
+        replies,
+        answer=shown.options[best].value,
+        confidence=probabilities[best],
+        option_probabilities=probabilities,
+        confidence_source="logprobs",
+        answer_source="letter_logprob",
+        reasoning=thinking,
+    )
 
 
 async def run_tests(
@@ -227,6 +348,7 @@ async def run_tests(
     concurrency: int = 4,
     parse_retries: int = 2,
     use_logprobs: bool = False,
+    answer_mode: str = "stated",
     seed: Any = 1,
     progress: TextIO | None = None,
 ) -> RunSummary:
@@ -258,7 +380,9 @@ async def run_tests(
 
         async def one(job: Job) -> None:
             async with gate:
-                row = await ask(job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs)
+                row = await ask(
+                    job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs, answer_mode=answer_mode
+                )
             writer.writerow(neutralise_row(row))
             handle.flush()  # a crash keeps everything answered so far
             summary.counts[row["status"]] += 1
@@ -282,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unreadable reply")
     parser.add_argument("--confidence", choices=("stated", "logprobs"), default="stated")
+    parser.add_argument("--answer-mode", choices=ANSWER_MODES, default="stated", help="how a model is asked")
+    parser.add_argument("--max-tokens", type=int, default=None, help="token limit of every call (overrides)")
+    parser.add_argument("--reasoning-tokens", type=int, default=0, help="extra tokens for a reasoning model")
     parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -294,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                 "llm_timeout_s": args.timeout,
                 "llm_max_retries": args.max_retries,
                 "llm_base_url": args.base_url,
+                "llm_max_tokens": args.max_tokens,
+                "llm_reasoning_tokens": args.reasoning_tokens,
             }
         )
         started = time.monotonic()
@@ -306,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                 concurrency=args.concurrency,
                 parse_retries=args.parse_retries,
                 use_logprobs=args.confidence == "logprobs",
+                answer_mode=args.answer_mode,
                 seed=args.seed,
                 progress=None if args.quiet else sys.stderr,
             )

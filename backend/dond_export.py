@@ -109,6 +109,8 @@ DOND_EVENTS_COLUMNS = [
     "model",
     "llm_messages",
     "llm_reply",
+    "llm_reasoning",  # a reasoning model's thinking, kept apart from the reply
+    "max_tokens",
     "latency_s",
     "prompt_tokens",
     "completion_tokens",
@@ -198,6 +200,7 @@ def event_row(
         error=escape_text(_event_value(event, "error")),
         llm_messages=escape_text(_event_value(event, "llm_messages")),
         llm_reply=escape_text(_event_value(event, "llm_reply")),
+        llm_reasoning=escape_text(_event_value(event, "llm_reasoning")),
         proposal=_json_list(proposal),
         created_at=iso_utc(_event_value(event, "created_at")),
         **_person_columns(person),

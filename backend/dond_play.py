@@ -25,6 +25,10 @@ put into the prompt of the public reply; a re-prompt within the same turn keeps 
 ``probe_external``, the external-belief probe of the turn is started at the same moment as a background task and
 only awaited after the turn's public events were reported, so it never delays the person. Every ``llm_call`` event
 carries its ``purpose`` (``note``, ``message``, ``probe``) and ``turn``.
+
+Each purpose has its token budget from the game's own limits (``backend.llm.reply_budget``): a message
+``max_message_chars``, a note ``negotiation_protocol.note_chars``, a probe ``split_chars``. A reasoning model's
+thinking is stored on the ``llm_call`` event (``llm_reasoning``), never judged as its move and never shown.
 """
 
 from __future__ import annotations
@@ -45,16 +49,18 @@ from backend.dond_game import (
     reprompt_text,
     scripted_policy,
 )
-from backend.llm import CallRecord, LLMSettings, TextDelta, complete, stream
+from backend.llm import CallRecord, LLMSettings, TextDelta, complete, reply_budget, stream
 from backend.negotiation_protocol import (
     PLAIN,
     Protocol,
+    note_chars,
     note_messages,
     probe_messages,
     public_moves,
     reply_messages,
     scripted_note,
     scripted_probe,
+    split_chars,
 )
 from backend.rate_limit import requests_used
 
@@ -79,6 +85,8 @@ def call_event(role: str, record: CallRecord, *, purpose: str = "message", turn:
         "model": record.model,
         "llm_messages": json.dumps(record.messages, ensure_ascii=False),
         "llm_reply": record.reply,
+        "llm_reasoning": record.reasoning,
+        "max_tokens": record.max_tokens,
         "latency_s": round(record.latency_s, 4),
         "prompt_tokens": record.prompt_tokens,
         "completion_tokens": record.completion_tokens,
@@ -162,7 +170,10 @@ def _aside_event(kind: str, role: str, turn: int, record: CallRecord) -> dict[st
 
 async def _probe(chat, instance, config, role, turn, settings, store_event) -> None:
     record = await complete(
-        probe_messages(chat, instance, config), settings, scripted=scripted_probe(instance, role, config.language)
+        probe_messages(chat, instance, config),
+        settings,
+        scripted=scripted_probe(instance, role, config.language),
+        max_tokens=reply_budget(split_chars(instance)),
     )
     store_event(call_event(role, record, purpose="probe", turn=turn))
     store_event(_aside_event("probe", role, turn, record))
@@ -240,6 +251,7 @@ async def _turns(
                     note_messages(chat, instance, config, protocol),
                     settings,
                     scripted=scripted_note(instance, role, config.language),
+                    max_tokens=reply_budget(note_chars(instance, protocol)),
                 )
                 store_event(call_event(role, note_record, purpose="note", turn=turn))
                 note = _aside_event("note", role, turn, note_record)
@@ -260,6 +272,7 @@ async def _turns(
             settings,
             scripted=scripted_policy(instance, role, state),
             stream_reply=stream_reply,
+            max_tokens=reply_budget(config.max_message_chars),
             **options,
         )
         try:

@@ -108,6 +108,25 @@ def _template(language: str, name: str) -> Template:
     return Template((PROMPTS_DIR / language / name).read_text(encoding="utf-8").strip())
 
 
+CHARS_PER_WORD = 8  # a generous upper bound of a word and its space in en/de/it
+CHARS_PER_SPLIT_ITEM = 40  # one '"item name": count, ' entry of a JSON split
+
+
+def split_chars(instance: Instance) -> int:
+    """An upper bound of the characters of a JSON split of ``instance``'s items (a probe's answer)."""
+    return CHARS_PER_SPLIT_ITEM * len(instance.item_types)
+
+
+def note_chars(instance: Instance, protocol: Protocol) -> int:
+    """An upper bound of the characters of a note: ``word_limit`` words and the JSON split.
+
+    >>> from backend.dond import Instance
+    >>> note_chars(Instance(("book", "hat", "ball"), (1, 2, 3), (1, 1, 2), (4, 1, 1)), Protocol(word_limit=64))
+    632
+    """
+    return CHARS_PER_WORD * protocol.word_limit + split_chars(instance)
+
+
 def json_example(instance: Instance, language: str) -> str:
     """The inside of the JSON object the prompts show: every item (singular) with a number placeholder.
 

@@ -126,6 +126,8 @@ class Event(ExtraModel):
     model = models.StringField()
     llm_messages = models.LongStringField()
     llm_reply = models.LongStringField()
+    llm_reasoning = models.LongStringField()  # a reasoning model's thinking: exported, never shown, never parsed
+    max_tokens = models.IntegerField()  # the token limit the request carried
     latency_s = models.FloatField()
     prompt_tokens = models.IntegerField()
     completion_tokens = models.IntegerField()

@@ -371,7 +371,7 @@ def test_parse_choice_reads_the_answer_and_stated_probabilities(reply, index, pr
     "reply, message",
     [
         ("", "empty"),
-        ("I would rather not say.", "names no option letter"),
+        ("I would rather not say.", "names no option"),
         ('{"answer": "E"}', "not one of the letters"),
         ('{"choice_made": "A"}', 'no "answer"'),
         ('{"answer": "A", "probabilities": {"A": 0.5, "Z": 0.5}}', "do not exist"),
@@ -383,6 +383,47 @@ def test_parse_choice_reads_the_answer_and_stated_probabilities(reply, index, pr
 def test_parse_choice_refuses_to_guess(reply, message):
     with pytest.raises(ReplyParseError, match=message):
         parse_choice(reply, LABELS)
+
+
+ACCEPT = ["Yes, accept", "No, decline"]
+
+
+@pytest.mark.parametrize(
+    "reply, labels, index, source",
+    [
+        ("A. 150 loaves", LABELS, 0, "letter"),
+        ("B) I would expect about that many.", LABELS, 1, "letter"),
+        ("(C)", LABELS, 2, "letter"),
+        ("**D**", LABELS, 3, "letter"),
+        ("Answer: B", LABELS, 1, "answer_line"),
+        ("The answer is (C) because the street is busy.", LABELS, 2, "answer_line"),
+        ("250 loaves.", LABELS, 1, "option_text"),
+        ("Yes, I agree.", ["Yes, I agree", "No, I do not agree"], 0, "option_text"),
+        ("No. The risk is too high for a small firm.", ACCEPT, 1, "yes_no"),
+        ("yes", ACCEPT, 0, "yes_no"),
+    ],
+)
+def test_parse_choice_reads_the_common_unambiguous_shapes(reply, labels, index, source):
+    parsed = parse_choice(reply, labels)
+    assert (parsed.index, parsed.source) == (index, source)
+
+
+@pytest.mark.parametrize(
+    "reply, labels",
+    [
+        ("A or B, hard to say.", LABELS),  # no marker at all
+        ("A. 250 loaves", LABELS),  # the letter and the text name different options
+        ("(A) or (B)", LABELS),
+        ("Answer: A\nAnswer: C", LABELS),
+        ("Yes. Answer: B", ACCEPT),  # yes names A, the answer line B
+        ("A good question; I would say 350.", LABELS),  # 'A' is a word here, not a marker
+        ("Yes", LABELS),  # yes/no only for accept and agree tests
+        ("I think it depends.", ACCEPT),
+    ],
+)
+def test_parse_choice_refuses_ambiguous_or_unmarked_text(reply, labels):
+    with pytest.raises(ReplyParseError):
+        parse_choice(reply, labels)
 
 
 def test_parse_choice_can_require_probabilities():

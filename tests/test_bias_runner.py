@@ -256,3 +256,105 @@ def test_a_file_from_before_the_identifier_columns_is_resumed_and_rewritten_with
         }
     assert [row["answered_at"] for row in resumed[: PER_RUN - 3]] == [""] * (PER_RUN - 3)
     assert all(row["answered_at"] for row in resumed[PER_RUN - 3 :])
+
+
+# --- answer modes --------------------------------------------------------------------------------------------------
+def letter_logprobs(weights: dict[str, float], first: str = "") -> dict:
+    """A ``choices[0].logprobs`` object whose answer token has these alternatives (after an optional first token)."""
+    alternatives = [{"token": token, "logprob": math.log(p)} for token, p in weights.items()]
+    best = max(weights, key=weights.get)
+    content = [{"token": best, "logprob": math.log(weights[best]), "top_logprobs": alternatives}]
+    if first:
+        content.insert(0, {"token": first, "logprob": -0.1, "top_logprobs": [{"token": first, "logprob": -0.1}]})
+    return {"content": content}
+
+
+def letter_responder(request):
+    prompt = request["messages"][1]["content"]
+    assert prompt.endswith("Reply with the letter of your choice only.")
+    assert request["logprobs"] is True and request["top_logprobs"] == 20 and request["max_tokens"] == 8
+    if "Would you take argument" in prompt:
+        number = int(re.search(r"Would you take argument (\d+)", prompt).group(1))
+        p_yes = 0.8 if number in (2, 5) else 0.3
+        return Reply(text="A" if p_yes > 0.5 else "B", logprobs=letter_logprobs({"A": p_yes, "B": 1 - p_yes}))
+    if REFUSED in prompt:  # the letter never appears among the alternatives
+        return Reply(text="The", logprobs=letter_logprobs({"The": 0.7, "I": 0.3}))
+    if "\nD. " in prompt:
+        return Reply(text=" C", logprobs=letter_logprobs({" C": 0.5, "B": 0.3, "(A": 0.1, "Hmm": 0.1}, first="\n"))
+    return Reply(text="B", logprobs=letter_logprobs({"A": 0.25, "B": 0.75}))
+
+
+def test_logprob_mode_scores_the_option_letters_and_says_why_when_it_cannot(llm_server, tmp_path):
+    llm_server.responder = letter_responder
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, answer_mode="logprobs"))
+    rows = {(row["item_id"], row["version"]): row for row in read(summary.path)}
+    bakery = rows["anchoring_bakery", "control"]
+    assert (bakery["status"], bakery["answer"], bakery["answer_source"]) == ("answered", "350", "letter_logprob")
+    assert json.loads(bakery["option_probabilities"]) == pytest.approx([1 / 9, 3 / 9, 5 / 9, 0])
+    assert bakery["confidence"] == str(5 / 9) and bakery["confidence_source"] == "logprobs"
+    assert bakery["answer_mode"] == "logprobs"
+    accept = rows["loss_trade_fair", "treatment"]
+    assert (accept["answer"], float(accept["confidence"])) == ("0", pytest.approx(0.75))  # B = No, decline
+    argument_rows = [row for row in rows.values() if row["arguments_shown"] and row["status"] == "answered"]
+    assert len(argument_rows) == 2
+    for row in argument_rows:  # one yes/no letter per argument; arguments 2 and 5 (as shown) are taken
+        shown = json.loads(row["arguments_shown"])
+        assert json.loads(row["arguments_selected"]) == [shown[1], shown[4]]
+        assert row["answer_source"] == "letter_logprob_per_argument" and row["attempts"] == "8"
+    refused = rows["halo_cyclist_campaign", "control"]
+    assert refused["status"] == "unparseable" and "no option letter" in refused["problem"]
+    assert "'The'" in refused["problem"]
+    assert summary.counts == {"answered": PER_RUN - 2, "unparseable": 2}
+
+
+def test_logprob_mode_without_logprobs_from_the_endpoint_is_unparseable_with_the_reason(llm_server, tmp_path):
+    llm_server.responder = lambda request: "B"
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, answer_mode="logprobs"))
+    rows = read(summary.path)
+    assert {row["status"] for row in rows} == {"unparseable"}
+    assert {row["problem"] for row in rows} == {"the endpoint returned no log-probabilities"}
+
+
+def test_structured_mode_sends_the_schema_and_falls_back_when_refused(llm_server, tmp_path):
+    llm_server.responder = responder
+    summary = run_async(
+        run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, answer_mode="structured", parse_retries=0)
+    )
+    first = llm_server.requests[0]["response_format"]["json_schema"]["schema"]
+    assert first["required"] == ["answer", "probabilities"] or first["required"] == ["selected"]
+    sources = {row["answer_source"] for row in read(summary.path) if row["status"] == "answered"}
+    assert sources == {"structured"}
+
+    llm_server.clear()
+    llm_server.refuse_response_format = True
+    refused_dir = tmp_path / "refused"
+    summary = run_async(
+        run_tests(ITEMS, settings_for(llm_server), out_dir=refused_dir, answer_mode="structured", parse_retries=0)
+    )
+    rows = read(summary.path)
+    assert {row["answer_source"] for row in rows if row["status"] == "answered"} == {"json"}
+    assert {row["answer_mode"] for row in rows} == {"structured"}
+
+
+def test_reasoning_is_exported_apart_and_never_read_as_the_answer(llm_server, tmp_path):
+    def thinking(request):
+        prompt = request["messages"][1]["content"]
+        reply = good_reply(prompt)
+        if len(request["messages"]) > 2 or "\nD. " not in prompt:
+            return reply
+        # the thinking names option A in the very form the parser reads; the answer after it is B
+        return Reply(text='<think>Answer: A. {"answer": "A"}</think>' + reply, reasoning="Weighing the street.")
+
+    llm_server.responder = thinking
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path))
+    bakery = next(row for row in read(summary.path) if row["item_id"] == "anchoring_bakery")
+    assert bakery["answer"] == "250" and bakery["raw_reply"] == CHOICE_REPLY
+    assert bakery["reasoning"] == 'Weighing the street.\\n\\nAnswer: A. {"answer": "A"}'
+    assert all(request["max_tokens"] == 216 for request in llm_server.requests)
+
+
+def test_a_thinking_model_whose_reply_is_only_thinking_is_an_error_not_an_answer(llm_server, tmp_path):
+    llm_server.responder = lambda request: Reply(text="<think>Answer: B, surely")
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server, max_retries=0), out_dir=tmp_path))
+    rows = read(summary.path)
+    assert {row["status"] for row in rows} == {"error"} and all("empty_reply" in row["problem"] for row in rows)
