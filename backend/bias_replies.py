@@ -258,7 +258,7 @@ def parse_choice(reply: str, labels: Sequence[str], *, require_probabilities: bo
 
 _EMPHASIS = re.compile(r"[*_`#]+")
 _ANSWER_LINE = re.compile(
-    r"\b(?:final\s+)?answer\b\W{0,3}(?:is\s+)?(?:option\s+)?[\(\[\"']?([A-Za-z])\b(?![\w'-])", flags=re.IGNORECASE
+    r"\b(?:final\s+)?answer\b(?:\s+is)?\s*[:=-]?\s*(?:option\s+)?[\(\[\"']?([A-Za-z])\b(?![\w'-])", flags=re.IGNORECASE
 )
 # An option letter as a marker: alone, or followed by '.', ')' or ':', or in brackets; at the start of a line.
 _LETTER_MARKER = re.compile(r"^\s*(?:option\s+)?[\(\[]?([A-Z])(?:[\)\]]|[.:](?=\s|$)|(?=\s*$))", flags=re.MULTILINE)

@@ -396,6 +396,7 @@ ACCEPT = ["Yes, accept", "No, decline"]
         ("(C)", LABELS, 2, "letter"),
         ("**D**", LABELS, 3, "letter"),
         ("Answer: B", LABELS, 1, "answer_line"),
+        ("The answer is: D.", LABELS, 3, "answer_line"),  # SmolLM2's most frequent shape
         ("The answer is (C) because the street is busy.", LABELS, 2, "answer_line"),
         ("250 loaves.", LABELS, 1, "option_text"),
         ("Yes, I agree.", ["Yes, I agree", "No, I do not agree"], 0, "option_text"),

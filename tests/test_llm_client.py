@@ -348,6 +348,25 @@ def test_a_refused_schema_is_dropped_and_remembered_for_that_endpoint(llm_server
     assert shapes == ["json_schema", "json_object", None, None]
 
 
+def test_calls_in_flight_that_all_refuse_the_schema_move_on_one_shape_only(llm_server):
+    def openai_shape_refused(request):
+        if request.get("response_format", {}).get("type") == "json_schema":
+            return Reply(status=400, delay_s=0.05)
+        return '{"answer": "A"}'
+
+    llm_server.responder = openai_shape_refused
+
+    async def together():
+        return await asyncio.gather(
+            *(complete(MESSAGES, settings_for(llm_server), response_schema=SCHEMA) for _ in range(4))
+        )
+
+    records = run_async(together())
+    assert all(record.ok and record.extra["response_format"] == "json_object" for record in records)
+    later = run_async(complete(MESSAGES, settings_for(llm_server), response_schema=SCHEMA))
+    assert later.extra["response_format"] == "json_object"  # not "none": four refusals of one shape are one
+
+
 def test_a_server_error_naming_response_format_is_a_refusal_not_a_retry(llm_server):
     # llama-cpp-python answers an unknown response_format type with HTTP 500 naming it.
     def responder(request):

@@ -570,8 +570,9 @@ async def stream(
                 record.reply = "".join(pieces)
                 refused = None if pieces else _refused_option(error, request)
                 if refused == "response_format":
-                    endpoint = (settings.base_url, settings.model)
-                    _refused_shapes[endpoint] = _refused_shapes.get(endpoint, 0) + 1
+                    # By the shape refused, not by counting: calls in flight at once refuse the same shape.
+                    endpoint, sent = (settings.base_url, settings.model), request["response_format"]["type"]
+                    _refused_shapes[endpoint] = max(_refused_shapes.get(endpoint, 0), SCHEMA_SHAPES.index(sent) + 1)
                     continue  # asked again at once, without the schema; not a retry of a failure
                 if refused == "max_tokens" and (settings.base_url, settings.model) not in _wants_completion_tokens:
                     _wants_completion_tokens.add((settings.base_url, settings.model))
