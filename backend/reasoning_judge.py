@@ -54,11 +54,11 @@ from backend.games import ACTIONS, Game
 from backend.llm import LLMSettings, complete, reply_budget
 from backend.reasoning_logs import ReasoningLog, sentence_lines
 from backend.reasoning_protocol import ERROR_TYPES, SEPARATORS, protocol_csv
+from backend.reasoning_report import MODEL_JUDGE_PREFIX
 
 PROMPTS_PATH = Path(__file__).resolve().parent / "data" / "reasoning_judge_prompts"
 STATUSES = ("judged", "unparseable", "error")
 FINAL_STATUSES = ("judged", "unparseable")  # kept on a resumed run; "error" is asked again
-MODEL_JUDGE_PREFIX = "model:"  # participant_code of a model judge in the protocol file
 # A judge's remark is a sentence or two; the form's own bound (MAX_REMARKS_CHARS) is there for pasted text, and a
 # token budget sized for it would cost every call of a small local model most of its context.
 DEFAULT_REMARK_CHARS = 500

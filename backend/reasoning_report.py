@@ -12,6 +12,13 @@ had no failed queries. Against the combined ``orig_cor`` (positive = correct)::
 Ratios with an empty denominator are NaN. Agreement among judges is Fleiss' kappa over the 0/1 verdicts
 (`backend.agreement.fleiss_kappa`).
 Everything is reported per model (from the log's file name) and game, per model, and overall.
+
+**Model judges** (rows whose ``participant_code`` starts with ``model:``, as `backend.reasoning_judge` writes them)
+are kept out of the people's figures above and set beside them, per judge and game (`model_judge_scores`): on the
+logs both judged, the share of logs where the model's verdict equals the people's combined verdict
+(``agree_orig``, ``agree_fin``) and Fleiss' kappa of the two (``kappa_people``); and the automated check scored
+against the model exactly as against people (TP/FP/FN/TN, ``accuracy``), with the check's accuracy against people
+on the same logs (``check_vs_people``). A form with model judges only is reported as if they were the judges.
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ import numpy as np
 import pandas as pd
 
 from backend.agreement import fleiss_kappa
+from backend.csvio import read_csv_any
 from backend.reasoning_logs import confusion_label, parse_failed_queries_field, parse_log_name
 from backend.reasoning_protocol import ERROR_TYPES, PROTOCOL_COLUMNS, read_protocol_form, split_hash_field
 
 RULES = ("unanimity", "majority")
+MODEL_JUDGE_PREFIX = "model:"  # participant_code of a model judge (backend.reasoning_judge)
 CONFUSION_CELLS = ("TP", "FP", "FN", "TN")
 
 
@@ -102,18 +111,31 @@ def read_verdict_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
     for path in paths:
         frame = read_protocol_form(path)
         frame.insert(0, "source", Path(path).name)
+        frame["judge"] = _judges(path, len(frame))
         frames.append(frame)
     if not frames:
         raise ValueError("paths must name at least one form.")
     return prepare_verdict_rows(pd.concat(frames, ignore_index=True))
 
 
+def _judges(path: str | Path, n_rows: int) -> list[str]:
+    """The ``participant_code`` of each row of a form that has one (the export with identifiers), else blanks."""
+    frame = read_csv_any(Path(path), dtype=str, keep_default_na=False)
+    frame.columns = [str(column).strip() for column in frame.columns]
+    if "participant_code" not in frame.columns:
+        return [""] * n_rows
+    return [code.strip() for code in frame["participant_code"]]
+
+
 def prepare_verdict_rows(rows: pd.DataFrame | Iterable[dict]) -> pd.DataFrame:
-    """Protocol rows plus ``model`` (from the file name) and the check result on the first and last attempt."""
+    """Protocol rows plus ``model`` (from the file name), the check result on the first and last attempt, and
+    ``judge`` (blank when unknown)."""
     rows = pd.DataFrame(rows).copy()
     missing = [column for column in PROTOCOL_COLUMNS if column not in rows.columns]
     if missing:
         raise ValueError(f"rows lack the protocol column(s) {missing}.")
+    if "judge" not in rows.columns:
+        rows["judge"] = ""
     for column in ("attempts", "orig_cor", "fin_cor"):
         rows[column] = rows[column].astype(int)
     names = [parse_log_name(file) for file in rows["file"]]
@@ -206,6 +228,59 @@ def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
     return summary
 
 
+def split_judges(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(people's rows, model judges' rows): a model judge's ``judge`` starts with `MODEL_JUDGE_PREFIX`."""
+    is_model = rows["judge"].astype(str).str.startswith(MODEL_JUDGE_PREFIX)
+    return rows[~is_model], rows[is_model]
+
+
+def _agreement(model: Sequence[int], people: Sequence[int]) -> tuple[float, float]:
+    """(share of equal verdicts, Fleiss' kappa of the two raters) over paired 0/1 verdicts; NaN when none."""
+    if not len(model):
+        return math.nan, math.nan
+    model, people = np.asarray(model), np.asarray(people)
+    ones = model + people
+    return float((model == people).mean()), fleiss_kappa(np.column_stack([2 - ones, ones]))
+
+
+def model_judge_scores(people: pd.DataFrame, models: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
+    """Each model judge beside people (combined by ``rule``) and beside the automated check, per judge and game.
+
+    One row per (judge, game) plus (judge, ``all``): ``logs`` it judged, ``with_people`` of them also judged by
+    people, ``agree_orig`` / ``agree_fin`` (share of those logs with the same verdict) and ``kappa_people``
+    (Fleiss' kappa of model and people on ``orig_cor``), the check's TP/FP/FN/TN and ``accuracy`` with the model's
+    ``orig_cor`` as truth, and ``check_vs_people`` (the check's accuracy against people on the same logs).
+    """
+    combined_people = combine_rows(people, rule=rule).set_index("file") if len(people) else None
+    scores = []
+    for judge, ratings in models.groupby("judge", sort=True):
+        verdicts = combine_rows(ratings, rule=rule)  # one row per log: a judge rates a log once
+        scopes = [("all", verdicts)] + list(verdicts.groupby("game", sort=True))
+        for game, logs in scopes:
+            counts = confusion_counts(logs["orig_cor"], logs["check_passed"])
+            shared = logs[logs["file"].isin(combined_people.index)] if combined_people is not None else logs[:0]
+            theirs = combined_people.loc[shared["file"]] if len(shared) else None
+            agree_orig, kappa = _agreement(shared["orig_cor"].tolist(), [] if theirs is None else theirs["orig_cor"])
+            agree_fin, _ = _agreement(shared["fin_cor"].tolist(), [] if theirs is None else theirs["fin_cor"])
+            people_counts = confusion_counts([] if theirs is None else theirs["orig_cor"], shared["check_passed"])
+            scores.append(
+                {
+                    "judge": judge,
+                    "game": game,
+                    "logs": len(logs),
+                    "with_people": len(shared),
+                    "agree_orig": agree_orig,
+                    "agree_fin": agree_fin,
+                    "kappa_people": kappa,
+                    **counts,
+                    "accuracy": check_scores(counts)["accuracy"],
+                    "check_vs_people": check_scores(people_counts)["accuracy"],
+                    "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
+                }
+            )
+    return scores
+
+
 def looks_like(columns: Iterable[str]) -> bool:
     """A protocol form: all 12 protocol columns (an extra leading index column is allowed)."""
     return set(PROTOCOL_COLUMNS) <= {str(column).strip() for column in columns}
@@ -229,16 +304,24 @@ def format_figure(value: object) -> str:
 def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "unanimity") -> str:
     """The printed report of ``python -m backend report`` for protocol forms (one or many files)."""
     rows = read_verdict_rows(paths)
-    summary = summarise(rows, rule=rule)
+    people, models = split_judges(rows)
+    judged = people if len(people) else models  # a form of model judges alone: they are its judges
+    summary = summarise(judged, rule=rule)
+    beside = model_judge_scores(people, models, rule=rule) if len(models) and len(people) else []
     if as_json:
         groups = [{key: _nan_to_none(value) for key, value in group.items()} for group in summary]
-        return json.dumps({"rule": rule, "groups": groups}, indent=2)
+        result = {"rule": rule, "groups": groups}
+        if beside:
+            result["model_judges"] = [{key: _nan_to_none(value) for key, value in group.items()} for group in beside]
+        return json.dumps(result, indent=2)
     main_columns = ["model", "game", "logs", "ratings", *CONFUSION_CELLS, "accuracy", "precision", "recall"]
     more_columns = ["model", "game", "error_recall", "error_precision", "kappa_orig", "kappa_fin"]
     more_columns += ["correct_first", "correct_final", "check_passed_final"]
+    who = "people" if len(people) else "the model judges"
     lines = [
-        f"Payoff-reasoning verdicts: {len(rows)} ratings of {rows['file'].nunique()} logs; judges combined by {rule}.",
-        "Automated check (attempt 0 without failed queries) against people (positive = reasoning correct):",
+        f"Payoff-reasoning verdicts: {len(judged)} ratings of {judged['file'].nunique()} logs; judges combined by "
+        f"{rule}.",
+        f"Automated check (attempt 0 without failed queries) against {who} (positive = reasoning correct):",
         _table(summary, main_columns),
         "",
         "Error detection, agreement (Fleiss' kappa) and share judged correct:",
@@ -247,6 +330,14 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "u
         "Attempts and error types (tags summed over judges):",
         _table(summary, ["model", "game", "judges_per_log", "attempts", "error_types"]),
     ]
+    if beside:
+        lines += [
+            "",
+            f"Model judges ({len(models)} ratings of {models['file'].nunique()} logs) beside people (agreement with "
+            "their combined verdict) and beside the automated check (scored against the model; check_vs_people: "
+            "against people on the same logs):",
+            _table(beside, list(beside[0])),
+        ]
     return "\n".join(lines)
 
 
