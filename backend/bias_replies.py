@@ -220,7 +220,9 @@ def _probabilities(raw: Any, n_options: int, chosen: int) -> tuple[float, ...]:
     return tuple(value / total for value in numbers)
 
 
-def parse_choice(reply: str, labels: Sequence[str], *, require_probabilities: bool = False) -> ChoiceReply:
+def parse_choice(
+    reply: str, labels: Sequence[str], *, require_probabilities: bool = False, read_probabilities: bool = True
+) -> ChoiceReply:
     """The chosen option (and stated probabilities, if any) of a reply to a choice test.
 
     ``labels`` are the option texts in the order shown (letters A, B, ... in the prompt). Reads the JSON object
@@ -245,6 +247,8 @@ def parse_choice(reply: str, labels: Sequence[str], *, require_probabilities: bo
             raise ReplyParseError('the JSON object has no "answer"')
         index = _letter_index(answer, n_options, labels)
         raw = next((lowered[key] for key in ("probabilities", "confidence", "probability") if key in lowered), None)
+        if not read_probabilities:  # the answer alone, after the stated probabilities could not be read
+            return ChoiceReply(index)
         if raw is None:
             if require_probabilities:
                 raise ReplyParseError('the JSON object has no "probabilities"')

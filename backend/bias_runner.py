@@ -8,7 +8,8 @@ even though fresh conversations make the order matter less than for people). Cal
 ``--model scripted`` answers offline with ``backend.bias_replies.scripted_reply``.
 
 - A reply that cannot be read is re-asked (``--parse-retries`` times, with a follow-up message naming the problem),
-  then recorded with ``status=unparseable`` and the raw reply, never guessed.
+  then recorded with ``status=unparseable`` and the raw reply, never guessed. When only its stated probabilities
+  are unusable (they do not add up to 1), the answer is kept without a confidence and ``problem`` says why.
 - A call that fails for good is recorded with ``status=error``; running the same command again re-asks exactly the
   missing and failed tests (answered and unparseable ones are kept): the run is resumable.
 - Rows are appended as answers arrive, with ``backend.bias_items.EXPORT_COLUMNS`` (the app's export columns; the
@@ -265,6 +266,24 @@ async def ask(
             answer_source=source if source and parsed.source == "json" else parsed.source,
             reasoning=_joined(thinking),
         )
+    if shown.kind == "choice":
+        # The answer itself may be clear while its stated probabilities are not (they must add up to 1): keep the
+        # answer, without a confidence, and say why.
+        try:
+            parsed = parse_choice(reply, [option.label for option in shown.options], read_probabilities=False)
+        except ReplyParseError:
+            pass
+        else:
+            return row(
+                "answered",
+                calls,
+                latency,
+                reply,
+                answer=shown.options[parsed.index].value,
+                answer_source="structured" if record.structured and parsed.source == "json" else parsed.source,
+                problem=f"no confidence: {problem}",
+                reasoning=_joined(thinking),
+            )
     return row("unparseable", calls, latency, reply, problem=problem, reasoning=_joined(thinking))
 
 

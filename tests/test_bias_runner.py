@@ -358,3 +358,18 @@ def test_a_thinking_model_whose_reply_is_only_thinking_is_an_error_not_an_answer
     summary = run_async(run_tests(ITEMS, settings_for(llm_server, max_retries=0), out_dir=tmp_path))
     rows = read(summary.path)
     assert {row["status"] for row in rows} == {"error"} and all("empty_reply" in row["problem"] for row in rows)
+
+
+def test_a_clear_answer_with_unusable_probabilities_is_kept_without_a_confidence(llm_server, tmp_path):
+    # SmolLM2 under a schema: a valid letter, "probabilities" that are ranks (1, 2, 3, 4)
+    def ranks(request):
+        prompt = request["messages"][1]["content"]
+        if "\nD. " in prompt:
+            return '{"answer": "C", "probabilities": {"A": 1, "B": 2, "C": 3, "D": 4}}'
+        return good_reply(prompt)
+
+    llm_server.responder = ranks
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, parse_retries=1))
+    bakery = next(row for row in read(summary.path) if row["item_id"] == "anchoring_bakery")
+    assert (bakery["status"], bakery["answer"], bakery["confidence"]) == ("answered", "350", "")
+    assert bakery["problem"] == "no confidence: the probabilities add up to 0.1, not 1" and bakery["attempts"] == "2"
