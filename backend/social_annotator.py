@@ -1,5 +1,6 @@
-"""Models as annotators of social_eval episodes: ``python -m backend.social_annotator --episodes FILE [--rubric FILE]
---model NAME --out DIR``.
+"""Models as annotators of social_eval episodes: per agent and rubric dimension, a reasoning and a rating.
+
+Command: ``python -m backend.social_annotator --episodes FILE [--rubric FILE] --model NAME --out DIR``.
 
 A model rates the same episodes people rate in the ``social_eval`` app (``backend.episodes``: our JSON/JSONL format or
 a Sotopia import) with the same rubric (``backend.rubrics``, default the bundled seven Sotopia dimensions): for each
