@@ -393,7 +393,7 @@ async def judge_log(
     budget, schema = token_budget(log, remark_chars=remark_chars), judgement_schema(log)
     row: dict[str, Any] = dict.fromkeys(CALL_COLUMNS, "")
     row.update(file=log.filename, game=log.game, model=settings.model, asks=0, attempts=0, latency_s=0.0)
-    thinking, prompt_tokens, completion_tokens = [], 0, 0
+    thinking, prompt_tokens, completion_tokens = [], None, None
     for _ in range(parse_retries + 1):
         record = await complete(
             messages, settings, scripted=lambda _messages: policy(log), max_tokens=budget, response_schema=schema
@@ -401,16 +401,19 @@ async def judge_log(
         row["asks"] += 1
         row["attempts"] += record.attempts
         row["latency_s"] = round(row["latency_s"] + record.latency_s, 3)
-        prompt_tokens += record.prompt_tokens or 0
-        completion_tokens += record.completion_tokens or 0
+        # Summed over the asks; blank when the endpoint reported no usage at all (the scripted model).
+        if record.prompt_tokens is not None:
+            prompt_tokens = (prompt_tokens or 0) + record.prompt_tokens
+        if record.completion_tokens is not None:
+            completion_tokens = (completion_tokens or 0) + record.completion_tokens
         thinking.append(record.reasoning)
         row.update(
             reply=record.reply,
             reasoning=_joined(thinking),
             structured="" if record.structured is None else int(record.structured),
             max_tokens=record.max_tokens or "",
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
+            prompt_tokens="" if prompt_tokens is None else prompt_tokens,
+            completion_tokens="" if completion_tokens is None else completion_tokens,
             judged_at=iso_utc(time.time()),
         )
         if not record.ok:

@@ -134,7 +134,7 @@ def test_reasoning_in_both_shapes_is_stored_apart_and_never_read_as_the_judgemen
     assert rows[SEVERAL.filename]["reply"] == good({"messages": build_messages(SEVERAL, GAMES[SEVERAL.game])})
     other = rows[LOGS[1].filename]
     assert other["orig_cor"] == "0" and other["reasoning"] == f"Maybe {decoy}" and decoy not in other["reply"]
-    assert list(read_protocol_form(summary.protocol_path)["orig_cor"]) == CHECK
+    assert list(read_protocol_form(summary.protocol_path).set_index("file").loc[list(BY_FILE), "orig_cor"]) == CHECK
 
 
 def test_reasoning_content_field_is_kept_too(llm_server, tmp_path):
@@ -159,6 +159,8 @@ def test_unusable_replies_are_asked_again_naming_the_problem_then_recorded_unpar
     refused = rows[ONE_ATTEMPT.filename]
     assert (refused["status"], refused["asks"], refused["answer_source"]) == ("unparseable", "3", "")
     assert "no JSON object" in refused["problem"] and refused["reply"] == "The reasoning looks fine to me."
+    # usage summed over the three asks (the test server counts 10 prompt tokens and one per word of the reply)
+    assert (refused["prompt_tokens"], refused["completion_tokens"], refused["attempts"]) == ("30", "18", "3")
     mended = rows[SEVERAL.filename]
     assert (mended["status"], mended["asks"]) == ("judged", "2")
     follow_up = next(
@@ -199,8 +201,12 @@ def test_a_reply_and_remark_starting_with_a_formula_are_neutralised_and_read_bac
 
     llm_server.responder = responder
     summary = judge(llm_server, tmp_path)
-    raw = summary.protocol_path.read_text(encoding="utf-8") + summary.calls_path.read_text(encoding="utf-8")
-    assert "'=HYPERLINK" in raw and "\n=" not in raw and ",=" not in raw and ";=" not in raw
+    with summary.protocol_path.open(encoding="utf-8", newline="") as handle:
+        raw_remarks = {row["remarks"] for row in csv.DictReader(handle, delimiter=";")}
+    with summary.calls_path.open(encoding="utf-8", newline="") as handle:
+        raw_calls = list(csv.DictReader(handle))
+    assert raw_remarks == {"'" + remark} and {row["remarks"] for row in raw_calls} == {"'" + remark}
+    assert {row["reply"][:2] for row in raw_calls} == {"'="}
     assert set(read_protocol_form(summary.protocol_path)["remarks"]) == {remark}
     assert {row["reply"][0] for row in read_calls(summary.calls_path)} == {"="}
 

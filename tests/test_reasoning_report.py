@@ -27,8 +27,11 @@ from backend.reasoning_report import (
     error_type_counts,
     judged_kappa,
     looks_like,
+    model_judge_scores,
+    prepare_verdict_rows,
     read_verdict_rows,
     report,
+    split_judges,
     summarise,
 )
 
@@ -261,3 +264,20 @@ def test_hash_fields():
     assert split_hash_field(float("nan")) == []
     with pytest.raises(ValueError, match="cannot contain '#'"):
         join_hash_field(["a#b"])
+
+
+def test_model_judges_are_split_from_people_and_scored_beside_them(tmp_path):
+    rows = read_verdict_rows(write_forms(tmp_path))
+    assert set(rows["judge"]) == {""}  # forms without participant_code: every judge is a person
+    model = rows[rows["source"] == "form_j1.csv"].assign(judge="model:m", orig_cor=[1, 1, 0, 0, 0])
+    people, models = split_judges(pd.concat([rows, model], ignore_index=True))
+    assert (len(people), len(models)) == (15, 5)
+    # people by unanimity: 1 0 1 0 0 (see CASES); the model: 1 1 0 0 0 -> agrees on a, d, e.
+    overall = model_judge_scores(people, models)[0]
+    assert (overall["judge"], overall["game"], overall["logs"], overall["with_people"]) == ("model:m", "all", 5, 5)
+    assert overall["agree_orig"] == pytest.approx(3 / 5)
+    # check 1 1 0 0 0 against the model 1 1 0 0 0: all right; against people 1 0 1 0 0: 3 of 5
+    assert (overall["TP"], overall["TN"], overall["accuracy"], overall["check_vs_people"]) == (2, 3, 1.0, 0.6)
+    alone = model_judge_scores(people[:0], models)[0]  # no person judged these logs
+    assert alone["with_people"] == 0 and math.isnan(alone["agree_orig"]) and math.isnan(alone["check_vs_people"])
+    assert list(prepare_verdict_rows(rows.drop(columns="judge"))["judge"]) == [""] * 15
