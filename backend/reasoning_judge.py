@@ -560,24 +560,20 @@ async def run_judge(
     kept = [row for row in read_calls(calls_path) if row["status"] in FINAL_STATUSES and row["file"] in by_file]
     summary = JudgeSummary(protocol_path, calls_path, planned=len(logs), kept=len(kept))
     # Both files are rewritten from the kept calls first (failed calls dropped), so that no log appears twice.
-    for path, text in (
-        (calls_path, None),
-        (protocol_path, protocol_header(separator)),
-    ):
+    calls_text = io.StringIO()
+    calls_writer = csv.DictWriter(calls_text, fieldnames=CALL_COLUMNS)
+    calls_writer.writeheader()
+    calls_writer.writerows(neutralise_row(row) for row in kept)
+    protocol_text = protocol_header(separator) + "".join(
+        protocol_line(
+            _protocol_row(by_file[row["file"]], row), _identity(row["model"], row["judged_at"]), separator=separator
+        )
+        for row in kept
+        if row["status"] == "judged"
+    )
+    for path, text in ((calls_path, calls_text.getvalue()), (protocol_path, protocol_text)):
         temporary = path.with_suffix(".csv.tmp")
-        with temporary.open("w", encoding="utf-8", newline="") as handle:
-            if text is None:
-                writer = csv.DictWriter(handle, fieldnames=CALL_COLUMNS)
-                writer.writeheader()
-                writer.writerows(neutralise_row(row) for row in kept)
-            else:
-                handle.write(text)
-                for row in kept:
-                    if row["status"] == "judged":
-                        protocol = _protocol_row(by_file[row["file"]], row)
-                        handle.write(
-                            protocol_line(protocol, _identity(row["model"], row["judged_at"]), separator=separator)
-                        )
+        temporary.write_text(text, encoding="utf-8", newline="")
         os.replace(temporary, path)
     done = {row["file"] for row in kept}
     todo = [log for log in logs if log.filename not in done]
@@ -618,7 +614,7 @@ def load_judged_logs(
     creation (`backend.reasoning_task.load_logs`), and the games they are checked against."""
     settings = task.task_settings(
         {"logs_folder": str(Path(logs).resolve()), "default_game": default_game, "extra_games": extra_games},
-        max_logs_per_judge=30,
+        max_logs_per_judge=30,  # the app's bound on logs_per_judge, a key the judge does not use
     )
     return task.load_logs(settings, project_root=Path.cwd()), settings.games
 
