@@ -88,3 +88,14 @@ def page(browser):
     page.set_default_timeout(20_000)
     yield page
     context.close()
+
+
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct (``tests/model_server.py``): built once per
+    machine (about 4-8 minutes), then started once per test session. ``real_model.base_url``, ``real_model.model``."""
+    from tests.harness import free_port
+    from tests.model_server import running
+
+    with running(port=free_port(), log_path=tmp_path_factory.mktemp("llama") / "server.log") as server:
+        yield server
