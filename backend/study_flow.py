@@ -247,13 +247,14 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "llm_timeout_s": lambda key: session_keys.number(config, key, minimum=1, maximum=600),
         "llm_max_retries": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=10),
         "llm_max_tokens": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=200_000),
+        "llm_reasoning_tokens": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=200_000),
         "real_world_currency_per_point": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
         "participation_fee": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
     }
     problems = []
     for key, check in checks.items():
-        if key not in config or (key == "llm_max_tokens" and not config.get(key)):
-            continue  # absent, or llm_max_tokens unset (the endpoint's own limit)
+        if key not in config or (key in ("llm_max_tokens", "llm_reasoning_tokens") and not config.get(key)):
+            continue  # absent, or unset (each call's own budget; no extra room for thinking)
         try:
             value = check(key)
         except ValueError as error:

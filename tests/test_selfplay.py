@@ -10,7 +10,7 @@ import pytest
 
 from backend import dond_report
 from backend.csvio import read_csv_any
-from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS
+from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, unescape_text
 from backend.llm.fake_server import Reply
 from backend.negotiation_protocol import Protocol
 from backend.selfplay import main, plan_matches, run_selfplay
@@ -187,3 +187,22 @@ def test_model_text_is_spreadsheet_safe_and_reads_back_exactly_after_a_resume(tm
     read_again = read_csv_any(events_path).fillna("")
     assert set(openings.values()) <= set(read_again["text"]) | set(read_again["llm_reply"])
     assert not any(str(cell).startswith("''") for cell in read_again["text"])
+
+
+def test_each_players_prompts_only_grow_at_the_end_so_servers_can_reuse_their_prefix(tmp_path):
+    """Prefix caching (vLLM, OpenAI, llama.cpp --cache) pays only when a player's next prompt starts with the whole
+    previous one: the rules and values first, then messages appended, never edited or reordered."""
+    assert main(["--model-a", "scripted", "--instances", "2", "--out", str(tmp_path), "--quiet"]) == 0
+    events = read_csv_any(tmp_path / "dond_events.csv", dtype=str, keep_default_na=False)
+    calls = events[(events["kind"] == "llm_call") & (events["purpose"] == "message")]
+    checked = 0
+    for (_, _), rows in calls.groupby(["game_id", "role"], sort=False):
+        prompts = [json.loads(unescape_text(text)) for text in rows["llm_messages"]]
+        for before, after in zip(prompts, prompts[1:]):
+            *settled, last = before
+            assert after[: len(settled)] == settled  # nothing before the last turn changed
+            assert after[len(settled)]["role"] == last["role"]
+            assert after[len(settled)]["content"].startswith(last["content"])  # the last turn may only grow
+            assert len(json.dumps(after)) > len(json.dumps(before))
+            checked += 1
+    assert checked >= 8
