@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
@@ -198,7 +199,7 @@ def test_each_players_prompts_only_grow_at_the_end_so_servers_can_reuse_their_pr
     checked = 0
     for (_, _), rows in calls.groupby(["game_id", "role"], sort=False):
         prompts = [json.loads(unescape_text(text)) for text in rows["llm_messages"]]
-        for before, after in zip(prompts, prompts[1:]):
+        for before, after in pairwise(prompts):
             *settled, last = before
             assert after[: len(settled)] == settled  # nothing before the last turn changed
             assert after[len(settled)]["role"] == last["role"]
