@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.bias_items import Presented
+from backend.llm.replies import json_objects
 
 PROMPTS_PATH = Path(__file__).resolve().parent / "data" / "bias_prompts"
 LETTERS = string.ascii_uppercase
@@ -158,19 +159,6 @@ def reprompt_message(problem: str) -> dict[str, str]:
 
 
 # --- parsing -------------------------------------------------------------------------------------------------------
-def _json_object(reply: str) -> dict | None:
-    """The first JSON object in the reply (code fences and surrounding text allowed), or None."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", reply):
-        try:
-            value, _ = decoder.raw_decode(reply[match.start() :])
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
 def _letter_index(value: Any, n_options: int, labels: Sequence[str]) -> int:
     if isinstance(value, str):
         text = value.strip()
@@ -239,7 +227,7 @@ def parse_choice(
         raise ValueError(f"labels must hold at least two options, got {n_options}.")
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyParseError("the reply is empty")
-    data = _json_object(reply)
+    data = next(iter(json_objects(reply)), None)
     if data is not None:
         lowered = {str(key).strip().lower(): value for key, value in data.items()}
         answer = next((lowered[key] for key in ("answer", "choice", "option") if key in lowered), None)
@@ -333,7 +321,7 @@ def parse_selection(reply: str, n_arguments: int) -> list[int]:
     """
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyParseError("the reply is empty")
-    data = _json_object(reply)
+    data = next(iter(json_objects(reply)), None)
     if data is not None:
         lowered = {str(key).strip().lower(): value for key, value in data.items()}
         raw = next((lowered[key] for key in ("selected", "arguments", "selection") if key in lowered), None)

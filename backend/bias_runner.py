@@ -80,6 +80,7 @@ from backend.bias_replies import (
 )
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.llm import CallRecord, LLMSettings, complete, reply_budget
+from backend.progress import ProgressBar
 
 FINAL_STATUSES = ("answered", "unparseable")
 ANSWER_MODES = ("stated", "structured", "logprobs")
@@ -150,32 +151,6 @@ def read_finished(path: Path) -> list[dict[str, str]]:
             raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
         rows = [restore_row(row) for row in reader]
     return [dict.fromkeys(EXPORT_COLUMNS, "") | row for row in rows if row["status"] in FINAL_STATUSES]
-
-
-class _Progress:
-    """A one-line progress bar on a stream (stderr), or nothing when the stream is None."""
-
-    def __init__(self, total: int, stream: TextIO | None, *, width: int = 30):
-        self.total, self.stream, self.width, self.done = total, stream, width, 0
-        self.counts: Counter = Counter()
-
-    def step(self, status: str) -> None:
-        self.done += 1
-        self.counts[status] += 1
-        self.show()
-
-    def show(self) -> None:
-        if self.stream is None:
-            return
-        filled = int(self.width * self.done / self.total) if self.total else self.width
-        details = " ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {details}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.stream is not None:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict:
@@ -391,7 +366,7 @@ async def run_tests(
         writer.writerows(neutralise_row(row) for row in finished)
     os.replace(temporary, path)
     todo = [job for job in jobs if job.key not in done]
-    bar = _Progress(len(todo), progress)
+    bar = ProgressBar(len(todo), progress)
     bar.show()
     gate = asyncio.Semaphore(concurrency)
     with path.open("a", encoding="utf-8", newline="") as handle:

@@ -52,6 +52,8 @@ from backend import reasoning_task as task
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.games import ACTIONS, Game
 from backend.llm import LLMSettings, complete, reply_budget
+from backend.llm.replies import json_objects
+from backend.progress import ProgressBar
 from backend.reasoning_logs import ReasoningLog, sentence_lines
 from backend.reasoning_protocol import ERROR_TYPES, SEPARATORS, protocol_csv
 from backend.reasoning_report import MODEL_JUDGE_PREFIX
@@ -231,21 +233,6 @@ def token_budget(log: ReasoningLog, *, remark_chars: int = DEFAULT_REMARK_CHARS)
 
 
 # --- reading a reply -----------------------------------------------------------------------------------------------
-def _json_objects(reply: str) -> list[dict]:
-    """Every top-level JSON object in ``reply`` (code fences and text around them allowed), in order."""
-    decoder, found, position = json.JSONDecoder(), [], 0
-    while (start := reply.find("{", position)) != -1:
-        try:
-            value, end = decoder.raw_decode(reply, start)
-        except json.JSONDecodeError:
-            position = start + 1
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        position = end
-    return found
-
-
 def _field(data: Mapping[str, Any], name: str) -> tuple[bool, Any]:
     present = [key for key in _KEYS[name] if key in data]
     if len(present) > 1:
@@ -302,7 +289,7 @@ def parse_judgement(reply: str, log: ReasoningLog) -> Judgement:
     if not isinstance(reply, str) or not reply.strip():
         raise JudgementParseError("the reply is empty.")
     candidates = []
-    for data in _json_objects(reply):
+    for data in json_objects(reply):
         lowered = {str(key).strip().lower(): value for key, value in data.items()}
         if any(key in lowered for names in _KEYS.values() for key in names):
             judgement = _judgement(lowered, log)
@@ -496,31 +483,6 @@ def _identity(model: str, judged_at: str) -> list[str]:
     return [f"{MODEL_JUDGE_PREFIX}{model}", "", "", "", judged_at]
 
 
-class _Progress:
-    """A one-line progress bar on a stream (stderr), or nothing when the stream is None."""
-
-    def __init__(self, total: int, stream: TextIO | None, *, width: int = 30):
-        self.total, self.stream, self.width, self.done, self.counts = total, stream, width, 0, Counter()
-
-    def step(self, status: str) -> None:
-        self.done += 1
-        self.counts[status] += 1
-        self.show()
-
-    def show(self) -> None:
-        if self.stream is None:
-            return
-        filled = int(self.width * self.done / self.total) if self.total else self.width
-        details = " ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {details}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.stream is not None:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 @dataclass
 class JudgeSummary:
     protocol_path: Path
@@ -577,7 +539,7 @@ async def run_judge(
         os.replace(temporary, path)
     done = {row["file"] for row in kept}
     todo = [log for log in logs if log.filename not in done]
-    bar = _Progress(len(todo), progress)
+    bar = ProgressBar(len(todo), progress)
     bar.show()
     gate = asyncio.Semaphore(concurrency)
     with (

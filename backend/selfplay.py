@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import TextIO
 
 from backend import dond
-from backend.bias_runner import _Progress as Progress
 from backend.csvio import neutralise_row, restore_row
 from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond_game import MODES, GameConfig, cell_roles, other_role, replay
 from backend.dond_play import llm_turns
 from backend.llm import LLMSettings
 from backend.negotiation_protocol import PLAIN, PROTOCOLS, Protocol
+from backend.progress import ProgressBar
 
 SESSION_CODE = "selfplay"
 GAMES_FILE, EVENTS_FILE, RUN_FILE = "dond_games.csv", "dond_events.csv", "run.json"
@@ -208,7 +208,7 @@ async def run_selfplay(
     options = dict(settings_options or {})
     started = time.monotonic()
     outcomes: dict[str, int] = {}
-    bar = Progress(len(todo), progress)
+    bar = ProgressBar(len(todo), progress)
     bar.show()
     gate = asyncio.Semaphore(concurrency)
     lock = asyncio.Lock()

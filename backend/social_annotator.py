@@ -68,6 +68,8 @@ from typing import Any, TextIO
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.episodes import Episode, load_episodes
 from backend.llm import LLMSettings, complete, reply_budget
+from backend.llm.replies import json_objects
+from backend.progress import ProgressBar
 from backend.rubrics import Rubric, load_rubric
 from backend.social_forms import MAX_REASONING_CHARS
 from backend.stored_text import typed_length
@@ -260,21 +262,6 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _json_objects(reply: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in the reply, in order (text, code fences and other objects around them allowed)."""
-    decoder = json.JSONDecoder(object_pairs_hook=_refuse_duplicates)
-    objects, index = [], 0
-    while (start := reply.find("{", index)) != -1:
-        try:
-            value, end = decoder.raw_decode(reply, start)
-        except json.JSONDecodeError:
-            index = start + 1
-            continue
-        objects.append(value)
-        index = end
-    return objects
-
-
 def _whole_number(value: Any) -> int | None:
     """An integer, an integral float (``7.0``) or an integer written as text (``"7"``, ``"-3"``, ``"−3"``)."""
     if isinstance(value, bool):
@@ -313,7 +300,7 @@ def parse_ratings(
     backend.social_annotator.RatingsParseError: secret: the reasoning is missing; goal: the rating 11 is outside the range 0 to 10.
     """
     _check_reasoning_limits(min_reasoning_chars, max_reasoning_chars)
-    objects = _json_objects(reply)
+    objects = json_objects(reply, object_pairs_hook=_refuse_duplicates)
     candidates = []
     for value in objects:
         if isinstance(value, dict) and set(value) & set(rubric.keys) and value not in candidates:
@@ -602,29 +589,6 @@ def write_json_atomically(path: Path, data: Any) -> None:
 
 
 # --- the run --------------------------------------------------------------------------------------------------------
-class ProgressLine:
-    """``[#####.....] done/total answered n ...`` rewritten in place on a stream (stderr); silent for None."""
-
-    def __init__(self, total: int, stream: TextIO | None):
-        self.total, self.stream, self.counts = total, stream, Counter()
-
-    def update(self, status: str | None = None) -> None:
-        if status is not None:
-            self.counts[status] += 1
-        if self.stream is None:
-            return
-        done = sum(self.counts.values())
-        filled = 30 * done // self.total if self.total else 30
-        tally = " ".join(f"{name} {n}" for name, n in sorted(self.counts.items()))
-        self.stream.write(f"\r[{'#' * filled:.<30}] {done}/{self.total} units {tally}")
-        self.stream.flush()
-
-    def finish(self) -> None:
-        if self.stream is not None:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 @dataclass
 class RunSummary:
     csv_path: Path
@@ -675,8 +639,8 @@ async def annotate(
         writer.writerows(neutralise_row(row) for row in kept)
     os.replace(temporary, summary.csv_path)
     todo = [unit for unit in units if unit.key not in done]
-    bar = ProgressLine(len(todo), progress)
-    bar.update()
+    bar = ProgressBar(len(todo), progress)
+    bar.show()
     gate = asyncio.Semaphore(concurrency)
     new_rows: list[dict[str, Any]] = []
     with summary.csv_path.open("a", encoding="utf-8", newline="") as handle:
@@ -696,10 +660,10 @@ async def annotate(
             handle.flush()  # a crash keeps every unit finished so far
             new_rows.extend(rows)
             summary.counts[rows[0]["status"]] += 1
-            bar.update(rows[0]["status"])
+            bar.step(rows[0]["status"])
 
         await asyncio.gather(*(one(unit) for unit in todo))
-    bar.finish()
+    bar.close()
     all_rows = [*kept, *new_rows]
     rated = rated_episodes(episodes, all_rows, rater=settings.model)
     write_json_atomically(summary.episodes_path, [episode.as_dict() for episode in rated])

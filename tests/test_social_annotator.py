@@ -116,7 +116,7 @@ def test_failed_calls_are_errors_not_answers_and_a_second_run_asks_only_them(llm
     assert main(argv) == 1
     captured = capsys.readouterr()
     assert "1 answered, 1 error" in captured.out and "run the same command again" in captured.out
-    assert "2/2 units" in captured.err  # the progress line
+    assert "2/2 answered 1 error 1" in captured.err  # the progress line
     (path,) = tmp_path.glob("*.csv")
     errors = [row for row in read(path) if row["status"] == "error"]
     assert (
