@@ -37,13 +37,11 @@ explanation, or ``--max-reasoning-chars``) times the number of dimensions, plus 
   same command again asks only units without an answered or unparseable row set (errors are asked again).
 * ``<stem>.episodes.json``: the same episodes in our documented format (a list), each agent's ``model_ratings``
   replaced by this model's answered ratings (empty where the unit is not answered) and ``model_rater`` = the model
-  name (empty for an episode with no answered unit). Load it into a social_eval session and the app's long export
-  carries the ``model_rating`` column.
-* ``<stem>.model_ratings.json``: the same ratings as ``{episode_id: {"agent1": {...}, "agent2": {...}}}``, the
-  layout ``python -m backend report ratings.csv <stem>.model_ratings.json`` reads next to people's export (it fills
-  the human-vs-model columns n_model, model_mean, pearson, spearman, diff).
+  name (empty for an episode with no answered unit). ``python -m backend report ratings.csv <stem>.episodes.json``
+  reads it next to people's export and fills the human-vs-model columns (n_model, model_mean, pearson, spearman,
+  diff); load it into a social_eval session and the app's long export carries the ``model_rating`` column.
 
-Both JSON files are written atomically (temporary file, then ``os.replace``) after every run. ``--model scripted``
+The episode file is written atomically (temporary file, then ``os.replace``) after every run. ``--model scripted``
 answers offline with ``scripted_policy`` (a hash of episode, agent and dimension mapped into the range).
 """
 
@@ -568,19 +566,6 @@ def rated_episodes(episodes: Sequence[Episode], rows: Iterable[Mapping[str, Any]
     return updated
 
 
-def report_scores(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
-    """The answered ratings in the layout ``python -m backend report`` reads as model ratings
-    (``{episode_id: {"agent1": {...}, "agent2": {...}}}``, as Sotopia's ``complete_gpt_score.json``).
-
-    >>> report_scores([dict(episode_id="e1", agent_index=1, dimension="goal", rating=7, status="answered")])
-    {'e1': {'agent1': {'goal': 7}, 'agent2': {}}}
-    """
-    return {
-        episode_id: {f"agent{index}": agents.get(index, {}) for index in AGENT_INDEXES}
-        for episode_id, agents in answered_ratings(rows).items()
-    }
-
-
 def write_json_atomically(path: Path, data: Any) -> None:
     """Write JSON to ``path`` through a temporary file and ``os.replace``: readers see the old or the new file."""
     temporary = path.with_name(path.name + ".tmp")
@@ -593,7 +578,6 @@ def write_json_atomically(path: Path, data: Any) -> None:
 class RunSummary:
     csv_path: Path
     episodes_path: Path
-    scores_path: Path
     planned: int = 0
     kept: int = 0
     counts: Counter = field(default_factory=Counter)
@@ -625,7 +609,6 @@ async def annotate(
     summary = RunSummary(
         csv_path=stem.with_name(stem.name + ".csv"),
         episodes_path=stem.with_name(stem.name + ".episodes.json"),
-        scores_path=stem.with_name(stem.name + ".model_ratings.json"),
     )
     units = [Unit(episode, index) for episode in episodes for index in AGENT_INDEXES]
     kept = read_finished(summary.csv_path, units, rubric)
@@ -667,7 +650,6 @@ async def annotate(
     all_rows = [*kept, *new_rows]
     rated = rated_episodes(episodes, all_rows, rater=settings.model)
     write_json_atomically(summary.episodes_path, [episode.as_dict() for episode in rated])
-    write_json_atomically(summary.scores_path, report_scores(all_rows))
     return summary
 
 
@@ -723,8 +705,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.counts.items())) or "nothing new"
     print(
         f"{summary.csv_path}: {summary.planned} units (episode x agent) planned, {summary.kept} kept from before, "
-        f"{counts} ({time.monotonic() - started:.1f} s); rated episodes in {summary.episodes_path.name}, report "
-        f"model ratings in {summary.scores_path.name}."
+        f"{counts} ({time.monotonic() - started:.1f} s); rated episodes in {summary.episodes_path.name}."
     )
     if not summary.complete:
         print("Some calls failed; run the same command again to ask them again.")

@@ -25,12 +25,14 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from backend import agreement, sotopia_release
 from backend.csvio import read_csv_any
+from backend.episodes import parse_episode_data
 
 # The app's long export, one row per (annotation, agent, dimension). Text cells are escaped (see escape_text).
 EXPORT_COLUMNS = [
@@ -337,19 +339,52 @@ def attention_summary(table: pd.DataFrame) -> dict[str, float] | None:
     return dict(n_annotators=int(len(per_annotator)), share_passed=float(per_annotator.mean()))
 
 
+def _decoded(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return json.loads(text)
+
+
+def _is_episode_file(data: Any) -> bool:
+    """Our episode format (one episode, a list of them, or ``{"episodes": [...]}``), told by its ``agents`` list."""
+    if isinstance(data, dict) and isinstance(data.get("episodes"), list):
+        data = data["episodes"]
+    items = data if isinstance(data, list) else [data]
+    return bool(items) and all(isinstance(item, dict) and isinstance(item.get("agents"), list) for item in items)
+
+
+def episode_model_scores(path: str | Path) -> dict[str, list[dict[str, float]]]:
+    """The model ratings of an episode file in our format: ``{episode_id: [agent 1 ratings, agent 2 ratings]}``
+    (episodes without model ratings left out), the layout ``attach_model_scores`` fills ``model_rating`` from."""
+    episodes = parse_episode_data(_decoded(Path(path)), source=Path(path).name)
+    return {
+        episode.id: [dict(agent.model_ratings) for agent in episode.agents]
+        for episode in episodes
+        if episode.has_model_ratings
+    }
+
+
 def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
-    """Read exports / release tables and optional model-rating JSON files into one ratings frame."""
+    """Read exports / release tables and optional model-rating JSON files into one ratings frame.
+
+    Model ratings come from an episode file in our format whose agents carry ``model_ratings`` (as the model
+    annotator ``backend.social_annotator`` writes it, or as a study was loaded) or from Sotopia's
+    ``complete_gpt_score.json`` layout; Sotopia's ``complete_pk_agent_pairs.json`` names the focus agents."""
     frames, release_tables, attention_tables = [], [], []
     notes = dict(files=[], model_ratings=None, attention=None)
     scores, focus = None, None
     for path in map(Path, paths):
         notes["files"].append(path.name)
-        if path.suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data, list):
+        if path.suffix in (".json", ".jsonl"):
+            data = _decoded(path)
+            if _is_episode_file(data):  # an episode file whose agents carry model_ratings (a model annotator's)
+                scores = {**(scores or {}), **episode_model_scores(path)}
+                notes["model_ratings"] = path.name
+            elif isinstance(data, list):
                 focus = sotopia_release.read_focus_agents(path)
             else:
-                scores = sotopia_release.read_gpt4_scores(path)
+                scores = {**(scores or {}), **sotopia_release.read_gpt4_scores(path)}
                 notes["model_ratings"] = path.name
             continue
         kind = export_kind(read_csv_any(path, nrows=0).columns)

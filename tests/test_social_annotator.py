@@ -210,8 +210,8 @@ def test_the_parser_accepts_unambiguous_shapes():
 def test_scripted_ratings_flow_into_the_human_vs_model_report(tmp_path, capsys):
     episodes = load_episodes(BUNDLED, rubric=RUBRIC)
     assert main(["--episodes", str(BUNDLED), "--model", "scripted", "--out", str(tmp_path), "--quiet"]) == 0
-    scores_file = next(tmp_path.glob("*.model_ratings.json"))
-    rated = load_episodes(next(tmp_path.glob("*.episodes.json")), rubric=RUBRIC)
+    scores_file = next(tmp_path.glob("*.episodes.json"))  # the report reads the rated episode file itself
+    rated = load_episodes(scores_file, rubric=RUBRIC)
     assert [episode.id for episode in rated] == [episode.id for episode in episodes]
     assert {episode.model_rater for episode in rated} == {"scripted"}  # no longer "illustrative-judge"
     goal = RUBRIC.dimension("goal")
