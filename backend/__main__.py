@@ -205,6 +205,27 @@ def _read_header(path: Path) -> list[str]:
         raise RefusedFile(f"{path} cannot be read as CSV ({type(error).__name__}: {error}).") from None
 
 
+def _people_beside_model_judges(kinds: dict[Path, ExportKind]) -> bool:
+    """People's plain protocol export beside a model judge's protocol file (``backend.reasoning_judge``): the two
+    payoff protocol exports may be mixed when every with-ids file holds model judges only, so no person's row can be
+    counted twice."""
+    from backend.csvio import read_csv_any
+    from backend.reasoning_report import MODEL_JUDGE_PREFIX
+
+    protocol = {
+        "payoff_reasoning_eval custom_export (protocol)",
+        "payoff_reasoning_eval custom_export_protocol_with_ids",
+    }
+    if {kind.name for kind in kinds.values()} != protocol:
+        return False
+    for path, kind in kinds.items():
+        if kind.name.endswith("with_ids"):
+            judges = read_csv_any(path, usecols=["participant_code"], dtype=str, keep_default_na=False)
+            if not judges["participant_code"].str.startswith(MODEL_JUDGE_PREFIX).all():
+                return False
+    return True
+
+
 def choose_reporter(paths: Sequence[Path]) -> str:
     """The report module for ``paths``, or ``RefusedFile`` saying which file is which export and what to pass."""
     if len({path.resolve() for path in paths}) != len(paths):
@@ -226,7 +247,7 @@ def choose_reporter(paths: Sequence[Path]) -> str:
         kinds[path] = kind
     if not kinds:
         raise RefusedFile("Give at least one CSV export; JSON files only add model ratings to social_eval exports.")
-    if len({kind.name for kind in kinds.values()}) > 1:
+    if len({kind.name for kind in kinds.values()}) > 1 and not _people_beside_model_judges(kinds):
         listing = "; ".join(f"{path.name} is {kind.name}" for path, kind in kinds.items())
         raise RefusedFile(f"The files are different exports ({listing}): report one export at a time.")
     (reporter,) = {kind.reporter for kind in kinds.values()}

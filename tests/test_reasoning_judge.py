@@ -313,3 +313,21 @@ def test_command_line_resumes_and_refuses_what_the_app_refuses(tmp_path, capsys)
     with pytest.raises(SystemExit):
         main([*arguments, "--remark-chars", "6000"])
     assert "remark length" in capsys.readouterr().err
+
+
+def test_peoples_plain_protocol_export_goes_beside_a_model_judge_but_never_two_peoples_files(tmp_path, capsys):
+    assert main(["--logs", str(LOGS_DIR), "--model", "scripted", "--out", str(tmp_path), "--quiet"]) == 0
+    model_file, _ = output_paths(tmp_path, "scripted")
+    with_ids = tmp_path / "people_with_ids.csv"
+    write_people(with_ids, {LOGS[0].filename: 1})
+    plain = tmp_path / "people.csv"  # the app's custom_export: the protocol columns only
+    with with_ids.open(encoding="utf-8", newline="") as source, plain.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        for row in csv.reader(source):
+            writer.writerow(row[: len(PROTOCOL_COLUMNS)])
+    assert backend_main(["report", str(plain), str(model_file)]) == 0
+    text = capsys.readouterr().out
+    assert "12 ratings of 6 logs" in text and "Model judges (6 ratings of 6 logs)" in text
+    with pytest.raises(SystemExit):  # the same people twice would be counted twice
+        backend_main(["report", str(plain), str(with_ids)])
+    assert "different exports" in capsys.readouterr().err
