@@ -1,0 +1,336 @@
+"""The LLM layer attacked by the strangest model and the most careless researcher.
+
+Each ``xfail(strict=True)`` test is a finding of a review: it shows a claim of the LLM layer broken and passes once the
+finding is fixed (strict, so a fix is noticed and the mark removed). The other tests pin down cases that were tried
+and hold.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+
+from backend import dond, selfplay
+from backend.bias_items import load_items
+from backend.bias_replies import ReplyParseError, _text_answer, letter_scores
+from backend.bias_runner import run_tests
+from backend.dond_game import GameConfig
+from backend.dond_play import llm_turns
+from backend.llm import LLMSettings, complete, split_reasoning, stream
+from backend.llm.client import ReasoningSplitter
+from backend.llm.fake_server import Reply
+from tests.harness import run_async
+
+INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+LOAVES = ["150 loaves", "250 loaves", "350 loaves", "450 loaves"]
+ACCEPT_DECLINE = ["Yes, accept", "No, decline"]
+
+
+def settings_for(server, **changes) -> LLMSettings:
+    values = dict(model="strange-model", base_url=server.base_url, max_retries=0, backoff_s=0.01, timeout_s=10)
+    values.update(changes)
+    return LLMSettings(**values)
+
+
+def play_one_turn(llm_server, monkeypatch, **options):
+    """The model's turn after the person's 'Hi' in a semi game: (progress items, stored events)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    events = [{"kind": "message", "role": "A", "text": "Hi"}]
+    config = GameConfig(mode="semi", language="en", llm_reprompts=2)
+
+    async def collect():
+        return [
+            item
+            async for item in llm_turns(
+                load_events=lambda: events,
+                store_event=events.append,
+                instance=INSTANCE,
+                config=config,
+                role="B",
+                settings=settings_for(llm_server),
+                **options,
+            )
+        ]
+
+    return run_async(collect()), events
+
+
+def previews(items) -> str:
+    return "".join(item["text"] for item in items if item["type"] == "delta")
+
+
+# --- Claim 1: reasoning never reaches a participant's page -------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: a reply whose <think> was opened by the chat template streams its thinking to the person "
+    "before the closing tag arrives (ReasoningSplitter retracts it only from the record)",
+)
+def test_thinking_opened_by_the_chat_template_never_streams_to_the_person(llm_server, monkeypatch):
+    # DeepSeek-R1 and Qwen3 templates end the prompt with '<think>\n': the content starts inside the block.
+    secret = "They value the knife most, so I will pretend that the eggs matter to me."
+    llm_server.script(Reply(text=f"{secret}</think>Hello! Shall we split the apples?"))
+    items, events = play_one_turn(llm_server, monkeypatch)
+    message = next(event for event in events if event["kind"] == "message" and event["role"] == "B")
+    assert message["text"] == "Hello! Shall we split the apples?"  # the stored move is right (this part holds)
+    assert "pretend" not in previews(items)  # ...but the person watched the thinking being typed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: think tags are matched case-sensitively: <THINK>...</THINK> stays in the reply, is shown and is "
+    "judged as the move",
+)
+def test_upper_case_think_tags_are_reasoning(llm_server, monkeypatch):
+    llm_server.script(Reply(text="<THINK>I could ask for all of it: [Proposal: 3 apples, 2 knives, 1 egg]</THINK>Hi!"))
+    items, events = play_one_turn(llm_server, monkeypatch)
+    assert [event["kind"] for event in events[1:]][:2] == ["llm_call", "message"]
+    assert events[2]["text"] == "Hi!"
+    assert "I could ask" in events[1]["llm_reasoning"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: Mistral's reasoning models (Magistral) think in [THINK]...[/THINK], which is not recognised: the "
+    "thinking is the reply",
+)
+def test_mistral_think_brackets_are_reasoning(llm_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    llm_server.script(Reply(text="[THINK]The answer is A, surely.[/THINK]B"))
+    record = run_async(complete([{"role": "user", "content": "Pick A or B."}], settings_for(llm_server), max_tokens=50))
+    assert record.ok and record.reply == "B"
+    assert record.reasoning == "The answer is A, surely."
+
+
+TRICKY_REPLY = "Hi <think>two </think>  apples</think> <think>x</think>Deal. [Proposal: 1 egg]<think>never"
+
+
+def test_think_tags_split_at_every_position_give_the_same_reply_and_never_stream_reasoning():
+    """Holds: every cut of a reply with a block not at the start, two blocks, a stray closing tag and an unclosed
+    block gives the same split as the whole text, and no streamed piece holds reasoning."""
+    whole = split_reasoning(TRICKY_REPLY)
+    assert whole[0] == "Deal. [Proposal: 1 egg]" and "never" in whole[1] and "two" in whole[1]
+    for cut in range(len(TRICKY_REPLY) + 1):
+        for second in range(cut, len(TRICKY_REPLY) + 1):
+            splitter = ReasoningSplitter()
+            pieces = [TRICKY_REPLY[:cut], TRICKY_REPLY[cut:second], TRICKY_REPLY[second:]]
+            shown = "".join(splitter.feed(piece) for piece in pieces) + splitter.finish()
+            assert splitter.visible.strip() == whole[0]
+            assert "never" not in shown and "<" not in shown.replace("<think>", "")
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_a_reasoning_field_with_a_script_end_and_a_proposal_is_never_the_move(llm_server, monkeypatch, field):
+    """Holds: the separate field and a think tag together, holding '</script>' and a proposal, stay reasoning."""
+    thought = "</script><script>alert(1)</script> [Proposal: 3 apples, 2 knives, 1 egg] " * 200
+    llm_server.script(
+        Reply(text="<think>[Proposal: 0 apples]</think>Hello there.", reasoning=thought, reasoning_field=field)
+    )
+    items, events = play_one_turn(llm_server, monkeypatch)
+    assert "script" not in previews(items) and "Proposal" not in previews(items)
+    assert events[2] == {**events[2], "kind": "message", "text": "Hello there."}
+    assert "alert(1)" in events[1]["llm_reasoning"] and "[Proposal: 0 apples]" in events[1]["llm_reasoning"]
+
+
+# --- Claim 2: every request carries a token limit -----------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: self-play has no --reasoning-tokens / --max-tokens, so a reasoning model cannot be given room "
+    "to think (its turns end as empty replies) nor a researcher's limit",
+)
+def test_selfplay_takes_the_token_options_every_runner_has(tmp_path):
+    argv = ["--model-a", "scripted", "--instances", "1", "--out", str(tmp_path), "--quiet"]
+    try:
+        code = selfplay.main([*argv, "--reasoning-tokens", "2000", "--max-tokens", "300"])
+    except SystemExit as error:  # argparse refuses an unknown option
+        code = error.code
+    assert code == 0
+
+
+# --- Claim 3: the bias text parser never guesses ------------------------------------------------------------------
+
+
+def reading(reply: str, labels: list[str]) -> int | None:
+    try:
+        return _text_answer(reply, labels)[0]
+    except ReplyParseError:
+        return None
+
+
+@pytest.mark.xfail(strict=True, reason="finding: the bias text parser reads an option a careful human would not")
+@pytest.mark.parametrize(
+    ("reply", "labels", "acceptable"),
+    [
+        # A correction: the first line's letter wins, the correction is not seen.
+        ("A. Wait, no: C.", LOAVES, {None, 2}),
+        # A list of verdicts: 'A: no' counts as a letter marker for A.
+        ("A: no, B: yes", LOAVES[:2], {None, 1}),
+        # A conditional answer is no answer.
+        ("The answer is A if the street is busy, otherwise B.", LOAVES, {None}),
+        # yes/no from the first word alone.
+        ("Yes, I decline the offer.", ACCEPT_DECLINE, {None, 1}),
+        ("No doubt about it: I accept.", ACCEPT_DECLINE, {None, 0}),
+        ("No idea; I cannot judge this.", ACCEPT_DECLINE, {None}),
+        ("Yes and no.", ACCEPT_DECLINE, {None}),
+    ],
+)
+def test_the_text_parser_refuses_or_reads_what_a_careful_human_reads(reply, labels, acceptable):
+    assert reading(reply, labels) in acceptable
+
+
+@pytest.mark.parametrize(
+    ("reply", "labels", "acceptable"),
+    [
+        ("Not A. B.", LOAVES, {None, 1}),
+        ("A is wrong; the answer is B", LOAVES, {1}),
+        ("I'd say A. Actually B.", LOAVES, {None, 1}),
+        ("I'd say A.\nActually B.", LOAVES, {None, 1}),
+        ("The answer is not A.", LOAVES, {None}),
+        ("Definitely not B.", LOAVES, {None}),
+        ("A or B", LOAVES, {None}),
+        ("- A\n- B", LOAVES, {None}),
+        ("(A) is tempting but wrong; (B)", LOAVES, {None, 1}),
+        ("Neither A nor B: C", LOAVES, {None, 2}),
+        ("The answer is B, not A.", LOAVES, {1}),
+        ("Answer: I don't know", LOAVES, {None}),
+        ("A: no\nB: yes\nC: no", LOAVES[:3], {None, 1}),
+    ],
+)
+def test_negations_corrections_and_lists_that_hold(reply, labels, acceptable):
+    """Holds: these replies are refused or read as a careful human reads them."""
+    assert reading(reply, labels) in acceptable
+
+
+def logprob_entry(token: str, logprob: float, alternatives: dict[str, float] | None = None) -> dict:
+    top = [{"token": name, "logprob": value} for name, value in (alternatives or {token: logprob}).items()]
+    return {"token": token, "logprob": logprob, "top_logprobs": top}
+
+
+@pytest.mark.xfail(
+    strict=True, reason="finding: letter_scores raises OverflowError on a positive log-probability (an odd payload)"
+)
+def test_letter_scores_names_the_problem_of_a_positive_logprob_instead_of_raising():
+    payload = {"content": [logprob_entry("A", 800.0, {"A": 800.0, "B": -1.0})]}
+    probabilities, position, problem = letter_scores(payload, 2)
+    assert problem  # a log-probability above 0 is no probability: say so, as for NaN
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: letter_scores reads the first position where a letter is merely an unlikely alternative, and "
+    "normalising over the letters turns a 0.7 % alternative into certainty",
+)
+def test_letter_scores_does_not_turn_an_unlikely_alternative_into_the_answer():
+    payload = {
+        "content": [
+            logprob_entry("The", math.log(0.993), {"The": math.log(0.993), "A": math.log(0.007)}),
+            logprob_entry(" answer", -0.01),
+            logprob_entry(" is", -0.01),
+            logprob_entry(" B", math.log(0.9), {" B": math.log(0.9), " A": math.log(0.1)}),
+        ]
+    }
+    probabilities, position, problem = letter_scores(payload, 2)
+    assert problem or probabilities[0] < 0.5  # the model wrote B; it never chose A
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: in the logprobs answer mode a reasoning model's letters inside <think> are scored as its answer "
+    "(the reply 'B' is never compared with the letter scored)",
+)
+def test_logprobs_mode_never_scores_a_letter_inside_the_thinking(llm_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    tokens = [
+        logprob_entry("<think>", -0.01),
+        logprob_entry("A", math.log(0.8), {"A": math.log(0.8), "B": math.log(0.2)}),
+        logprob_entry(" looks", -0.1),
+        logprob_entry(" tempting", -0.1),
+        logprob_entry("</think>", -0.01),
+        logprob_entry("B", math.log(0.95), {"B": math.log(0.95), "A": math.log(0.05)}),
+    ]
+    llm_server.responder = lambda request: Reply(text="<think>A looks tempting</think>B", logprobs={"content": tokens})
+    items = load_items()
+    summary = run_async(
+        run_tests(items, settings_for(llm_server, reasoning_tokens=64), out_dir=tmp_path, answer_mode="logprobs")
+    )
+    with summary.path.open(encoding="utf-8", newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["raw_reply"] == "B"]
+    assert rows and all(row["reasoning"] == "A looks tempting" for row in rows)  # the reasoning is kept apart
+    for row in rows:  # ...but the letter inside it is the answer scored
+        probabilities = [float(p) for p in row["option_probabilities"].strip("[]").split(",")]
+        assert probabilities[1] > 0.5, row["option_probabilities"]
+
+
+# --- Claim 4: structured-output fallback --------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: any HTTP 400/404/422 on a request with a schema (context too long, unknown model) counts as a "
+    "schema refusal, is remembered for the endpoint and model, and every later call goes without json_schema",
+)
+def test_an_unrelated_400_does_not_turn_structured_output_off_for_later_calls(llm_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    settings = settings_for(llm_server)
+    messages = [{"role": "user", "content": "Rate it."}]
+    # A prompt too long for the context window: nothing to do with the schema.
+    llm_server.script(Reply(status=400), '{"answer": "fine"}', '{"answer": "fine"}')
+    run_async(complete(messages, settings, max_tokens=50, response_schema=SCHEMA))
+    later = run_async(complete(messages, settings, max_tokens=50, response_schema=SCHEMA))
+    assert later.ok
+    assert llm_server.requests[-1]["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize(("status", "kind"), [(401, "http_error"), (429, "rate_limit"), (500, "server_error")])
+def test_real_failures_are_not_schema_refusals(llm_server, monkeypatch, status, kind):
+    """Holds: 401, 429 and a 500 that does not name response_format are errors, the schema shape stays."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    llm_server.script(Reply(status=status))
+    record = run_async(
+        complete([{"role": "user", "content": "x"}], settings_for(llm_server), max_tokens=20, response_schema=SCHEMA)
+    )
+    assert not record.ok and record.error_kind == kind and record.reply == ""
+    assert len(llm_server.requests) == 1
+    run_async(
+        complete([{"role": "user", "content": "x"}], settings_for(llm_server), max_tokens=20, response_schema=SCHEMA)
+    )
+    assert llm_server.requests[-1]["response_format"]["type"] == "json_schema"
+
+
+def test_a_refusing_endpoint_is_asked_at_most_three_times_and_only_it_forgets_the_schema(llm_server, monkeypatch):
+    """Holds: the fallback ends (json_schema, json_object, none) and another model on the endpoint keeps its schema."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    llm_server.refuse_response_format = True
+    record = run_async(
+        complete([{"role": "user", "content": "x"}], settings_for(llm_server), max_tokens=20, response_schema=SCHEMA)
+    )
+    assert record.ok and record.structured is False and len(llm_server.requests) == 3
+    llm_server.refuse_response_format = False
+    other = settings_for(llm_server, model="other-model")
+    run_async(complete([{"role": "user", "content": "x"}], other, max_tokens=20, response_schema=SCHEMA))
+    assert llm_server.requests[-1]["response_format"]["type"] == "json_schema"
+    assert all("max_tokens" in request for request in llm_server.requests)
+
+
+def test_a_streamed_reply_of_reasoning_only_is_an_empty_reply_and_shows_nothing(llm_server, monkeypatch):
+    """Holds: reasoning alone, or a whitespace reply after it, is a failed call and no piece is shown."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    llm_server.script(Reply(text=" \n ", reasoning="x" * 50_000), Reply(text="<think>only thinking</think>  "))
+
+    async def collect():
+        shown = []
+        for _ in range(2):
+            async for item in stream([{"role": "user", "content": "x"}], settings_for(llm_server), max_tokens=9):
+                shown.append(item)
+        return shown
+
+    items = run_async(collect())
+    records = [item for item in items if hasattr(item, "error_kind")]
+    assert [record.error_kind for record in records] == ["empty_reply", "empty_reply"]
+    assert "".join(item.text for item in items if hasattr(item, "text")).strip() == ""
