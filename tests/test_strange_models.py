@@ -12,15 +12,17 @@ import math
 
 import pytest
 
-from backend import dond, selfplay
+from backend import bias_report, dond, selfplay
 from backend.bias_items import load_items
-from backend.bias_replies import ReplyParseError, _text_answer, letter_scores
+from backend.bias_replies import ReplyParseError, _text_answer, letter_scores, parse_choice, parse_selection
 from backend.bias_runner import run_tests
 from backend.dond_game import GameConfig
 from backend.dond_play import llm_turns
 from backend.llm import LLMSettings, complete, split_reasoning, stream
 from backend.llm.client import ReasoningSplitter
 from backend.llm.fake_server import Reply
+from backend.reasoning_judge import JudgementParseError, parse_judgement
+from backend.reasoning_logs import Attempt, ReasoningLog
 from tests.harness import run_async
 
 INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
@@ -207,6 +209,50 @@ def test_negations_corrections_and_lists_that_hold(reply, labels, acceptable):
     assert reading(reply, labels) in acceptable
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: parse_choice and parse_selection read the first JSON object of a reply and ignore the rest (the "
+    "judge and the annotator refuse two different objects); duplicate or case-variant keys are read silently",
+)
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Draft: {"answer": "A", "probabilities": {"A": 0.6, "B": 0.4}} '
+        'Final: {"answer": "B", "probabilities": {"A": 0.3, "B": 0.7}}',
+        'The format is {"answer": "A", "probabilities": {"A": 0.5, "B": 0.5}}; my answer is {"answer": "B"}.',
+        '{"answer": "A", "Answer": "B", "probabilities": {"A": 0.5, "B": 0.5}}',
+        '{"answer": "A", "answer": "B"}',
+    ],
+)
+def test_a_json_reply_naming_two_answers_is_refused(reply):
+    with pytest.raises(ReplyParseError):
+        parse_choice(reply, LOAVES[:2])
+
+
+@pytest.mark.xfail(strict=True, reason="finding: parse_selection reads the first of two different selections")
+def test_a_reply_with_two_different_selections_is_refused():
+    with pytest.raises(ReplyParseError):
+        parse_selection('First {"selected": [1]}, on reflection {"selected": [2, 3]}', 4)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: the model judge reads the last of two conflicting verdict keys ('orig_cor' twice, or in two "
+    "cases) instead of refusing",
+)
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"orig_cor": 1, "orig_cor": 0, "err_type": ["pa"], "sentences": ["f0"]}',
+        '{"orig_cor": 0, "err_type": ["pa"], "sentences": ["f0"], "ORIG_COR": 1, "ERR_TYPE": [], "SENTENCES": []}',
+    ],
+)
+def test_the_judge_refuses_two_verdicts_in_one_object(reply):
+    log = ReasoningLog((Attempt(0, "I get 5. {R}"),))
+    with pytest.raises(JudgementParseError):
+        parse_judgement(reply, log)
+
+
 def logprob_entry(token: str, logprob: float, alternatives: dict[str, float] | None = None) -> dict:
     top = [{"token": name, "logprob": value} for name, value in (alternatives or {token: logprob}).items()]
     return {"token": token, "logprob": logprob, "top_logprobs": top}
@@ -334,3 +380,33 @@ def test_a_streamed_reply_of_reasoning_only_is_an_empty_reply_and_shows_nothing(
     records = [item for item in items if hasattr(item, "error_kind")]
     assert [record.error_kind for record in records] == ["empty_reply", "empty_reply"]
     assert "".join(item.text for item in items if hasattr(item, "text")).strip() == ""
+
+
+# --- Claim 5: exports -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: the bias export escapes newlines of reasoning, problem and raw_reply (escape_newlines) but "
+    "nothing reads them back: bias_report.read_rows returns the escaped text, and no inverse function exists",
+)
+def test_a_multi_line_reasoning_starting_with_a_formula_round_trips_through_the_bias_export(
+    llm_server, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    thought = '=HYPERLINK("http://evil.example")\nFirst, C:\\temp\\new\n\tthen -1+2'
+    four = '{"answer": "B", "probabilities": {"A": 0.1, "B": 0.7, "C": 0.1, "D": 0.1}}'
+    two = '{"answer": "B", "probabilities": {"A": 0.3, "B": 0.7}}'
+
+    def responder(request):
+        prompt = request["messages"][1]["content"]
+        text = '{"selected": [1]}' if "\nArguments:\n" in prompt else four if "\nD. " in prompt else two
+        return Reply(text=text, reasoning=thought)
+
+    llm_server.responder = responder
+    summary = run_async(run_tests(load_items(), settings_for(llm_server), out_dir=tmp_path))
+    with summary.path.open(encoding="utf-8", newline="") as handle:
+        raw_cells = [row["reasoning"] for row in csv.DictReader(handle)]
+    assert raw_cells and all(cell.startswith("'=HYPERLINK") for cell in raw_cells)  # neutralised (this part holds)
+    rows = bias_report.read_rows([summary.path])
+    assert set(rows["reasoning"]) == {thought}
