@@ -110,6 +110,7 @@ DOND_EVENTS_COLUMNS = [
     "llm_messages",
     "llm_reply",
     "llm_reasoning",  # a reasoning model's thinking, kept apart from the reply
+    "reasoning_shown",  # 1 when that thinking was previewed as it streamed (an undeclared template-opened thinker)
     "max_tokens",
     "latency_s",
     "prompt_tokens",

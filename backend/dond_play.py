@@ -86,6 +86,8 @@ def call_event(role: str, record: CallRecord, *, purpose: str = "message", turn:
         "llm_messages": json.dumps(record.messages, ensure_ascii=False),
         "llm_reply": record.reply,
         "llm_reasoning": record.reasoning,
+        # the reply began inside a thinking block its template opened, and was previewed before that could be told
+        "reasoning_shown": bool(record.extra.get("reasoning_shown_while_streaming")),
         "max_tokens": record.max_tokens,
         "latency_s": round(record.latency_s, 4),
         "prompt_tokens": record.prompt_tokens,

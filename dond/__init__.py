@@ -127,6 +127,7 @@ class Event(ExtraModel):
     llm_messages = models.LongStringField()
     llm_reply = models.LongStringField()
     llm_reasoning = models.LongStringField()  # a reasoning model's thinking: exported, never shown, never parsed
+    reasoning_shown = models.BooleanField()  # previewed before it could be told to be thinking (see backend.llm)
     max_tokens = models.IntegerField()  # the token limit the request carried
     latency_s = models.FloatField()
     prompt_tokens = models.IntegerField()

@@ -351,7 +351,7 @@ def test_a_refused_schema_is_dropped_and_remembered_for_that_endpoint(llm_server
 def test_calls_in_flight_that_all_refuse_the_schema_move_on_one_shape_only(llm_server):
     def openai_shape_refused(request):
         if request.get("response_format", {}).get("type") == "json_schema":
-            return Reply(status=400, delay_s=0.05)
+            return Reply(status=400, delay_s=0.05, error_message="response_format json_schema is not supported")
         return '{"answer": "A"}'
 
     llm_server.responder = openai_shape_refused

@@ -37,7 +37,7 @@ def settings_for(server, **changes) -> LLMSettings:
     return LLMSettings(**values)
 
 
-def play_one_turn(llm_server, monkeypatch, **options):
+def play_one_turn(llm_server, monkeypatch, reasoning_tokens: int = 0, **options):
     """The model's turn after the person's 'Hi' in a semi game: (progress items, stored events)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     events = [{"kind": "message", "role": "A", "text": "Hi"}]
@@ -52,7 +52,7 @@ def play_one_turn(llm_server, monkeypatch, **options):
                 instance=INSTANCE,
                 config=config,
                 role="B",
-                settings=settings_for(llm_server),
+                settings=settings_for(llm_server, reasoning_tokens=reasoning_tokens),
                 **options,
             )
         ]
@@ -67,26 +67,28 @@ def previews(items) -> str:
 # --- Claim 1: reasoning never reaches a participant's page -------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: a reply whose <think> was opened by the chat template streams its thinking to the person "
-    "before the closing tag arrives (ReasoningSplitter retracts it only from the record)",
-)
-def test_thinking_opened_by_the_chat_template_never_streams_to_the_person(llm_server, monkeypatch):
-    # DeepSeek-R1 and Qwen3 templates end the prompt with '<think>\n': the content starts inside the block.
+def test_thinking_opened_by_the_chat_template_never_streams_when_the_model_is_declared(llm_server, monkeypatch):
+    # DeepSeek-R1 and Qwen3 templates end the prompt with '<think>\n': the content starts inside the block, which
+    # can only be told at its closing tag. A declared reasoning model (llm_reasoning_tokens) streams nothing early.
     secret = "They value the knife most, so I will pretend that the eggs matter to me."
     llm_server.script(Reply(text=f"{secret}</think>Hello! Shall we split the apples?"))
-    items, events = play_one_turn(llm_server, monkeypatch)
+    items, events = play_one_turn(llm_server, monkeypatch, reasoning_tokens=500)
     message = next(event for event in events if event["kind"] == "message" and event["role"] == "B")
-    assert message["text"] == "Hello! Shall we split the apples?"  # the stored move is right (this part holds)
-    assert "pretend" not in previews(items)  # ...but the person watched the thinking being typed
+    assert message["text"] == "Hello! Shall we split the apples?"
+    assert "pretend" not in previews(items)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: think tags are matched case-sensitively: <THINK>...</THINK> stays in the reply, is shown and is "
-    "judged as the move",
-)
+def test_an_undeclared_template_opened_thinker_is_flagged_once_and_then_held(llm_server, monkeypatch):
+    secret = "They value the knife most, so I will pretend that the eggs matter to me."
+    llm_server.script(*[Reply(text=f"{secret}</think>Hello! Shall we split the apples?")] * 2)
+    items, events = play_one_turn(llm_server, monkeypatch)
+    call = next(event for event in events if event["kind"] == "llm_call")
+    assert call["reasoning_shown"] is True  # the first reply was previewed as it came: the data says so
+    items, events = play_one_turn(llm_server, monkeypatch)
+    assert "pretend" not in previews(items)  # the endpoint is known now: its text is held until complete
+    assert next(event for event in events if event["kind"] == "llm_call")["reasoning_shown"] is False
+
+
 def test_upper_case_think_tags_are_reasoning(llm_server, monkeypatch):
     llm_server.script(Reply(text="<THINK>I could ask for all of it: [Proposal: 3 apples, 2 knives, 1 egg]</THINK>Hi!"))
     items, events = play_one_turn(llm_server, monkeypatch)
@@ -95,11 +97,6 @@ def test_upper_case_think_tags_are_reasoning(llm_server, monkeypatch):
     assert "I could ask" in events[1]["llm_reasoning"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: Mistral's reasoning models (Magistral) think in [THINK]...[/THINK], which is not recognised: the "
-    "thinking is the reply",
-)
 def test_mistral_think_brackets_are_reasoning(llm_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     llm_server.script(Reply(text="[THINK]The answer is A, surely.[/THINK]B"))
@@ -316,11 +313,6 @@ def test_logprobs_mode_never_scores_a_letter_inside_the_thinking(llm_server, tmp
 # --- Claim 4: structured-output fallback --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: any HTTP 400/404/422 on a request with a schema (context too long, unknown model) counts as a "
-    "schema refusal, is remembered for the endpoint and model, and every later call goes without json_schema",
-)
 def test_an_unrelated_400_does_not_turn_structured_output_off_for_later_calls(llm_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     settings = settings_for(llm_server)

@@ -10,12 +10,17 @@ for reasoning models, whose thinking counts against the limit. An endpoint that 
 instead (OpenAI's reasoning models) is asked again with it.
 
 Reasoning is kept apart from the reply (``CallRecord.reasoning``): a ``reasoning_content`` or ``reasoning`` field
-of the message or of the stream's deltas, and ``<think>…</think>`` blocks in the content (also a closing tag with
-no opening one, when the chat template opened the block). A streamed reply never yields reasoning as text.
+of the message or of the stream's deltas, and ``<think>…</think>`` or ``[THINK]…[/THINK]`` blocks in the content,
+in any letter case (also a closing tag with no opening one, when the chat template opened the block). A streamed
+reply never yields a block's text. A reply that starts inside a block the template opened can only be told at its
+closing tag: with ``llm_reasoning_tokens`` set (a declared reasoning model), and for an endpoint once seen doing it,
+nothing is streamed before the reply is complete; the first such reply of an undeclared endpoint may have been
+shown as it came, and its record says so (``extra["reasoning_shown_while_streaming"]``).
 
 ``response_schema=`` asks for structured output: ``response_format`` of type ``json_schema`` (OpenAI's shape), then,
 if the endpoint refuses it, ``json_object`` with a ``schema`` (llama-cpp-python's shape), then none. A refusal is
-an HTTP 400, 404 or 422, or an error naming ``response_format``; the call is made again at once in the next shape,
+an error whose message names ``response_format``, ``json_schema`` or ``schema`` (any other failure is a failure,
+and a 400 about the context length never switches the schema off); the call is made again at once in the next shape,
 and later calls to that endpoint and model start there. ``CallRecord.structured`` says whether a schema went out,
 ``extra["response_format"]`` in which shape.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -38,7 +44,11 @@ DEFAULT_MAX_CONCURRENCY = 32
 MAX_RETRY_AFTER_S = 30.0
 DEFAULT_MAX_TOKENS = 1024  # for a call whose caller states no budget of its own
 CHARS_PER_TOKEN = 2  # a low bound for prose in en/de/it (about 4 in English): budgets never cut a reply short
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+# Thinking blocks in the text of a reply: <think>…</think> (DeepSeek, Qwen, most open models) and [THINK]…[/THINK]
+# (Mistral's Magistral), in any letter case.
+OPEN_TAGS, CLOSE_TAGS = ("<think>", "[think]"), ("</think>", "[/think]")
+THINK_OPEN = re.compile("|".join(re.escape(tag) for tag in OPEN_TAGS), re.IGNORECASE)
+THINK_CLOSE = re.compile("|".join(re.escape(tag) for tag in CLOSE_TAGS), re.IGNORECASE)
 
 ScriptedPolicy = Callable[[list[dict[str, str]]], str]
 
@@ -186,12 +196,15 @@ SCHEMA_SHAPES = ("json_schema", "json_object")
 # Per (base_url, model): how many schema shapes the endpoint refused, and whether it wants max_completion_tokens.
 _refused_shapes: dict[tuple[str | None, str], int] = {}
 _wants_completion_tokens: set[tuple[str | None, str]] = set()
+# Endpoints whose replies start inside a thinking block the chat template opened: their text is never streamed.
+_thinks_unopened: set[tuple[str | None, str]] = set()
 
 
 def forget_endpoint_quirks() -> None:
-    """Forget which endpoints refused a schema or wanted ``max_completion_tokens`` (a test's server changes)."""
+    """Forget what endpoints refused or how they think (a test's server changes)."""
     _refused_shapes.clear()
     _wants_completion_tokens.clear()
+    _thinks_unopened.clear()
 
 
 # One client and one concurrency cap per event loop: httpx connection pools are bound to the loop that made them.
@@ -301,91 +314,98 @@ def _request(
 def _refused_option(error: Exception, request: dict) -> str | None:
     """Which option of ``request`` a refusal is about (``response_format`` or ``max_tokens``), or None.
 
-    A 400, 404 or 422 on a request with a schema refuses the schema; so does a 500 whose message names
-    ``response_format`` (llama-cpp-python reports its validation error as a 500)."""
+    An error whose message names ``response_format``, ``json_schema`` or ``schema`` on a request with a schema refuses
+    the schema, whatever its status (llama-cpp-python reports its validation error as a 500)."""
     status, detail = getattr(error, "status", None), getattr(error, "detail", "").lower()
     if status is None:
         return None
     if "max_tokens" in request and "max_completion_tokens" in detail:
         return "max_tokens"
-    if "response_format" in request and (status in (400, 404, 422) or "response_format" in detail):
+    names_schema = any(word in detail for word in ("response_format", "json_schema", "schema"))
+    if "response_format" in request and names_schema:  # a 400 about the context or the model is no refusal
         return "response_format"
     return None
 
 
 class ReasoningSplitter:
-    """Separates ``<think>…</think>`` blocks from the visible text of a reply that arrives in pieces.
+    """Separates thinking blocks (``<think>…</think>``, Mistral's ``[THINK]…[/THINK]``, in any letter case) from the
+    visible text of a reply that arrives in pieces.
 
     ``feed(piece)`` returns the visible text that is certain so far (a possible start of a tag is held back);
     ``finish()`` returns the rest. ``reasoning`` collects the blocks' text. A closing tag with no opening one (the
     chat template opened the block in the prompt) makes everything before it reasoning: what was returned as
-    visible before it is moved to ``reasoning`` and ``retracted`` is set.
+    visible before it is moved to ``reasoning`` and ``retracted`` is set. With ``hold=True`` nothing is returned
+    before ``finish()``, so no thinking can be shown before its closing tag arrives.
 
     >>> splitter = ReasoningSplitter()
-    >>> [splitter.feed(piece) for piece in ["<thi", "nk>I should", " offer.</th", "ink>Deal."]]
+    >>> [splitter.feed(piece) for piece in ["<thi", "nk>I should", " offer.</TH", "INK>Deal."]]
     ['', '', '', 'Deal.']
     >>> splitter.finish(), splitter.reasoning, splitter.visible
     ('', 'I should offer.', 'Deal.')
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, hold: bool = False) -> None:
         self.visible = ""
         self.reasoning = ""
         self.retracted = False
+        self.hold = hold
         self._pending = ""
         self._inside = False
+        self._held = ""
 
     def feed(self, piece: str) -> str:
         self._pending += piece
         shown = ""
         while self._pending:
             if self._inside:
-                at = self._pending.find(THINK_CLOSE)
-                if at == -1:
-                    keep = _partial_tag_length(self._pending, (THINK_CLOSE,))
-                    cut = len(self._pending) - keep
+                found = THINK_CLOSE.search(self._pending)
+                if found is None:
+                    cut = len(self._pending) - _partial_tag_length(self._pending, CLOSE_TAGS)
                     self.reasoning += self._pending[:cut]
                     self._pending = self._pending[cut:]
                     break
-                self.reasoning += self._pending[:at]
-                self._pending, self._inside = self._pending[at + len(THINK_CLOSE) :], False
+                self.reasoning += self._pending[: found.start()]
+                self._pending, self._inside = self._pending[found.end() :], False
                 continue
-            opening, closing = self._pending.find(THINK_OPEN), self._pending.find(THINK_CLOSE)
-            if closing != -1 and (opening == -1 or closing < opening):  # a closing tag with no opening one
-                self.reasoning += self.visible + shown + self._pending[:closing]
-                self.visible, shown, self.retracted = "", "", True
-                self._pending = self._pending[closing + len(THINK_CLOSE) :]
+            opening, closing = THINK_OPEN.search(self._pending), THINK_CLOSE.search(self._pending)
+            if closing is not None and (opening is None or closing.start() < opening.start()):  # no opening tag
+                self.reasoning += self.visible + self._held + shown + self._pending[: closing.start()]
+                self.visible, self._held, shown, self.retracted = "", "", "", True
+                self._pending = self._pending[closing.end() :]
                 continue
-            if opening == -1:
-                keep = _partial_tag_length(self._pending, (THINK_OPEN, THINK_CLOSE))
-                cut = len(self._pending) - keep
+            if opening is None:
+                cut = len(self._pending) - _partial_tag_length(self._pending, OPEN_TAGS + CLOSE_TAGS)
                 shown += self._pending[:cut]
                 self._pending = self._pending[cut:]
                 break
-            shown += self._pending[:opening]
-            self._pending, self._inside = self._pending[opening + len(THINK_OPEN) :], True
+            shown += self._pending[: opening.start()]
+            self._pending, self._inside = self._pending[opening.end() :], True
+        if self.hold:
+            self._held += shown
+            return ""
+        return self._show(shown)
+
+    def _show(self, text: str) -> str:
         if not self.visible:
-            shown = shown.lstrip()  # the blank lines after a thinking block
-        self.visible += shown
-        return shown
+            text = text.lstrip()  # the blank lines after a thinking block
+        self.visible += text
+        return text
 
     def finish(self) -> str:
         rest, self._pending = self._pending, ""
         if self._inside:  # an unclosed block (the limit cut the thinking short): all of it is reasoning
             self.reasoning += rest
-            return ""
-        if not self.visible:
-            rest = rest.lstrip()
-        self.visible += rest
-        return rest
+            rest = ""
+        held, self._held = self._held, ""
+        return self._show(held + rest)
 
 
 def _partial_tag_length(text: str, tags: Sequence[str]) -> int:
-    """How many characters at the end of ``text`` could begin one of ``tags``."""
-    longest = 0
+    """How many characters at the end of ``text`` could begin one of ``tags`` (letter case ignored)."""
+    lowered, longest = text.lower(), 0
     for tag in tags:
-        for size in range(min(len(tag) - 1, len(text)), 0, -1):
-            if text.endswith(tag[:size]):
+        for size in range(min(len(tag) - 1, len(lowered)), 0, -1):
+            if lowered.endswith(tag[:size]):
                 longest = max(longest, size)
                 break
     return longest
@@ -477,8 +497,10 @@ async def _attempt_stream(
             raise _RetryableError("interrupted", "The stream ended before the model finished its reply.")
     finally:
         record.reasoning = ("".join(separate_reasoning) + splitter.reasoning).strip()
-        if splitter.retracted:  # text shown as it came turned out to be thinking: the record keeps it apart
-            record.extra["reasoning_shown_while_streaming"] = True
+        if splitter.retracted:  # the template opened the block: from now on this endpoint's text is held
+            _thinks_unopened.add((settings.base_url, settings.model))
+            if not splitter.hold:  # text shown as it came turned out to be thinking: the record says so
+                record.extra["reasoning_shown_while_streaming"] = True
         await response.close()  # a stalled or abandoned stream frees its connection now, not when collected
 
 
@@ -553,7 +575,8 @@ async def stream(
             try:
                 client = _client(settings)
                 if stream_reply:
-                    splitter = ReasoningSplitter()
+                    endpoint = (settings.base_url, settings.model)
+                    splitter = ReasoningSplitter(hold=settings.reasoning_tokens > 0 or endpoint in _thinks_unopened)
                     async for piece in _attempt_stream(client, request, settings, record, splitter):
                         pieces.append(piece)
                         yield TextDelta(piece)

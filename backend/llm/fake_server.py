@@ -38,6 +38,7 @@ class Reply:
     chunk_delay_s: float = 0.0  # between streamed pieces
     status: int = 200  # an HTTP error status replaces the reply
     retry_after: float | None = None  # sent as Retry-After with an error status
+    error_message: str | None = None  # the error body's message with an error status (default "scripted <status>")
     garbage: str | None = None  # a raw body that is not a valid completion
     drop_after_chunks: int | None = None  # close the stream after this many pieces, without [DONE]
     logprobs: Any = None  # returned as choices[0].logprobs (non-streaming)
@@ -222,7 +223,8 @@ class FakeOpenAIServer:
                     return
                 if reply.status != 200:
                     headers = {"Retry-After": str(reply.retry_after)} if reply.retry_after is not None else {}
-                    self._send_json(reply.status, {"error": {"message": f"scripted {reply.status}"}}, headers)
+                    message = reply.error_message or f"scripted {reply.status}"
+                    self._send_json(reply.status, {"error": {"message": message}}, headers)
                     return
                 if reply.garbage is not None:
                     self._send_raw(200, reply.garbage.encode(), "application/json")
