@@ -227,9 +227,9 @@ def parse_choice(
         raise ValueError(f"labels must hold at least two options, got {n_options}.")
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyParseError("the reply is empty")
-    data = next(iter(json_objects(reply)), None)
+    data = _the_json_object(reply, ("answer", "choice", "option"))
     if data is not None:
-        lowered = {str(key).strip().lower(): value for key, value in data.items()}
+        lowered = data
         answer = next((lowered[key] for key in ("answer", "choice", "option") if key in lowered), None)
         if answer is None:
             raise ReplyParseError('the JSON object has no "answer"')
@@ -248,6 +248,29 @@ def parse_choice(
     return ChoiceReply(index, source=source)
 
 
+def _lowered_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs with keys lower-cased; a key given twice (in any letter case) is refused."""
+    keys = [str(key).strip().lower() for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ReplyParseError(f"the JSON object gives {', '.join(repeated)} more than once")
+    return dict(zip(keys, (value for _, value in pairs), strict=True))
+
+
+def _the_json_object(reply: str, answer_keys: Sequence[str]) -> dict | None:
+    """The one JSON object of a reply that answers (holds one of ``answer_keys``), keys lower-cased; None when the
+    reply holds no object. Two objects that answer differently (a draft and a final answer, an example and the
+    answer) are refused; the same object twice is one answer."""
+    objects = json_objects(reply, object_pairs_hook=_lowered_keys)
+    if not objects:
+        return None
+    answering = [data for data in objects if any(key in data for key in answer_keys)]
+    distinct = {json.dumps(data, sort_keys=True): data for data in answering}
+    if len(distinct) > 1:
+        raise ReplyParseError("the reply holds more than one JSON answer, and they differ")
+    return next(iter(distinct.values()), objects[0])
+
+
 _EMPHASIS = re.compile(r"[*_`#]+")
 _ANSWER_LINE = re.compile(
     r"\b(?:final\s+)?answer\b(?:\s+is)?\s*[:=-]?\s*(?:option\s+)?[\(\[\"']?([A-Za-z])\b(?![\w'-])", flags=re.IGNORECASE
@@ -256,6 +279,8 @@ _ANSWER_LINE = re.compile(
 _LETTER_MARKER = re.compile(r"^\s*(?:option\s+)?[\(\[]?([A-Z])(?:[\)\]]|[.:](?=\s|$)|(?=\s*$))", flags=re.MULTILINE)
 _BRACKETED_LETTER = re.compile(r"[\(\[]([A-Z])[\)\]]")
 _YES_NO = re.compile(r"^\W*(yes|no)\b", flags=re.IGNORECASE)
+_YES_NO_IDIOM = re.compile(r"^\W*(?:yes|no)\W+(?:idea|doubt|way|matter|problem|wonder|question)\b", re.IGNORECASE)
+_STANDALONE_CAPITAL = re.compile(r"(?<![\w'’-])([A-Z])(?![\w'’-])")
 
 
 def _plain(text: str) -> str:
@@ -298,17 +323,37 @@ def _text_answer(reply: str, labels: Sequence[str]) -> tuple[int, str]:
     for candidate in {_plain(text), _plain(after_marker)}:
         if candidate in plain_labels and plain_labels.count(candidate) == 1:
             name(plain_labels.index(candidate), "option_text")
-    yes_no = _YES_NO.match(text)
-    starts = [re.match(r"^(yes|no)\b", label.strip(), flags=re.IGNORECASE) for label in labels]
-    if yes_no and len(labels) == 2 and all(starts) and {m.group(1).lower() for m in starts} == {"yes", "no"}:
-        name([m.group(1).lower() for m in starts].index(yes_no.group(1).lower()), "yes_no")
+    yes_no = _yes_no_answer(text, labels)
+    if yes_no is not None:
+        name(yes_no, "yes_no")
     if not found:
         raise ReplyParseError("the reply names no option (no letter, no option text)")
-    if len(found) > 1:
-        named = ", ".join(letters[index] for index in sorted(found))
+    # Every option letter the reply writes as a word counts: 'A. Wait, no: C.' or '... A if ..., otherwise B.'
+    written = {letters.index(letter) for letter in _STANDALONE_CAPITAL.findall(text) if letter in letters}
+    if len(found) > 1 or written - set(found):
+        named = ", ".join(letters[index] for index in sorted(set(found) | written))
         raise ReplyParseError(f"the reply names more than one option ({named})")
     index, source = next(iter(found.items()))
     return index, source
+
+
+def _yes_no_answer(text: str, labels: Sequence[str]) -> int | None:
+    """The option a reply starting with yes or no names, for a test whose two options start with Yes and No; None
+    when the test is no such test or the reply says more than yes or no can carry: both words, an idiom ('no
+    doubt', 'no idea'), or the other option's own words ('Yes, I decline')."""
+    opening = _YES_NO.match(text)
+    starts = [re.match(r"^(yes|no)\b", label.strip(), flags=re.IGNORECASE) for label in labels]
+    if not opening or len(labels) != 2 or not all(starts) or {m.group(1).lower() for m in starts} != {"yes", "no"}:
+        return None
+    index = [m.group(1).lower() for m in starts].index(opening.group(1).lower())
+    words = set(re.findall(r"[\w']+", text.casefold()))
+    own, other = (set(re.findall(r"[\w']+", labels[k].casefold())) for k in (index, 1 - index))
+    other_rest = _plain(re.sub(r"^\W*(yes|no)\W*", "", labels[1 - index], flags=re.IGNORECASE))
+    if {"yes", "no"} <= words or _YES_NO_IDIOM.match(text):
+        return None
+    if {word for word in other - own if len(word) >= 3} & words or (other_rest and other_rest in _plain(text)):
+        return None
+    return index
 
 
 def parse_selection(reply: str, n_arguments: int) -> list[int]:
@@ -321,9 +366,9 @@ def parse_selection(reply: str, n_arguments: int) -> list[int]:
     """
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyParseError("the reply is empty")
-    data = next(iter(json_objects(reply)), None)
+    data = _the_json_object(reply, ("selected", "arguments", "selection"))
     if data is not None:
-        lowered = {str(key).strip().lower(): value for key, value in data.items()}
+        lowered = data
         raw = next((lowered[key] for key in ("selected", "arguments", "selection") if key in lowered), None)
         if not isinstance(raw, list):
             raise ReplyParseError('the JSON object has no "selected" list')

@@ -162,7 +162,6 @@ def reading(reply: str, labels: list[str]) -> int | None:
         return None
 
 
-@pytest.mark.xfail(strict=True, reason="finding: the bias text parser reads an option a careful human would not")
 @pytest.mark.parametrize(
     ("reply", "labels", "acceptable"),
     [
@@ -187,7 +186,7 @@ def test_the_text_parser_refuses_or_reads_what_a_careful_human_reads(reply, labe
     ("reply", "labels", "acceptable"),
     [
         ("Not A. B.", LOAVES, {None, 1}),
-        ("A is wrong; the answer is B", LOAVES, {1}),
+        ("A is wrong; the answer is B", LOAVES, {None, 1}),  # refused: two letters written
         ("I'd say A. Actually B.", LOAVES, {None, 1}),
         ("I'd say A.\nActually B.", LOAVES, {None, 1}),
         ("The answer is not A.", LOAVES, {None}),
@@ -196,7 +195,7 @@ def test_the_text_parser_refuses_or_reads_what_a_careful_human_reads(reply, labe
         ("- A\n- B", LOAVES, {None}),
         ("(A) is tempting but wrong; (B)", LOAVES, {None, 1}),
         ("Neither A nor B: C", LOAVES, {None, 2}),
-        ("The answer is B, not A.", LOAVES, {1}),
+        ("The answer is B, not A.", LOAVES, {None, 1}),
         ("Answer: I don't know", LOAVES, {None}),
         ("A: no\nB: yes\nC: no", LOAVES[:3], {None, 1}),
     ],
@@ -206,11 +205,6 @@ def test_negations_corrections_and_lists_that_hold(reply, labels, acceptable):
     assert reading(reply, labels) in acceptable
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: parse_choice and parse_selection read the first JSON object of a reply and ignore the rest (the "
-    "judge and the annotator refuse two different objects); duplicate or case-variant keys are read silently",
-)
 @pytest.mark.parametrize(
     "reply",
     [
@@ -226,7 +220,6 @@ def test_a_json_reply_naming_two_answers_is_refused(reply):
         parse_choice(reply, LOAVES[:2])
 
 
-@pytest.mark.xfail(strict=True, reason="finding: parse_selection reads the first of two different selections")
 def test_a_reply_with_two_different_selections_is_refused():
     with pytest.raises(ReplyParseError):
         parse_selection('First {"selected": [1]}, on reflection {"selected": [2, 3]}', 4)
