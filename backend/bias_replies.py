@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from backend.bias_items import Presented
-from backend.llm.replies import json_objects
+from backend.llm.client import THINK_CLOSE, THINK_OPEN
+from backend.llm.replies import RepeatedKeyError, json_objects
 
 PROMPTS_PATH = Path(__file__).resolve().parent / "data" / "bias_prompts"
 LETTERS = string.ascii_uppercase
@@ -248,20 +249,14 @@ def parse_choice(
     return ChoiceReply(index, source=source)
 
 
-def _lowered_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's pairs with keys lower-cased; a key given twice (in any letter case) is refused."""
-    keys = [str(key).strip().lower() for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise ReplyParseError(f"the JSON object gives {', '.join(repeated)} more than once")
-    return dict(zip(keys, (value for _, value in pairs), strict=True))
-
-
 def _the_json_object(reply: str, answer_keys: Sequence[str]) -> dict | None:
     """The one JSON object of a reply that answers (holds one of ``answer_keys``), keys lower-cased; None when the
     reply holds no object. Two objects that answer differently (a draft and a final answer, an example and the
     answer) are refused; the same object twice is one answer."""
-    objects = json_objects(reply, object_pairs_hook=_lowered_keys)
+    try:
+        objects = [{str(key).strip().lower(): value for key, value in data.items()} for data in json_objects(reply)]
+    except RepeatedKeyError as error:
+        raise ReplyParseError(str(error)) from None
     if not objects:
         return None
     answering = [data for data in objects if any(key in data for key in answer_keys)]
@@ -415,8 +410,8 @@ def option_probabilities_from_logprobs(logprobs: Mapping | None, n_options: int)
     """
     if not isinstance(logprobs, Mapping) or not isinstance(logprobs.get("content"), list):
         return None
-    tokens = logprobs["content"]
-    text = "".join(str(entry.get("token", "")) for entry in tokens if isinstance(entry, Mapping))
+    tokens = [entry for _, entry in _after_thinking(logprobs["content"])]
+    text = "".join(str(entry.get("token", "")) for entry in tokens)
     seen_answer = "answer" not in text.lower()
     so_far = ""
     for entry in tokens:
@@ -441,13 +436,35 @@ def option_probabilities_from_logprobs(logprobs: Mapping | None, n_options: int)
     return None
 
 
+def _after_thinking(tokens: Sequence[Any]) -> list[tuple[int, Mapping]]:
+    """``(position, entry)`` of the generated tokens after the last closing thinking tag (all of them when the reply
+    has none; none when a thinking block is left open): letters inside thinking are never the answer."""
+    entries = [(position, entry) for position, entry in enumerate(tokens) if isinstance(entry, Mapping)]
+    text, starts = "", []
+    for _, entry in entries:
+        starts.append(len(text))
+        text += str(entry.get("token", ""))
+    closings = list(THINK_CLOSE.finditer(text))
+    if closings:
+        end = closings[-1].end()
+        return [item for item, start in zip(entries, starts, strict=True) if start >= end]
+    if THINK_OPEN.search(text):
+        return []
+    return entries
+
+
+def _usable_logprob(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value <= 0
+
+
 def letter_scores(logprobs: Mapping | None, n_options: int) -> tuple[tuple[float, ...], int, str]:
     """The option probabilities of a letter-only reply from its token log-probabilities.
 
-    The answer position is the first generated token whose alternatives (``top_logprobs`` and the token itself)
-    include an option letter; p_k = sum of exp(logprob) over the alternatives that spell letter k (``"B"``, ``" B"``,
-    ``"(B"``), normalised over the option letters. Returns ``(probabilities, position, problem)``; ``problem`` is ""
-    when the scores are usable and otherwise says why (no log-probabilities, no letter among the alternatives).
+    The answer position is the first token the model wrote that spells an option letter (after any thinking);
+    p_k = sum of exp(logprob) over that position's alternatives (``top_logprobs`` and the token itself) that spell
+    letter k (``"B"``, ``" B"``, ``"(B"``), normalised over the option letters. A letter that is merely an unlikely
+    alternative of another token ("The" …) is never the answer. Returns ``(probabilities, position, problem)``;
+    ``problem`` is "" when the scores are usable and otherwise says why.
 
     >>> content = [{"token": "B", "logprob": math.log(0.6), "top_logprobs": [
     ...     {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.3)},
@@ -459,24 +476,25 @@ def letter_scores(logprobs: Mapping | None, n_options: int) -> tuple[tuple[float
     if not isinstance(logprobs, Mapping) or not isinstance(logprobs.get("content"), list) or not logprobs["content"]:
         return (), -1, "the endpoint returned no log-probabilities"
     seen: list[str] = []
-    for position, entry in enumerate(logprobs["content"]):
-        if not isinstance(entry, Mapping):
-            continue
+    for position, entry in _after_thinking(logprobs["content"]):
         alternatives = [alt for alt in entry.get("top_logprobs") or [] if isinstance(alt, Mapping)]
         if not any(str(alt.get("token", "")) == str(entry.get("token", "")) for alt in alternatives):
             alternatives.append({"token": entry.get("token", ""), "logprob": entry.get("logprob")})
+        seen.extend(repr(str(alt.get("token", ""))) for alt in alternatives)
+        if not _token_letter(str(entry.get("token", "")), n_options):
+            continue  # not the answer token: the model wrote something else here
+        odd = [alt.get("logprob") for alt in alternatives if not _usable_logprob(alt.get("logprob"))]
+        if odd:
+            return (), position, f"the endpoint returned log-probabilities that are not probabilities ({odd[:3]})"
         weights = [0.0] * n_options
         for alternative in alternatives:
             letter = _token_letter(str(alternative.get("token", "")), n_options)
-            logprob = alternative.get("logprob")
-            if letter and isinstance(logprob, (int, float)) and math.isfinite(logprob):
-                weights[LETTERS.index(letter)] += math.exp(logprob)
+            if letter:
+                weights[LETTERS.index(letter)] += math.exp(alternative["logprob"])
         total = sum(weights)
-        if total > 0:
-            return tuple(weight / total for weight in weights), position, ""
-        seen.extend(repr(str(alt.get("token", ""))) for alt in alternatives)
+        return tuple(weight / total for weight in weights), position, ""
     shown = ", ".join(dict.fromkeys(seen)) or "none"
-    return (), -1, f"no option letter among the alternatives the endpoint returned ({shown[:300]})"
+    return (), -1, f"no option letter among the tokens the model wrote (alternatives: {shown[:300]})"
 
 
 # --- the offline "scripted" model ----------------------------------------------------------------------------------

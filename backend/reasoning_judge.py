@@ -52,7 +52,7 @@ from backend import reasoning_task as task
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.games import ACTIONS, Game
 from backend.llm import LLMSettings, complete, reply_budget
-from backend.llm.replies import json_objects
+from backend.llm.replies import RepeatedKeyError, json_objects
 from backend.progress import ProgressBar
 from backend.reasoning_logs import ReasoningLog, sentence_lines
 from backend.reasoning_protocol import ERROR_TYPES, SEPARATORS, protocol_csv
@@ -289,7 +289,11 @@ def parse_judgement(reply: str, log: ReasoningLog) -> Judgement:
     if not isinstance(reply, str) or not reply.strip():
         raise JudgementParseError("the reply is empty.")
     candidates = []
-    for data in json_objects(reply):
+    try:
+        objects = json_objects(reply)
+    except RepeatedKeyError as error:
+        raise JudgementParseError(f"{error}.") from None
+    for data in objects:
         lowered = {str(key).strip().lower(): value for key, value in data.items()}
         if any(key in lowered for names in _KEYS.values() for key in names):
             judgement = _judgement(lowered, log)

@@ -66,7 +66,7 @@ from typing import Any, TextIO
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.episodes import Episode, load_episodes
 from backend.llm import LLMSettings, complete, reply_budget
-from backend.llm.replies import json_objects
+from backend.llm.replies import RepeatedKeyError, json_objects
 from backend.progress import ProgressBar
 from backend.rubrics import Rubric, load_rubric
 from backend.social_forms import MAX_REASONING_CHARS
@@ -252,14 +252,6 @@ def _check_reasoning_limits(min_chars: int, max_chars: int) -> None:
 
 
 # --- reading a reply ------------------------------------------------------------------------------------------------
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise RatingsParseError(f"the key(s) {repeated} occur more than once in one JSON object")
-    return dict(pairs)
-
-
 def _whole_number(value: Any) -> int | None:
     """An integer, an integral float (``7.0``) or an integer written as text (``"7"``, ``"-3"``, ``"−3"``)."""
     if isinstance(value, bool):
@@ -298,7 +290,10 @@ def parse_ratings(
     backend.social_annotator.RatingsParseError: secret: the reasoning is missing; goal: the rating 11 is outside the range 0 to 10.
     """
     _check_reasoning_limits(min_reasoning_chars, max_reasoning_chars)
-    objects = json_objects(reply, object_pairs_hook=_refuse_duplicates)
+    try:
+        objects = json_objects(reply)
+    except RepeatedKeyError as error:
+        raise RatingsParseError(str(error)) from None
     candidates = []
     for value in objects:
         if isinstance(value, dict) and set(value) & set(rubric.keys) and value not in candidates:

@@ -225,11 +225,6 @@ def test_a_reply_with_two_different_selections_is_refused():
         parse_selection('First {"selected": [1]}, on reflection {"selected": [2, 3]}', 4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the model judge reads the last of two conflicting verdict keys ('orig_cor' twice, or in two "
-    "cases) instead of refusing",
-)
 @pytest.mark.parametrize(
     "reply",
     [
@@ -248,20 +243,12 @@ def logprob_entry(token: str, logprob: float, alternatives: dict[str, float] | N
     return {"token": token, "logprob": logprob, "top_logprobs": top}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="finding: letter_scores raises OverflowError on a positive log-probability (an odd payload)"
-)
 def test_letter_scores_names_the_problem_of_a_positive_logprob_instead_of_raising():
     payload = {"content": [logprob_entry("A", 800.0, {"A": 800.0, "B": -1.0})]}
     probabilities, position, problem = letter_scores(payload, 2)
     assert problem  # a log-probability above 0 is no probability: say so, as for NaN
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: letter_scores reads the first position where a letter is merely an unlikely alternative, and "
-    "normalising over the letters turns a 0.7 % alternative into certainty",
-)
 def test_letter_scores_does_not_turn_an_unlikely_alternative_into_the_answer():
     payload = {
         "content": [
@@ -275,11 +262,6 @@ def test_letter_scores_does_not_turn_an_unlikely_alternative_into_the_answer():
     assert problem or probabilities[0] < 0.5  # the model wrote B; it never chose A
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: in the logprobs answer mode a reasoning model's letters inside <think> are scored as its answer "
-    "(the reply 'B' is never compared with the letter scored)",
-)
 def test_logprobs_mode_never_scores_a_letter_inside_the_thinking(llm_server, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     tokens = [

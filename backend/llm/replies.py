@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
 
 
-def json_objects(reply: str, *, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> list:
+class RepeatedKeyError(ValueError):
+    """A JSON object that gives a key twice (in any letter case): which value the model meant is unknowable."""
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    keys = [str(key).strip().lower() for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise RepeatedKeyError(f"the JSON object gives {', '.join(repeated)} more than once")
+    return dict(pairs)
+
+
+def json_objects(reply: str) -> list[dict]:
     """Every top-level JSON object in ``reply``, in order; text, code fences and other values around them allowed.
-
-    ``object_pairs_hook`` is ``json``'s (for example, to refuse a key given twice by raising).
+    An object (or one nested in it) that gives a key twice, in any letter case, raises ``RepeatedKeyError``.
 
     >>> json_objects('Sure! ```json\\n{"answer": "B"}\\n``` or {"answer": "C"} [1]')
     [{'answer': 'B'}, {'answer': 'C'}]
-    >>> json_objects("no object here {")
-    []
+    >>> json_objects('{"answer": "A", "Answer": "B"}')
+    Traceback (most recent call last):
+    ...
+    backend.llm.replies.RepeatedKeyError: the JSON object gives answer more than once
     """
-    decoder = json.JSONDecoder(object_pairs_hook=object_pairs_hook)
+    decoder = json.JSONDecoder(object_pairs_hook=_refuse_repeated_keys)
     found, position = [], 0
     while (start := reply.find("{", position)) != -1:
         try:
