@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from backend import researcher_files
+from backend.csvio import escape_text
 
 DEFAULT_ITEMS_PATH = Path(__file__).resolve().parent / "data" / "bias_items.json"
 
@@ -95,7 +96,7 @@ EXPORT_COLUMNS = (
     "seconds",  # time on the page (people) or model latency
     "answered_at",  # ISO-8601 UTC time of the answer (backend.csvio.iso_utc)
     "attempts",  # model calls spent (models)
-    "raw_reply",  # the model's last reply, newlines escaped as \n
+    "raw_reply",  # the model's last reply, line breaks escaped (backend.csvio.escape_text)
     "answer_mode",  # models: stated | structured | logprobs (how the runner asked); empty for people
     "answer_source",  # models: how the answer was read (backend.bias_replies.ANSWER_SOURCES); empty for people
     "problem",  # models: why a reply was not an answer (unparseable, error), or what a fallback replaced
@@ -106,6 +107,7 @@ EXPORT_COLUMNS = (
 IDENTIFIER_COLUMNS = ("participant_code", "prolific_pid", "study_id", "answered_at")
 MODEL_ANSWER_COLUMNS = ("answer_mode", "answer_source", "problem", "reasoning")
 ADDED_COLUMNS = IDENTIFIER_COLUMNS + MODEL_ANSWER_COLUMNS
+ESCAPED_COLUMNS = ("raw_reply", "problem", "reasoning")  # model text, kept on one line (backend.csvio.escape_text)
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -659,11 +661,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def escape_newlines(text: str) -> str:
-    r"""Keep a multi-line text on one CSV line: backslash -> \\, newline -> \n, carriage return -> \r."""
-    return text.replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n")
-
-
 def export_row(
     item: BiasItem,
     presented: Presented,
@@ -736,7 +733,7 @@ def export_row(
                 raise ValueError(f"confidence_source must be slider, stated or logprobs, got {confidence_source!r}.")
             row["confidence_source"] = confidence_source
     row.update(extra)
-    for column in ("raw_reply", "problem", "reasoning"):
+    for column in ESCAPED_COLUMNS:
         if isinstance(row[column], str):
-            row[column] = escape_newlines(row[column])
+            row[column] = escape_text(row[column])
     return row

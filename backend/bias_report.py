@@ -40,7 +40,7 @@ from backend.bias import (
     bootstrap_ci,
     confidence_distribution,
 )
-from backend.bias_items import ADDED_COLUMNS, ATTENTION_CHECK, CONTROL, EXPORT_COLUMNS, TREATMENT
+from backend.bias_items import ADDED_COLUMNS, ATTENTION_CHECK, CONTROL, ESCAPED_COLUMNS, EXPORT_COLUMNS, TREATMENT
 from backend.script_json import script_json
 
 PEOPLE = "people"
@@ -66,9 +66,9 @@ def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The rows of one or more exports, as text (empty cells as empty strings), neutralised cells restored exactly.
 
     Files written before the identifier and answer columns (``ADDED_COLUMNS``) existed are read with those cells
-    empty.
+    empty. The model's text (``ESCAPED_COLUMNS``) is read back with its line breaks.
     """
-    from backend.csvio import read_csv_any
+    from backend.csvio import read_csv_any, unescape_text
 
     frames = []
     for path in paths:
@@ -76,6 +76,8 @@ def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
         for column in ADDED_COLUMNS:
             if column not in frame.columns:
                 frame[column] = ""
+        for column in ESCAPED_COLUMNS:  # multi-line model text, kept on one line by the export
+            frame[column] = frame[column].map(unescape_text)
         frames.append(frame)
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EXPORT_COLUMNS)
     missing = [column for column in EXPORT_COLUMNS if column not in rows.columns]

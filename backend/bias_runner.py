@@ -79,7 +79,7 @@ from backend.bias_replies import (
     selection_schema,
 )
 from backend.csvio import iso_utc, neutralise_row, restore_row
-from backend.llm import CallRecord, LLMSettings, complete, reply_budget
+from backend.llm import CallRecord, LLMSettings, add_token_options, complete, reply_budget
 from backend.progress import ProgressBar
 
 FINAL_STATUSES = ("answered", "unparseable")
@@ -401,8 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unreadable reply")
     parser.add_argument("--confidence", choices=("stated", "logprobs"), default="stated")
     parser.add_argument("--answer-mode", choices=ANSWER_MODES, default="stated", help="how a model is asked")
-    parser.add_argument("--max-tokens", type=int, default=None, help="token limit of every call (overrides)")
-    parser.add_argument("--reasoning-tokens", type=int, default=0, help="extra tokens for a reasoning model")
+    add_token_options(parser)
     parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)

@@ -84,6 +84,36 @@ def restore_row(row: dict) -> dict:
     return {key: restore_cell(value) for key, value in row.items()}
 
 
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def escape_text(text: str | None) -> str:
+    r"""Keep free text on one CSV line in any tool: backslash, newline, CR and tab become ``\\``, ``\n``, ``\r``,
+    ``\t`` (oTree's own exports flatten line breaks; these stay recoverable with ``unescape_text``). None is "".
+
+    >>> escape_text('line one\nline "two"\\ end')
+    'line one\\nline "two"\\\\ end'
+    >>> unescape_text(escape_text("a\r\nb\tc\\n")) == "a\r\nb\tc\\n"
+    True
+    """
+    if text is None:
+        return ""
+    return "".join(_ESCAPES.get(char, char) for char in str(text))
+
+
+def unescape_text(text: str) -> str:
+    """Undo ``escape_text`` (a backslash before any other character is kept as it is)."""
+    out, chars = [], iter(text)
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            out.append(_UNESCAPES.get(following, "\\" + following))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def iso_utc(timestamp: float | None) -> str:
     """A Unix time as ISO-8601 UTC with milliseconds (``Z`` suffix); empty for a missing time.
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from backend.csvio import iso_utc
+from backend.csvio import escape_text, iso_utc
 from backend.dond import Instance, bonus_points
 from backend.dond_game import GameConfig, _event_value, replay
 from backend.negotiation_protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
@@ -131,34 +131,6 @@ DOND_EVENTS_COLUMNS = [
     "parse_error",
 ]
 ANALYSIS_COLUMNS = DOND_EVENTS_COLUMNS[DOND_EVENTS_COLUMNS.index("offer_status") :]
-
-_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
-
-
-def escape_text(text: str | None) -> str:
-    """Make text one CSV line: backslash, newline, CR and tab become two-character escapes.
-
-    >>> escape_text("a\\nb\\\\c")
-    'a\\\\nb\\\\\\\\c'
-    >>> unescape_text(escape_text("line 1\\nline 2\\t\\\\n")) == "line 1\\nline 2\\t\\\\n"
-    True
-    """
-    if text is None:
-        return ""
-    return "".join(_ESCAPES.get(char, char) for char in str(text))
-
-
-def unescape_text(text: str) -> str:
-    """Undo ``escape_text``."""
-    out, chars = [], iter(text)
-    for char in chars:
-        if char == "\\":
-            following = next(chars, "")
-            out.append(_UNESCAPES.get(following, "\\" + following))
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def _json_list(values: Iterable[Any] | None) -> str:

@@ -32,7 +32,7 @@ from backend.csvio import neutralise_row, restore_row
 from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond_game import MODES, GameConfig, cell_roles, other_role, replay
 from backend.dond_play import llm_turns
-from backend.llm import LLMSettings
+from backend.llm import LLMSettings, add_token_options
 from backend.negotiation_protocol import PLAIN, PROTOCOLS, Protocol
 from backend.progress import ProgressBar
 
@@ -268,11 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
     parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
+    add_token_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
         protocol = Protocol(args.protocol, args.word_limit, args.probe_external)
         options = dict(temperature=args.temperature, timeout_s=args.timeout, max_retries=args.max_retries)
+        options.update(max_tokens=args.max_tokens, reasoning_tokens=args.reasoning_tokens)
         if args.base_url:
             options["base_url"] = args.base_url
         LLMSettings(model=args.model_a, **options)  # validates the options before anything runs

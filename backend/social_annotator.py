@@ -65,7 +65,7 @@ from typing import Any, TextIO
 
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.episodes import Episode, load_episodes
-from backend.llm import LLMSettings, complete, reply_budget
+from backend.llm import LLMSettings, add_token_options, complete, reply_budget
 from backend.llm.replies import RepeatedKeyError, json_objects
 from backend.progress import ProgressBar
 from backend.rubrics import Rubric, load_rubric
@@ -660,8 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
     parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unusable reply")
-    parser.add_argument("--max-tokens", type=int, default=None, help="token limit of every call (overrides)")
-    parser.add_argument("--reasoning-tokens", type=int, default=0, help="extra tokens for a reasoning model")
+    add_token_options(parser)
     parser.add_argument("--min-reasoning-chars", type=int, default=MIN_REASONING_CHARS, help="per explanation")
     parser.add_argument("--max-reasoning-chars", type=int, default=MAX_REASONING_CHARS, help="per explanation")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -11,9 +11,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from backend.csvio import escape_text
 from backend.episodes import Episode
 from backend.rubrics import Rubric
-from backend.social_report import EXPORT_COLUMNS, escape_text
+from backend.social_report import EXPORT_COLUMNS
 from backend.stored_text import typed_length
 
 MAX_DIMENSIONS = 10

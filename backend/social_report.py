@@ -80,36 +80,6 @@ OVERALL = "overall"
 SCOPES = ("agent 1", "agent 2", "both", "focus")
 
 
-def escape_text(text: str | None) -> str:
-    r"""Make free text safe for one CSV cell in any tool: backslash, newline, CR and tab become ``\\``, ``\n``...
-
-    oTree's own CSV export flattens newlines; this keeps them recoverable with ``unescape_text``.
-
-    >>> escape_text('line one\nline "two"\\ end')
-    'line one\\nline "two"\\\\ end'
-    >>> unescape_text(escape_text("a\r\nb\tc\\n")) == "a\r\nb\tc\\n"
-    True
-    """
-    if text is None:
-        return ""
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-
-
-def unescape_text(text: str) -> str:
-    """Inverse of ``escape_text``."""
-    out, index = [], 0
-    mapping = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in mapping:
-            out.append(mapping[text[index + 1]])
-            index += 2
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
-
-
 LONG_EXPORT_REQUIRED = frozenset({"episode_id", "agent_index", "dimension", "rating", "annotator"})
 WIDE_EXPORT_REQUIRED = frozenset({"session_code", "pk", "annotator", "is_gold"})
 

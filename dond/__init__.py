@@ -13,6 +13,7 @@ from otree.middleware import lock2 as PAGE_LOCK  # held by oTree around every pa
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 from backend import (
+    csvio,
     dond,
     dond_export,
     dond_game,
@@ -911,7 +912,7 @@ class Results(Page):
         if row is None:
             return dict(text=text, unpaired=True)
         role, other = player.game_role.lower(), "b" if player.game_role == "A" else "a"
-        reason = text[f"reason_{dond_game.abort_reason_code(dond_export.unescape_text(row['abort_reason']))}"]
+        reason = text[f"reason_{dond_game.abort_reason_code(csvio.unescape_text(row['abort_reason']))}"]
         return dict(
             text=text,
             unpaired=False,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from backend import dond, dond_export, dond_game
+from backend import csvio, dond, dond_export, dond_game
 from backend.csvio import iso_utc
 from backend.dond_game import GameConfig, replay
 
@@ -259,7 +259,7 @@ def test_event_rows_escape_multiline_text_and_round_trip():
     row = dond_export.event_row(
         {"kind": "message", "role": "A", "text": text, "created_at": 1.5}, session_code="s", game_id="g", seq=3
     )
-    assert "\n" not in row["text"] and dond_export.unescape_text(row["text"]) == text
+    assert "\n" not in row["text"] and csvio.unescape_text(row["text"]) == text
     assert list(row) == dond_export.DOND_EVENTS_COLUMNS and row["seq"] == 3
     assert row["created_at"] == "1970-01-01T00:00:01.500Z"
 

@@ -10,8 +10,8 @@ from itertools import pairwise
 import pytest
 
 from backend import dond_report
-from backend.csvio import read_csv_any
-from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, unescape_text
+from backend.csvio import read_csv_any, unescape_text
+from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS
 from backend.llm.fake_server import Reply
 from backend.negotiation_protocol import Protocol
 from backend.selfplay import main, plan_matches, run_selfplay

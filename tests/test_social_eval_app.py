@@ -17,10 +17,9 @@ import pytest
 import requests
 
 from backend import social_forms
-from backend.csvio import restore_cell
+from backend.csvio import restore_cell, unescape_text
 from backend.episodes import load_episodes
 from backend.rubrics import load_rubric
-from backend.social_report import unescape_text
 from backend.study_flow import STUDY_IDS_COOKIE
 from tests.conftest import PROJECT_ROOT
 from tests.harness import (

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backend import social_report
+from backend import csvio, social_report
 from backend.__main__ import main as backend_main
 
 
@@ -24,7 +24,7 @@ def _row(episode, annotator, agent, dimension, rating, *, model=None, gold=False
         agent_index=agent,
         dimension=dimension,
         rating=rating,
-        reasoning=social_report.escape_text(reasoning),
+        reasoning=csvio.escape_text(reasoning),
         model_rating="" if model is None else model,
         annotator=annotator,
         attention_passed=passed,
@@ -117,9 +117,9 @@ def test_unknown_files_and_missing_columns_are_reported(tmp_path):
 
 @given(st.text())
 def test_escaping_keeps_text_on_one_line_and_round_trips(text):
-    escaped = social_report.escape_text(text)
+    escaped = csvio.escape_text(text)
     assert "\n" not in escaped and "\r" not in escaped
-    assert social_report.unescape_text(escaped) == text
+    assert csvio.unescape_text(escaped) == text
 
 
 def test_coverage_counts():

@@ -138,11 +138,6 @@ def test_a_reasoning_field_with_a_script_end_and_a_proposal_is_never_the_move(ll
 # --- Claim 2: every request carries a token limit -----------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: self-play has no --reasoning-tokens / --max-tokens, so a reasoning model cannot be given room "
-    "to think (its turns end as empty replies) nor a researcher's limit",
-)
 def test_selfplay_takes_the_token_options_every_runner_has(tmp_path):
     argv = ["--model-a", "scripted", "--instances", "1", "--out", str(tmp_path), "--quiet"]
     try:
@@ -352,11 +347,6 @@ def test_a_streamed_reply_of_reasoning_only_is_an_empty_reply_and_shows_nothing(
 # --- Claim 5: exports -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the bias export escapes newlines of reasoning, problem and raw_reply (escape_newlines) but "
-    "nothing reads them back: bias_report.read_rows returns the escaped text, and no inverse function exists",
-)
 def test_a_multi_line_reasoning_starting_with_a_formula_round_trips_through_the_bias_export(
     llm_server, tmp_path, monkeypatch
 ):

@@ -27,6 +27,7 @@ and later calls to that endpoint and model start there. ``CallRecord.structured`
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -116,6 +117,29 @@ class LLMSettings:
             values["reasoning_tokens"] = int(config["llm_reasoning_tokens"])
         values.update(overrides)
         return cls(**values)
+
+
+def add_token_options(parser) -> None:
+    """The runners' ``--max-tokens`` and ``--reasoning-tokens`` (argparse), one definition for all of them."""
+
+    def whole_number(minimum: int):
+        def read(text: str) -> int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            if value < minimum:
+                raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+            return value
+
+        return read
+
+    parser.add_argument(
+        "--max-tokens", type=whole_number(1), default=None, help="token limit of every call (overrides)"
+    )
+    parser.add_argument(
+        "--reasoning-tokens", type=whole_number(0), default=0, help="extra tokens for a reasoning model's thinking"
+    )
 
 
 def reply_budget(max_chars: int, *, overhead_tokens: int = 16) -> int:
