@@ -1,8 +1,8 @@
 """The LLM layer attacked by the strangest model and the most careless researcher.
 
-Each ``xfail(strict=True)`` test is a finding of a review: it shows a claim of the LLM layer broken and passes once the
-finding is fixed (strict, so a fix is noticed and the mark removed). The other tests pin down cases that were tried
-and hold.
+Written by a hostile review as failing tests of what it broke (thinking shown or parsed, ambiguous replies read as
+answers, odd log-probabilities, unrelated errors taken for schema refusals, text that did not round-trip), kept as
+the proof of each fix; the other tests pin down attacks that were tried and held.
 """
 
 from __future__ import annotations
