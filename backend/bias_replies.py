@@ -46,7 +46,9 @@ ANSWER_SOURCES = {
     "letter": "an option letter as the reply or its first marker: 'B', 'B.', 'B)', '(B)'",
     "option_text": "the exact text of one option",
     "yes_no": "a reply starting with yes or no, for an accept/decline or agree/disagree test",
-    "letter_logprob": "the log-probabilities of the option letters at the answer token",
+    "letter_logprob": "the log-probabilities of the option letters at the first letter the model wrote",
+    "letter_logprob_alternatives": "the same at the first token whose alternatives hold option letters, when the "
+    "model wrote no letter",
     "letter_logprob_per_argument": "one yes/no letter scored by log-probability per argument",
 }
 
@@ -457,44 +459,61 @@ def _usable_logprob(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value <= 0
 
 
+def _letter_weights(alternatives: Sequence[Mapping], n_options: int) -> list[float]:
+    weights = [0.0] * n_options
+    for alternative in alternatives:
+        letter = _token_letter(str(alternative.get("token", "")), n_options)
+        if letter:
+            weights[LETTERS.index(letter)] += math.exp(alternative["logprob"])
+    return weights
+
+
 def letter_scores(logprobs: Mapping | None, n_options: int) -> tuple[tuple[float, ...], int, str]:
     """The option probabilities of a letter-only reply from its token log-probabilities.
 
-    The answer position is the first token the model wrote that spells an option letter (after any thinking);
-    p_k = sum of exp(logprob) over that position's alternatives (``top_logprobs`` and the token itself) that spell
-    letter k (``"B"``, ``" B"``, ``"(B"``), normalised over the option letters. A letter that is merely an unlikely
-    alternative of another token ("The" …) is never the answer. Returns ``(probabilities, position, problem)``;
-    ``problem`` is "" when the scores are usable and otherwise says why.
+    The answer position is the first token the model wrote that spells an option letter, after any thinking. When
+    it wrote none ("I'm not sure…"), it is the first position whose alternatives include an option letter, as
+    multiple-choice evaluations score the answer token; the note then says how much of that token's probability
+    the letters held. p_k = sum of exp(logprob) over the position's alternatives (``top_logprobs`` and the token
+    itself) that spell letter k (``"B"``, ``" B"``, ``"(B"``), normalised over the option letters.
+
+    Returns ``(probabilities, position, note)``: no probabilities when the scores are unusable, the note saying why
+    (no log-probabilities, none above 0 … no letter at all); with probabilities, the note is "" or the fallback's.
 
     >>> content = [{"token": "B", "logprob": math.log(0.6), "top_logprobs": [
     ...     {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.3)},
     ...     {"token": "The", "logprob": math.log(0.1)}]}]
-    >>> probabilities, position, problem = letter_scores({"content": content}, 3)
-    >>> [round(p, 3) for p in probabilities], position, problem
+    >>> probabilities, position, note = letter_scores({"content": content}, 3)
+    >>> [round(p, 3) for p in probabilities], position, note
     ([0.333, 0.667, 0.0], 0, '')
     """
     if not isinstance(logprobs, Mapping) or not isinstance(logprobs.get("content"), list) or not logprobs["content"]:
         return (), -1, "the endpoint returned no log-probabilities"
-    seen: list[str] = []
+    positions, seen = [], []
     for position, entry in _after_thinking(logprobs["content"]):
         alternatives = [alt for alt in entry.get("top_logprobs") or [] if isinstance(alt, Mapping)]
         if not any(str(alt.get("token", "")) == str(entry.get("token", "")) for alt in alternatives):
             alternatives.append({"token": entry.get("token", ""), "logprob": entry.get("logprob")})
         seen.extend(repr(str(alt.get("token", ""))) for alt in alternatives)
-        if not _token_letter(str(entry.get("token", "")), n_options):
-            continue  # not the answer token: the model wrote something else here
         odd = [alt.get("logprob") for alt in alternatives if not _usable_logprob(alt.get("logprob"))]
         if odd:
             return (), position, f"the endpoint returned log-probabilities that are not probabilities ({odd[:3]})"
-        weights = [0.0] * n_options
-        for alternative in alternatives:
-            letter = _token_letter(str(alternative.get("token", "")), n_options)
-            if letter:
-                weights[LETTERS.index(letter)] += math.exp(alternative["logprob"])
-        total = sum(weights)
-        return tuple(weight / total for weight in weights), position, ""
-    shown = ", ".join(dict.fromkeys(seen)) or "none"
-    return (), -1, f"no option letter among the tokens the model wrote (alternatives: {shown[:300]})"
+        positions.append((position, str(entry.get("token", "")), alternatives))
+    written = [item for item in positions if _token_letter(item[1], n_options)]
+    offered = [item for item in positions if any(_letter_weights(item[2], n_options))]
+    if written:
+        position, _, alternatives = written[0]
+        note = ""
+    elif offered:
+        position, token, alternatives = offered[0]
+        mass = sum(_letter_weights(alternatives, n_options))
+        note = f"the model wrote {token!r}; the option letters held {mass:.1%} of that token's probability"
+    else:
+        shown = ", ".join(dict.fromkeys(seen)) or "none"
+        return (), -1, f"no option letter among the tokens the model wrote or their alternatives ({shown[:300]})"
+    weights = _letter_weights(alternatives, n_options)
+    total = sum(weights)
+    return tuple(weight / total for weight in weights), position, note
 
 
 # --- the offline "scripted" model ----------------------------------------------------------------------------------

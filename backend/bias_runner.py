@@ -27,9 +27,11 @@ even though fresh conversations make the order matter less than for people). Cal
   - ``structured``: the same JSON constrained by a JSON schema (``response_format``) where the endpoint accepts
     one; where it refuses, the same call without it, read as in ``stated``;
   - ``logprobs``: the letter alone, scored by the log-probabilities of the option letters at the answer token
-    (``backend.bias_replies.letter_scores``; ``confidence_source=logprobs``). An arguments test is asked one yes/no
-    letter per argument and selects those with P(yes) > P(no), or, when none does, the one with the highest
-    P(yes) (people must select at least one). An endpoint that returns no log-probabilities, or no option letter
+    (``backend.bias_replies.letter_scores``; ``confidence_source=logprobs``): the first letter the model wrote
+    (``letter_logprob``), or, when it wrote none, the first token whose alternatives hold option letters
+    (``letter_logprob_alternatives``, ``problem`` saying what it wrote and how much probability the letters held).
+    An arguments test is asked one yes/no letter per argument and selects those with P(yes) > P(no), or, when
+    none does, the one with the highest P(yes) (people must select at least one). An endpoint that returns no log-probabilities, or no option letter
     among them, leaves the test ``unparseable`` with the reason in ``problem``.
 - Token budgets: ``ANSWER_CHARS`` characters for a JSON answer, one token and a margin for a letter;
   ``--max-tokens`` overrides, ``--reasoning-tokens`` adds room for a reasoning model's thinking (kept in
@@ -296,9 +298,10 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         return row("error", calls, latency, error, problem=error, reasoning=thinking)
     n_letters = 2 if shown.kind == "arguments" else len(shown.options)
     scored = [letter_scores(record.extra.get("logprobs"), n_letters) for record in records]
-    problems = [f"{problem}" for _, _, problem in scored if problem]
-    if problems:
-        return row("unparseable", calls, latency, replies, problem=problems[0], reasoning=thinking)
+    unusable = [note for probabilities, _, note in scored if not probabilities]
+    if unusable:
+        return row("unparseable", calls, latency, replies, problem=unusable[0], reasoning=thinking)
+    notes = "; ".join(dict.fromkeys(note for _, _, note in scored if note))
     if shown.kind == "arguments":
         yes = [probabilities[0] for probabilities, _, _ in scored]
         chosen = [index for index, p_yes in enumerate(yes) if p_yes > 0.5] or [
@@ -311,7 +314,11 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
             replies,
             selected=[shown.arguments[index].id for index in chosen],
             answer_source="letter_logprob_per_argument",
-            problem="" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument: the likeliest kept",
+            problem="; ".join(
+                part
+                for part in (notes, "" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument")
+                if part
+            ),
             reasoning=thinking,
         )
     probabilities = scored[0][0]
@@ -328,7 +335,8 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         confidence=probabilities[best],
         option_probabilities=probabilities,
         confidence_source="logprobs",
-        answer_source="letter_logprob",
+        answer_source="letter_logprob" if not notes else "letter_logprob_alternatives",
+        problem=notes,
         reasoning=thinking,
     )
 

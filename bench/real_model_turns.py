@@ -1,11 +1,11 @@
 """Time per DoND turn against a real OpenAI-compatible server: self-play of one model against itself, every turn's
 latency and prompt size, and how much of the time is reading the prompt versus writing the reply.
 
-Each player's prompt only grows at the end (``tests/test_selfplay.py`` checks it), so a server with a prefix cache
-reads only the new tail of each turn. Whether it does depends on the server: llama-cpp-python keeps only the last
-prompt's state by default, so two players alternating on one server lose it every turn; ``--cache true`` keeps the
-states of earlier prompts. Run this once against each setting, with the same arguments (temperature 0: the same
-games), and compare.
+Each player's prompt only grows at the end (``tests/test_selfplay.py`` checks it), so a server that reuses the
+longest common prefix of its last prompt (llama.cpp, vLLM, OpenAI) reads only the new tail of each turn. The second
+part measures what that is worth: the run's longest prompt read cold, read again with one more exchange appended
+(our prompts), and read with a line changed at its start (a prompt that is rebuilt each turn, e.g. with a turn
+counter on top), each after an unrelated prompt has taken the server's cache.
 
 Run: ``python bench/real_model_turns.py --base-url http://127.0.0.1:8000/v1 --model smollm2 [--instances 2]
 [--max-messages 3]``. Start the server, for example, with
@@ -18,14 +18,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import requests
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from backend.csvio import unescape_text  # noqa: E402
 from backend.negotiation_protocol import PLAIN  # noqa: E402
 from backend.selfplay import run_selfplay  # noqa: E402
 
@@ -57,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         wall = time.monotonic() - started
         with open(Path(folder) / "dond_events.csv", encoding="utf-8", newline="") as handle:
             calls = [row for row in csv.DictReader(handle) if row["kind"] == "llm_call" and not row["llm_error_kind"]]
+    prompts = [json.loads(unescape_text(call["llm_messages"])) for call in calls]
     latency = [float(call["latency_s"]) for call in calls]
     prompt = [int(call["prompt_tokens"]) for call in calls]
     reply = [int(call["completion_tokens"]) for call in calls]
@@ -70,6 +75,30 @@ def main(argv: list[str] | None = None) -> None:
         f"reply tokens: mean {statistics.mean(reply):.0f}, max {max(reply)}"
     )
     print(f"total: {sum(prompt)} prompt tokens, {sum(reply)} reply tokens, {sum(latency):.1f} s in calls")
+    prefix_reuse(args.base_url, args.model, max(prompts, key=lambda messages: len(json.dumps(messages))))
+
+
+def prefix_reuse(base_url: str, model: str, longest: list[dict], *, repeats: int = 3) -> None:
+    """Seconds to read the longest prompt: cold, with an exchange appended, with its start edited (1-token replies)."""
+
+    def read(messages) -> tuple[float, int]:
+        started = time.monotonic()
+        body = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0}
+        answer = requests.post(f"{base_url}/chat/completions", json=body, timeout=300).json()
+        return time.monotonic() - started, answer["usage"]["prompt_tokens"]
+
+    evict = [{"role": "user", "content": "An unrelated text that takes the server's cache. " * 40}]
+    appended = [*longest, {"role": "assistant", "content": "Fine."}, {"role": "user", "content": "I propose: 1 book."}]
+    edited = [dict(longest[0], content="Turn 7 of 10.\n" + longest[0]["content"]), *longest[1:]]
+    for name, messages in (("cold", longest), ("appended (ours)", appended), ("start edited", edited)):
+        times = []
+        for _ in range(repeats):
+            read(evict)
+            if name != "cold":
+                read(longest)  # the previous turn's prompt, as the server last saw it
+            seconds, tokens = read(messages)
+            times.append(seconds)
+        print(f"prompt of {tokens} tokens, {name}: {statistics.median(times):.2f} s (median of {repeats})")
 
 
 if __name__ == "__main__":

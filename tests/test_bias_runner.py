@@ -373,3 +373,23 @@ def test_a_clear_answer_with_unusable_probabilities_is_kept_without_a_confidence
     bakery = next(row for row in read(summary.path) if row["item_id"] == "anchoring_bakery")
     assert (bakery["status"], bakery["answer"], bakery["confidence"]) == ("answered", "350", "")
     assert bakery["problem"] == "no confidence: the probabilities add up to 0.1, not 1" and bakery["attempts"] == "2"
+
+
+def test_logprob_mode_without_a_written_letter_scores_the_alternatives_and_says_so(llm_server, tmp_path):
+    # SmolLM2 on the attention check: "I'm not sure…", with the option letters among the first token's alternatives
+    def unsure(request):
+        weights = {"I": 0.6, "A": 0.1, "B": 0.2, "The": 0.1}
+        alternatives = [{"token": token, "logprob": math.log(p)} for token, p in weights.items()]
+        content = [{"token": "I", "logprob": math.log(0.6), "top_logprobs": alternatives}]
+        return Reply(text="I'm not sure", logprobs={"content": content})
+
+    llm_server.responder = unsure
+    summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, answer_mode="logprobs"))
+    bakery = next(row for row in read(summary.path) if row["item_id"] == "anchoring_bakery")
+    assert (bakery["status"], bakery["answer"], bakery["answer_source"]) == (
+        "answered",
+        "250",
+        "letter_logprob_alternatives",
+    )
+    assert json.loads(bakery["option_probabilities"]) == pytest.approx([1 / 3, 2 / 3, 0, 0])
+    assert bakery["problem"] == "the model wrote 'I'; the option letters held 30.0% of that token's probability"
