@@ -47,9 +47,8 @@ import os
 import re
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -81,8 +80,8 @@ from backend.bias_replies import (
     selection_schema,
 )
 from backend.csvio import iso_utc, neutralise_row, restore_row
-from backend.llm import CallRecord, LLMSettings, add_token_options, complete, reply_budget
-from backend.progress import ProgressBar
+from backend.llm import CallRecord, LLMSettings, add_endpoint_options, complete, reply_budget, settings_from_args
+from backend.progress import ProgressBar, RunTally
 
 FINAL_STATUSES = ("answered", "unparseable")
 ANSWER_MODES = ("stated", "structured", "logprobs")
@@ -104,16 +103,9 @@ class Job:
         return (str(self.run), self.item.id, self.presented.version)
 
 
-@dataclass
-class RunSummary:
+@dataclass(kw_only=True)
+class RunSummary(RunTally):
     path: Path
-    planned: int = 0
-    kept: int = 0
-    counts: Counter = field(default_factory=Counter)
-
-    @property
-    def complete(self) -> bool:
-        return self.counts["error"] == 0
 
 
 def output_path(out_dir: str | Path, model: str, items: ItemSet) -> Path:
@@ -402,30 +394,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="runs per test version (each run = one respondent)")
     parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
     parser.add_argument("--out", type=Path, required=True, help="output folder (the CSV is resumed if present)")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
-    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unreadable reply")
     parser.add_argument("--confidence", choices=("stated", "logprobs"), default="stated")
     parser.add_argument("--answer-mode", choices=ANSWER_MODES, default="stated", help="how a model is asked")
-    add_token_options(parser)
+    add_endpoint_options(parser)
     parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
         items = load_items(args.items)
-        settings = LLMSettings.from_config(
-            {
-                "llm_model": args.model,
-                "llm_temperature": args.temperature,
-                "llm_timeout_s": args.timeout,
-                "llm_max_retries": args.max_retries,
-                "llm_base_url": args.base_url,
-                "llm_max_tokens": args.max_tokens,
-                "llm_reasoning_tokens": args.reasoning_tokens,
-            }
-        )
+        settings = settings_from_args(args, model=args.model)
         started = time.monotonic()
         summary = asyncio.run(
             run_tests(
@@ -443,14 +421,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as error:
         parser.error(str(error))
-    counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.counts.items())) or "nothing new"
-    print(
-        f"{summary.path}: {summary.planned} test versions planned, {summary.kept} kept from before, {counts} "
-        f"({time.monotonic() - started:.1f} s)."
+    return summary.finish(
+        f"{summary.path}: {summary.planned} test versions planned, {summary.kept} kept from before, "
+        f"{summary.counts_text()} ({time.monotonic() - started:.1f} s)."
     )
-    if not summary.complete:
-        print("Some calls failed; run the same command again to ask them again.")
-    return 0 if summary.complete else 1
 
 
 if __name__ == "__main__":

@@ -1,10 +1,44 @@
-"""The runners' one-line progress bar: ``[#########.....................] 9/30 answered 8 error 1``, rewritten in
-place on a stream (stderr), or nothing at all when the stream is None (``--quiet``, tests)."""
+"""What the model runners report while and after they run: a one-line progress bar
+(``[#########.....................] 9/30 answered 8 error 1``, rewritten in place on a stream, stderr, or nothing
+when the stream is None: ``--quiet``, tests) and the tally of a run (planned, kept from before, finished by status)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import TextIO
+
+FAILED_CALLS_HINT = "Some calls failed; run the same command again to ask them again."
+
+
+@dataclass(kw_only=True)
+class RunTally:
+    """A resumable run: units ``planned``, ``kept`` from an earlier run, and the new ones finished, by status.
+    A run is complete when no call failed for good (status ``error``): those are asked again next time.
+
+    >>> tally = RunTally(planned=3, kept=1)
+    >>> tally.counts.update(["answered", "error"])
+    >>> tally.counts_text(), tally.complete
+    ('1 answered, 1 error', False)
+    """
+
+    planned: int = 0
+    kept: int = 0
+    counts: Counter = field(default_factory=Counter)
+
+    @property
+    def complete(self) -> bool:
+        return self.counts["error"] == 0
+
+    def counts_text(self) -> str:
+        return ", ".join(f"{count} {status}" for status, count in sorted(self.counts.items())) or "nothing new"
+
+    def finish(self, headline: str) -> int:
+        """Print the run's summary line (and how to ask failed calls again); return the command's exit status."""
+        print(headline)
+        if not self.complete:
+            print(FAILED_CALLS_HINT)
+        return 0 if self.complete else 1
 
 
 class ProgressBar:

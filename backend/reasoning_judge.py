@@ -41,9 +41,8 @@ import re
 import string
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, TextIO
@@ -51,9 +50,9 @@ from typing import Any, TextIO
 from backend import reasoning_task as task
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.games import ACTIONS, Game
-from backend.llm import LLMSettings, add_token_options, complete, reply_budget
+from backend.llm import LLMSettings, add_endpoint_options, complete, reply_budget, settings_from_args
 from backend.llm.replies import RepeatedKeyError, json_objects
-from backend.progress import ProgressBar
+from backend.progress import ProgressBar, RunTally
 from backend.reasoning_logs import ReasoningLog, sentence_lines
 from backend.reasoning_protocol import ERROR_TYPES, SEPARATORS, protocol_csv
 from backend.reasoning_report import MODEL_JUDGE_PREFIX
@@ -487,17 +486,10 @@ def _identity(model: str, judged_at: str) -> list[str]:
     return [f"{MODEL_JUDGE_PREFIX}{model}", "", "", "", judged_at]
 
 
-@dataclass
-class JudgeSummary:
+@dataclass(kw_only=True)
+class JudgeSummary(RunTally):
     protocol_path: Path
     calls_path: Path
-    planned: int = 0
-    kept: int = 0
-    counts: Counter = field(default_factory=Counter)
-
-    @property
-    def complete(self) -> bool:
-        return self.counts["error"] == 0
 
 
 async def run_judge(
@@ -524,7 +516,7 @@ async def run_judge(
     protocol_path, calls_path = output_paths(out_dir, settings.model)
     protocol_path.parent.mkdir(parents=True, exist_ok=True)
     kept = [row for row in read_calls(calls_path) if row["status"] in FINAL_STATUSES and row["file"] in by_file]
-    summary = JudgeSummary(protocol_path, calls_path, planned=len(logs), kept=len(kept))
+    summary = JudgeSummary(protocol_path=protocol_path, calls_path=calls_path, planned=len(logs), kept=len(kept))
     # Both files are rewritten from the kept calls first (failed calls dropped), so that no log appears twice.
     calls_text = io.StringIO()
     calls_writer = csv.DictWriter(calls_text, fieldnames=CALL_COLUMNS)
@@ -595,28 +587,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--separator", default=";", choices=SEPARATORS, help="separator of the protocol file")
     parser.add_argument("--remark-chars", type=int, default=DEFAULT_REMARK_CHARS, help="longest remark asked for")
     parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
-    parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
-    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unusable reply")
-    add_token_options(parser)
+    add_endpoint_options(parser, temperature=0.0, timeout_s=120.0)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
         extra_games = args.extra_games.read_text(encoding="utf-8-sig") if args.extra_games else ""
         logs, games = load_judged_logs(args.logs, default_game=args.default_game, extra_games=extra_games)
-        settings = LLMSettings.from_config(
-            {
-                "llm_model": args.model,
-                "llm_temperature": args.temperature,
-                "llm_timeout_s": args.timeout,
-                "llm_max_retries": args.max_retries,
-                "llm_base_url": args.base_url,
-                "llm_max_tokens": args.max_tokens,
-                "llm_reasoning_tokens": args.reasoning_tokens,
-            }
-        )
+        settings = settings_from_args(args, model=args.model)
         started = time.monotonic()
         summary = asyncio.run(
             run_judge(
@@ -633,14 +611,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (ValueError, OSError) as error:
         parser.error(str(error))
-    counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.counts.items())) or "nothing new"
-    print(
-        f"{summary.protocol_path}: {summary.planned} logs, {summary.kept} kept from before, {counts} "
+    return summary.finish(
+        f"{summary.protocol_path}: {summary.planned} logs, {summary.kept} kept from before, {summary.counts_text()} "
         f"({time.monotonic() - started:.1f} s); calls in {summary.calls_path.name}."
     )
-    if not summary.complete:
-        print("Some calls failed; run the same command again to ask them again.")
-    return 0 if summary.complete else 1
 
 
 if __name__ == "__main__":

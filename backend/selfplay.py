@@ -32,7 +32,7 @@ from backend.csvio import neutralise_row, restore_row
 from backend.dond_export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond_game import MODES, GameConfig, cell_roles, other_role, replay
 from backend.dond_play import llm_turns
-from backend.llm import LLMSettings, add_token_options
+from backend.llm import LLMSettings, add_endpoint_options
 from backend.negotiation_protocol import PLAIN, PROTOCOLS, Protocol
 from backend.progress import ProgressBar
 
@@ -264,11 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--protocol", choices=PROTOCOLS, default="plain", help="'notes': a private note per turn")
     parser.add_argument("--word-limit", type=int, default=64, help="word limit stated in the notes protocol")
     parser.add_argument("--probe-external", action="store_true", help="ask each turn what the other would accept")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
-    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
-    add_token_options(parser)
+    add_endpoint_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:

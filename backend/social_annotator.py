@@ -57,17 +57,16 @@ import re
 import string
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from backend.csvio import iso_utc, neutralise_row, restore_row
 from backend.episodes import Episode, load_episodes
-from backend.llm import LLMSettings, add_token_options, complete, reply_budget
+from backend.llm import LLMSettings, add_endpoint_options, complete, reply_budget, settings_from_args
 from backend.llm.replies import RepeatedKeyError, json_objects
-from backend.progress import ProgressBar
+from backend.progress import ProgressBar, RunTally
 from backend.rubrics import Rubric, load_rubric
 from backend.social_forms import MAX_REASONING_CHARS
 from backend.stored_text import typed_length
@@ -569,17 +568,10 @@ def write_json_atomically(path: Path, data: Any) -> None:
 
 
 # --- the run --------------------------------------------------------------------------------------------------------
-@dataclass
-class RunSummary:
+@dataclass(kw_only=True)
+class RunSummary(RunTally):
     csv_path: Path
     episodes_path: Path
-    planned: int = 0
-    kept: int = 0
-    counts: Counter = field(default_factory=Counter)
-
-    @property
-    def complete(self) -> bool:
-        return self.counts["error"] == 0
 
 
 async def annotate(
@@ -654,13 +646,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rubric", type=Path, default=None, help="rubric JSON (default: the bundled Sotopia rubric)")
     parser.add_argument("--model", required=True, help="model name at the endpoint, or 'scripted' (offline)")
     parser.add_argument("--out", type=Path, required=True, help="output folder (the CSV is resumed if present)")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     parser.add_argument("--concurrency", type=int, default=4, help="units (episode x agent) in flight at once")
-    parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
-    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unusable reply")
-    add_token_options(parser)
+    add_endpoint_options(parser, timeout_s=120.0)
     parser.add_argument("--min-reasoning-chars", type=int, default=MIN_REASONING_CHARS, help="per explanation")
     parser.add_argument("--max-reasoning-chars", type=int, default=MAX_REASONING_CHARS, help="per explanation")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -669,17 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rubric = load_rubric(args.rubric)
         episodes = load_episodes(args.episodes, rubric=rubric)
-        settings = LLMSettings.from_config(
-            {
-                "llm_model": args.model,
-                "llm_temperature": args.temperature,
-                "llm_timeout_s": args.timeout,
-                "llm_max_retries": args.max_retries,
-                "llm_base_url": args.base_url,
-                "llm_max_tokens": args.max_tokens,
-                "llm_reasoning_tokens": args.reasoning_tokens,
-            }
-        )
+        settings = settings_from_args(args, model=args.model)
         summary = asyncio.run(
             annotate(
                 episodes,
@@ -696,14 +674,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as error:
         parser.error(str(error))
-    counts = ", ".join(f"{count} {status}" for status, count in sorted(summary.counts.items())) or "nothing new"
-    print(
+    return summary.finish(
         f"{summary.csv_path}: {summary.planned} units (episode x agent) planned, {summary.kept} kept from before, "
-        f"{counts} ({time.monotonic() - started:.1f} s); rated episodes in {summary.episodes_path.name}."
+        f"{summary.counts_text()} ({time.monotonic() - started:.1f} s); rated episodes in {summary.episodes_path.name}."
     )
-    if not summary.complete:
-        print("Some calls failed; run the same command again to ask them again.")
-    return 0 if summary.complete else 1
 
 
 if __name__ == "__main__":

@@ -119,8 +119,13 @@ class LLMSettings:
         return cls(**values)
 
 
-def add_token_options(parser) -> None:
-    """The runners' ``--max-tokens`` and ``--reasoning-tokens`` (argparse), one definition for all of them."""
+def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float = 60.0) -> None:
+    """The runners' options of every model call (argparse), one definition for all of them: ``--base-url``,
+    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens`` and ``--reasoning-tokens``."""
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    parser.add_argument("--temperature", type=float, default=temperature)
+    parser.add_argument("--timeout", type=float, default=timeout_s, help="seconds per call")
+    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
 
     def whole_number(minimum: int):
         def read(text: str) -> int:
@@ -139,6 +144,21 @@ def add_token_options(parser) -> None:
     )
     parser.add_argument(
         "--reasoning-tokens", type=whole_number(0), default=0, help="extra tokens for a reasoning model's thinking"
+    )
+
+
+def settings_from_args(args, *, model: str) -> LLMSettings:
+    """The ``LLMSettings`` of a runner's command line (``add_endpoint_options``), read as a session config is."""
+    return LLMSettings.from_config(
+        {
+            "llm_model": model,
+            "llm_temperature": args.temperature,
+            "llm_timeout_s": args.timeout,
+            "llm_max_retries": args.max_retries,
+            "llm_base_url": args.base_url,
+            "llm_max_tokens": args.max_tokens,
+            "llm_reasoning_tokens": args.reasoning_tokens,
+        }
     )
 
 
