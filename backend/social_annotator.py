@@ -69,6 +69,7 @@ from backend.llm.replies import RepeatedKeyError, json_objects
 from backend.progress import ProgressBar, RunTally
 from backend.rubrics import Rubric, load_rubric
 from backend.social_forms import MAX_REASONING_CHARS
+from backend.social_report import RATING_CELLS
 from backend.stored_text import typed_length
 
 PROMPT_DIR = Path(__file__).resolve().parent / "data" / "social_annotator_prompts"
@@ -76,17 +77,7 @@ MIN_REASONING_CHARS = 20  # the social_eval session default of min_reasoning_cha
 FINAL_STATUSES = ("answered", "unparseable")
 AGENT_INDEXES = (1, 2)
 COLUMNS = [
-    "episode_id",
-    "episode_group",
-    "is_gold",
-    "agent_index",
-    "agent_name",
-    "agent_model",
-    "dimension",
-    "scale_min",
-    "scale_max",
-    "rating",
-    "reasoning",
+    *RATING_CELLS,
     "status",
     "answer_source",
     "problem",

@@ -34,9 +34,9 @@ from backend import agreement, sotopia_release
 from backend.csvio import read_csv_any
 from backend.episodes import parse_episode_data
 
-# The app's long export, one row per (annotation, agent, dimension). Text cells are escaped (see escape_text).
-EXPORT_COLUMNS = [
-    "session_code",
+# One rating: which episode, agent and dimension, on which scale, and the rating with its reasoning. People's export
+# and the model annotator's file (backend.social_annotator) both start their rows with these.
+RATING_CELLS = [
     "episode_id",
     "episode_group",
     "is_gold",
@@ -48,6 +48,11 @@ EXPORT_COLUMNS = [
     "scale_max",
     "rating",
     "reasoning",
+]
+# The app's long export, one row per (annotation, agent, dimension). Text cells are escaped (see escape_text).
+EXPORT_COLUMNS = [
+    "session_code",
+    *RATING_CELLS,
     "model_rater",
     "model_rating",
     "gold_rating",
