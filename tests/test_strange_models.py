@@ -12,20 +12,19 @@ import math
 
 import pytest
 
-from backend import bias_report, dond, selfplay
+from backend import bias_report, selfplay
 from backend.bias_items import load_items
 from backend.bias_replies import ReplyParseError, _text_answer, letter_scores, parse_choice, parse_selection
 from backend.bias_runner import run_tests
 from backend.dond_game import GameConfig
-from backend.dond_play import llm_turns
 from backend.llm import LLMSettings, complete, split_reasoning, stream
 from backend.llm.client import ReasoningSplitter
 from backend.llm.fake_server import Reply
 from backend.reasoning_judge import JudgementParseError, parse_judgement
 from backend.reasoning_logs import Attempt, ReasoningLog
 from tests.harness import run_async
+from tests.test_dond_play import run_turns
 
-INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 LOAVES = ["150 loaves", "250 loaves", "350 loaves", "450 loaves"]
 ACCEPT_DECLINE = ["Yes, accept", "No, decline"]
@@ -42,22 +41,8 @@ def play_one_turn(llm_server, monkeypatch, reasoning_tokens: int = 0, **options)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     events = [{"kind": "message", "role": "A", "text": "Hi"}]
     config = GameConfig(mode="semi", language="en", llm_reprompts=2)
-
-    async def collect():
-        return [
-            item
-            async for item in llm_turns(
-                load_events=lambda: events,
-                store_event=events.append,
-                instance=INSTANCE,
-                config=config,
-                role="B",
-                settings=settings_for(llm_server, reasoning_tokens=reasoning_tokens),
-                **options,
-            )
-        ]
-
-    return run_async(collect()), events
+    settings = settings_for(llm_server, reasoning_tokens=reasoning_tokens)
+    return run_turns(events, "B", config, settings, **options), events
 
 
 def previews(items) -> str:
