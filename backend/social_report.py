@@ -329,10 +329,10 @@ def _is_episode_file(data: Any) -> bool:
     return bool(items) and all(isinstance(item, dict) and isinstance(item.get("agents"), list) for item in items)
 
 
-def episode_model_scores(path: str | Path) -> dict[str, list[dict[str, float]]]:
-    """The model ratings of an episode file in our format: ``{episode_id: [agent 1 ratings, agent 2 ratings]}``
+def episode_model_scores(data: Any, *, source: str) -> dict[str, list[dict[str, float]]]:
+    """The model ratings of decoded episodes in our format: ``{episode_id: [agent 1 ratings, agent 2 ratings]}``
     (episodes without model ratings left out), the layout ``attach_model_scores`` fills ``model_rating`` from."""
-    episodes = parse_episode_data(_decoded(Path(path)), source=Path(path).name)
+    episodes = parse_episode_data(data, source=source)
     return {
         episode.id: [dict(agent.model_ratings) for agent in episode.agents]
         for episode in episodes
@@ -354,7 +354,7 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
         if path.suffix in (".json", ".jsonl"):
             data = _decoded(path)
             if _is_episode_file(data):  # an episode file whose agents carry model_ratings (a model annotator's)
-                scores = {**(scores or {}), **episode_model_scores(path)}
+                scores = {**(scores or {}), **episode_model_scores(data, source=path.name)}
                 notes["model_ratings"] = path.name
             elif isinstance(data, list):
                 focus = sotopia_release.read_focus_agents(path)
