@@ -70,6 +70,23 @@ def _template(name: str) -> string.Template:
     return string.Template((PROMPTS_PATH / f"{name}.txt").read_text(encoding="utf-8").strip())
 
 
+def _ask(template: str, presented: Presented, **fields: Any) -> list[dict[str, str]]:
+    """The system prompt, then the test (its paragraphs and question) in ``template`` with ``fields``."""
+    user = _template(template).substitute(
+        context="\n\n".join(presented.paragraphs), question=presented.question, **fields
+    )
+    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+
+
+def _lettered_options(presented: Presented) -> str:
+    letters = LETTERS[: len(presented.options)]
+    return "\n".join(f"{letter}. {option.label}" for letter, option in zip(letters, presented.options, strict=True))
+
+
+def _numbered_arguments(presented: Presented) -> str:
+    return "\n".join(f"{number}. {argument.text}" for number, argument in enumerate(presented.arguments, 1))
+
+
 def build_messages(presented: Presented) -> list[dict[str, str]]:
     """The chat messages that ask a model one test version (system prompt + the test).
 
@@ -78,20 +95,10 @@ def build_messages(presented: Presented) -> list[dict[str, str]]:
     >>> [message["role"] for message in messages], "B. 25 %" in messages[1]["content"]
     (['system', 'user'], True)
     """
-    context = "\n\n".join(presented.paragraphs)
     if presented.kind == "arguments":
-        listed = "\n".join(f"{number}. {argument.text}" for number, argument in enumerate(presented.arguments, 1))
-        user = _template("arguments").substitute(context=context, question=presented.question, arguments=listed)
-    else:
-        letters = LETTERS[: len(presented.options)]
-        listed = "\n".join(
-            f"{letter}. {option.label}" for letter, option in zip(letters, presented.options, strict=True)
-        )
-        keys = ", ".join(f'"{letter}": <p>' for letter in letters)
-        user = _template("choice").substitute(
-            context=context, question=presented.question, options=listed, probability_keys=keys
-        )
-    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+        return _ask("arguments", presented, arguments=_numbered_arguments(presented))
+    keys = ", ".join(f'"{letter}": <p>' for letter in LETTERS[: len(presented.options)])
+    return _ask("choice", presented, options=_lettered_options(presented), probability_keys=keys)
 
 
 def build_letter_messages(presented: Presented) -> list[dict[str, str]]:
@@ -101,12 +108,7 @@ def build_letter_messages(presented: Presented) -> list[dict[str, str]]:
     >>> build_letter_messages(present(load_items().item("anchoring_training"), "control"))[1]["content"][-42:]
     'Reply with the letter of your choice only.'
     """
-    letters = LETTERS[: len(presented.options)]
-    listed = "\n".join(f"{letter}. {option.label}" for letter, option in zip(letters, presented.options, strict=True))
-    user = _template("letter").substitute(
-        context="\n\n".join(presented.paragraphs), question=presented.question, options=listed
-    )
-    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+    return _ask("letter", presented, options=_lettered_options(presented))
 
 
 def build_argument_letter_messages(presented: Presented, number: int) -> list[dict[str, str]]:
@@ -114,11 +116,7 @@ def build_argument_letter_messages(presented: Presented, number: int) -> list[di
     between the letters A (yes) and B (no): the log-probability answer mode of an arguments test."""
     if not 1 <= number <= len(presented.arguments):
         raise ValueError(f"Argument {number} was not offered; the test lists {len(presented.arguments)}.")
-    listed = "\n".join(f"{index}. {argument.text}" for index, argument in enumerate(presented.arguments, 1))
-    user = _template("argument_letter").substitute(
-        context="\n\n".join(presented.paragraphs), question=presented.question, arguments=listed, number=number
-    )
-    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
+    return _ask("argument_letter", presented, arguments=_numbered_arguments(presented), number=number)
 
 
 def choice_schema(n_options: int) -> dict[str, Any]:
