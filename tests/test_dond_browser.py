@@ -94,3 +94,25 @@ def test_a_refused_message_goes_back_into_the_input_with_the_reason(otree_server
     assert "too quickly" in page.locator("#dond-error").inner_text()
     assert page.locator("#dond-input").input_value() == typed  # nothing the person typed is lost
     assert page.locator(".dond-msg.me").count() == 0 and not llm_server.requests
+
+
+def test_a_late_answer_to_the_page_load_does_not_lose_a_message_that_is_then_refused(otree_server, llm_server, page):
+    """On a busy server the answer to the page's own load can arrive after the person sent a message; a refusal that
+    follows must still put the message back (CI once lost it this way)."""
+    session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    next_page(page)
+    next_page(page, "Continue")
+    page.wait_for_url("**/Bargain/**")
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")
+    page.evaluate("window.liveSend = function () {}")  # the server's answers are played by hand, in the late order
+    typed = "Could I have the two apples?"
+    page.locator("#dond-input").fill(typed)
+    page.locator("#dond-input").press("Enter")
+    assert page.locator("#dond-input").input_value() == ""  # sent
+    page.evaluate("liveRecv(Object.assign({}, js_vars.view, {type: 'state'}))")  # the load's answer, late
+    assert page.locator("#dond-input").is_disabled()  # still waiting for the message's own answer
+    page.evaluate("liveRecv({type: 'rejected', message: 'Too quickly.'})")
+    assert page.locator("#dond-input").input_value() == typed
+    assert page.locator("#dond-error").inner_text() == "Too quickly."

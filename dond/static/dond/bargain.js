@@ -10,6 +10,7 @@
   var typingBubble = null;
   var busy = false;
   var unconfirmedText = null;  // the message sent, until the server stores it: a refusal puts it back
+  var mineBeforeSending = 0;  // the person's messages in the chat when it was sent
 
   sendButton.textContent = T.send;
   proposeButton.textContent = T.propose;
@@ -87,8 +88,12 @@
   window.liveRecv = function (data) {
     if (!data) { return; }
     if (data.type === 'state') {
-      busy = false;
-      unconfirmedText = null;
+      // Only a state that holds the sent message confirms it: the answer to an earlier request (the page's load, on a
+      // slow server) may arrive after the person sent it, and must not drop what a refusal would put back.
+      if (unconfirmedText === null || mine(data.chat) > mineBeforeSending) {
+        busy = false;
+        unconfirmedText = null;
+      }
       render(data);
     } else if (data.type === 'delta') {
       if (!typingBubble) { showTyping(); }
@@ -103,12 +108,15 @@
     }
   };
 
+  function mine(items) { return items.filter(function (item) { return item.who === 'me'; }).length; }
+
   function sendMessage() {
     var text = input.value;
     if (!text.trim() || busy) { return; }
     busy = true; setError('');
     input.disabled = sendButton.disabled = true;
     unconfirmedText = text;
+    mineBeforeSending = mine(view.chat);
     liveSend({type: 'message', text: text});
     input.value = '';
   }
