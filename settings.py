@@ -28,7 +28,7 @@ SESSION_CONFIG_DEFAULTS = dict(
     real_world_currency_per_point=0.01,
     participation_fee=0.00,
     doc="",
-    # Shared entry and exit flow (see backend/study_flow.py and README "Running a Prolific study").
+    # Shared entry and exit flow (see study_flow/ and README "Running a Prolific study").
     study_title="Research study",
     consent=True,
     consent_text="",
@@ -97,8 +97,8 @@ SESSION_CONFIGS = [
         app_sequence=["social_eval"],
         num_demo_participants=2,
         doc="Sotopia-style annotation; keys documented in README section 'social_eval'.",
-        rubric_file="",  # "" = backend/data/sotopia_rubric.json; else a path (relative to the project) to your own
-        episodes="backend/data/episodes",  # folders / .json / .jsonl files, comma-separated
+        rubric_file="",  # "" = backend/social/data/sotopia_rubric.json; else a path (relative to the project) to your own
+        episodes="backend/social/data/episodes",  # folders / .json / .jsonl files, comma-separated
         episodes_json="",  # or paste episodes (JSON) here when creating the session
         annotators_per_episode=2,
         episodes_per_annotator=3,
@@ -117,7 +117,7 @@ SESSION_CONFIGS = [
         num_demo_participants=2,
         doc="Every annotator rates the gold episodes; export custom_export_qualified lists who qualified.",
         rubric_file="",
-        episodes="backend/data/episodes",
+        episodes="backend/social/data/episodes",
         episodes_json="",
         annotators_per_episode=2,
         episodes_per_annotator=3,
@@ -135,7 +135,7 @@ SESSION_CONFIGS = [
         display_name="Payoff reasoning: judge LLM reasoning about 2x2 games",
         app_sequence=["payoff_reasoning_eval"],
         num_demo_participants=3,
-        # Keys and defaults: backend/reasoning_task.py and README "payoff_reasoning_eval".
+        # Keys and defaults: backend/reasoning/task.py and README "payoff_reasoning_eval".
         logs_folder="payoff_reasoning_eval/logs",
         logs_upload="",
         default_game="",
@@ -153,7 +153,7 @@ SESSION_CONFIGS = [
         app_sequence=["bias_tests"],
         num_demo_participants=2,
         doc="Keys documented in README section 'Cognitive-bias tests'.",
-        item_file="",  # "" = backend/data/bias_items.json; else your item file (path relative to the project)
+        item_file="",  # "" = backend/bias/data/bias_items.json; else your item file (path relative to the project)
         ask_confidence=True,  # confidence slider (0-100) under every single-choice answer
         order_seed=1,  # participant k's order comes from (order_seed, k)
     ),

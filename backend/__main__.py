@@ -15,7 +15,7 @@ Every CSV export the product writes is recognised by columns only it has, whatev
 
 All files of one call must be the same export (model-rating JSON files may follow social-evaluation CSVs); anything
 else is refused with the reason, so a report is never computed from the wrong file. Files are read with
-``backend.csvio.read_csv_any``, which restores cells that the exports neutralised for spreadsheets.
+``backend.core.csvio.read_csv_any``, which restores cells that the exports neutralised for spreadsheets.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ KINDS = [
     ExportKind(
         "dond custom_export_dond_games",
         frozenset({"game_id", "mode", "language", "model", "cell", "outcome", "main_score", "values_a"}),
-        reporter="backend.dond_report",
+        reporter="backend.dond.report",
     ),
     ExportKind(
         "social_eval custom_export_qualified",
@@ -85,17 +85,17 @@ KINDS = [
     ExportKind(
         "social_eval custom_export_ratings_long",
         frozenset({"episode_id", "agent_index", "dimension", "rating", "annotator"}),
-        reporter="backend.social_report",
+        reporter="backend.social.report",
     ),
     ExportKind(
         "social_eval custom_export_ratings_wide",
         frozenset({"session_code", "pk", "annotator", "is_gold"}),
-        reporter="backend.social_report",
+        reporter="backend.social.report",
     ),
     ExportKind(
         "Sotopia annotation table (*_final.csv)",
         frozenset({"pk", "prolific_id", "believability_1"}),
-        reporter="backend.social_report",
+        reporter="backend.social.report",
     ),
     ExportKind(
         "payoff_reasoning_eval custom_export_assignments",
@@ -110,7 +110,7 @@ KINDS = [
             {"file", "game", "attempts", "orig_choice", "final_choice", "orig_cor", "fin_cor", "err_type", "sentence"}
             | {"con_mat", "remarks", "failed_queries", "participant_code", "session_code"}
         ),
-        reporter="backend.reasoning_report",
+        reporter="backend.reasoning.report",
     ),
     ExportKind(
         "payoff_reasoning_eval custom_export (protocol)",
@@ -118,12 +118,12 @@ KINDS = [
             {"file", "game", "attempts", "orig_choice", "final_choice", "orig_cor", "fin_cor", "err_type", "sentence"}
             | {"con_mat", "remarks", "failed_queries"}
         ),
-        reporter="backend.reasoning_report",
+        reporter="backend.reasoning.report",
     ),
     ExportKind(
         "bias_tests custom_export",
         frozenset({"respondent_kind", "item_id", "bias", "version", "pro_selected", "arguments_selected"}),
-        reporter="backend.bias_report",
+        reporter="backend.bias.report",
     ),
     ExportKind(
         "oTree's page-times export",
@@ -168,7 +168,7 @@ def recognise(columns: Sequence[str]) -> ExportKind | None:
     """The export a CSV header belongs to, or None.
 
     >>> recognise(["session_code", "episode_id", "agent_index", "dimension", "rating", "annotator"]).reporter
-    'backend.social_report'
+    'backend.social.report'
     >>> print(recognise(["participant.code", "social_eval.1.player.rating_1_1"]).refusal)
     it holds the page data of each participant, not the results the report reads: pass social_eval's custom_export_ratings_long (or custom_export_ratings_wide).
     >>> recognise(["a", "b"]) is None
@@ -192,7 +192,7 @@ class RefusedFile(ValueError):
 
 
 def _read_header(path: Path) -> list[str]:
-    from backend.csvio import read_csv_any
+    from backend.core.csvio import read_csv_any
 
     try:
         return [str(column).strip() for column in read_csv_any(path, nrows=0).columns]
@@ -206,11 +206,11 @@ def _read_header(path: Path) -> list[str]:
 
 
 def _people_beside_model_judges(kinds: dict[Path, ExportKind]) -> bool:
-    """People's plain protocol export beside a model judge's protocol file (``backend.reasoning_judge``): the two
+    """People's plain protocol export beside a model judge's protocol file (``backend.reasoning.judge``): the two
     payoff protocol exports may be mixed when every with-ids file holds model judges only, so no person's row can be
     counted twice."""
-    from backend.csvio import read_csv_any
-    from backend.reasoning_report import MODEL_JUDGE_PREFIX
+    from backend.core.csvio import read_csv_any
+    from backend.reasoning.report import MODEL_JUDGE_PREFIX
 
     protocol = {
         "payoff_reasoning_eval custom_export (protocol)",
@@ -251,7 +251,7 @@ def choose_reporter(paths: Sequence[Path]) -> str:
         listing = "; ".join(f"{path.name} is {kind.name}" for path, kind in kinds.items())
         raise RefusedFile(f"The files are different exports ({listing}): report one export at a time.")
     (reporter,) = {kind.reporter for kind in kinds.values()}
-    if len(kinds) < len(paths) and reporter != "backend.social_report":
+    if len(kinds) < len(paths) and reporter != "backend.social.report":
         raise RefusedFile("JSON files (model ratings) can only accompany social_eval exports or Sotopia tables.")
     return reporter
 

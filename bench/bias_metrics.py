@@ -14,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.bias import (  # noqa: E402
+from backend.bias.metrics import (  # noqa: E402
     AnchoringBiasMetric,
     ConfirmationBiasMetric,
     HaloEffectMetric,

@@ -29,9 +29,9 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from tests.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
-from tests.harness import (  # noqa: E402
+from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
+from tests.support.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
+from tests.support.harness import (  # noqa: E402
     base_env,
     create_session,
     project_with_app,

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from tests.dond_fault_run import FaultyModel, play_all_to_end, summarise  # noqa: E402
-from tests.dond_live_client import advance_all  # noqa: E402
-from tests.harness import base_env, create_session, export_rows, running_server  # noqa: E402
+from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
+from tests.support.dond_fault_run import FaultyModel, play_all_to_end, summarise  # noqa: E402
+from tests.support.dond_live_client import advance_all  # noqa: E402
+from tests.support.harness import base_env, create_session, export_rows, running_server  # noqa: E402
 
 REPROMPTS = 2
 RETRIES = 1

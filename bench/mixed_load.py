@@ -1,14 +1,14 @@
 """Mixed load: N social_eval annotators and M DoND players at once against one oTree server, on SQLite and PostgreSQL.
 
 For each database the bench starts ONE ``otree prodserver`` (production mode, as a lab deploys it; ``--server
-devserver`` for the tests' server) and the local OpenAI-compatible test server (``backend/llm/fake_server.py``, its
+devserver`` for the tests' server) and the local OpenAI-compatible test server (``backend/core/llm/fake_server.py``, its
 own process, every model reply after ``--latency`` seconds), creates a social_eval session of N and a dond_llm
 session of M, warms both apps up with one participant each, then lets all N + M simulated participants start at the
 same moment (``--ramp S`` spreads the arrivals over S seconds instead):
 
 * an annotator walks start link, consent, instructions and 2 + 1 rating pages (``bench/annotation_load.py``);
 * a DoND player walks start link, consent and instructions, then sends ``--exchanges`` chat messages over oTree's
-  real websocket (``tests/dond_live_client.py``), each time waiting for the LLM's stored reply.
+  real websocket (``tests/support/dond_live_client.py``), each time waiting for the LLM's stored reply.
 
 Both pause a random 0..2×``--think`` seconds between page steps and between messages (mean ``--think``; default
 5 s; ``--think 0`` is the worst case: nobody ever reads). A page step is one HTTP request plus its redirect (a form
@@ -54,8 +54,9 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.annotation_load import annotate, write_episodes  # noqa: E402
-from tests.dond_live_client import on_bargain, play  # noqa: E402
-from tests.harness import (  # noqa: E402
+from tests.apps.test_social_eval import Annotator  # noqa: E402
+from tests.support.dond_live_client import on_bargain, play  # noqa: E402
+from tests.support.harness import (  # noqa: E402
     PROJECT_ROOT,
     base_env,
     create_session,
@@ -65,7 +66,6 @@ from tests.harness import (  # noqa: E402
     session_start_links,
     start_server,
 )
-from tests.test_social_eval_app import Annotator  # noqa: E402
 
 TARGET_PARTICIPANTS, TARGET_P95_MS = 300, 300.0
 PER_ANNOTATOR, ANNOTATORS_PER_EPISODE = 2, 2  # as bench/annotation_load.py: 2 regular episodes + 1 gold each
@@ -254,13 +254,13 @@ class Result:
 
 
 class FakeLLM:
-    """``backend/llm/fake_server.py`` in a process of its own: its threads do not share the clients' interpreter."""
+    """``backend/core/llm/fake_server.py`` in a process of its own: its threads do not share the clients' interpreter."""
 
     def __init__(self, latency: float):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "backend.llm.fake_server", "--port", str(self.port), "--latency", str(latency)],
+            [sys.executable, "-m", "backend.core.llm.fake_server", "--port", str(self.port), "--latency", str(latency)],
             cwd=PROJECT_ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -1,7 +1,7 @@
 """Time per DoND turn against a real OpenAI-compatible server: self-play of one model against itself, every turn's
 latency and prompt size, and how much of the time is reading the prompt versus writing the reply.
 
-Each player's prompt only grows at the end (``tests/test_selfplay.py`` checks it), so a server that reuses the
+Each player's prompt only grows at the end (``tests/backend/dond/test_selfplay.py`` checks it), so a server that reuses the
 longest common prefix of its last prompt (llama.cpp, vLLM, OpenAI) reads only the new tail of each turn. The second
 part measures what that is worth: the run's longest prompt read cold, read again with one more exchange appended
 (our prompts), and read with a line changed at its start (a prompt that is rebuilt each turn, e.g. with a turn
@@ -29,9 +29,9 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.csvio import unescape_text  # noqa: E402
-from backend.negotiation_protocol import PLAIN  # noqa: E402
-from backend.selfplay import run_selfplay  # noqa: E402
+from backend.core.csvio import unescape_text  # noqa: E402
+from backend.dond.protocol import PLAIN  # noqa: E402
+from backend.dond.selfplay import run_selfplay  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.games import GAMES  # noqa: E402
-from backend.reasoning_logs import read_log_folder, split_sentences  # noqa: E402
-from backend.reasoning_protocol import read_protocol_form, split_hash_field  # noqa: E402
+from backend.reasoning.games import GAMES  # noqa: E402
+from backend.reasoning.logs import read_log_folder, split_sentences  # noqa: E402
+from backend.reasoning.protocol import read_protocol_form, split_hash_field  # noqa: E402
 
 
 def _normalise(text: str) -> str:

@@ -1,9 +1,9 @@
 """Model-vs-model throughput: DoND games per minute at several concurrencies against the local test server.
 
-Every model call is answered by the local OpenAI-compatible server (``backend/llm/fake_server.py``) after
+Every model call is answered by the local OpenAI-compatible server (``backend/core/llm/fake_server.py``) after
 ``--latency`` seconds (default 0.5). The scripted replies give every game the same length: each player sends
 ``--messages`` chat messages (default 2), then both propose (6 calls per game). Each concurrency c plays
-``max(2c, --min-games)`` games (one model: 2 games per instance) through ``backend.selfplay.run_selfplay`` and
+``max(2c, --min-games)`` games (one model: 2 games per instance) through ``backend.dond.selfplay.run_selfplay`` and
 prints games per minute and the speed-up over concurrency 1. Target: near-linear, at least 20x at 32.
 
 Run: ``python bench/selfplay_throughput.py [--latency 0.5] [--concurrency 1 8 32]``
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend.llm.fake_server import FakeOpenAIServer, Reply  # noqa: E402
-from backend.selfplay import run_selfplay  # noqa: E402
+from backend.core.llm.fake_server import FakeOpenAIServer, Reply  # noqa: E402
+from backend.dond.selfplay import run_selfplay  # noqa: E402
 
 
 def responder(messages: int, latency: float):

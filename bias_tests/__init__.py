@@ -5,15 +5,17 @@ from pathlib import Path
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
-from backend import bias_items as items_module
-from backend import bias_report, researcher_files, session_keys, study_flow
-from backend.csvio import iso_utc
+import study_flow
+from backend.bias import items as items_module
+from backend.bias import report as bias_report
+from backend.core import researcher_files, session_keys
+from backend.core.csvio import iso_utc
 
 doc = """
 bias_tests: cognitive-bias tests (anchoring, halo effect, loss aversion, confirmation bias) within subject: every
 control version first, then the treatment versions, in a seeded random order that never shows a test's two versions
 back to back; optional confidence slider; an attention check. One round per test. Export: one row per person x test
-x version (the same columns as python -m backend.bias_runner writes for models), with the participant code, Prolific
+x version (the same columns as python -m backend.bias.runner writes for models), with the participant code, Prolific
 PID, study id, session code and the answer's ISO-8601 UTC time.
 
 The item file is read and checked in full before a session exists (validate_session_config) and its text is kept in
@@ -142,7 +144,7 @@ def creating_session(subsession: Subsession):
 
 
 def tasks_over(player: Player) -> bool:
-    """No test left for this participant after this round (backend.study_flow shows the completion page)."""
+    """No test left for this participant after this round (study_flow shows the completion page)."""
     return player.round_number >= len(player.participant.vars.get("bias_plan", ()))
 
 
@@ -220,7 +222,7 @@ def _option_value(view, choice):
 
 
 def custom_export(players):
-    """One row per person x test x version, columns backend.bias_items.EXPORT_COLUMNS (as the LLM runner's)."""
+    """One row per person x test x version, columns backend.bias.items.EXPORT_COLUMNS (as the LLM runner's)."""
     yield list(items_module.EXPORT_COLUMNS)
     for row in export_rows(players):
         yield [row[column] for column in items_module.EXPORT_COLUMNS]
@@ -307,7 +309,7 @@ class ScreenOut(study_flow.ScreenOutPage, Page):
 
 
 class Completion(study_flow.CompletionPage, Page):
-    """Shown as soon as tasks_over(player) says the participant has no task left (backend.study_flow)."""
+    """Shown as soon as tasks_over(player) says the participant has no task left (study_flow)."""
 
 
 page_sequence = [Consent, Instructions, Choice, Arguments, ScreenOut, Completion]

@@ -2,7 +2,7 @@ import html
 
 from otree.api import Bot, SubmissionMustFail, expect
 
-from backend.bias_items import ATTENTION_CHECK, CONTROL, TREATMENT
+from backend.bias.items import ATTENTION_CHECK, CONTROL, TREATMENT
 
 from . import Arguments, Choice, Consent, Instructions, presented
 

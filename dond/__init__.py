@@ -12,23 +12,18 @@ from otree.database import db
 from otree.middleware import lock2 as PAGE_LOCK  # held by oTree around every page request
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
-from backend import (
-    csvio,
-    dond,
-    dond_export,
-    dond_game,
-    dond_play,
-    dond_report,
-    pareto,
-    rate_limit,
-    researcher_files,
-    session_keys,
-    study_flow,
-)
-from backend.llm import LLMSettings, start_stream
-from backend.negotiation_protocol import Protocol
-from backend.script_json import script_json
-from backend.stored_text import storable
+import study_flow
+from backend.core import csvio, rate_limit, researcher_files, session_keys
+from backend.core.llm import LLMSettings, start_stream
+from backend.core.script_json import script_json
+from backend.core.stored_text import storable
+from backend.dond import export as dond_export
+from backend.dond import game as dond_game
+from backend.dond import play as dond_play
+from backend.dond import report as dond_report
+from backend.dond import rules as dond
+from backend.dond import scoring as pareto
+from backend.dond.protocol import Protocol
 
 from .texts import texts
 
@@ -128,7 +123,7 @@ class Event(ExtraModel):
     llm_messages = models.LongStringField()
     llm_reply = models.LongStringField()
     llm_reasoning = models.LongStringField()  # a reasoning model's thinking: exported, never shown, never parsed
-    reasoning_shown = models.BooleanField()  # previewed before it could be told to be thinking (see backend.llm)
+    reasoning_shown = models.BooleanField()  # previewed before it could be told to be thinking (see backend.core.llm)
     max_tokens = models.IntegerField()  # the token limit the request carried
     latency_s = models.FloatField()
     prompt_tokens = models.IntegerField()
@@ -149,7 +144,7 @@ def setting(session, key):
     return session.config.get(key, CONFIG_DEFAULTS.get(key))
 
 
-# Every dond key: its reader from backend.session_keys, with sane bounds (a value outside them is a typo, not a
+# Every dond key: its reader from backend.core.session_keys, with sane bounds (a value outside them is a typo, not a
 # design: e.g. max_message_chars=0 once made every chat message too long and broke the exports of all sessions).
 DAY_S = 86_400
 KEY_CHECKS = {

@@ -4,11 +4,11 @@ import os
 
 from otree.api import Bot, Submission, expect
 
-from backend import dond as game_rules
+from backend.dond import rules as game_rules
 
 from . import Bargain, Consent, Event, Game, Instructions, Pairing, Results, game_of
 
-# Cases run with the session's own config (the scripted agent by default). tests/test_dond_bots.py also runs them
+# Cases run with the session's own config (the scripted agent by default). tests/apps/test_dond_bots.py also runs them
 # against the local OpenAI-compatible test server, which `script` feeds over HTTP (DOND_BOT_SCRIPT names the case).
 cases = ["play"]
 

@@ -5,7 +5,7 @@ runs each app's ``creating_session``. An error there left a session with partici
 HTTP 500 and oTree's all-apps wide export failed for every session on the server. So:
 
 1. **Check first.** oTree calls ``SessionConfig.clean()`` on the session's config before it writes anything. We extend
-   it: the shared keys (``backend.study_flow.validate_shared_config``) and then, for each app in ``app_sequence``, the
+   it: the shared keys (``study_flow.validate_shared_config``) and then, for each app in ``app_sequence``, the
    app's own ``validate_session_config(config)`` run there. A hook raises ``ValueError`` with a sentence that names the
    key or the file (and its line and field); it may also normalise values in place (``"5"`` -> ``5``). Every problem
    of every app is collected into one ``CreateSessionInvalidArgs``, which the admin page shows as "Failed to create
@@ -32,7 +32,7 @@ def validate_session_config(config: dict) -> None:
     """Run the shared and every app's checks on ``config``; raise one ``CreateSessionInvalidArgs`` naming them all."""
     from otree.session import CreateSessionInvalidArgs
 
-    from backend import study_flow
+    import study_flow
 
     problems = []
     try:

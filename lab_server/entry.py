@@ -19,14 +19,14 @@ session of the same room started the study again. So each of those views is wrap
    request's changes back, so a label oTree might store by another path can never mark a slot used or reach a page.
 
 The wrappers run inside oTree's request: under its page lock and in its database session, in the devserver, the
-prodserver and ``otree test`` alike. Texts: ``backend.study_flow.MESSAGES`` (``entry_*``, ``full_*``).
+prodserver and ``otree test`` alike. Texts: ``study_flow.MESSAGES`` (``entry_*``, ``full_*``).
 """
 
 from __future__ import annotations
 
 import functools
 
-from backend import study_flow
+import study_flow
 
 # participant.vars key: the room a participant entered through (the study a PID may do once).
 ROOM_VAR = "entered_room"

@@ -15,8 +15,8 @@
   ``LONG_CONFIG_CHARS`` is written as a note saying how long it is; the app keeps the content itself with the session.
 - **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
   websocket; with or without the Excel byte-order mark) has its text cells neutralised with
-  ``backend.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
-  stay numbers; ``backend.csvio.read_csv_any`` restores the text exactly.
+  ``backend.core.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
+  stay numbers; ``backend.core.csvio.read_csv_any`` restores the text exactly.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import html
 import io
 import json
 
-from backend.csvio import neutralise_row
-from backend.script_json import script_safe
+from backend.core.csvio import neutralise_row
+from backend.core.script_json import script_safe
 
 # Monitor fields that are not text from outside: numbers, the progress pair, oTree's own presence icon and timestamp.
 _MONITOR_FIELDS_KEPT = frozenset({"id_in_session", "_current_page_of_total", "_last_page_timestamp", "_presence"})

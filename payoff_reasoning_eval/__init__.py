@@ -5,11 +5,11 @@ from pathlib import Path
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
-from backend import reasoning_task as task
-from backend import study_flow
-from backend.csvio import iso_utc
-from backend.reasoning_logs import failed_queries_field, format_log, parse_log
-from backend.reasoning_protocol import PROTOCOL_COLUMNS
+import study_flow
+from backend.core.csvio import iso_utc
+from backend.reasoning import task
+from backend.reasoning.logs import failed_queries_field, format_log, parse_log
+from backend.reasoning.protocol import PROTOCOL_COLUMNS
 
 doc = """
 payoff_reasoning_eval: people judge whether a language model reasoned correctly about the payoffs of a 2x2 game
@@ -67,7 +67,7 @@ class LogItem(ExtraModel):
 
 
 class Assignment(ExtraModel):
-    """Who judges which log (see backend/assignment.py): reserved, then done."""
+    """Who judges which log (see backend/core/assignment.py): reserved, then done."""
 
     subsession = models.Link(Subsession)
     item_id = models.StringField()
@@ -160,7 +160,7 @@ def assign_log(player: Player) -> bool:
 
 
 def tasks_over(player: Player) -> bool:
-    """No log left for this judge after this round (backend.study_flow shows the completion page)."""
+    """No log left for this judge after this round (study_flow shows the completion page)."""
     return not player.field_maybe_none("log_file") or player.round_number >= judge_total(player)
 
 
@@ -212,7 +212,7 @@ def _finished_times(players) -> dict[tuple[str, str, str], float]:
 
 
 def _prolific_ids(participant) -> tuple[str, str]:
-    """(Prolific PID, study id) as the welcome page stored them (backend.study_flow.record_arrival)."""
+    """(Prolific PID, study id) as the welcome page stored them (study_flow.record_arrival)."""
     ids = study_flow.identifiers(participant)
     return ids["prolific_pid"], ids["study_id"]
 
@@ -353,7 +353,7 @@ class ScreenOut(study_flow.ScreenOutPage, Page):
 
 
 class Completion(study_flow.CompletionPage, Page):
-    """Shown as soon as tasks_over(player) says the participant has no task left (backend.study_flow)."""
+    """Shown as soon as tasks_over(player) says the participant has no task left (study_flow)."""
 
 
 page_sequence = [Consent, Instructions, Judge, ScreenOut, Completion]

@@ -1,7 +1,7 @@
 from otree.api import Bot, SubmissionMustFail, expect
 
-from backend.reasoning_logs import confusion_label
-from backend.reasoning_task import sentence_index
+from backend.reasoning.logs import confusion_label
+from backend.reasoning.task import sentence_index
 
 from . import Consent, Instructions, Judge, load_player_log, settings_of
 

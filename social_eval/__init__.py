@@ -6,11 +6,14 @@ from pathlib import Path
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
-from backend import assignment, session_keys, social_forms, social_report, study_flow
-from backend.csvio import iso_utc
-from backend.episodes import episode_from_dict, load_episodes, parse_episode_text
-from backend.rubrics import SCALE_LIMIT, load_rubric, rubric_from_dict
-from backend.script_json import script_json
+import study_flow
+from backend.core import assignment, session_keys
+from backend.core.csvio import iso_utc
+from backend.core.script_json import script_json
+from backend.social import forms as social_forms
+from backend.social import report as social_report
+from backend.social.episodes import episode_from_dict, load_episodes, parse_episode_text
+from backend.social.rubrics import SCALE_LIMIT, load_rubric, rubric_from_dict
 
 doc = """
 Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions
@@ -38,7 +41,7 @@ class Group(BaseGroup):
 
 
 def _slot_fields():
-    """The rating form's slot fields (see backend/social_forms.py); the rubric decides which are used."""
+    """The rating form's slot fields (see backend/social/forms.py); the rubric decides which are used."""
     fields = {}
     for agent in social_forms.AGENTS:
         for slot in range(1, social_forms.MAX_DIMENSIONS + 1):
@@ -319,7 +322,7 @@ def _as_pick_row(row):
 
 
 def _pick_rows(root_id, *, except_id=None):
-    """The regular assignment rows of the session, in order, as the dicts ``backend.assignment`` reads. Five columns
+    """The regular assignment rows of the session, in order, as the dicts ``backend.core.assignment`` reads. Five columns
     as plain tuples: the session has a row per annotator and task, and whole ORM rows made this the costliest read
     of a step."""
     query = (
@@ -426,7 +429,7 @@ def _ensure_task(player):
 
 
 def tasks_over(player):
-    """No episode left for this annotator after this round (backend.study_flow shows the completion page)."""
+    """No episode left for this annotator after this round (study_flow shows the completion page)."""
     participant_vars = player.participant.vars
     if participant_vars.get("social_eval_over"):
         return True
@@ -1026,7 +1029,7 @@ class ScreenOut(study_flow.ScreenOutPage, Page):
 
 
 class Completion(study_flow.CompletionPage, Page):
-    """Shown as soon as tasks_over(player) says the participant has no task left (backend.study_flow)."""
+    """Shown as soon as tasks_over(player) says the participant has no task left (study_flow)."""
 
 
 page_sequence = [Consent, Instructions, Comprehension, Rate, NothingLeft, ScreenOut, Completion]

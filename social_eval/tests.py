@@ -4,7 +4,7 @@ import time
 from otree.api import Bot, SubmissionMustFail, expect
 from otree.database import db
 
-from backend import social_forms
+from backend.social import forms as social_forms
 
 from . import (
     Assignment,

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+from tests.support import SHARED_DATA
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +19,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def _llm_server_instance():
-    from backend.llm.fake_server import FakeOpenAIServer
+    from backend.core.llm.fake_server import FakeOpenAIServer
 
     server = FakeOpenAIServer()
     server.start()
@@ -30,13 +29,13 @@ def _llm_server_instance():
 
 @pytest.fixture
 def llm_server(_llm_server_instance):
-    """A local OpenAI-compatible server (backend/llm/fake_server.py), reset for each test.
+    """A local OpenAI-compatible server (backend/core/llm/fake_server.py), reset for each test.
 
     Script answers with ``llm_server.script(Reply(...), "text", ...)``; set ``llm_server.responder`` for a function of
     the request; inspect ``llm_server.requests``. ``llm_server.base_url`` goes into ``OPENAI_BASE_URL``.
     """
-    from backend.llm.client import forget_endpoint_quirks
-    from backend.llm.fake_server import _default_responder
+    from backend.core.llm.client import forget_endpoint_quirks
+    from backend.core.llm.fake_server import _default_responder
 
     server = _llm_server_instance
     server.clear()
@@ -52,7 +51,7 @@ def llm_server(_llm_server_instance):
 @pytest.fixture(scope="module")
 def otree_server(_llm_server_instance):
     """An `otree devserver` on a free loopback port, its LLM calls going to the local test server."""
-    from tests.harness import base_env, own_database, start_server, uses_server_database
+    from tests.support.harness import base_env, own_database, start_server, uses_server_database
 
     env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
     # devserver keeps its data in memory, fresh for each module; on PostgreSQL prodserver serves the same pages from
@@ -72,7 +71,7 @@ def browser():
     """
     from playwright.sync_api import sync_playwright
 
-    from tests.harness import CHROMIUM, CHROMIUM_ARGS, ensure_debian_package
+    from tests.support.harness import CHROMIUM, CHROMIUM_ARGS, ensure_debian_package
 
     ensure_debian_package(CHROMIUM, "chromium")
     with sync_playwright() as playwright:
@@ -92,10 +91,10 @@ def page(browser):
 
 @pytest.fixture(scope="session")
 def real_model(tmp_path_factory):
-    """llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct (``tests/model_server.py``): built once per
+    """llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct (``tests/support/model_server.py``): built once per
     machine (about 4-8 minutes), then started once per test session. ``real_model.base_url``, ``real_model.model``."""
-    from tests.harness import free_port
-    from tests.model_server import running
+    from tests.support.harness import free_port
+    from tests.support.model_server import running
 
     with running(port=free_port(), log_path=tmp_path_factory.mktemp("llama") / "server.log") as server:
         yield server

@@ -1,0 +1,431 @@
+"""Ask a language model the bias tests: ``python -m backend.bias.runner --model NAME --items FILE --repeats R
+--concurrency C --out DIR``.
+
+Each run r = 1..R is one respondent (``<model>#<r>``) answering every test version of the item file, each in a fresh
+conversation, in that respondent's seeded order (``backend.bias.items.build_sequence``; positions are recorded
+even though fresh conversations make the order matter less than for people). Calls go through ``backend.core.llm``
+(OpenAI-compatible endpoint from ``--base-url`` or ``OPENAI_BASE_URL``; its own retries for timeouts, 429 and 5xx);
+``--model scripted`` answers offline with ``backend.bias.replies.scripted_reply``.
+
+- A reply that cannot be read is re-asked (``--parse-retries`` times, with a follow-up message naming the problem),
+  then recorded with ``status=unparseable`` and the raw reply, never guessed. When only its stated probabilities
+  are unusable (they do not add up to 1), the answer is kept without a confidence and ``problem`` says why.
+- A call that fails for good is recorded with ``status=error``; running the same command again re-asks exactly the
+  missing and failed tests (answered and unparseable ones are kept): the run is resumable.
+- Rows are appended as answers arrive, with ``backend.bias.items.EXPORT_COLUMNS`` (the app's export columns; the
+  participant identifiers stay empty, ``answered_at`` is the reply's ISO-8601 UTC time), to
+  ``DIR/bias_<model>_<item set>.csv``. Text cells are neutralised for spreadsheets (``backend.core.csvio``: a reply
+  starting with ``=`` is written ``'=``) and read back exactly. A file written before the identifier columns existed
+  is resumed and rewritten with them. A progress bar goes to stderr.
+- The item file is checked exactly as the app checks it at session creation (``backend.bias.items.load_items``).
+- ``--confidence logprobs`` also asks for token log-probabilities and, where the endpoint returns them, takes the
+  option probabilities from the answer letter's alternatives instead of the stated ones.
+- ``--answer-mode`` says how a model is asked (``answer_mode`` column; ``answer_source`` says how each answer was
+  read, ``backend.bias.replies.ANSWER_SOURCES``):
+  - ``stated`` (default): the JSON reply above, read by the tolerant parser (JSON, or an unambiguous text shape:
+    ``B``, ``B.``, ``(B)``, ``Answer: B``, an option's exact text, yes/no for accept and agree tests);
+  - ``structured``: the same JSON constrained by a JSON schema (``response_format``) where the endpoint accepts
+    one; where it refuses, the same call without it, read as in ``stated``;
+  - ``logprobs``: the letter alone, scored by the log-probabilities of the option letters at the answer token
+    (``backend.bias.replies.letter_scores``; ``confidence_source=logprobs``): the first letter the model wrote
+    (``letter_logprob``), or, when it wrote none, the first token whose alternatives hold option letters
+    (``letter_logprob_alternatives``, ``problem`` saying what it wrote and how much probability the letters held).
+    An arguments test is asked one yes/no letter per argument and selects those with P(yes) > P(no), or, when
+    none does, the one with the highest P(yes) (people must select at least one). An endpoint that returns no log-probabilities, or no option letter
+    among them, leaves the test ``unparseable`` with the reason in ``problem``.
+- Token budgets: ``ANSWER_CHARS`` characters for a JSON answer, one token and a margin for a letter;
+  ``--max-tokens`` overrides, ``--reasoning-tokens`` adds room for a reasoning model's thinking (kept in
+  ``reasoning``, never parsed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from backend.bias.items import (
+    ADDED_COLUMNS,
+    EXPORT_COLUMNS,
+    BiasItem,
+    ItemSet,
+    Presented,
+    argument_order,
+    build_sequence,
+    export_row,
+    load_items,
+    present,
+)
+from backend.bias.replies import (
+    LETTERS,
+    ReplyParseError,
+    build_argument_letter_messages,
+    build_letter_messages,
+    build_messages,
+    choice_schema,
+    letter_scores,
+    option_probabilities_from_logprobs,
+    parse_choice,
+    parse_selection,
+    reprompt_message,
+    scripted_reply,
+    selection_schema,
+)
+from backend.core.csvio import iso_utc, neutralise_row, restore_row
+from backend.core.llm import CallRecord, LLMSettings, add_endpoint_options, complete, reply_budget, settings_from_args
+from backend.core.progress import ProgressBar, RunTally
+
+FINAL_STATUSES = ("answered", "unparseable")
+ANSWER_MODES = ("stated", "structured", "logprobs")
+ANSWER_CHARS = 400  # a JSON answer with a probability for each of up to 20 options, or a list of argument numbers
+LETTER_TOKENS = 8  # a letter, and room for a leading space, bracket or "Answer:" before it
+TOP_LOGPROBS = 20  # the most alternatives OpenAI's API returns per token
+
+
+@dataclass(frozen=True)
+class Job:
+    run: int
+    position: int
+    item: BiasItem
+    presented: Presented
+    item_set: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (str(self.run), self.item.id, self.presented.version)
+
+
+@dataclass(kw_only=True)
+class RunSummary(RunTally):
+    path: Path
+
+
+def output_path(out_dir: str | Path, model: str, items: ItemSet) -> Path:
+    safe_model = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
+    return Path(out_dir) / f"bias_{safe_model}_{items.name}.csv"
+
+
+def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Job]:
+    """Every (run, test version) a model answers, in each run's seeded order."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}.")
+    jobs = []
+    for run in range(1, repeats + 1):
+        respondent_seed = f"{seed}:{model}:{run}"
+        for position, (item_id, version) in enumerate(build_sequence(items.items, seed=respondent_seed), 1):
+            item = items.item(item_id)
+            order = argument_order(item, seed=respondent_seed) if item.arguments else None
+            shown = present(item, version, argument_order=order)
+            jobs.append(Job(run=run, position=position, item=item, presented=shown, item_set=items.name))
+    return jobs
+
+
+def _readable_header(fieldnames) -> bool:
+    """The export's columns, or those of a file written before some of ``ADDED_COLUMNS`` existed."""
+    names = tuple(fieldnames or ())
+    return set(names) <= set(EXPORT_COLUMNS) and set(EXPORT_COLUMNS) - set(names) <= set(ADDED_COLUMNS)
+
+
+def read_finished(path: Path) -> list[dict[str, str]]:
+    """The rows of an earlier run that need no new call (answered or unparseable), cells restored exactly as they
+    were before neutralisation; failed calls are dropped. Files from before the identifier columns are read too."""
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not _readable_header(reader.fieldnames):
+            raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
+        rows = [restore_row(row) for row in reader]
+    return [dict.fromkeys(EXPORT_COLUMNS, "") | row for row in rows if row["status"] in FINAL_STATUSES]
+
+
+def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict:
+    return export_row(
+        job.item,
+        job.presented,
+        respondent_kind="model",
+        respondent_id=f"{model}#{job.run}",
+        item_set=job.item_set,
+        position=job.position,
+        status=status,
+        model=model,
+        run=job.run,
+        attempts=calls,
+        seconds=round(latency, 3),
+        answered_at=iso_utc(time.time()),
+        raw_reply=reply,
+        **answer,
+    )
+
+
+async def ask(
+    job: Job,
+    settings: LLMSettings,
+    *,
+    parse_retries: int = 2,
+    use_logprobs: bool = False,
+    answer_mode: str = "stated",
+    policy: Callable = scripted_reply,
+) -> dict[str, Any]:
+    """Ask one test version; return its export row (answered, unparseable or error)."""
+    if answer_mode not in ANSWER_MODES:
+        raise ValueError(f"The answer mode must be one of {', '.join(ANSWER_MODES)}, got {answer_mode!r}.")
+    if answer_mode == "logprobs" and not settings.is_scripted:
+        return await _ask_letters(job, settings)
+    shown, model = job.presented, settings.model
+    messages = build_messages(shown)
+    calls, latency, reply, problem, thinking = 0, 0.0, "", "", []
+    options = {"logprobs": True, "top_logprobs": 5} if use_logprobs and not settings.is_scripted else {}
+    if answer_mode == "structured":
+        schema = (
+            selection_schema(len(shown.arguments)) if shown.kind == "arguments" else choice_schema(len(shown.options))
+        )
+        options["response_schema"] = schema
+    row = _row_maker(job, model, answer_mode)
+    for _ in range(parse_retries + 1):
+        record = await complete(messages, settings, scripted=policy, max_tokens=reply_budget(ANSWER_CHARS), **options)
+        calls += record.attempts
+        latency += record.latency_s
+        reply = record.reply
+        thinking.append(record.reasoning)
+        if not record.ok:
+            error = f"{record.error_kind}: {record.error}"
+            return row("error", calls, latency, error, problem=error, reasoning=_joined(thinking))
+        source = "structured" if record.structured else None
+        try:
+            if shown.kind == "arguments":
+                numbers = parse_selection(reply, len(shown.arguments))
+                selected = [shown.arguments[number - 1].id for number in numbers]
+                return row(
+                    "answered",
+                    calls,
+                    latency,
+                    reply,
+                    selected=selected,
+                    answer_source=source or "json",
+                    reasoning=_joined(thinking),
+                )
+            parsed = parse_choice(reply, [option.label for option in shown.options])
+        except ReplyParseError as error:
+            problem = str(error)
+            messages = [*messages, {"role": "assistant", "content": reply}, reprompt_message(problem)]
+            continue
+        probabilities, confidence_source = parsed.probabilities, "stated" if parsed.probabilities is not None else ""
+        if use_logprobs:
+            from_logprobs = option_probabilities_from_logprobs(record.extra.get("logprobs"), len(shown.options))
+            if from_logprobs is not None:
+                probabilities, confidence_source = from_logprobs, "logprobs"
+        return row(
+            "answered",
+            calls,
+            latency,
+            reply,
+            answer=shown.options[parsed.index].value,
+            confidence=probabilities[parsed.index] if probabilities is not None else None,
+            option_probabilities=probabilities,
+            confidence_source=confidence_source,
+            answer_source=source if source and parsed.source == "json" else parsed.source,
+            reasoning=_joined(thinking),
+        )
+    if shown.kind == "choice":
+        # The answer itself may be clear while its stated probabilities are not (they must add up to 1): keep the
+        # answer, without a confidence, and say why.
+        try:
+            parsed = parse_choice(reply, [option.label for option in shown.options], read_probabilities=False)
+        except ReplyParseError:
+            pass
+        else:
+            return row(
+                "answered",
+                calls,
+                latency,
+                reply,
+                answer=shown.options[parsed.index].value,
+                answer_source="structured" if record.structured and parsed.source == "json" else parsed.source,
+                problem=f"no confidence: {problem}",
+                reasoning=_joined(thinking),
+            )
+    return row("unparseable", calls, latency, reply, problem=problem, reasoning=_joined(thinking))
+
+
+def _joined(thoughts: list[str]) -> str:
+    return "\n\n".join(thought for thought in thoughts if thought)
+
+
+def _row_maker(job: Job, model: str, answer_mode: str) -> Callable[..., dict[str, Any]]:
+    def row(status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict[str, Any]:
+        return _row(job, model, status, calls, latency, reply, answer_mode=answer_mode, **answer)
+
+    return row
+
+
+async def _letter_call(messages, settings: LLMSettings) -> CallRecord:
+    return await complete(messages, settings, max_tokens=LETTER_TOKENS, logprobs=True, top_logprobs=TOP_LOGPROBS)
+
+
+async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
+    """The log-probability answer mode (see the module doc): one letter call per choice test, one per argument."""
+    shown = job.presented
+    row = _row_maker(job, settings.model, "logprobs")
+    if shown.kind == "arguments":
+        numbers = range(1, len(shown.arguments) + 1)
+        records = [await _letter_call(build_argument_letter_messages(shown, number), settings) for number in numbers]
+    else:
+        records = [await _letter_call(build_letter_messages(shown), settings)]
+    calls = sum(record.attempts for record in records)
+    latency = sum(record.latency_s for record in records)
+    replies = " | ".join(record.reply for record in records)
+    thinking = _joined([record.reasoning for record in records])
+    failed = next((record for record in records if not record.ok), None)
+    if failed is not None:
+        error = f"{failed.error_kind}: {failed.error}"
+        return row("error", calls, latency, error, problem=error, reasoning=thinking)
+    n_letters = 2 if shown.kind == "arguments" else len(shown.options)
+    scored = [letter_scores(record.extra.get("logprobs"), n_letters) for record in records]
+    unusable = [note for probabilities, _, note in scored if not probabilities]
+    if unusable:
+        return row("unparseable", calls, latency, replies, problem=unusable[0], reasoning=thinking)
+    notes = "; ".join(dict.fromkeys(note for _, _, note in scored if note))
+    if shown.kind == "arguments":
+        yes = [probabilities[0] for probabilities, _, _ in scored]
+        chosen = [index for index, p_yes in enumerate(yes) if p_yes > 0.5] or [
+            max(range(len(yes)), key=yes.__getitem__)
+        ]
+        return row(
+            "answered",
+            calls,
+            latency,
+            replies,
+            selected=[shown.arguments[index].id for index in chosen],
+            answer_source="letter_logprob_per_argument",
+            problem="; ".join(
+                part
+                for part in (notes, "" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument")
+                if part
+            ),
+            reasoning=thinking,
+        )
+    probabilities = scored[0][0]
+    best = max(range(len(probabilities)), key=probabilities.__getitem__)
+    if sorted(probabilities)[-2:] == [probabilities[best]] * 2:
+        tie = ", ".join(LETTERS[k] for k, p in enumerate(probabilities) if p == probabilities[best])
+        return row("unparseable", calls, latency, replies, problem=f"the letters {tie} are exactly as likely")
+    return row(
+        "answered",
+        calls,
+        latency,
+        replies,
+        answer=shown.options[best].value,
+        confidence=probabilities[best],
+        option_probabilities=probabilities,
+        confidence_source="logprobs",
+        answer_source="letter_logprob" if not notes else "letter_logprob_alternatives",
+        problem=notes,
+        reasoning=thinking,
+    )
+
+
+async def run_tests(
+    items: ItemSet,
+    settings: LLMSettings,
+    *,
+    out_dir: str | Path,
+    repeats: int = 1,
+    concurrency: int = 4,
+    parse_retries: int = 2,
+    use_logprobs: bool = False,
+    answer_mode: str = "stated",
+    seed: Any = 1,
+    progress: TextIO | None = None,
+) -> RunSummary:
+    """Ask every planned test version not yet answered in the output file; append the rows as they arrive."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}.")
+    if parse_retries < 0:
+        raise ValueError(f"parse_retries must be 0 or more, got {parse_retries}.")
+    path = output_path(out_dir, settings.model, items)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jobs = plan_jobs(items, model=settings.model, repeats=repeats, seed=seed)
+    planned = {job.key for job in jobs}
+    finished = [row for row in read_finished(path) if (row["run"], row["item_id"], row["version"]) in planned]
+    done = {(row["run"], row["item_id"], row["version"]) for row in finished}
+    summary = RunSummary(path=path, planned=len(jobs), kept=len(finished))
+    # Rewrite the kept rows first (dropping failed calls), so that the file never holds a test twice.
+    temporary = path.with_suffix(".csv.tmp")
+    with temporary.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(neutralise_row(row) for row in finished)
+    os.replace(temporary, path)
+    todo = [job for job in jobs if job.key not in done]
+    bar = ProgressBar(len(todo), progress)
+    bar.show()
+    gate = asyncio.Semaphore(concurrency)
+    with path.open("a", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
+
+        async def one(job: Job) -> None:
+            async with gate:
+                row = await ask(
+                    job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs, answer_mode=answer_mode
+                )
+            writer.writerow(neutralise_row(row))
+            handle.flush()  # a crash keeps everything answered so far
+            summary.counts[row["status"]] += 1
+            bar.step(row["status"])
+
+        await asyncio.gather(*(one(job) for job in todo))
+    bar.close()
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m backend.bias.runner", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="model name at the endpoint, or 'scripted' (offline)")
+    parser.add_argument("--items", type=Path, default=None, help="item file (default: the bundled sample)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per test version (each run = one respondent)")
+    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (the CSV is resumed if present)")
+    parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unreadable reply")
+    parser.add_argument("--confidence", choices=("stated", "logprobs"), default="stated")
+    parser.add_argument("--answer-mode", choices=ANSWER_MODES, default="stated", help="how a model is asked")
+    add_endpoint_options(parser)
+    parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        items = load_items(args.items)
+        settings = settings_from_args(args, model=args.model)
+        started = time.monotonic()
+        summary = asyncio.run(
+            run_tests(
+                items,
+                settings,
+                out_dir=args.out,
+                repeats=args.repeats,
+                concurrency=args.concurrency,
+                parse_retries=args.parse_retries,
+                use_logprobs=args.confidence == "logprobs",
+                answer_mode=args.answer_mode,
+                seed=args.seed,
+                progress=None if args.quiet else sys.stderr,
+            )
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    return summary.finish(
+        f"{summary.path}: {summary.planned} test versions planned, {summary.kept} kept from before, "
+        f"{summary.counts_text()} ({time.monotonic() - started:.1f} s)."
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,751 @@
+"""The only module that talks to a model provider (any OpenAI-compatible chat-completions endpoint).
+
+Retries are ours, not the client's (``max_retries=0`` on ``AsyncOpenAI``) so that every attempt, its latency and its
+error are recorded. A retry happens for timeouts, connection errors, HTTP 429 (waiting ``Retry-After`` when the
+server sends it) and HTTP 5xx, with exponential backoff; other HTTP errors (400, 401, 404, ...) are final.
+
+Every request carries a token limit: the researcher's ``llm_max_tokens`` when set, else the caller's budget for
+its purpose (``max_tokens=``, see ``reply_budget``), else ``DEFAULT_MAX_TOKENS``; ``llm_reasoning_tokens`` is added
+for reasoning models, whose thinking counts against the limit. An endpoint that wants ``max_completion_tokens``
+instead (OpenAI's reasoning models) is asked again with it.
+
+Reasoning is kept apart from the reply (``CallRecord.reasoning``): a ``reasoning_content`` or ``reasoning`` field
+of the message or of the stream's deltas, and ``<think>…</think>`` or ``[THINK]…[/THINK]`` blocks in the content,
+in any letter case (also a closing tag with no opening one, when the chat template opened the block). A streamed
+reply never yields a block's text. A reply that starts inside a block the template opened can only be told at its
+closing tag: with ``llm_reasoning_tokens`` set (a declared reasoning model), and for an endpoint once seen doing it,
+nothing is streamed before the reply is complete; the first such reply of an undeclared endpoint may have been
+shown as it came, and its record says so (``extra["reasoning_shown_while_streaming"]``).
+
+``response_schema=`` asks for structured output: ``response_format`` of type ``json_schema`` (OpenAI's shape), then,
+if the endpoint refuses it, ``json_object`` with a ``schema`` (llama-cpp-python's shape), then none. A refusal is
+an error whose message names ``response_format``, ``json_schema`` or ``schema`` (any other failure is a failure,
+and a 400 about the context length never switches the schema off); the call is made again at once in the next shape,
+and later calls to that endpoint and model start there. ``CallRecord.structured`` says whether a schema went out,
+``extra["response_format"]`` in which shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from backend.core.stored_text import storable
+
+SCRIPTED_MODEL = "scripted"
+DEFAULT_MAX_CONCURRENCY = 32
+MAX_RETRY_AFTER_S = 30.0
+DEFAULT_MAX_TOKENS = 1024  # for a call whose caller states no budget of its own
+CHARS_PER_TOKEN = 2  # a low bound for prose in en/de/it (about 4 in English): budgets never cut a reply short
+# Thinking blocks in the text of a reply: <think>…</think> (DeepSeek, Qwen, most open models) and [THINK]…[/THINK]
+# (Mistral's Magistral), in any letter case.
+OPEN_TAGS, CLOSE_TAGS = ("<think>", "[think]"), ("</think>", "[/think]")
+THINK_OPEN = re.compile("|".join(re.escape(tag) for tag in OPEN_TAGS), re.IGNORECASE)
+THINK_CLOSE = re.compile("|".join(re.escape(tag) for tag in CLOSE_TAGS), re.IGNORECASE)
+
+ScriptedPolicy = Callable[[list[dict[str, str]]], str]
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to call the model. Build it with ``from_config`` from a session config (or a runner's arguments).
+
+    >>> settings = LLMSettings.from_config({"llm_model": "gpt-x", "llm_timeout_s": 5, "llm_max_retries": 1})
+    >>> settings.model, settings.timeout_s, settings.max_retries, settings.is_scripted
+    ('gpt-x', 5.0, 1, False)
+    """
+
+    model: str = SCRIPTED_MODEL
+    temperature: float = 0.7
+    timeout_s: float = 30.0
+    max_retries: int = 2
+    max_tokens: int | None = None  # overrides every purpose's budget
+    reasoning_tokens: int = 0  # added to every budget: room for a reasoning model's thinking
+    backoff_s: float = 0.5
+    base_url: str | None = None
+
+    def __post_init__(self):
+        if not self.model:
+            raise ValueError("The model name (llm_model) must not be empty.")
+        if self.timeout_s <= 0:
+            raise ValueError(f"The timeout (llm_timeout_s) must be positive, got {self.timeout_s}.")
+        if self.max_retries < 0:
+            raise ValueError(f"The retry budget (llm_max_retries) must be 0 or more, got {self.max_retries}.")
+        if not 0 <= self.temperature <= 2:
+            raise ValueError(f"The temperature (llm_temperature) must be in [0, 2], got {self.temperature}.")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"The token limit (llm_max_tokens) must be at least 1, got {self.max_tokens}.")
+        if self.reasoning_tokens < 0:
+            raise ValueError(
+                f"The reasoning budget (llm_reasoning_tokens) must be 0 or more, got {self.reasoning_tokens}."
+            )
+
+    def token_limit(self, budget: int | None = None) -> int:
+        """The ``max_tokens`` of a request whose purpose needs ``budget`` tokens (see the module doc).
+
+        >>> LLMSettings().token_limit(300), LLMSettings(max_tokens=50, reasoning_tokens=1000).token_limit(300)
+        (300, 1050)
+        >>> LLMSettings().token_limit()
+        1024
+        """
+        return (self.max_tokens or budget or DEFAULT_MAX_TOKENS) + self.reasoning_tokens
+
+    @property
+    def is_scripted(self) -> bool:
+        return self.model == SCRIPTED_MODEL
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **overrides) -> LLMSettings:
+        values = dict(
+            model=str(config.get("llm_model") or SCRIPTED_MODEL),
+            temperature=float(config.get("llm_temperature", 0.7)),
+            timeout_s=float(config.get("llm_timeout_s", 30.0)),
+            max_retries=int(config.get("llm_max_retries", 2)),
+            base_url=config.get("llm_base_url") or os.environ.get("OPENAI_BASE_URL") or None,
+        )
+        if config.get("llm_max_tokens"):
+            values["max_tokens"] = int(config["llm_max_tokens"])
+        if config.get("llm_reasoning_tokens"):
+            values["reasoning_tokens"] = int(config["llm_reasoning_tokens"])
+        values.update(overrides)
+        return cls(**values)
+
+
+def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float = 60.0) -> None:
+    """The runners' options of every model call (argparse), one definition for all of them: ``--base-url``,
+    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens`` and ``--reasoning-tokens``."""
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    parser.add_argument("--temperature", type=float, default=temperature)
+    parser.add_argument("--timeout", type=float, default=timeout_s, help="seconds per call")
+    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
+
+    def whole_number(minimum: int):
+        def read(text: str) -> int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            if value < minimum:
+                raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+            return value
+
+        return read
+
+    parser.add_argument(
+        "--max-tokens", type=whole_number(1), default=None, help="token limit of every call (overrides)"
+    )
+    parser.add_argument(
+        "--reasoning-tokens", type=whole_number(0), default=0, help="extra tokens for a reasoning model's thinking"
+    )
+
+
+def settings_from_args(args, *, model: str) -> LLMSettings:
+    """The ``LLMSettings`` of a runner's command line (``add_endpoint_options``), read as a session config is."""
+    return LLMSettings.from_config(
+        {
+            "llm_model": model,
+            "llm_temperature": args.temperature,
+            "llm_timeout_s": args.timeout,
+            "llm_max_retries": args.max_retries,
+            "llm_base_url": args.base_url,
+            "llm_max_tokens": args.max_tokens,
+            "llm_reasoning_tokens": args.reasoning_tokens,
+        }
+    )
+
+
+def reply_budget(max_chars: int, *, overhead_tokens: int = 16) -> int:
+    """The token budget of a reply of at most ``max_chars`` characters: ceil(max_chars / CHARS_PER_TOKEN) +
+    ``overhead_tokens`` (markers, JSON punctuation). Generous by design: the budget stops a rambling model, the
+    task's own rules judge the length.
+
+    >>> reply_budget(500), reply_budget(0, overhead_tokens=40)
+    (266, 40)
+    """
+    if max_chars < 0 or overhead_tokens < 0:
+        raise ValueError(f"A reply budget needs non-negative sizes, got {max_chars} characters and {overhead_tokens}.")
+    return -(-max_chars // CHARS_PER_TOKEN) + overhead_tokens
+
+
+@dataclass
+class TextDelta:
+    """A piece of a streamed reply, as it arrived."""
+
+    text: str
+
+
+@dataclass
+class CallRecord:
+    """Everything about one model call, for storage: what was asked, what came back, how long, what failed."""
+
+    model: str
+    messages: list[dict[str, str]]
+    reply: str = ""
+    latency_s: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    attempts: int = 0
+    finish_reason: str | None = None
+    streamed: bool = False
+    reasoning: str = ""  # a reasoning model's thinking, never part of ``reply``
+    max_tokens: int | None = None  # the limit the request carried
+    structured: bool | None = None  # None: not asked; True: the schema was sent; False: refused, asked without
+    started_at: float = field(default_factory=time.time)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def as_row(self) -> dict[str, Any]:
+        """A flat dict for an ExtraModel or CSV row (messages and extra as JSON text)."""
+        row = asdict(self)
+        row["messages"] = json.dumps(self.messages, ensure_ascii=False)
+        row["extra"] = json.dumps(self.extra, ensure_ascii=False)
+        return row
+
+
+class _RetryableError(Exception):
+    def __init__(
+        self, kind: str, message: str, retry_after_s: float | None = None, status: int | None = None, detail: str = ""
+    ):
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after_s = retry_after_s
+        self.status = status
+        self.detail = detail
+
+
+class _FinalError(Exception):
+    def __init__(self, kind: str, message: str, status: int | None = None, detail: str = ""):
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.detail = detail  # the endpoint's own words, to tell a refused option from other refusals
+
+
+# The shapes of structured output, tried in this order: the OpenAI shape (OpenAI, vLLM, Ollama, llama.cpp's own
+# server), llama-cpp-python's shape (json_object with a schema), none.
+SCHEMA_SHAPES = ("json_schema", "json_object")
+# Per (base_url, model): how many schema shapes the endpoint refused, and whether it wants max_completion_tokens.
+_refused_shapes: dict[tuple[str | None, str], int] = {}
+_wants_completion_tokens: set[tuple[str | None, str]] = set()
+# Endpoints whose replies start inside a thinking block the chat template opened: their text is never streamed.
+_thinks_unopened: set[tuple[str | None, str]] = set()
+
+
+def forget_endpoint_quirks() -> None:
+    """Forget what endpoints refused or how they think (a test's server changes)."""
+    _refused_shapes.clear()
+    _wants_completion_tokens.clear()
+    _thinks_unopened.clear()
+
+
+# One client and one concurrency cap per event loop: httpx connection pools are bound to the loop that made them.
+_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_caps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def max_concurrency() -> int:
+    """The global cap on concurrent model calls in this process (env ``LLM_MAX_CONCURRENCY``, default 32)."""
+    raw = os.environ.get("LLM_MAX_CONCURRENCY", "")
+    try:
+        value = int(raw) if raw else DEFAULT_MAX_CONCURRENCY
+    except ValueError as error:
+        raise ValueError(f"LLM_MAX_CONCURRENCY must be a whole number, got {raw!r}.") from error
+    if value < 1:
+        raise ValueError(f"LLM_MAX_CONCURRENCY must be at least 1, got {value}.")
+    return value
+
+
+def _concurrency_cap() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    cap = _caps.get(loop)
+    if cap is None:
+        cap = _caps[loop] = asyncio.Semaphore(max_concurrency())
+    return cap
+
+
+def _client(settings: LLMSettings):
+    from openai import AsyncOpenAI
+
+    loop = asyncio.get_running_loop()
+    per_loop = _clients.setdefault(loop, {})
+    key = settings.base_url
+    if key not in per_loop:
+        # A local OpenAI-compatible server needs no key, but the client insists on one.
+        api_key = os.environ.get("OPENAI_API_KEY") or ("no-key" if settings.base_url else None)
+        if api_key is None:
+            raise _FinalError("configuration", "OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured.")
+        per_loop[key] = AsyncOpenAI(api_key=api_key, base_url=settings.base_url, max_retries=0)
+    return per_loop[key]
+
+
+def _classify(error: Exception) -> Exception:
+    """Map an openai/httpx exception to a retryable or final error with a short kind."""
+    import openai
+
+    if isinstance(error, (_RetryableError, _FinalError)):
+        return error
+    if isinstance(error, (openai.APITimeoutError, asyncio.TimeoutError, TimeoutError)):
+        return _RetryableError("timeout", "The model did not answer in time.")
+    if isinstance(error, openai.APIConnectionError):
+        return _RetryableError("connection", f"Could not reach the model endpoint: {type(error).__name__}.")
+    if isinstance(error, openai.RateLimitError):
+        return _RetryableError("rate_limit", "The model endpoint is rate limiting (HTTP 429).", _retry_after(error))
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        if status >= 500:
+            detail = str(getattr(error, "message", "") or error)[:500]
+            return _RetryableError(
+                "server_error", f"The model endpoint failed (HTTP {status}).", _retry_after(error), status, detail
+            )
+        detail = str(getattr(error, "message", "") or error)[:500]
+        return _FinalError("http_error", f"The model endpoint refused the request (HTTP {status}).", status, detail)
+    malformed = (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError, IndexError)
+    if isinstance(error, malformed):
+        return _RetryableError(
+            "bad_response", f"The model endpoint sent a response we cannot read ({type(error).__name__})."
+        )
+    if isinstance(error, openai.APIError):
+        return _RetryableError("api_error", f"The model endpoint reported an error: {type(error).__name__}.")
+    return _FinalError("unexpected", f"{type(error).__name__}: {error}")
+
+
+def _retry_after(error) -> float | None:
+    try:
+        value = error.response.headers.get("retry-after")
+        return min(float(value), MAX_RETRY_AFTER_S) if value is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _request(
+    messages: Sequence[Mapping[str, str]],
+    settings: LLMSettings,
+    options: Mapping[str, Any],
+    *,
+    max_tokens: int | None,
+    response_schema: Mapping[str, Any] | None,
+) -> dict:
+    request = dict(model=settings.model, messages=list(messages), temperature=settings.temperature)
+    endpoint = (settings.base_url, settings.model)
+    limit_key = "max_completion_tokens" if endpoint in _wants_completion_tokens else "max_tokens"
+    request[limit_key] = settings.token_limit(max_tokens)
+    refused = _refused_shapes.get(endpoint, 0)
+    if response_schema is not None and refused < len(SCHEMA_SHAPES):
+        if SCHEMA_SHAPES[refused] == "json_schema":
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(response_schema), "strict": True},
+            }
+        else:
+            request["response_format"] = {"type": "json_object", "schema": dict(response_schema)}
+    request.update(options)
+    return request
+
+
+def _refused_option(error: Exception, request: dict) -> str | None:
+    """Which option of ``request`` a refusal is about (``response_format`` or ``max_tokens``), or None.
+
+    An error whose message names ``response_format``, ``json_schema`` or ``schema`` on a request with a schema refuses
+    the schema, whatever its status (llama-cpp-python reports its validation error as a 500)."""
+    status, detail = getattr(error, "status", None), getattr(error, "detail", "").lower()
+    if status is None:
+        return None
+    if "max_tokens" in request and "max_completion_tokens" in detail:
+        return "max_tokens"
+    names_schema = any(word in detail for word in ("response_format", "json_schema", "schema"))
+    if "response_format" in request and names_schema:  # a 400 about the context or the model is no refusal
+        return "response_format"
+    return None
+
+
+class ReasoningSplitter:
+    """Separates thinking blocks (``<think>…</think>``, Mistral's ``[THINK]…[/THINK]``, in any letter case) from the
+    visible text of a reply that arrives in pieces.
+
+    ``feed(piece)`` returns the visible text that is certain so far (a possible start of a tag is held back);
+    ``finish()`` returns the rest. ``reasoning`` collects the blocks' text. A closing tag with no opening one (the
+    chat template opened the block in the prompt) makes everything before it reasoning: what was returned as
+    visible before it is moved to ``reasoning`` and ``retracted`` is set. With ``hold=True`` nothing is returned
+    before ``finish()``, so no thinking can be shown before its closing tag arrives.
+
+    >>> splitter = ReasoningSplitter()
+    >>> [splitter.feed(piece) for piece in ["<thi", "nk>I should", " offer.</TH", "INK>Deal."]]
+    ['', '', '', 'Deal.']
+    >>> splitter.finish(), splitter.reasoning, splitter.visible
+    ('', 'I should offer.', 'Deal.')
+    """
+
+    def __init__(self, *, hold: bool = False) -> None:
+        self.visible = ""
+        self.reasoning = ""
+        self.retracted = False
+        self.hold = hold
+        self._pending = ""
+        self._inside = False
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        self._pending += piece
+        shown = ""
+        while self._pending:
+            if self._inside:
+                found = THINK_CLOSE.search(self._pending)
+                if found is None:
+                    cut = len(self._pending) - _partial_tag_length(self._pending, CLOSE_TAGS)
+                    self.reasoning += self._pending[:cut]
+                    self._pending = self._pending[cut:]
+                    break
+                self.reasoning += self._pending[: found.start()]
+                self._pending, self._inside = self._pending[found.end() :], False
+                continue
+            opening, closing = THINK_OPEN.search(self._pending), THINK_CLOSE.search(self._pending)
+            if closing is not None and (opening is None or closing.start() < opening.start()):  # no opening tag
+                self.reasoning += self.visible + self._held + shown + self._pending[: closing.start()]
+                self.visible, self._held, shown, self.retracted = "", "", "", True
+                self._pending = self._pending[closing.end() :]
+                continue
+            if opening is None:
+                cut = len(self._pending) - _partial_tag_length(self._pending, OPEN_TAGS + CLOSE_TAGS)
+                shown += self._pending[:cut]
+                self._pending = self._pending[cut:]
+                break
+            shown += self._pending[: opening.start()]
+            self._pending, self._inside = self._pending[opening.end() :], True
+        if self.hold:
+            self._held += shown
+            return ""
+        return self._show(shown)
+
+    def _show(self, text: str) -> str:
+        if not self.visible:
+            text = text.lstrip()  # the blank lines after a thinking block
+        self.visible += text
+        return text
+
+    def finish(self) -> str:
+        rest, self._pending = self._pending, ""
+        if self._inside:  # an unclosed block (the limit cut the thinking short): all of it is reasoning
+            self.reasoning += rest
+            rest = ""
+        held, self._held = self._held, ""
+        return self._show(held + rest)
+
+
+def _partial_tag_length(text: str, tags: Sequence[str]) -> int:
+    """How many characters at the end of ``text`` could begin one of ``tags`` (letter case ignored)."""
+    lowered, longest = text.lower(), 0
+    for tag in tags:
+        for size in range(min(len(tag) - 1, len(lowered)), 0, -1):
+            if lowered.endswith(tag[:size]):
+                longest = max(longest, size)
+                break
+    return longest
+
+
+def split_reasoning(content: str) -> tuple[str, str]:
+    """``(visible, reasoning)`` of a whole reply.
+
+    >>> split_reasoning("<think>Two apples are worth little.</think>\\n\\nI propose: 2 books.")
+    ('I propose: 2 books.', 'Two apples are worth little.')
+    >>> split_reasoning("They want hats.</think>Deal.")
+    ('Deal.', 'They want hats.')
+    """
+    splitter = ReasoningSplitter()
+    splitter.feed(content)
+    splitter.finish()
+    return splitter.visible.strip(), splitter.reasoning.strip()
+
+
+def _reasoning_field(holder: Any) -> str:
+    """A message's or delta's separate reasoning text (``reasoning_content``: vLLM, DeepSeek, llama.cpp;
+    ``reasoning``: OpenRouter, Ollama)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(holder, name, None)
+        if value is None and getattr(holder, "model_extra", None):
+            value = holder.model_extra.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _scripted_chunks(text: str) -> list[str]:
+    words = text.split(" ")
+    return [word + (" " if index < len(words) - 1 else "") for index, word in enumerate(words)]
+
+
+def _create(client, request: dict, **extra):
+    """``chat.completions.create`` with the messages passed as ``extra_body``, which the client sends unchanged.
+
+    Why: as a typed parameter, the client walks every message as a TypedDict before sending it, which cost about
+    4 ms of CPU per call with a ten-message chat (measured with cProfile); our messages are plain JSON already.
+    """
+    options = {key: value for key, value in request.items() if key != "messages"}
+    return client.chat.completions.create(**options, **extra, messages=[], extra_body={"messages": request["messages"]})
+
+
+async def _attempt_stream(
+    client, request: dict, settings: LLMSettings, record: CallRecord, splitter: ReasoningSplitter
+) -> AsyncIterator[str]:
+    """One streamed attempt: yields the visible text pieces (``splitter`` keeps the whole visible reply); fills
+    usage, finish reason and reasoning on ``record``."""
+    # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs every awaited chunk in a task of its own, which
+    # costs each piece extra turns of an event loop that, in oTree, every participant shares.
+    async with asyncio.timeout(settings.timeout_s):
+        response = await _create(client, request, stream=True, stream_options={"include_usage": True})
+    separate_reasoning: list[str] = []
+    try:
+        deadline = time.monotonic() + settings.timeout_s
+        record.finish_reason = None
+        chunks = 0
+        iterator = response.__aiter__()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _RetryableError("timeout", "The model stopped sending before the reply was complete.")
+            try:
+                async with asyncio.timeout(remaining):
+                    chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            chunks += 1
+            if getattr(chunk, "usage", None):
+                record.prompt_tokens = chunk.usage.prompt_tokens
+                record.completion_tokens = chunk.usage.completion_tokens
+            for choice in chunk.choices or []:
+                if choice.finish_reason:
+                    record.finish_reason = choice.finish_reason
+                if thought := _reasoning_field(choice.delta):
+                    separate_reasoning.append(storable(thought))
+                piece = getattr(choice.delta, "content", None)
+                if piece and (visible := splitter.feed(storable(piece))):
+                    yield visible
+        if rest := splitter.finish():
+            yield rest
+        if not chunks:
+            raise _RetryableError("bad_response", "The model endpoint answered without a readable event stream.")
+        if record.finish_reason is None:
+            # The client treats a closed connection as the end of the stream; only a finish reason proves it.
+            raise _RetryableError("interrupted", "The stream ended before the model finished its reply.")
+    finally:
+        record.reasoning = ("".join(separate_reasoning) + splitter.reasoning).strip()
+        if splitter.retracted:  # the template opened the block: from now on this endpoint's text is held
+            _thinks_unopened.add((settings.base_url, settings.model))
+            if not splitter.hold:  # text shown as it came turned out to be thinking: the record says so
+                record.extra["reasoning_shown_while_streaming"] = True
+        await response.close()  # a stalled or abandoned stream frees its connection now, not when collected
+
+
+async def _attempt_complete(client, request: dict, settings: LLMSettings, record: CallRecord) -> str:
+    async with asyncio.timeout(settings.timeout_s):
+        response = await _create(client, request)
+    if not getattr(response, "choices", None):
+        raise _RetryableError("bad_response", "The model endpoint sent a response without choices.")
+    choice = response.choices[0]
+    record.finish_reason = choice.finish_reason
+    if getattr(response, "usage", None):
+        record.prompt_tokens = response.usage.prompt_tokens
+        record.completion_tokens = response.usage.completion_tokens
+    if getattr(choice, "logprobs", None) is not None:
+        record.extra["logprobs"] = choice.logprobs.model_dump() if hasattr(choice.logprobs, "model_dump") else None
+    visible, thought = split_reasoning(storable(choice.message.content or ""))
+    record.reasoning = "\n\n".join(
+        part for part in (storable(_reasoning_field(choice.message)).strip(), thought) if part
+    )
+    return visible
+
+
+async def stream(
+    messages: Sequence[Mapping[str, str]],
+    settings: LLMSettings,
+    *,
+    scripted: ScriptedPolicy | None = None,
+    stream_reply: bool = True,
+    max_tokens: int | None = None,
+    response_schema: Mapping[str, Any] | None = None,
+    **options,
+) -> AsyncIterator[TextDelta | CallRecord]:
+    """Ask the model; yield ``TextDelta`` pieces as they arrive, then exactly one ``CallRecord`` (last item).
+
+    ``max_tokens`` is the caller's budget for this purpose (``reply_budget``); ``response_schema`` a JSON schema
+    the reply should follow where the endpoint accepts one (see the module doc for both).
+
+    Failures never raise: the final record carries ``error`` and ``error_kind`` (``timeout``, ``rate_limit``,
+    ``server_error``, ``connection``, ``bad_response``, ``empty_reply``, ``interrupted``, ``http_error``,
+    ``configuration``, ``scripted_error``). A stream that breaks after text was shown is not retried (the person
+    has seen it); its record has the partial reply and ``error_kind='interrupted'``. A reply that holds only
+    reasoning is an ``empty_reply``.
+    """
+    record = CallRecord(model=settings.model, messages=[dict(message) for message in messages], streamed=stream_reply)
+    started = time.monotonic()
+    if settings.is_scripted:
+        record.attempts = 1
+        if scripted is None:
+            record.error, record.error_kind = "No scripted policy was given for the scripted model.", "configuration"
+        else:
+            try:
+                reply = scripted(record.messages)
+            except Exception as error:  # a policy bug must not strand the participant
+                record.error, record.error_kind = f"{type(error).__name__}: {error}", "scripted_error"
+            else:
+                for piece in _scripted_chunks(reply) if stream_reply else [reply]:
+                    yield TextDelta(piece)
+                record.reply, record.finish_reason = reply, "stop"
+        record.latency_s = time.monotonic() - started
+        yield record
+        return
+
+    async with _concurrency_cap():
+        while True:
+            request = _request(messages, settings, options, max_tokens=max_tokens, response_schema=response_schema)
+            record.max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
+            if response_schema is not None:
+                record.structured = "response_format" in request
+                record.extra["response_format"] = request.get("response_format", {}).get("type", "none")
+            record.attempts += 1
+            pieces: list[str] = []
+            try:
+                client = _client(settings)
+                if stream_reply:
+                    endpoint = (settings.base_url, settings.model)
+                    splitter = ReasoningSplitter(hold=settings.reasoning_tokens > 0 or endpoint in _thinks_unopened)
+                    async for piece in _attempt_stream(client, request, settings, record, splitter):
+                        pieces.append(piece)
+                        yield TextDelta(piece)
+                    reply = splitter.visible.strip()
+                else:
+                    reply = await _attempt_complete(client, request, settings, record)
+                if not reply.strip():
+                    raise _RetryableError("empty_reply", "The model sent an empty reply.")
+                record.reply, record.error, record.error_kind = reply, None, None
+                break
+            except Exception as raw_error:
+                error = _classify(raw_error)
+                record.error, record.error_kind = str(error), error.kind
+                record.reply = "".join(pieces)
+                refused = None if pieces else _refused_option(error, request)
+                if refused == "response_format":
+                    # By the shape refused, not by counting: calls in flight at once refuse the same shape.
+                    endpoint, sent = (settings.base_url, settings.model), request["response_format"]["type"]
+                    _refused_shapes[endpoint] = max(_refused_shapes.get(endpoint, 0), SCHEMA_SHAPES.index(sent) + 1)
+                    continue  # asked again at once, without the schema; not a retry of a failure
+                if refused == "max_tokens" and (settings.base_url, settings.model) not in _wants_completion_tokens:
+                    _wants_completion_tokens.add((settings.base_url, settings.model))
+                    continue
+                if pieces:
+                    record.error_kind = "interrupted"
+                    record.error = f"The reply broke off after {len(record.reply)} characters: {error}"
+                    break
+                if isinstance(error, _FinalError) or record.attempts > settings.max_retries:
+                    break
+                wait = error.retry_after_s
+                if wait is None:
+                    wait = settings.backoff_s * 2 ** (record.attempts - 1)
+                await asyncio.sleep(wait)
+    record.latency_s = time.monotonic() - started
+    yield record
+
+
+async def complete(
+    messages: Sequence[Mapping[str, str]],
+    settings: LLMSettings,
+    *,
+    scripted: ScriptedPolicy | None = None,
+    max_tokens: int | None = None,
+    response_schema: Mapping[str, Any] | None = None,
+    **options,
+) -> CallRecord:
+    """Ask the model without streaming and return the call's record (see ``stream``)."""
+    record = None
+    async for item in stream(
+        messages,
+        settings,
+        scripted=scripted,
+        stream_reply=False,
+        max_tokens=max_tokens,
+        response_schema=response_schema,
+        **options,
+    ):
+        if isinstance(item, CallRecord):
+            record = item
+    return record
+
+
+def start_stream(
+    messages: Sequence[Mapping[str, str]],
+    settings: LLMSettings,
+    *,
+    scripted: ScriptedPolicy | None = None,
+    stream_reply: bool = True,
+    max_tokens: int | None = None,
+    **options,
+) -> StartedStream:
+    """``stream(...)`` set going at once: the request leaves in a task of the running loop, before the caller first
+    asks for an item. Iterate it like ``stream``; ``aclose()`` cancels a call not yet finished.
+
+    Why: in a web server whose event loop every participant shares, an async generator that is only started after
+    the caller's own next step (showing the person's message, say) waits for that step behind everybody else's
+    work before its request even leaves; the model's latency then adds to that wait instead of overlapping it.
+    """
+    return StartedStream(
+        stream(messages, settings, scripted=scripted, stream_reply=stream_reply, max_tokens=max_tokens, **options)
+    )
+
+
+_STREAM_END = object()
+
+
+class StartedStream:
+    """An async iterator over the items of an async iterable that a task of the running loop consumes meanwhile."""
+
+    def __init__(self, source: AsyncIterator[Any]):
+        self._items: asyncio.Queue = asyncio.Queue()
+        self._task = asyncio.ensure_future(self._pump(source))
+
+    async def _pump(self, source: AsyncIterator[Any]) -> None:
+        try:
+            async for item in source:
+                self._items.put_nowait(item)
+        except Exception as error:  # handed to the reader, raised where it iterates
+            self._items.put_nowait(_Raised(error))
+        finally:
+            self._items.put_nowait(_STREAM_END)
+
+    def __aiter__(self) -> StartedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._items.get()
+        if item is _STREAM_END:
+            self._items.put_nowait(_STREAM_END)  # any later call ends too
+            raise StopAsyncIteration
+        if isinstance(item, _Raised):
+            raise item.error
+        return item
+
+    async def aclose(self) -> None:
+        """Cancel the call if it is still running and wait until it has stopped."""
+        if not self._task.done():
+            self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            if not self._task.cancelled():  # the caller itself is being cancelled
+                raise
+
+
+@dataclass
+class _Raised:
+    error: Exception

@@ -1,0 +1,332 @@
+"""The columns of the DoND exports, ``dond_games`` (one row per game) and ``dond_events`` (one row per event).
+
+The oTree app and the self-play runner both build their rows here, so one report reads either. Text that may hold
+line breaks (messages, prompts, raw replies) is escaped with ``escape_text`` (backslash, newline, carriage return,
+tab become ``\\\\``, ``\\n``, ``\\r``, ``\\t``), because oTree's CSV export flattens line breaks;
+``unescape_text`` restores it. Lists (item types, counts, values, proposals, prompts) are JSON text. Times are
+ISO-8601 UTC with milliseconds (``2025-11-24T16:00:00.250Z``, ``backend.core.csvio.iso_utc``).
+
+Identifiers a researcher joins on: every row has ``session_code``, and ``participant_code``, ``prolific_pid`` and
+``study_id`` of a person: in ``dond_games`` the focal person (the one facing the LLM; with two people, the one who
+waited longer), with both people's PIDs in ``prolific_pid_a``/``_b``; in ``dond_events`` the person whose event it
+is, and for the LLM's and the system's events the game's focal person. They are empty where nobody played (self-play).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from backend.core.csvio import escape_text, iso_utc
+from backend.dond.game import GameConfig, _event_value, replay
+from backend.dond.protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
+from backend.dond.rules import Instance, bonus_points
+from backend.dond.scoring import game_metrics
+
+AGENCY_METRICS = PLAYER_METRICS
+
+DOND_GAMES_COLUMNS = [
+    "session_code",
+    "game_id",
+    "mode",
+    "language",
+    "opponent",  # llm, human or self (model vs model)
+    "model",  # the LLM's model name; "human" for person vs person
+    "cell",  # counterbalancing cell 1..4 (see backend.dond.game.CELLS)
+    "focal_role",  # role of the person (A or B); A in model-vs-model runs
+    "opener",
+    "participant_a",
+    "participant_b",
+    "participant_code",  # the focal person's
+    "prolific_pid",  # the focal person's
+    "prolific_pid_a",
+    "prolific_pid_b",
+    "study_id",
+    "instance_seed",
+    "item_types",
+    "counts",
+    "values_a",
+    "values_b",
+    "max_messages",
+    "llm_reprompts",
+    "outcome",  # success, lose, aborted or unfinished
+    "success",
+    "lose",
+    "aborted",
+    "abort_reason",
+    "aborted_by",
+    "proposal_a",
+    "proposal_b",
+    "points_a",
+    "points_b",
+    "points_focal",
+    "points_opponent",
+    "bonus_points",
+    "sum_points",
+    "max_sum_points",
+    "sum_share",
+    "pareto_improvement",
+    "pareto_optimal",
+    "main_score",
+    "mode_score",
+    "mode_pareto_optimal",
+    "messages_a",
+    "messages_b",
+    "violations_a",
+    "violations_b",
+    "llm_errors_a",  # model calls that failed after the client's retries (the model never answered): not violations
+    "llm_errors_b",
+    "reprompts",
+    "llm_calls",
+    "llm_tokens",
+    "started_at",
+    "ended_at",
+    # LLM agency metrics (backend.dond.protocol.player_metrics), per LLM role; empty for a person's role.
+    "model_a",
+    "model_b",
+    "llm_protocol",
+    "llm_word_limit",
+    *[f"{metric}_{side}" for side in ("a", "b") for metric in AGENCY_METRICS],
+]
+
+DOND_EVENTS_COLUMNS = [
+    "session_code",
+    "game_id",
+    "participant_code",
+    "prolific_pid",
+    "study_id",
+    "seq",
+    "created_at",
+    "kind",  # message, proposal, violation, llm_error, reprompt, abort, llm_call, input_rejected, note, probe
+    "role",
+    "actor",  # human, llm or system
+    "text",
+    "proposal",
+    "error_kind",
+    "error",
+    "model",
+    "llm_messages",
+    "llm_reply",
+    "llm_reasoning",  # a reasoning model's thinking, kept apart from the reply
+    "reasoning_shown",  # 1 when that thinking was previewed as it streamed (an undeclared template-opened thinker)
+    "max_tokens",
+    "latency_s",
+    "prompt_tokens",
+    "completion_tokens",
+    "attempts",
+    "finish_reason",
+    "llm_error_kind",
+    "purpose",  # of an llm_call: note, message or probe
+    "turn",  # of note, probe and llm_call events: how many public moves the role had made before
+    # Analysis of the notes protocol (backend.dond.protocol.event_columns): filled on note and probe events
+    # and on the LLM's public moves, empty elsewhere.
+    "offer_status",
+    "offer",
+    "note_split",
+    "belief_split",
+    "internal_verdict",
+    "external_verdict",
+    "parse_error",
+]
+ANALYSIS_COLUMNS = DOND_EVENTS_COLUMNS[DOND_EVENTS_COLUMNS.index("offer_status") :]
+
+
+def _json_list(values: Iterable[Any] | None) -> str:
+    return "" if values is None else json.dumps(list(values), ensure_ascii=False)
+
+
+def _cell(value: Any) -> Any:
+    """A value for CSV: None and NaN become empty; booleans become 0/1."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def event_row(
+    event: Mapping[str, Any] | Any,
+    *,
+    session_code: str,
+    game_id: str,
+    seq: int,
+    person: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One ``dond_events`` row from a stored event (mapping or object with the same attribute names); ``person``
+    gives its ``participant_code``, ``prolific_pid`` and ``study_id``.
+
+    >>> row = event_row({"kind": "message", "role": "A", "actor": "human", "text": "hi\\nthere", "created_at": 0.5}, session_code="s", game_id="g", seq=0)
+    >>> row["text"], row["proposal"], row["created_at"], list(row) == DOND_EVENTS_COLUMNS
+    ('hi\\\\nthere', '', '1970-01-01T00:00:00.500Z', True)
+    """
+    proposal = _event_value(event, "proposal")
+    if isinstance(proposal, str):
+        proposal = json.loads(proposal) if proposal else None
+    row = {name: _cell(_event_value(event, name)) for name in DOND_EVENTS_COLUMNS}
+    row.update(
+        session_code=session_code,
+        game_id=game_id,
+        seq=seq,
+        text=escape_text(_event_value(event, "text")),
+        error=escape_text(_event_value(event, "error")),
+        llm_messages=escape_text(_event_value(event, "llm_messages")),
+        llm_reply=escape_text(_event_value(event, "llm_reply")),
+        llm_reasoning=escape_text(_event_value(event, "llm_reasoning")),
+        proposal=_json_list(proposal),
+        created_at=iso_utc(_event_value(event, "created_at")),
+        **_person_columns(person),
+    )
+    return row
+
+
+def _person_columns(person: Mapping[str, str] | None) -> dict[str, str]:
+    person = person or {}
+    return {name: str(person.get(name) or "") for name in ("participant_code", "prolific_pid", "study_id")}
+
+
+def event_rows(
+    events: list[Mapping[str, Any] | Any],
+    instance: Instance,
+    config: GameConfig,
+    *,
+    session_code: str,
+    game_id: str,
+    people: Mapping[str, Mapping[str, str]] | None = None,
+    focal_role: str = "A",
+) -> list[dict[str, Any]]:
+    """The ``dond_events`` rows of one game, with the notes-protocol analysis columns filled in.
+
+    ``people`` maps each role a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id``; an
+    event of a role nobody plays (the LLM's, the system's) gets those of ``focal_role``.
+    """
+    people = people or {}
+    analysis = event_columns(events, instance, config)
+    rows = []
+    for seq, (event, extra) in enumerate(zip(events, analysis, strict=True)):
+        person = people.get(_event_value(event, "role")) or people.get(focal_role)
+        row = event_row(event, session_code=session_code, game_id=game_id, seq=seq, person=person)
+        row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
+        rows.append(row)
+    return rows
+
+
+def game_row(
+    events: list[Mapping[str, Any] | Any],
+    instance: Instance,
+    config: GameConfig,
+    *,
+    session_code: str,
+    game_id: str,
+    opponent: str,
+    model: str,
+    cell: int,
+    focal_role: str,
+    participant_a: str = "",
+    participant_b: str = "",
+    llm_models: Mapping[str, str] | None = None,
+    protocol: Protocol = PLAIN,
+    people: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, Any]:
+    """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``pareto.game_metrics``.
+
+    ``llm_models`` maps each role an LLM plays to its model name (``{"B": "gpt-x"}`` against a person, both roles
+    in self-play); those roles get the agency metrics (``<metric>_a`` / ``<metric>_b``, see
+    ``backend.dond.protocol.player_metrics``) with ``protocol``'s word limit.
+
+    ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
+    (0 unless the game succeeded). Counts of messages, violations, failed model calls (``llm_errors_*``, never
+    counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
+    the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
+    a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
+    """
+    state = replay(events, config, counts=instance.counts)
+    outcome = state.outcome or "unfinished"
+    row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
+    row.update(
+        session_code=session_code,
+        game_id=game_id,
+        mode=config.mode,
+        language=config.language,
+        opponent=opponent,
+        model=model,
+        cell=cell,
+        focal_role=focal_role,
+        opener=config.opener,
+        participant_a=participant_a,
+        participant_b=participant_b,
+        instance_seed=_cell(instance.seed),
+        item_types=_json_list(instance.item_types),
+        counts=_json_list(instance.counts),
+        values_a=_json_list(instance.values_a),
+        values_b=_json_list(instance.values_b),
+        max_messages=config.max_messages,
+        llm_reprompts=config.llm_reprompts,
+        outcome=outcome,
+        abort_reason=escape_text(state.abort_reason),
+        aborted_by=state.aborted_by or "",
+        proposal_a=_json_list(state.proposals["A"]),
+        proposal_b=_json_list(state.proposals["B"]),
+        messages_a=state.messages_sent["A"],
+        messages_b=state.messages_sent["B"],
+        violations_a=state.violations["A"],
+        violations_b=state.violations["B"],
+        llm_errors_a=state.llm_errors["A"],
+        llm_errors_b=state.llm_errors["B"],
+    )
+    people = people or {}
+    focal_person = people.get(focal_role) or next(iter(people.values()), None)
+    row.update(_person_columns(focal_person))
+    row["prolific_pid_a"] = _person_columns(people.get("A"))["prolific_pid"]
+    row["prolific_pid_b"] = _person_columns(people.get("B"))["prolific_pid"]
+    kinds = [_event_value(event, "kind") for event in events]
+    row["reprompts"] = kinds.count("reprompt")
+    row["llm_calls"] = kinds.count("llm_call")
+    row["llm_tokens"] = sum(
+        int(_event_value(event, name) or 0)
+        for event in events
+        if _event_value(event, "kind") == "llm_call"
+        for name in ("prompt_tokens", "completion_tokens")
+    )
+    llm_models = dict(llm_models or {})
+    row.update(
+        model_a=llm_models.get("A", ""),
+        model_b=llm_models.get("B", ""),
+        llm_protocol=protocol.name if llm_models else "",
+        llm_word_limit=protocol.word_limit if llm_models else "",
+    )
+    for role in llm_models:
+        metrics = player_metrics(events, instance, config, role, word_limit=protocol.word_limit)
+        row.update({f"{name}_{role.lower()}": _cell(value) for name, value in metrics.items()})
+    times = [float(t) for t in (_event_value(event, "created_at") for event in events) if t not in (None, "")]
+    row["started_at"] = iso_utc(min(times)) if times else ""
+    row["ended_at"] = iso_utc(max(times)) if times and outcome != "unfinished" else ""
+    if outcome == "unfinished":
+        return row
+    metrics = game_metrics(
+        instance.counts,
+        instance.values_a,
+        instance.values_b,
+        state.proposals["A"],
+        state.proposals["B"],
+        mode=config.mode,
+        aborted=state.aborted,
+    )
+    for name in DOND_GAMES_COLUMNS:
+        if name in metrics:
+            row[name] = _cell(metrics[name])
+    if not state.aborted:
+        focal, opponent_points = metrics[f"points_{focal_role.lower()}"], metrics[f"points_{_other(focal_role)}"]
+        row.update(
+            points_focal=focal,
+            points_opponent=opponent_points,
+            bonus_points=bonus_points(config.mode, focal, opponent_points) if metrics["success"] else 0,
+        )
+    else:
+        row["bonus_points"] = 0
+    return row
+
+
+def _other(role: str) -> str:
+    return "b" if role == "A" else "a"

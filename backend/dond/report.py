@@ -1,0 +1,420 @@
+"""``python -m backend report dond_games.csv``: DoND metrics per mode × language × model.
+
+For every group of finished games (outcome success, lose or aborted; unfinished rows are left out):
+
+- ``games``, ``cells`` (counterbalancing cells present);
+- ``aborted_rate``, ``lose_rate``, ``success_rate``: shares of games; of the aborted ones, ``llm_error_rate`` (the
+  model could not be reached: failed calls, not the model's doing) and ``llm_invalid_rate`` (the model broke the
+  rules too often) apart, from ``abort_reason``;
+- ``pareto_optimal_rate``: share of non-aborted games whose split no complete split improves (lost games count
+  as not optimal);
+- ``main_score``: mean over non-aborted games (aborted games have none), with a 95% percentile bootstrap interval;
+- ``points_focal``/``points_opponent``: mean points of the person (player A in self-play) and of the other player
+  over non-aborted games; ``sum_share``: mean sum of points over the best possible sum;
+- ``mode_score``: mean of clembench's per-mode score over non-aborted games (its "quality score"), and
+  ``benchmark_score`` = played share × ``mode_score`` / 100 × 100, i.e. (1 − aborted rate) × mean mode score,
+  which is the published clemscore of the game;
+- ``*_debiased``: the same statistic as the unweighted mean of the per-cell means (each of the four cells, which
+  value function the person gets × who opens, weighs the same), with a bootstrap that resamples within cells.
+
+Worked example: two cells, cell 1 with main scores 100 and 80, cell 2 with 40: the plain mean is 73.3, the
+debiased mean (90 + 40) / 2 = 65.
+
+LLM agency (exports with the ``model_a``/``model_b``, ``llm_protocol`` and ``<metric>_a``/``<metric>_b`` columns;
+older files simply lack this section). ``agency_frame`` makes one row per finished game × role an LLM played (a
+role whose agency columns hold a value; a person's role has none): ``model`` = that role's model (``model_a`` /
+``model_b``, else the game's ``model``), ``side`` = the role (its value function), ``is_first_mover`` = whether it
+opened (``opener`` equals the role), ``cluster`` = the instance (seed, item types, counts, values). A game against
+a person gives one row, a model-vs-model game two. ``summarise_agency`` then reports, per mode × language × model
+× ``llm_protocol``, the faithfulness (``internal_faithfulness``, ``external_faithfulness``), instruction-following
+(``note_under_limit``, ``message_under_limit``, ``note_json``, ``proposal_format``) and ``utility`` figures with
+``backend.dond.agency.summarise``: ``n`` (rows with a value), ``n_cells``, the plain ``mean``, the
+``debiased_mean`` = (1/C) Σ_c mean_c over the C non-empty cells c = (side, opened), ``se`` = sqrt(Σ_c s_c²/n_c) / C
+(s_c the cell's sample std; NaN when a cell has one value) and a 95% bootstrap interval that resamples whole
+instances. Metrics with no value in a group (n = 0, e.g. note figures under the plain protocol) are left out. The
+text report prints them as a second table; the JSON gives each row of the main list a key ``llm_agency``: the
+figures of that row's model in that mode and language, one dict per protocol × metric (the key is absent for files
+without the agency columns).
+
+Worked example: an LLM playing B, three games as second mover with internal faithfulness 1, 1 and 0.4, one game as
+first mover with 0: plain mean 2.4 / 4 = 0.6, debiased mean (0.8 + 0) / 2 = 0.4.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from backend.core.csvio import read_csv_any
+from backend.dond import agency as negotiation
+from backend.dond.protocol import PLAYER_METRICS
+
+REQUIRED_COLUMNS = {"game_id", "mode", "language", "model", "cell", "outcome", "main_score", "mode_score", "values_a"}
+FINISHED = ("success", "lose", "aborted")
+N_BOOT = 2000
+# Statistics per game, as floats (NaN where a game has no value, e.g. the main score of an aborted game).
+STATISTICS = (
+    "aborted_rate",
+    "llm_error_rate",
+    "llm_invalid_rate",
+    "lose_rate",
+    "success_rate",
+    "pareto_optimal_rate",
+    "main_score",
+    "points_focal",
+    "points_opponent",
+    "sum_share",
+    "mode_score",
+)
+# Per-role LLM agency metrics reported (backend.dond.protocol.player_metrics), grouped by AGENCY_BY.
+AGENCY_METRICS = (
+    "internal_faithfulness",
+    "external_faithfulness",
+    "note_under_limit",
+    "message_under_limit",
+    "note_json",
+    "proposal_format",
+    "utility",
+)
+AGENCY_BY = ("mode", "language", "model", "llm_protocol")
+INSTANCE_COLUMNS = ("instance_seed", "item_types", "counts", "values_a", "values_b")
+AGENCY_FRAME_COLUMNS = [*AGENCY_BY, "game_id", "side", "is_first_mover", "cluster", *AGENCY_METRICS]
+
+
+def looks_like(columns: Sequence[str]) -> bool:
+    """Whether a CSV header is a ``dond_games`` export.
+
+    >>> from backend.dond.export import DOND_GAMES_COLUMNS
+    >>> looks_like(DOND_GAMES_COLUMNS), looks_like(["game_id", "rating"])
+    (True, False)
+    """
+    return set(columns) >= REQUIRED_COLUMNS
+
+
+def _as_float(series: pd.Series) -> np.ndarray:
+    """0/1, True/False (any case) and numbers as floats; empty cells as NaN."""
+    mapping = {"true": 1.0, "false": 0.0, "": math.nan, "nan": math.nan}
+
+    def convert(value: Any) -> float:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return math.nan
+        if isinstance(value, bool | np.bool_):
+            return float(value)
+        text = str(value).strip().lower()
+        return mapping[text] if text in mapping else float(text)
+
+    return np.array([convert(v) for v in series], dtype=float)
+
+
+def game_statistics(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per-game values of every statistic (NaN where not defined), for finished games."""
+    outcome = frame["outcome"].astype(str).to_numpy()
+    aborted = outcome == "aborted"
+    pareto = _as_float(frame["pareto_optimal"]) if "pareto_optimal" in frame else np.full(len(frame), math.nan)
+    reasons = frame["abort_reason"].astype(str) if "abort_reason" in frame else pd.Series([""] * len(frame))
+    codes = reasons.str.split(":").str[0].str.strip().to_numpy()
+    stats = {
+        "aborted_rate": aborted.astype(float),
+        "llm_error_rate": (aborted & (codes == "llm_error")).astype(float),
+        "llm_invalid_rate": (aborted & (codes == "llm_invalid")).astype(float),
+        "lose_rate": (outcome == "lose").astype(float),
+        "success_rate": (outcome == "success").astype(float),
+        "pareto_optimal_rate": np.where(aborted, math.nan, pareto),
+        "main_score": np.where(aborted, math.nan, _as_float(frame["main_score"])),
+        "mode_score": np.where(aborted, math.nan, _as_float(frame["mode_score"])),
+    }
+    for name in ("points_focal", "points_opponent", "sum_share"):
+        values = _as_float(frame[name]) if name in frame else np.full(len(frame), math.nan)
+        stats[name] = np.where(aborted, math.nan, values)
+    return stats
+
+
+def _nanmean(values: np.ndarray) -> float:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else math.nan
+
+
+def debiased_mean(values: np.ndarray, cells: np.ndarray) -> float:
+    """Mean of the per-cell means (NaNs ignored; cells without a value are left out).
+
+    >>> debiased_mean(np.array([100.0, 80.0, 40.0]), np.array([1, 1, 2]))
+    65.0
+    """
+    means = [_nanmean(values[cells == cell]) for cell in np.unique(cells)]
+    means = [m for m in means if not math.isnan(m)]
+    return float(np.mean(means)) if means else math.nan
+
+
+def bootstrap_interval(
+    values: np.ndarray, *, cells: np.ndarray | None = None, n_boot: int = N_BOOT, seed: int = 0
+) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean (of the debiased mean when ``cells`` is given).
+
+    With ``cells`` every resample draws, within each cell, as many games as the cell has, and averages the cell
+    means. NaNs are dropped first. Deterministic for a seed.
+
+    >>> low, high = bootstrap_interval(np.array([0.0, 100.0] * 20))
+    >>> 30 < low < 50 < high < 70
+    True
+    """
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be at least 1, got {n_boot}.")
+    keep = ~np.isnan(values)
+    values = values[keep]
+    if values.size == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    if cells is None:
+        samples = values[rng.integers(0, values.size, size=(n_boot, values.size))].mean(axis=1)
+    else:
+        cells = cells[keep]
+        per_cell = []
+        for cell in np.unique(cells):
+            cell_values = values[cells == cell]
+            per_cell.append(cell_values[rng.integers(0, cell_values.size, size=(n_boot, cell_values.size))].mean(1))
+        samples = np.mean(per_cell, axis=0)
+    low, high = np.percentile(samples, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]]:
+    """One dict per mode × language × model with every statistic, plain and debiased (see the module doc)."""
+    missing = REQUIRED_COLUMNS - set(frame.columns)
+    if missing:
+        raise ValueError(f"The frame is not a dond_games export; missing columns {sorted(missing)}.")
+    frame = frame[frame["outcome"].astype(str).isin(FINISHED)]
+    rows = []
+    for (mode, language, model), group in frame.groupby(["mode", "language", "model"], sort=True, dropna=False):
+        stats = game_statistics(group)
+        cells = group["cell"].astype(str).to_numpy()
+        row: dict[str, Any] = {
+            "mode": mode,
+            "language": language,
+            "model": model,
+            "games": len(group),
+            "cells": sorted(set(cells)),
+        }
+        for name in STATISTICS:
+            row[name] = _nanmean(stats[name])
+            row[f"{name}_debiased"] = debiased_mean(stats[name], cells)
+        row["main_score_ci"] = list(bootstrap_interval(stats["main_score"], n_boot=n_boot, seed=seed))
+        row["main_score_debiased_ci"] = list(
+            bootstrap_interval(stats["main_score"], cells=cells, n_boot=n_boot, seed=seed)
+        )
+        for suffix in ("", "_debiased"):
+            played = 1.0 - row[f"aborted_rate{suffix}"]
+            mode_score = row[f"mode_score{suffix}"]
+            row[f"benchmark_score{suffix}"] = played * mode_score if not math.isnan(mode_score) else 0.0
+        rows.append(row)
+    return rows
+
+
+def has_agency_columns(frame: pd.DataFrame) -> bool:
+    """Whether the frame has the per-role agency columns (exports before them do not).
+
+    >>> from backend.dond.export import DOND_GAMES_COLUMNS
+    >>> has_agency_columns(pd.DataFrame(columns=DOND_GAMES_COLUMNS)), has_agency_columns(pd.DataFrame(columns=["a"]))
+    (True, False)
+    """
+    return any(f"{metric}_{side}" in frame for side in ("a", "b") for metric in AGENCY_METRICS)
+
+
+def _text_values(series: pd.Series) -> pd.Series:
+    """Strings with missing values (NaN, None, "nan") as empty text."""
+    text = series.fillna("").astype(str).str.strip()
+    return text.where(text.str.lower() != "nan", "")
+
+
+def agency_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per finished game × LLM role with agency metrics (see the module doc); columns ``AGENCY_FRAME_COLUMNS``.
+
+    A role counts when any of its ``<metric>_<role>`` columns (``PLAYER_METRICS``) holds a number. Empty for a
+    frame without the agency columns.
+    """
+    if "outcome" in frame:
+        frame = frame[frame["outcome"].astype(str).isin(FINISHED)]
+    empty = pd.Series("", index=frame.index, dtype=object)
+
+    def text(name: str) -> pd.Series:
+        return _text_values(frame[name]) if name in frame else empty
+
+    cluster_parts = [text(name) for name in INSTANCE_COLUMNS if name in frame]
+    cluster = cluster_parts[0].str.cat(cluster_parts[1:], sep="|") if cluster_parts else empty
+    parts = []
+    for role in ("A", "B"):
+        suffix = role.lower()
+        present = [f"{metric}_{suffix}" for metric in PLAYER_METRICS if f"{metric}_{suffix}" in frame]
+        if not present:
+            continue
+        numbers = frame[present].apply(pd.to_numeric, errors="coerce")
+        llm = numbers.notna().any(axis=1).to_numpy()
+        if not llm.any():
+            continue
+        role_model = text(f"model_{suffix}")
+        part = pd.DataFrame(
+            {
+                "mode": text("mode"),
+                "language": text("language"),
+                "model": role_model.where(role_model != "", text("model")),
+                "llm_protocol": text("llm_protocol"),
+                "game_id": text("game_id"),
+                "side": role,
+                "is_first_mover": text("opener") == role,
+                "cluster": cluster,
+            },
+            index=frame.index,
+        )
+        for metric in AGENCY_METRICS:
+            part[metric] = numbers.get(f"{metric}_{suffix}", math.nan)
+        parts.append(part[llm])
+    if not parts:
+        return pd.DataFrame(columns=AGENCY_FRAME_COLUMNS)
+    return pd.concat(parts, ignore_index=True)[AGENCY_FRAME_COLUMNS]
+
+
+def summarise_agency(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]] | None:
+    """Faithfulness, instruction-following and utility per mode × language × model × protocol, debiased.
+
+    One dict per group × metric with ``n``, ``n_cells``, ``mean``, ``debiased_mean``, ``se``, ``ci_low``,
+    ``ci_high`` (``backend.dond.agency.summarise`` on ``agency_frame``, clustered by instance); metrics with n = 0
+    are left out. ``None`` when the frame has no agency columns (an export older than them).
+    """
+    if not has_agency_columns(frame):
+        return None
+    long = agency_frame(frame)
+    if long.empty:
+        return []
+    table = negotiation.summarise(long, AGENCY_METRICS, by=AGENCY_BY, cluster="cluster", n_boot=n_boot, seed=seed)
+    return table[table["n"] > 0].to_dict("records")  # groups sorted, metrics in AGENCY_METRICS order
+
+
+def _agency_text_table(rows: list[dict[str, Any]]) -> str:
+    header = ["mode", "lang", "model", "protocol", "metric", "n", "cells", "mean", "debiased", "SE", "95% CI"]
+    lines = [header]
+    for r in rows:
+        lines.append(
+            [
+                str(r["mode"]),
+                str(r["language"]),
+                str(r["model"]),
+                str(r["llm_protocol"]) or "–",
+                str(r["metric"]),
+                str(r["n"]),
+                str(r["n_cells"]),
+                _fmt(r["mean"], 3),
+                _fmt(r["debiased_mean"], 3),
+                _fmt(r["se"], 3),
+                f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]",
+            ]
+        )
+    text = _aligned(lines)
+    notes = (
+        "One row per finished game and role an LLM played; cells = side (A/B) x whether it opened. "
+        "Debiased = (1/C) sum of the C cell means; SE = sqrt(sum s_c^2/n_c)/C; the 95% CI bootstraps instances. "
+        "Faithfulness and format figures are shares; utility = own points / 10."
+    )
+    title = "LLM agency per model: faithfulness, instruction following and utility"
+    return title + "\n\n" + "\n".join(text) + "\n\n" + notes
+
+
+def _aligned(lines: list[list[str]]) -> list[str]:
+    """Rows of cells as left-aligned text columns, a dashed rule under the first (the header)."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)) for line in lines]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    return text
+
+
+def _fmt(value: float, digits: int = 1) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _text_table(rows: list[dict[str, Any]]) -> str:
+    header = [
+        "mode",
+        "lang",
+        "model",
+        "games",
+        "cells",
+        "aborted",
+        "LLM error/rules",
+        "lose",
+        "success",
+        "pareto",
+        "main score [95% CI]",
+        "debiased main [95% CI]",
+        "points (person/other)",
+        "benchmark",
+        "debiased benchmark",
+    ]
+    lines = [header]
+    for r in rows:
+        lines.append(
+            [
+                str(r["mode"]),
+                str(r["language"]),
+                str(r["model"]),
+                str(r["games"]),
+                ",".join(r["cells"]),
+                _fmt(r["aborted_rate"], 2),
+                f"{_fmt(r['llm_error_rate'], 2)}/{_fmt(r['llm_invalid_rate'], 2)}",
+                _fmt(r["lose_rate"], 2),
+                _fmt(r["success_rate"], 2),
+                _fmt(r["pareto_optimal_rate"], 2),
+                f"{_fmt(r['main_score'])} [{_fmt(r['main_score_ci'][0])}, {_fmt(r['main_score_ci'][1])}]",
+                f"{_fmt(r['main_score_debiased'])} "
+                f"[{_fmt(r['main_score_debiased_ci'][0])}, {_fmt(r['main_score_debiased_ci'][1])}]",
+                f"{_fmt(r['points_focal'])}/{_fmt(r['points_opponent'])}",
+                _fmt(r["benchmark_score"]),
+                _fmt(r["benchmark_score_debiased"]),
+            ]
+        )
+    text = _aligned(lines)
+    notes = (
+        "Rates are shares of finished games; LLM error/rules: aborted because the model could not be reached / "
+        "broke the rules too often. Pareto, main score and points are over non-aborted games. "
+        "Debiased = mean of the per-cell means over the counterbalancing cells present. "
+        "Benchmark = (1 - aborted rate) x mean clembench per-mode score."
+    )
+    return "\n".join(text) + "\n\n" + notes
+
+
+def _jsonable(value: Any) -> Any:
+    """NaN becomes null (strict JSON), numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, float | np.floating):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
+    """The printed report of one or more ``dond_games`` CSV files (or JSON with ``as_json``)."""
+    if not paths:
+        raise ValueError("paths must name at least one dond_games CSV file.")
+    frames = [read_csv_any(path, dtype=str, keep_default_na=False) for path in paths]
+    frame = pd.concat(frames, ignore_index=True)
+    rows = summarise(frame)
+    agency = summarise_agency(frame)
+    if as_json:
+        if agency is not None:
+            for row in rows:
+                key = (row["mode"], row["language"], row["model"])
+                row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
+        return json.dumps(_jsonable(rows), indent=2, allow_nan=False, ensure_ascii=False)
+    if not rows:
+        return "No finished DoND games in the file(s)."
+    text = _text_table(rows)
+    if agency:
+        text += "\n\n" + _agency_text_table(agency)
+    return text

@@ -1,0 +1,306 @@
+"""Model-vs-model DoND runs with the app's game, prompts, metrics and export columns.
+
+``python -m backend.dond.selfplay --model-a NAME --model-b NAME --instances N --mode semi --language en --concurrency 16
+--out DIR`` plays instances ``generate_instance(instance_seed + k)``, k = 0..N−1, in every debiasing cell (LAMEN
+§2.6): which value function model A gets (side) × who opens. With one model (``--model-b`` equal to or left as
+``--model-a``) swapping sides only swaps identical players, so each instance is played in cells 1 and 2 (A opens, B
+opens): **2 games per instance**; with two different models in all four cells: **4 games per instance**.
+
+Games run concurrently (asyncio, ``--concurrency`` games at once) against any OpenAI-compatible endpoint
+(``--base-url`` or ``OPENAI_BASE_URL``; ``scripted`` plays offline). Output: ``DIR/dond_games.csv`` and
+``DIR/dond_events.csv`` with exactly the app's export columns (``backend.dond.export``; ``opponent = self``), so
+``python -m backend report DIR/dond_games.csv`` covers both. A game's events are written first and its games row
+last; a rerun of the same command keeps every game that has a games row and replays only the others (events of an
+interrupted game are dropped first), so an interrupted run resumes without replaying finished games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from backend.core.csvio import neutralise_row, restore_row
+from backend.core.llm import LLMSettings, add_endpoint_options
+from backend.core.progress import ProgressBar
+from backend.dond import rules as dond
+from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
+from backend.dond.game import MODES, GameConfig, cell_roles, other_role, replay
+from backend.dond.play import llm_turns
+from backend.dond.protocol import PLAIN, PROTOCOLS, Protocol
+
+SESSION_CODE = "selfplay"
+GAMES_FILE, EVENTS_FILE, RUN_FILE = "dond_games.csv", "dond_events.csv", "run.json"
+
+
+@dataclass(frozen=True)
+class Match:
+    """One planned game: the instance number, its cell and which model plays which role."""
+
+    instance_number: int
+    cell: int
+    models: tuple[tuple[str, str], ...]  # ((role, model), ...)
+
+    @property
+    def game_id(self) -> str:
+        return f"i{self.instance_number}-c{self.cell}"
+
+
+def plan_matches(*, model_a: str, model_b: str, instances: int) -> list[Match]:
+    """Every instance in every cell that differs: 2 per instance for one model, 4 for two.
+
+    Model A is the focal player of the cell (``backend.dond.game.cell_roles``).
+
+    >>> [m.game_id for m in plan_matches(model_a="x", model_b="x", instances=2)]
+    ['i0-c1', 'i0-c2', 'i1-c1', 'i1-c2']
+    >>> [dict(m.models) for m in plan_matches(model_a="x", model_b="y", instances=1)][2]
+    {'B': 'x', 'A': 'y'}
+    """
+    if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+        raise ValueError(f"The number of instances must be a positive whole number, got {instances!r}.")
+    if not model_a or not model_b:
+        raise ValueError("Both model names must be given (use 'scripted' to play offline).")
+    cells = (1, 2) if model_a == model_b else (1, 2, 3, 4)
+    matches = []
+    for number in range(instances):
+        for cell in cells:
+            focal, _ = cell_roles(cell)
+            matches.append(Match(number, cell, ((focal, model_a), (other_role(focal), model_b))))
+    return matches
+
+
+def _read_rows(path: Path, columns: Sequence[str]) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if list(reader.fieldnames or []) != list(columns):
+            raise ValueError(f"{path} exists but does not have the DoND export columns; move it away or pick --out.")
+        return [restore_row(row) for row in reader]
+
+
+def _write_rows(path: Path, columns: Sequence[str], rows: Sequence[dict], *, append: bool) -> None:
+    new = not append or not path.exists()
+    with path.open("w" if new else "a", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        if new:
+            writer.writeheader()
+        writer.writerows(neutralise_row(row) for row in rows)  # model text opened in a spreadsheet runs nothing
+
+
+def finished_games(out_dir: Path) -> set[str]:
+    """The ids of games with a games row; events of other games (interrupted) are removed from the events file."""
+    games = {row["game_id"] for row in _read_rows(out_dir / GAMES_FILE, DOND_GAMES_COLUMNS)}
+    events_path = out_dir / EVENTS_FILE
+    events = _read_rows(events_path, DOND_EVENTS_COLUMNS)
+    kept = [row for row in events if row["game_id"] in games]
+    if len(kept) != len(events):
+        _write_rows(events_path, DOND_EVENTS_COLUMNS, kept, append=False)
+    return games
+
+
+def check_run_settings(out_dir: Path, settings: dict) -> None:
+    """Record the run's settings in ``run.json``; a folder holding a run with other settings is refused, so one
+    output never mixes games played under different rules (``--instances`` and ``--concurrency`` may change)."""
+    path = out_dir / RUN_FILE
+    if path.exists():
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        changed = sorted(key for key in settings.keys() | earlier.keys() if settings.get(key) != earlier.get(key))
+        if changed:
+            raise ValueError(
+                f"{out_dir} holds a run with other settings ({', '.join(changed)}); pick another --out folder."
+            )
+    else:
+        path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+async def play_match(
+    match: Match,
+    *,
+    instance: dond.Instance,
+    config: GameConfig,
+    settings: dict[str, LLMSettings],
+    protocol: Protocol,
+) -> list[dict]:
+    """Play one game to its end; returns its events. A game that does not end in a bounded number of turns is
+    aborted with the text ``stalled`` (it cannot happen with the game's rules, the bound only guards the loop)."""
+    events: list[dict] = []
+    for _ in range(4 * config.max_messages + 4 * (config.llm_reprompts + 1) + 8):
+        state = replay(events, config, counts=instance.counts)
+        if state.finished:
+            return events
+        role = state.to_act[0]
+        async for _item in llm_turns(
+            load_events=lambda: events,
+            store_event=events.append,
+            instance=instance,
+            config=config,
+            role=role,
+            settings=settings[role],
+            stream_reply=False,
+            protocol=protocol,
+        ):
+            pass
+    events.append({"kind": "abort", "role": "", "actor": "system", "created_at": time.time(), "text": "stalled"})
+    return events
+
+
+@dataclass
+class RunSummary:
+    planned: int
+    kept: int
+    played: int
+    outcomes: dict[str, int]
+    seconds: float
+    games_path: Path
+
+
+async def run_selfplay(
+    *,
+    model_a: str,
+    model_b: str,
+    instances: int,
+    mode: str,
+    language: str,
+    out_dir: str | Path,
+    concurrency: int = 16,
+    instance_seed: int = 1,
+    max_messages: int = 5,
+    llm_reprompts: int = 2,
+    protocol: Protocol = PLAIN,
+    settings_options: dict | None = None,
+    progress: TextIO | None = None,
+) -> RunSummary:
+    """Plan, skip finished games, play the rest ``concurrency`` at a time, append rows as games end."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
+    if language not in dond.LANGUAGES:
+        raise ValueError(f"language must be one of {', '.join(dond.LANGUAGES)}, not {language!r}.")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive whole number, got {concurrency!r}.")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    matches = plan_matches(model_a=model_a, model_b=model_b, instances=instances)
+    check_run_settings(
+        out,
+        dict(
+            model_a=model_a,
+            model_b=model_b,
+            mode=mode,
+            language=language,
+            instance_seed=instance_seed,
+            max_messages=max_messages,
+            llm_reprompts=llm_reprompts,
+            protocol=protocol.name,
+            word_limit=protocol.word_limit,
+            probe_external=protocol.probe_external,
+        ),
+    )
+    done = finished_games(out)
+    todo = [match for match in matches if match.game_id not in done]
+    options = dict(settings_options or {})
+    started = time.monotonic()
+    outcomes: dict[str, int] = {}
+    bar = ProgressBar(len(todo), progress)
+    bar.show()
+    gate = asyncio.Semaphore(concurrency)
+    lock = asyncio.Lock()
+
+    async def one(match: Match) -> None:
+        instance = dond.generate_instance(instance_seed + match.instance_number)
+        focal, opener = cell_roles(match.cell)
+        config = GameConfig(mode, language, opener, max_messages, llm_reprompts)
+        models = dict(match.models)
+        settings = {role: LLMSettings(model=name, **options) for role, name in models.items()}
+        async with gate:
+            events = await play_match(match, instance=instance, config=config, settings=settings, protocol=protocol)
+        meta = dict(session_code=SESSION_CODE, game_id=match.game_id)
+        row = game_row(
+            events,
+            instance,
+            config,
+            **meta,
+            opponent="self",
+            model=models[focal],
+            cell=match.cell,
+            focal_role=focal,
+            llm_models=models,
+            protocol=protocol,
+        )
+        async with lock:  # events first, the games row last: the games row marks the game as finished
+            _write_rows(
+                out / EVENTS_FILE, DOND_EVENTS_COLUMNS, event_rows(events, instance, config, **meta), append=True
+            )
+            _write_rows(out / GAMES_FILE, DOND_GAMES_COLUMNS, [row], append=True)
+            outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
+            bar.step(row["outcome"])
+
+    try:
+        await asyncio.gather(*(one(match) for match in todo))
+    finally:
+        bar.close()
+    return RunSummary(len(matches), len(matches) - len(todo), len(todo), outcomes, time.monotonic() - started, out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m backend.dond.selfplay", description=__doc__.splitlines()[0])
+    parser.add_argument("--model-a", required=True, help="model name at the endpoint, or 'scripted' (offline)")
+    parser.add_argument("--model-b", default=None, help="the other model (default: the same as --model-a)")
+    parser.add_argument("--instances", type=int, required=True, help="number of instances to play")
+    parser.add_argument("--mode", choices=MODES, default="semi")
+    parser.add_argument("--language", choices=dond.LANGUAGES, default="en")
+    parser.add_argument("--concurrency", type=int, default=16, help="games played at once")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (resumed if it holds a run)")
+    parser.add_argument("--instance-seed", type=int, default=1, help="instance k is generate_instance(seed + k)")
+    parser.add_argument("--max-messages", type=int, default=5, help="chat messages per player")
+    parser.add_argument("--llm-reprompts", type=int, default=2, help="re-prompts after a rule violation")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="plain", help="'notes': a private note per turn")
+    parser.add_argument("--word-limit", type=int, default=64, help="word limit stated in the notes protocol")
+    parser.add_argument("--probe-external", action="store_true", help="ask each turn what the other would accept")
+    add_endpoint_options(parser)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        protocol = Protocol(args.protocol, args.word_limit, args.probe_external)
+        options = dict(temperature=args.temperature, timeout_s=args.timeout, max_retries=args.max_retries)
+        options.update(max_tokens=args.max_tokens, reasoning_tokens=args.reasoning_tokens)
+        if args.base_url:
+            options["base_url"] = args.base_url
+        LLMSettings(model=args.model_a, **options)  # validates the options before anything runs
+        summary = asyncio.run(
+            run_selfplay(
+                model_a=args.model_a,
+                model_b=args.model_b or args.model_a,
+                instances=args.instances,
+                mode=args.mode,
+                language=args.language,
+                out_dir=args.out,
+                concurrency=args.concurrency,
+                instance_seed=args.instance_seed,
+                max_messages=args.max_messages,
+                llm_reprompts=args.llm_reprompts,
+                protocol=protocol,
+                settings_options=options,
+                progress=None if args.quiet else sys.stderr,
+            )
+        )
+    except ValueError as error:
+        parser.error(str(error))
+    outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(summary.outcomes.items())) or "none"
+    print(
+        f"{summary.games_path / GAMES_FILE}: {summary.planned} games planned, {summary.kept} kept from before, "
+        f"{summary.played} played ({outcomes}) in {summary.seconds:.1f} s."
+    )
+    print(json.dumps({"games_per_minute": round(60 * summary.played / summary.seconds, 1) if summary.played else 0}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,346 @@
+"""Aggregate payoff-reasoning verdicts: combined verdict per log, the automated check against people, agreement.
+
+Input: protocol form rows (`backend.reasoning.protocol.PROTOCOL_COLUMNS`), one per judge and log, from the app's
+export or from separate per-judge forms. Per log, the judges' ``orig_cor`` / ``fin_cor`` are combined by
+**unanimity** (correct only if every judge says correct, as in the reference study) or by **majority** (correct if
+more than half say correct; a tie counts as incorrect). The automated check "passed" on a log when its attempt 0
+had no failed queries. Against the combined ``orig_cor`` (positive = correct)::
+
+    accuracy  = (TP + TN) / N        precision = TP / (TP + FP)       recall = TP / (TP + FN)
+    error recall = TN / (TN + FP)    error precision = TN / (TN + FN)  (the check as an error detector)
+
+Ratios with an empty denominator are NaN. Agreement among judges is Fleiss' kappa over the 0/1 verdicts
+(`backend.core.agreement.fleiss_kappa`).
+Everything is reported per model (from the log's file name) and game, per model, and overall.
+
+**Model judges** (rows whose ``participant_code`` starts with ``model:``, as `backend.reasoning.judge` writes them)
+are kept out of the people's figures above and set beside them, per judge and game (`model_judge_scores`): on the
+logs both judged, the share of logs where the model's verdict equals the people's combined verdict
+(``agree_orig``, ``agree_fin``) and Fleiss' kappa of the two (``kappa_people``); and the automated check scored
+against the model exactly as against people (TP/FP/FN/TN, ``accuracy``), with the check's accuracy against people
+on the same logs (``check_vs_people``). A form with model judges only is reported as if they were the judges.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from backend.core.agreement import fleiss_kappa
+from backend.core.csvio import read_csv_any
+from backend.reasoning.logs import confusion_label, parse_failed_queries_field, parse_log_name
+from backend.reasoning.protocol import ERROR_TYPES, PROTOCOL_COLUMNS, read_protocol_form, split_hash_field
+
+RULES = ("unanimity", "majority")
+MODEL_JUDGE_PREFIX = "model:"  # participant_code of a model judge (backend.reasoning.judge)
+CONFUSION_CELLS = ("TP", "FP", "FN", "TN")
+
+
+def combine_verdicts(verdicts: Sequence[int], *, rule: str = "unanimity") -> int:
+    """Combine judges' 0/1 verdicts on one item: unanimity = min; majority = 1 if more than half are 1.
+
+    >>> combine_verdicts([1, 1, 0]), combine_verdicts([1, 1, 0], rule="majority"), combine_verdicts([1, 0], rule="majority")
+    (0, 1, 0)
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}.")
+    values = np.asarray(verdicts)
+    if values.size == 0:
+        raise ValueError("verdicts must hold at least one judge's verdict.")
+    if not np.isin(values, (0, 1)).all():
+        raise ValueError(f"verdicts must be 0 or 1, got {sorted(set(values.tolist()))}.")
+    if rule == "unanimity":
+        return int(values.min())
+    return int(2 * values.sum() > values.size)
+
+
+def confusion_counts(truth: Iterable[int], passed: Iterable[int]) -> dict[str, int]:
+    """Counts of TP/FP/FN/TN with truth = people's verdict (1 = correct) and prediction = the check passed.
+
+    >>> confusion_counts([1, 1, 0, 0, 0], [1, 0, 1, 0, 0])
+    {'TP': 1, 'FP': 1, 'FN': 1, 'TN': 2}
+    """
+    truth, passed = list(truth), list(passed)
+    if len(truth) != len(passed):
+        raise ValueError(f"truth and passed must have the same length, got {len(truth)} and {len(passed)}.")
+    cells = Counter(confusion_label(t, p) for t, p in zip(truth, passed, strict=True))
+    return {cell: cells[cell] for cell in CONFUSION_CELLS}
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else math.nan
+
+
+def check_scores(counts: dict[str, int]) -> dict[str, float]:
+    """Accuracy, precision, recall (positive = correct) and the error-detection pair from TP/FP/FN/TN counts.
+
+    >>> check_scores({"TP": 15, "FP": 9, "FN": 5, "TN": 61})["precision"]
+    0.625
+    """
+    tp, fp, fn, tn = (counts[cell] for cell in CONFUSION_CELLS)
+    return {
+        "accuracy": _ratio(tp + tn, tp + fp + fn + tn),
+        "precision": _ratio(tp, tp + fp),
+        "recall": _ratio(tp, tp + fn),
+        "error_recall": _ratio(tn, tn + fp),
+        "error_precision": _ratio(tn, tn + fn),
+    }
+
+
+def error_type_counts(cells: Iterable[object]) -> dict[str, int]:
+    """Tags of ``err_type`` cells summed (case and spaces ignored); unknown tags are listed under their text.
+
+    >>> error_type_counts(["pa#rga", " Pc", "pa", "", "0"])
+    {'pa': 2, 'rga': 1, 'pc': 1, 'u': 0, '0': 1}
+    """
+    found = Counter(tag.lower() for cell in cells for tag in split_hash_field(cell))
+    result = {code: found.pop(code, 0) for code in ERROR_TYPES}
+    result.update(sorted(found.items()))
+    return result
+
+
+def read_verdict_rows(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """All form rows of ``paths`` with ``source`` (the file name), prepared by `prepare_verdict_rows`."""
+    frames = []
+    for path in paths:
+        frame = read_protocol_form(path)
+        frame.insert(0, "source", Path(path).name)
+        frame["judge"] = _judges(path, len(frame))
+        frames.append(frame)
+    if not frames:
+        raise ValueError("paths must name at least one form.")
+    return prepare_verdict_rows(pd.concat(frames, ignore_index=True))
+
+
+def _judges(path: str | Path, n_rows: int) -> list[str]:
+    """The ``participant_code`` of each row of a form that has one (the export with identifiers), else blanks."""
+    frame = read_csv_any(Path(path), dtype=str, keep_default_na=False)
+    frame.columns = [str(column).strip() for column in frame.columns]
+    if "participant_code" not in frame.columns:
+        return [""] * n_rows
+    return [code.strip() for code in frame["participant_code"]]
+
+
+def prepare_verdict_rows(rows: pd.DataFrame | Iterable[dict]) -> pd.DataFrame:
+    """Protocol rows plus ``model`` (from the file name), the check result on the first and last attempt, and
+    ``judge`` (blank when unknown)."""
+    rows = pd.DataFrame(rows).copy()
+    missing = [column for column in PROTOCOL_COLUMNS if column not in rows.columns]
+    if missing:
+        raise ValueError(f"rows lack the protocol column(s) {missing}.")
+    if "judge" not in rows.columns:
+        rows["judge"] = ""
+    for column in ("attempts", "orig_cor", "fin_cor"):
+        rows[column] = rows[column].astype(int)
+    names = [parse_log_name(file) for file in rows["file"]]
+    rows["model"] = [name.model if name else "unknown" for name in names]
+    failed = [parse_failed_queries_field(cell) for cell in rows["failed_queries"]]
+    rows["check_passed"] = [int(0 not in blocks) for blocks in failed]
+    rows["final_check_passed"] = [
+        int((attempts - 1) not in blocks) for attempts, blocks in zip(rows["attempts"], failed, strict=True)
+    ]
+    return rows
+
+
+def combine_rows(rows: pd.DataFrame, *, rule: str = "unanimity") -> pd.DataFrame:
+    """One row per log: model, game, attempts, judges, combined orig_cor / fin_cor, the check, con_mat."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}.")
+    missing = {"file", "game", "attempts", "orig_cor", "fin_cor", "check_passed", "final_check_passed"} - set(rows)
+    if missing:
+        raise ValueError(f"rows lack the column(s) {sorted(missing)}.")
+    combined = []
+    for file, group in rows.groupby("file", sort=True):
+        orig_cor = combine_verdicts(group["orig_cor"].tolist(), rule=rule)
+        check_passed = int(group["check_passed"].iloc[0])
+        combined.append(
+            {
+                "file": file,
+                "model": group["model"].iloc[0] if "model" in group else "unknown",
+                "game": group["game"].iloc[0],
+                "attempts": int(group["attempts"].iloc[0]),
+                "judges": len(group),
+                "orig_cor": orig_cor,
+                "fin_cor": combine_verdicts(group["fin_cor"].tolist(), rule=rule),
+                "check_passed": check_passed,
+                "final_check_passed": int(group["final_check_passed"].iloc[0]),
+                "con_mat": confusion_label(orig_cor, check_passed),
+            }
+        )
+    return pd.DataFrame(combined)
+
+
+def judged_kappa(rows: pd.DataFrame, column: str) -> float:
+    """Fleiss' kappa of the 0/1 ``column`` over logs, using the logs with the most common number (>= 2) of judges.
+
+    Fleiss' kappa needs the same number of raters on every item; logs with fewer or more judges (an unfinished
+    session) are left out. NaN when no log has two judges or when every verdict is the same.
+
+    >>> rows = pd.DataFrame({"file": list("aaabbbcccd"), "orig_cor": [1, 1, 1, 0, 0, 1, 0, 0, 0, 1]})
+    >>> round(judged_kappa(rows, "orig_cor"), 12)  # d (one judge) left out; (n0, n1) = (0,3) (2,1) (3,0)
+    0.55
+
+    By hand: P_i = 1, 1/3, 1 -> P_bar = 7/9; p = (5/9, 4/9) -> P_e = 41/81; kappa = (63 - 41) / (81 - 41) = 0.55.
+    """
+    per_log = rows.groupby("file")[column].agg(["sum", "count"])
+    per_log = per_log[per_log["count"] >= 2]
+    if per_log.empty:
+        return math.nan
+    per_log = per_log[per_log["count"] == per_log["count"].mode().max()]
+    return fleiss_kappa(np.column_stack([per_log["count"] - per_log["sum"], per_log["sum"]]))
+
+
+def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
+    """Figures per (model, game), per model (game ``all``) and overall (model and game ``all``)."""
+    combined = combine_rows(rows, rule=rule)
+    scopes = [("all", "all", combined, rows)]
+    for model, per_model in combined.groupby("model", sort=True):
+        scopes.append((model, "all", per_model, rows[rows["model"] == model]))
+        for game, per_game in per_model.groupby("game", sort=True):
+            scopes.append((model, game, per_game, rows[(rows["model"] == model) & (rows["game"] == game)]))
+    summary = []
+    for model, game, logs, ratings in scopes:
+        counts = confusion_counts(logs["orig_cor"], logs["check_passed"])
+        summary.append(
+            {
+                "model": model,
+                "game": game,
+                "logs": len(logs),
+                "ratings": len(ratings),
+                "judges_per_log": sorted(set(logs["judges"].tolist())),
+                **counts,
+                **check_scores(counts),
+                "kappa_orig": judged_kappa(ratings, "orig_cor"),
+                "kappa_fin": judged_kappa(ratings, "fin_cor"),
+                "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
+                "correct_final": _ratio(int(logs["fin_cor"].sum()), len(logs)),
+                "check_passed_final": _ratio(int(logs["final_check_passed"].sum()), len(logs)),
+                "attempts": {int(k): int(v) for k, v in sorted(Counter(logs["attempts"]).items())},
+                "error_types": error_type_counts(ratings["err_type"]),
+            }
+        )
+    return summary
+
+
+def split_judges(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(people's rows, model judges' rows): a model judge's ``judge`` starts with `MODEL_JUDGE_PREFIX`."""
+    is_model = rows["judge"].astype(str).str.startswith(MODEL_JUDGE_PREFIX)
+    return rows[~is_model], rows[is_model]
+
+
+def _agreement(model: Sequence[int], people: Sequence[int]) -> tuple[float, float]:
+    """(share of equal verdicts, Fleiss' kappa of the two raters) over paired 0/1 verdicts; NaN when none."""
+    if not len(model):
+        return math.nan, math.nan
+    model, people = np.asarray(model), np.asarray(people)
+    ones = model + people
+    return float((model == people).mean()), fleiss_kappa(np.column_stack([2 - ones, ones]))
+
+
+def model_judge_scores(people: pd.DataFrame, models: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
+    """Each model judge beside people (combined by ``rule``) and beside the automated check, per judge and game.
+
+    One row per (judge, game) plus (judge, ``all``): ``logs`` it judged, ``with_people`` of them also judged by
+    people, ``agree_orig`` / ``agree_fin`` (share of those logs with the same verdict) and ``kappa_people``
+    (Fleiss' kappa of model and people on ``orig_cor``), the check's TP/FP/FN/TN and ``accuracy`` with the model's
+    ``orig_cor`` as truth, and ``check_vs_people`` (the check's accuracy against people on the same logs).
+    """
+    combined_people = combine_rows(people, rule=rule).set_index("file") if len(people) else None
+    scores = []
+    for judge, ratings in models.groupby("judge", sort=True):
+        verdicts = combine_rows(ratings, rule=rule)  # one row per log: a judge rates a log once
+        scopes = [("all", verdicts)] + list(verdicts.groupby("game", sort=True))
+        for game, logs in scopes:
+            counts = confusion_counts(logs["orig_cor"], logs["check_passed"])
+            shared = logs[logs["file"].isin(combined_people.index)] if combined_people is not None else logs[:0]
+            theirs = combined_people.loc[shared["file"]] if len(shared) else None
+            agree_orig, kappa = _agreement(shared["orig_cor"].tolist(), [] if theirs is None else theirs["orig_cor"])
+            agree_fin, _ = _agreement(shared["fin_cor"].tolist(), [] if theirs is None else theirs["fin_cor"])
+            people_counts = confusion_counts([] if theirs is None else theirs["orig_cor"], shared["check_passed"])
+            scores.append(
+                {
+                    "judge": judge,
+                    "game": game,
+                    "logs": len(logs),
+                    "with_people": len(shared),
+                    "agree_orig": agree_orig,
+                    "agree_fin": agree_fin,
+                    "kappa_people": kappa,
+                    **counts,
+                    "accuracy": check_scores(counts)["accuracy"],
+                    "check_vs_people": check_scores(people_counts)["accuracy"],
+                    "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
+                }
+            )
+    return scores
+
+
+def looks_like(columns: Iterable[str]) -> bool:
+    """A protocol form: all 12 protocol columns (an extra leading index column is allowed)."""
+    return set(PROTOCOL_COLUMNS) <= {str(column).strip() for column in columns}
+
+
+def _nan_to_none(value: object) -> object:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def format_figure(value: object) -> str:
+    """A summary value as table text: floats with 3 decimals (NaN as n/a), dicts as ``key:count``."""
+    if isinstance(value, float):
+        return "n/a" if math.isnan(value) else f"{value:.3f}"
+    if isinstance(value, dict):
+        return " ".join(f"{key}:{count}" for key, count in value.items())
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "unanimity") -> str:
+    """The printed report of ``python -m backend report`` for protocol forms (one or many files)."""
+    rows = read_verdict_rows(paths)
+    people, models = split_judges(rows)
+    judged = people if len(people) else models  # a form of model judges alone: they are its judges
+    summary = summarise(judged, rule=rule)
+    beside = model_judge_scores(people, models, rule=rule) if len(models) and len(people) else []
+    if as_json:
+        groups = [{key: _nan_to_none(value) for key, value in group.items()} for group in summary]
+        result = {"rule": rule, "groups": groups}
+        if beside:
+            result["model_judges"] = [{key: _nan_to_none(value) for key, value in group.items()} for group in beside]
+        return json.dumps(result, indent=2)
+    main_columns = ["model", "game", "logs", "ratings", *CONFUSION_CELLS, "accuracy", "precision", "recall"]
+    more_columns = ["model", "game", "error_recall", "error_precision", "kappa_orig", "kappa_fin"]
+    more_columns += ["correct_first", "correct_final", "check_passed_final"]
+    who = "people" if len(people) else "the model judges"
+    lines = [
+        f"Payoff-reasoning verdicts: {len(judged)} ratings of {judged['file'].nunique()} logs; judges combined by "
+        f"{rule}.",
+        f"Automated check (attempt 0 without failed queries) against {who} (positive = reasoning correct):",
+        _table(summary, main_columns),
+        "",
+        "Error detection, agreement (Fleiss' kappa) and share judged correct:",
+        _table(summary, more_columns),
+        "",
+        "Attempts and error types (tags summed over judges):",
+        _table(summary, ["model", "game", "judges_per_log", "attempts", "error_types"]),
+    ]
+    if beside:
+        lines += [
+            "",
+            f"Model judges ({len(models)} ratings of {models['file'].nunique()} logs) beside people (agreement with "
+            "their combined verdict) and beside the automated check (scored against the model; check_vs_people: "
+            "against people on the same logs):",
+            _table(beside, list(beside[0])),
+        ]
+    return "\n".join(lines)
+
+
+def _table(summary: list[dict], columns: list[str]) -> str:
+    frame = pd.DataFrame([{column: format_figure(group[column]) for column in columns} for group in summary])
+    return frame.to_string(index=False)

@@ -1,0 +1,517 @@
+"""The judging task of the payoff-reasoning app, without oTree: settings, loading logs, the page's data, verdicts.
+
+Session-config keys (defaults in `DEFAULTS`):
+
+- ``logs_folder``: folder of ``*.txt`` logs, or a ``.zip`` of them; relative paths start at the project root.
+- ``logs_upload``: logs given directly, as a mapping (or its JSON text) of file name -> log text, e.g. through the
+  REST API's ``modified_session_config_fields``; when set, ``logs_folder`` is not read.
+- ``default_game``: game code for files whose names do not state one.
+- ``extra_games``: more games (or replacements), as in `backend.reasoning.games.games_with` (mapping or JSON text).
+- ``judges_per_log`` (3; 1-100), ``logs_per_judge`` (6; 1-30), ``reservation_minutes`` (30; 1-1440): the assignment.
+- ``csv_separator`` (``;``) for the protocol CSV download, ``aggregation_rule`` (``unanimity``/``majority``).
+
+Logs are bounded before they are read (`MAX_LOGS` files, `MAX_LOG_BYTES` each, `MAX_TOTAL_LOG_BYTES` together; a
+``.zip`` at most `MAX_ARCHIVE_BYTES` with `MAX_ARCHIVE_ENTRIES` entries, each entry judged by its declared size and
+then read in chunks that stop at the bound), so a crafted archive or upload cannot fill the server's memory. Files
+are UTF-8 (a byte-order mark is fine); anything else is refused with the file and line.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
+
+from backend.core import assignment, session_keys
+from backend.core.researcher_files import decode_text, parse_json, read_text
+from backend.core.script_json import script_json
+from backend.core.stored_text import typed_length
+from backend.reasoning.games import Game, games_with
+from backend.reasoning.logs import ReasoningLog, parse_log_texts, sentence_lines
+from backend.reasoning.protocol import (
+    ERROR_TYPES,
+    SEPARATORS,
+    escape_newlines,
+    protocol_csv,
+    protocol_row,
+    verdict_errors,
+)
+from backend.reasoning.report import RULES, format_figure, prepare_verdict_rows, summarise
+
+DEFAULTS: Mapping[str, Any] = {
+    "logs_folder": "payoff_reasoning_eval/logs",
+    "logs_upload": "",
+    "default_game": "",
+    "extra_games": "",
+    "judges_per_log": 3,
+    "logs_per_judge": 6,
+    "reservation_minutes": 30,
+    "csv_separator": ";",
+    "aggregation_rule": "unanimity",
+}
+
+
+# Bounds on what a session's logs may be: the shipped logs are a few KB each and a study judges a few hundred, so
+# these leave ample room while keeping a crafted upload or zip from filling the server's memory.
+MAX_LOGS = 2000
+MAX_LOG_BYTES = 1_000_000
+MAX_TOTAL_LOG_BYTES = 20_000_000
+MAX_ARCHIVE_ENTRIES = 5000  # every entry of a .zip, folders and other files included
+MAX_ARCHIVE_BYTES = 20_000_000  # the .zip file itself
+MAX_UPLOAD_CHARS = 25_000_000  # the logs_upload JSON text
+MAX_LOG_NAME_CHARS = 200
+MAX_EXTRA_GAMES_CHARS = 100_000
+_READ_CHUNK = 64 * 1024
+
+
+class LogLoadError(ValueError):
+    """The session's logs cannot be used; the message lists every problem, one per line, with file and line."""
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    logs_folder: str
+    logs_upload: Mapping[str, str] | None
+    default_game: str | None
+    games: Mapping[str, Game]
+    judges_per_log: int
+    logs_per_judge: int
+    reservation_minutes: float
+    csv_separator: str
+    aggregation_rule: str
+
+
+def _json_object(value: Any, *, key: str, max_chars: int) -> Mapping | None:
+    """A key given as a mapping or as JSON text of an object; None when empty."""
+    if value in (None, "", {}):
+        return None
+    if isinstance(value, str):
+        if len(value) > max_chars:
+            raise ValueError(
+                f"The session key {key!r} holds {len(value):,} characters, more than the {max_chars:,} allowed."
+            )
+        value = parse_json(value, what=f"The session key {key!r}")
+    if not isinstance(value, Mapping):
+        raise ValueError(f"The session key {key!r} must be a JSON object, not {type(value).__name__}.")
+    return value
+
+
+def _checked_upload(value: Any) -> dict[str, str] | None:
+    upload = _json_object(value, key="logs_upload", max_chars=MAX_UPLOAD_CHARS)
+    if upload is None:
+        return None
+    if len(upload) > MAX_LOGS:
+        raise ValueError(
+            f"The session key 'logs_upload' holds {len(upload):,} logs, more than the {MAX_LOGS:,} allowed."
+        )
+    total = 0
+    for name, text in upload.items():
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise ValueError("The session key 'logs_upload' must map file names to log texts (strings).")
+        _check_log_name(name, where="logs_upload")
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_LOG_BYTES:
+            raise ValueError(
+                f"The log {name!r} in logs_upload has {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may have."
+            )
+        total += size
+    if total > MAX_TOTAL_LOG_BYTES:
+        raise ValueError(
+            f"The logs in logs_upload have {total:,} bytes together, more than the {MAX_TOTAL_LOG_BYTES:,} allowed."
+        )
+    return dict(upload)
+
+
+def _check_log_name(name: str, *, where: str) -> None:
+    if not name.strip() or len(name) > MAX_LOG_NAME_CHARS:
+        raise ValueError(
+            f"A log file name in {where} must have 1 to {MAX_LOG_NAME_CHARS} characters, got {name[:80]!r}."
+        )
+
+
+def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> TaskSettings:
+    """Read and check the app's session-config keys (missing keys take `DEFAULTS`); ValueError names the key.
+
+    >>> task_settings({"judges_per_log": "2"}, max_logs_per_judge=30).judges_per_log
+    2
+    >>> task_settings({"logs_per_judge": 31}, max_logs_per_judge=30)
+    Traceback (most recent call last):
+    ...
+    ValueError: The session key 'logs_per_judge' must be a whole number from 1 to 30, not 31.
+    """
+    merged = {**DEFAULTS, **{key: config[key] for key in DEFAULTS if key in config}}
+    games = games_with(_json_object(merged["extra_games"], key="extra_games", max_chars=MAX_EXTRA_GAMES_CHARS))
+    default_game = session_keys.text(merged, "default_game", max_chars=40) or None
+    if default_game is not None and default_game not in games:
+        raise ValueError(
+            f"The session key 'default_game' must be a known game ({', '.join(sorted(games))}), not {default_game!r}."
+        )
+    return TaskSettings(
+        logs_folder=session_keys.text(merged, "logs_folder", max_chars=1000),
+        logs_upload=_checked_upload(merged["logs_upload"]),
+        default_game=default_game,
+        games=games,
+        judges_per_log=session_keys.whole_number(merged, "judges_per_log", minimum=1, maximum=100),
+        logs_per_judge=session_keys.whole_number(merged, "logs_per_judge", minimum=1, maximum=max_logs_per_judge),
+        reservation_minutes=session_keys.number(merged, "reservation_minutes", minimum=1, maximum=24 * 60),
+        csv_separator=session_keys.choice(merged, "csv_separator", SEPARATORS),
+        aggregation_rule=session_keys.choice(merged, "aggregation_rule", RULES),
+    )
+
+
+def normalised_config(settings: TaskSettings) -> dict[str, Any]:
+    """The typed values of the keys a form or the REST API may send as text (``"3"`` -> 3), to store in the config."""
+    return {
+        "judges_per_log": settings.judges_per_log,
+        "logs_per_judge": settings.logs_per_judge,
+        "reservation_minutes": settings.reservation_minutes,
+    }
+
+
+def _read_folder(folder: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
+    paths = sorted(folder.glob("*.txt"))
+    if len(paths) > MAX_LOGS:
+        raise LogLoadError(f"{what} holds {len(paths):,} .txt files, more than the {MAX_LOGS:,} allowed.")
+    sizes = {path: path.stat().st_size for path in paths}
+    _check_sizes({path.name: size for path, size in sizes.items()}, what=what, unit="file")
+    texts, problems = {}, []
+    for path in paths:
+        try:
+            _check_log_name(path.name, where=what)
+            texts[path.name] = read_text(path, what=path.name, max_bytes=MAX_LOG_BYTES)
+        except ValueError as error:
+            problems.append(str(error))
+    return texts, problems
+
+
+def _check_sizes(sizes: Mapping[str, int], *, what: str, unit: str) -> None:
+    """Refuse before reading anything: any log over `MAX_LOG_BYTES`, or all of them over `MAX_TOTAL_LOG_BYTES`."""
+    too_big = [
+        f"the {unit} {name!r} has {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may have."
+        for name, size in sizes.items()
+        if size > MAX_LOG_BYTES
+    ]
+    total = sum(sizes.values())
+    if total > MAX_TOTAL_LOG_BYTES:
+        too_big.append(f"its logs have {total:,} bytes together, more than the {MAX_TOTAL_LOG_BYTES:,} allowed.")
+    if too_big:
+        raise LogLoadError(f"{what} was not read: " + " ".join(too_big))
+
+
+def _is_log_entry(info: zipfile.ZipInfo) -> bool:
+    name = info.filename
+    # macOS adds __MACOSX/._name.txt resource forks to archives it makes; they are not logs.
+    return (
+        not info.is_dir()
+        and name.endswith(".txt")
+        and not name.startswith("__MACOSX/")
+        and not PurePath(name).name.startswith("._")
+    )
+
+
+def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, what: str) -> bytes:
+    """An entry's bytes, read in chunks and cut off past `MAX_LOG_BYTES`: the declared size may be a lie."""
+    chunks, size = [], 0
+    with archive.open(info) as handle:
+        while chunk := handle.read(_READ_CHUNK):
+            size += len(chunk)
+            if size > MAX_LOG_BYTES:
+                raise LogLoadError(
+                    f"{what}: the entry {info.filename!r} unpacks to more than the {MAX_LOG_BYTES:,} bytes a log may "
+                    f"have (its header says {info.file_size:,}); the archive was not read."
+                )
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_zip(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
+    size = source.stat().st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise LogLoadError(f"{what} is {size:,} bytes, more than the {MAX_ARCHIVE_BYTES:,} bytes allowed for a .zip.")
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise LogLoadError(f"{what} cannot be opened as a .zip file ({error}).") from None
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > MAX_ARCHIVE_ENTRIES:
+            raise LogLoadError(
+                f"{what} holds {len(entries):,} entries, more than the {MAX_ARCHIVE_ENTRIES:,} allowed; "
+                "the archive was not read."
+            )
+        members = sorted((info for info in entries if _is_log_entry(info)), key=lambda info: info.filename)
+        if len(members) > MAX_LOGS:
+            raise LogLoadError(f"{what} holds {len(members):,} .txt files, more than the {MAX_LOGS:,} allowed.")
+        _check_sizes({info.filename: info.file_size for info in members}, what=what, unit="entry")
+        texts, problems = {}, []
+        for info in members:
+            name = PurePath(info.filename).name
+            if name in texts:
+                problems.append(f"{name}: the archive holds two files of this name.")
+                continue
+            try:
+                _check_log_name(name, where=what)
+                raw = _read_entry(archive, info, what=what)
+            except LogLoadError:
+                raise
+            except ValueError as error:
+                problems.append(str(error))
+                continue
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError) as error:
+                raise LogLoadError(
+                    f"{what}: the entry {info.filename!r} cannot be unpacked ({error}); the archive is damaged, "
+                    "encrypted or altered. Make the .zip again from the log files."
+                ) from None
+            try:
+                texts[name] = decode_text(raw, what=name)
+            except ValueError as error:
+                problems.append(str(error))
+    return texts, problems
+
+
+def _read_texts(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
+    if source.is_dir():
+        return _read_folder(source, what=what)
+    if source.suffix.lower() == ".zip" and source.is_file():
+        return _read_zip(source, what=what)
+    raise LogLoadError(f"{what} is neither a folder nor a .zip file (looked for {source}).")
+
+
+def load_logs(settings: TaskSettings, *, project_root: Path) -> list[ReasoningLog]:
+    """All logs of the session, checked against the games; `LogLoadError` lists every file that fails.
+
+    Nothing over the bounds above is read into memory: sizes are checked before reading, and zip entries are read
+    in chunks that stop at the bound.
+    """
+    if settings.logs_upload is not None:
+        texts, problems, where = dict(settings.logs_upload), [], "logs_upload"
+    else:
+        source = Path(settings.logs_folder)
+        source = source if source.is_absolute() else project_root / source
+        where = f"logs_folder {settings.logs_folder!r}"
+        texts, problems = _read_texts(source, what=where)
+    logs, errors = parse_log_texts(texts, games=settings.games, default_game=settings.default_game)
+    problems += [str(error) for error in errors]
+    if problems:
+        raise LogLoadError(f"{len(problems)} log file(s) in {where} cannot be used:\n" + "\n".join(problems))
+    if not logs:
+        raise LogLoadError(f"No log files (*.txt) found in {where}.")
+    return logs
+
+
+def sentence_index(log: ReasoningLog) -> dict[str, str]:
+    """Id -> text of every sentence a judge can mark: ``f<i>`` in the first response, ``l<i>`` in the last one
+    (only when there is more than one attempt)."""
+    index = {}
+    responses = [("f", log.attempts[0])] + ([("l", log.attempts[-1])] if len(log.attempts) > 1 else [])
+    for prefix, attempt in responses:
+        position = 0
+        for _, sentences in sentence_lines(attempt.response):
+            for sentence in sentences:
+                index[f"{prefix}{position}"] = sentence
+                position += 1
+    return index
+
+
+def _paragraphs(text: str, prefix: str) -> list[dict[str, Any]]:
+    paragraphs, position = [], 0
+    for marker, sentences in sentence_lines(text):
+        items = []
+        for sentence in sentences:
+            items.append({"id": f"{prefix}{position}", "text": sentence})
+            position += 1
+        paragraphs.append({"marker": marker, "sentences": items})
+    return paragraphs
+
+
+def judging_view(log: ReasoningLog, game: Game) -> dict[str, Any]:
+    """What the judging page shows: the game's table and the first (and last) response as clickable sentences."""
+    return {
+        "game_name": game.name,
+        "game_table": game.table(),
+        "attempts": len(log.attempts),
+        "first_response": _paragraphs(log.attempts[0].response, "f"),
+        "last_response": _paragraphs(log.attempts[-1].response, "l") if len(log.attempts) > 1 else None,
+    }
+
+
+def split_codes(raw: str | None) -> list[str]:
+    """Codes from a hidden field (``#`` or ``,`` separated), stripped, duplicates dropped, order kept.
+
+    >>> split_codes("pa#rga, pa")
+    ['pa', 'rga']
+    """
+    found = []
+    for code in (raw or "").replace(",", "#").split("#"):
+        code = code.strip()
+        if code and code not in found:
+            found.append(code)
+    return found
+
+
+def check_verdict(
+    log: ReasoningLog,
+    *,
+    orig_cor: int | None,
+    fin_cor: int | None,
+    err_type: str | None,
+    marked: str | None,
+    remarks: str | None = None,
+) -> list[str]:
+    """Problems with a submitted verdict (for the page's error message); [] when it may be saved.
+
+    Remarks are bounded (``MAX_REMARKS_CHARS``) like social_eval's reasoning: the form takes up to 512 KiB, and every
+    export and report would carry a pasted book.
+    """
+    if remarks and (length := typed_length(remarks)) > MAX_REMARKS_CHARS:
+        return [f"Please shorten your remarks to at most {MAX_REMARKS_CHARS:,} characters (they have {length:,})."]
+    if orig_cor is None:
+        return ["Please say whether the first response is correct."]
+    if len(log.attempts) > 1 and fin_cor is None:
+        return ["Please say whether the last response is correct."]
+    index = sentence_index(log)
+    ids = split_codes(marked)
+    unknown = [sentence_id for sentence_id in ids if sentence_id not in index]
+    if unknown:
+        return [f"Unknown sentence id(s) {', '.join(unknown)}; please mark sentences by clicking them."]
+    return verdict_errors(
+        orig_cor=orig_cor,
+        fin_cor=orig_cor if len(log.attempts) == 1 else fin_cor,
+        n_attempts=len(log.attempts),
+        err_types=split_codes(err_type),
+        sentences=[index[sentence_id] for sentence_id in ids],
+    )
+
+
+MAX_REMARKS_CHARS = 5000
+
+
+def verdict_row(
+    log: ReasoningLog, *, orig_cor: int, fin_cor: int | None, err_type: str | None, marked: str | None, remarks: str
+) -> dict[str, object]:
+    """The protocol row of a valid verdict: sentences in text order, error types in the protocol's order."""
+    index = sentence_index(log)
+    ids = set(split_codes(marked))
+    codes = set(split_codes(err_type))
+    return protocol_row(
+        log,
+        orig_cor=orig_cor,
+        fin_cor=orig_cor if len(log.attempts) == 1 else fin_cor,
+        err_types=[code for code in ERROR_TYPES if code in codes] + sorted(codes - set(ERROR_TYPES)),
+        sentences=[text for sentence_id, text in index.items() if sentence_id in ids],
+        remarks=remarks or "",
+    )
+
+
+def coverage_table(files: Iterable[str], coverage: Mapping[str, tuple[int, int]], *, per_log: int) -> list[dict]:
+    """Rows for the admin report: file, finished judgements, live reservations, still needed."""
+    return [
+        {"file": file, "done": done, "reserved": live, "missing": max(per_log - done, 0)}
+        for file in files
+        for done, live in [coverage.get(file, (0, 0))]
+    ]
+
+
+def error_type_help() -> list[dict[str, str]]:
+    """The error types for templates: code, name, definition, example."""
+    return [
+        {"code": code, "name": name, "definition": definition, "example": example}
+        for code, (name, definition, example) in ERROR_TYPES.items()
+    ]
+
+
+SUMMARY_COLUMNS = (
+    "model",
+    "game",
+    "logs",
+    "ratings",
+    "TP",
+    "FP",
+    "FN",
+    "TN",
+    "accuracy",
+    "precision",
+    "recall",
+    "kappa_orig",
+    "kappa_fin",
+    "correct_first",
+    "correct_final",
+    "error_types",
+)
+
+
+def summary_rows(rows: Iterable[Mapping[str, object]], *, rule: str) -> list[dict[str, str]]:
+    """The report's figures per model and game for a template, as text (see `backend.reasoning.report`)."""
+    summary = summarise(prepare_verdict_rows(list(rows)), rule=rule)
+    return [{column: format_figure(group[column]) for column in SUMMARY_COLUMNS} for group in summary]
+
+
+def export_cell(column: str, value: object) -> object:
+    """A protocol cell for oTree's export: None as empty, remarks with line breaks kept as ``\\n``."""
+    if value is None:
+        return ""
+    return escape_newlines(str(value)) if column == "remarks" else value
+
+
+# What the protocol export with identifiers adds to the 12 protocol columns (judged_at: ISO-8601 UTC).
+IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "session_code", "judged_at")
+
+SEPARATOR_NAMES = {";": "semicolon", ",": "comma", "\t": "tab", "|": "pipe"}
+
+
+def next_log(
+    files: Sequence[str], rows: Sequence[Mapping[str, Any]], *, participant: str, settings: TaskSettings, now: float
+) -> tuple[str | None, bool]:
+    """The log ``participant`` judges next and whether a reservation row must be added for it.
+
+    None when they reached ``logs_per_judge`` (or all logs) or when every remaining log has its judges. A log the
+    participant already holds a live reservation on is returned again (a reload), without a new row.
+
+    >>> settings = task_settings({"judges_per_log": 1, "logs_per_judge": 2}, max_logs_per_judge=30)
+    >>> rows = [{"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0.0}]
+    >>> next_log(["a", "b"], rows, participant="p2", settings=settings, now=10.0)
+    ('b', True)
+    """
+    done = sum(row["participant"] == participant and row["status"] == "done" for row in rows)
+    if done >= min(settings.logs_per_judge, len(files)):
+        return None, False
+    timeout_s = settings.reservation_minutes * 60
+    file = assignment.choose_item(
+        files, rows, participant=participant, per_item=settings.judges_per_log, now=now, timeout_s=timeout_s
+    )
+    held = any(
+        row["item_id"] == file
+        and row["participant"] == participant
+        and assignment.is_live_reservation(row, now=now, timeout_s=timeout_s)
+        for row in rows
+    )
+    return file, file is not None and not held
+
+
+def admin_report(
+    files: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    verdicts: Sequence[Mapping[str, object]],
+    *,
+    settings: TaskSettings,
+    session_code: str,
+    now: float,
+) -> dict[str, Any]:
+    """The admin report's variables: progress per log, the figures, and the protocol CSV with the chosen separator."""
+    coverage = assignment.coverage(files, rows, now=now, timeout_s=settings.reservation_minutes * 60)
+    summary = summary_rows(verdicts, rule=settings.aggregation_rule) if verdicts else []
+    return dict(
+        logs=coverage_table(files, coverage, per_log=settings.judges_per_log),
+        judges_per_log=settings.judges_per_log,
+        ratings_done=len(verdicts),
+        ratings_needed=len(files) * settings.judges_per_log,
+        summary_columns=SUMMARY_COLUMNS,
+        summary=[[group[column] for column in SUMMARY_COLUMNS] for group in summary],
+        rule=settings.aggregation_rule,
+        separator_name=SEPARATOR_NAMES[settings.csv_separator],
+        protocol_csv_json=script_json(protocol_csv(verdicts, separator=settings.csv_separator)),
+        download_name_json=script_json(f"payoff_reasoning_{session_code}.csv"),
+    )

@@ -1,0 +1,368 @@
+"""The rating form of the social_eval app as pure functions: field names, checks, gold scoring, task plan, exports.
+
+The app's Player has a fixed set of slot fields, ``rating_<agent>_<slot>`` (integer) and ``reason_<agent>_<slot>``
+(text), for agent 1 or 2 and slot 1..MAX_DIMENSIONS; the session's rubric decides which slots are used and what
+their ranges are. So a researcher's own rubric needs no code change, and no field is copied by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from backend.core.csvio import escape_text
+from backend.core.stored_text import typed_length
+from backend.social.episodes import Episode
+from backend.social.report import EXPORT_COLUMNS
+from backend.social.rubrics import Rubric
+
+MAX_DIMENSIONS = 10
+MAX_REASONING_CHARS = 5000  # one explanation; a forged form could otherwise store megabytes in every export
+AGENTS = (1, 2)
+
+
+# What a participant is told about their own input, in the session's language (en, de, it).
+MESSAGES = {
+    "en": {
+        "reason_missing": "Please explain your rating.",
+        "reason_short": "Please explain your rating in at least {minimum} characters (you wrote {count}).",
+        "reason_long": "Please keep this explanation to at most {maximum} characters (you wrote {count}).",
+        "quiz_wrong_one": (
+            "1 of your answers is not right yet. Please re-read the guideline above and try again "
+            "({attempts} attempt(s) left)."
+        ),
+        "quiz_wrong_many": (
+            "{wrong} of your answers are not right yet. Please re-read the guideline above and try again "
+            "({attempts} attempt(s) left)."
+        ),
+        "reservation_lost": (
+            "This page was open for more than {minutes} minutes, so the conversation was given to someone else and "
+            "your ratings of it cannot be used. Please rate the conversation shown now instead."
+        ),
+    },
+    "de": {
+        "reason_missing": "Bitte begründen Sie Ihre Bewertung.",
+        "reason_short": "Bitte begründen Sie Ihre Bewertung mit mindestens {minimum} Zeichen (Sie haben {count} geschrieben).",
+        "reason_long": "Bitte kürzen Sie diese Begründung auf höchstens {maximum} Zeichen (Sie haben {count} geschrieben).",
+        "quiz_wrong_one": (
+            "1 Ihrer Antworten ist noch nicht richtig. Bitte lesen Sie die Anleitung oben noch einmal und versuchen "
+            "Sie es erneut (verbleibende Versuche: {attempts})."
+        ),
+        "quiz_wrong_many": (
+            "{wrong} Ihrer Antworten sind noch nicht richtig. Bitte lesen Sie die Anleitung oben noch einmal und "
+            "versuchen Sie es erneut (verbleibende Versuche: {attempts})."
+        ),
+        "reservation_lost": (
+            "Diese Seite war länger als {minutes} Minuten geöffnet. Das Gespräch wurde deshalb einer anderen Person "
+            "gegeben, und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das "
+            "jetzt angezeigte Gespräch."
+        ),
+    },
+    "it": {
+        "reason_missing": "Per favore, motiva la tua valutazione.",
+        "reason_short": "Per favore, motiva la tua valutazione con almeno {minimum} caratteri (ne hai scritti {count}).",
+        "reason_long": "Per favore, limita questa motivazione a non più di {maximum} caratteri (ne hai scritti {count}).",
+        "quiz_wrong_one": (
+            "1 delle tue risposte non è ancora corretta. Rileggi le istruzioni qui sopra e riprova "
+            "(tentativi rimasti: {attempts})."
+        ),
+        "quiz_wrong_many": (
+            "{wrong} delle tue risposte non sono ancora corrette. Rileggi le istruzioni qui sopra e riprova "
+            "(tentativi rimasti: {attempts})."
+        ),
+        "reservation_lost": (
+            "Questa pagina è rimasta aperta per più di {minutes} minuti, quindi la conversazione è stata assegnata a "
+            "un'altra persona e le tue valutazioni non possono essere usate. Valuta invece la conversazione "
+            "mostrata ora."
+        ),
+    },
+}
+
+
+def message(key: str, *, language: str | None = None, **values: Any) -> str:
+    """A participant message in ``language`` (``en``, ``de`` or ``it``; anything else gives English).
+
+    >>> message("reason_short", language="de", minimum=20, count=5)
+    'Bitte begründen Sie Ihre Bewertung mit mindestens 20 Zeichen (Sie haben 5 geschrieben).'
+    """
+    return MESSAGES.get(language or "en", MESSAGES["en"])[key].format(**values)
+
+
+def rating_field(agent: int, slot: int) -> str:
+    """Name of the rating field of ``agent`` (1 or 2) on the rubric's ``slot``-th dimension (1-based).
+
+    >>> rating_field(2, 7), reason_field(2, 7)
+    ('rating_2_7', 'reason_2_7')
+    """
+    return f"rating_{agent}_{slot}"
+
+
+def reason_field(agent: int, slot: int) -> str:
+    return f"reason_{agent}_{slot}"
+
+
+def check_rubric_fits(rubric: Rubric) -> None:
+    """Refuse a rubric with more dimensions than the form has slots."""
+    if len(rubric.dimensions) > MAX_DIMENSIONS:
+        raise ValueError(
+            f"{rubric.source}: dimensions: the form has room for {MAX_DIMENSIONS} dimensions, "
+            f"the rubric has {len(rubric.dimensions)}."
+        )
+
+
+def form_fields(rubric: Rubric) -> list[str]:
+    """The rating page's fields in page order: per agent and dimension, the reasoning box then the rating.
+
+    >>> from backend.social.rubrics import load_rubric
+    >>> form_fields(load_rubric())[:4]
+    ['reason_1_1', 'rating_1_1', 'reason_1_2', 'rating_1_2']
+    """
+    check_rubric_fits(rubric)
+    return [
+        name
+        for agent in AGENTS
+        for slot in range(1, len(rubric.dimensions) + 1)
+        for name in (reason_field(agent, slot), rating_field(agent, slot))
+    ]
+
+
+def slot_bounds(rubric: Rubric, field_name: str) -> tuple[int, int]:
+    """(min, max) of a rating slot; slots the rubric does not use get (0, 0).
+
+    >>> from backend.social.rubrics import load_rubric
+    >>> slot_bounds(load_rubric(), "rating_1_2"), slot_bounds(load_rubric(), "rating_2_9")
+    ((-5, 5), (0, 0))
+    """
+    slot = int(field_name.rsplit("_", 1)[1])
+    if 1 <= slot <= len(rubric.dimensions):
+        dimension = rubric.dimensions[slot - 1]
+        return dimension.min, dimension.max
+    return 0, 0
+
+
+def reasoning_errors(
+    values: Mapping[str, Any],
+    rubric: Rubric,
+    *,
+    min_chars: int,
+    max_chars: int = MAX_REASONING_CHARS,
+    language: str | None = None,
+) -> dict[str, str]:
+    """Per reasoning field, a message when the text (stripped) is shorter than ``min_chars`` or longer than
+    ``max_chars`` characters.
+
+    >>> from backend.social.rubrics import load_rubric
+    >>> values = {reason_field(a, s): "Long enough text." for a in AGENTS for s in range(1, 8)}
+    >>> values["reason_2_3"] = "  short "
+    >>> reasoning_errors(values, load_rubric(), min_chars=10)
+    {'reason_2_3': 'Please explain your rating in at least 10 characters (you wrote 5).'}
+    >>> values["reason_2_3"] = "x" * 5001
+    >>> reasoning_errors(values, load_rubric(), min_chars=10)
+    {'reason_2_3': 'Please keep this explanation to at most 5000 characters (you wrote 5001).'}
+    >>> values["reason_2_3"] = "x\\r\\n" * 2500  # 5,000 characters in the browser, line breaks posted as CR LF
+    >>> reasoning_errors(values, load_rubric(), min_chars=10)
+    {}
+    """
+    if min_chars < 0:
+        raise ValueError(f"min_chars must be non-negative, got {min_chars}.")
+    errors = {}
+    for agent in AGENTS:
+        for slot in range(1, len(rubric.dimensions) + 1):
+            name = reason_field(agent, slot)
+            text = (values.get(name) or "").strip()
+            if not text:
+                errors[name] = message("reason_missing", language=language)
+            elif (length := typed_length(text)) < min_chars:
+                errors[name] = message("reason_short", language=language, minimum=min_chars, count=length)
+            elif length > max_chars:
+                errors[name] = message("reason_long", language=language, maximum=max_chars, count=length)
+    return errors
+
+
+def rating_errors(values: Mapping[str, Any], rubric: Rubric) -> dict[str, str]:
+    """Per rating field, a message when the value is missing, not whole or outside the dimension's range.
+
+    (oTree's own min/max validation does the same for the browser; this guards any other caller.)
+    """
+    errors = {}
+    for agent in AGENTS:
+        for slot, dimension in enumerate(rubric.dimensions, start=1):
+            name = rating_field(agent, slot)
+            value = values.get(name)
+            if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+                errors[name] = "Please choose a rating."
+            elif not float(value).is_integer() or not dimension.contains(value):
+                errors[name] = f"Choose a whole number from {dimension.min} to {dimension.max}."
+    return errors
+
+
+def collected_ratings(values: Mapping[str, Any], rubric: Rubric) -> dict[tuple[int, str], tuple[int, str]]:
+    """``{(agent, dimension key): (rating, reasoning)}`` from submitted form values."""
+    return {
+        (agent, dimension.key): (int(values[rating_field(agent, slot)]), values.get(reason_field(agent, slot)) or "")
+        for agent in AGENTS
+        for slot, dimension in enumerate(rubric.dimensions, start=1)
+    }
+
+
+def gold_check(ratings: Mapping[tuple[int, str], float], episode: Episode, *, tolerance: float) -> tuple[bool, float]:
+    """Whether every rating with a gold reference lies within ``tolerance`` of it, and the largest |difference|.
+
+    Only dimensions the gold episode lists are checked (an attention episode may check just the clear-cut ones).
+
+    >>> from backend.social.episodes import parse_episode_data
+    >>> (episode,) = parse_episode_data({"id": "g", "scenario": "s", "turns": [{"speaker": "A", "text": "hi"}],
+    ...     "agents": [{"name": "A", "background": "b", "goal": "g", "gold_ratings": {"secret": -10, "goal": 0}},
+    ...                {"name": "B", "background": "b", "goal": "g", "gold_ratings": {"goal": 9}}]})
+    >>> gold_check({(1, "secret"): -8, (1, "goal"): 1, (2, "goal"): 9, (2, "secret"): 0}, episode, tolerance=2)
+    (True, 2.0)
+    >>> gold_check({(1, "secret"): -5, (1, "goal"): 1, (2, "goal"): 9}, episode, tolerance=2)
+    (False, 5.0)
+    """
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be non-negative, got {tolerance}.")
+    if not episode.is_gold:
+        raise ValueError(f"Episode {episode.id!r} has no gold ratings to check against.")
+    largest = 0.0
+    for agent_index, agent in enumerate(episode.agents, start=1):
+        for key, reference in agent.gold_ratings.items():
+            given = ratings.get((agent_index, key))
+            if given is None:
+                return False, math.inf
+            largest = max(largest, abs(float(given) - float(reference)))
+    return largest <= tolerance, largest
+
+
+def task_plan(
+    *,
+    regular: int,
+    gold_ids: Sequence[str],
+    attention_checks: int,
+    rotation: int,
+    qualification: bool,
+) -> list[str]:
+    """The annotator's sequence of tasks: ``"regular"`` slots and ``"gold:<id>"`` attention episodes.
+
+    Qualification (pilot) mode rates every gold episode and nothing else. Otherwise ``attention_checks`` gold
+    episodes (rotating through the gold set by ``rotation``, e.g. the participant's number) are spread evenly
+    between the ``regular`` episodes, never first.
+
+    >>> task_plan(regular=3, gold_ids=["g1", "g2"], attention_checks=1, rotation=1, qualification=False)
+    ['regular', 'regular', 'gold:g2', 'regular']
+    >>> task_plan(regular=3, gold_ids=["g1", "g2"], attention_checks=2, rotation=0, qualification=False)
+    ['regular', 'gold:g1', 'regular', 'gold:g2', 'regular']
+    >>> task_plan(regular=3, gold_ids=["g1", "g2"], attention_checks=0, rotation=0, qualification=True)
+    ['gold:g1', 'gold:g2']
+    """
+    if regular < 0 or attention_checks < 0:
+        raise ValueError(f"regular and attention_checks must be non-negative, got {regular} and {attention_checks}.")
+    if qualification:
+        if not gold_ids:
+            raise ValueError("Qualification mode needs at least one gold episode (an episode with gold_ratings).")
+        return [f"gold:{gold}" for gold in gold_ids]
+    if attention_checks and not gold_ids:
+        raise ValueError("attention_checks > 0 needs at least one gold episode (an episode with gold_ratings).")
+    if attention_checks > len(gold_ids):
+        raise ValueError(
+            f"attention_checks ({attention_checks}) exceeds the number of gold episodes ({len(gold_ids)})."
+        )
+    gold = [gold_ids[(rotation + index) % len(gold_ids)] for index in range(attention_checks)]
+    plan = ["regular"] * regular
+    total = regular + attention_checks
+    for index, gold_id in enumerate(gold):
+        position = max(1, (index + 1) * total // (attention_checks + 1))
+        plan.insert(min(position, len(plan)), f"gold:{gold_id}")
+    return plan
+
+
+def long_rows(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> list[dict[str, Any]]:
+    """Rows of the long export (``EXPORT_COLUMNS``) for one finished annotation.
+
+    ``record`` holds ``ratings`` ({(agent, key): (rating, reasoning)}) and the annotation's metadata
+    (session_code, annotator, prolific_pid, study_id, prolific_session_id, round, seconds_spent,
+    attention_passed, submitted_at). Reasoning is escaped (``escape_text``) so multi-line text stays intact.
+    """
+    rows = []
+    for agent_index, agent in enumerate(episode.agents, start=1):
+        for dimension in rubric.dimensions:
+            rating, reasoning = record["ratings"][(agent_index, dimension.key)]
+            row = dict.fromkeys(EXPORT_COLUMNS, "")
+            row.update(
+                {key: record.get(key, "") for key in EXPORT_COLUMNS if key in record},
+                episode_id=episode.id,
+                episode_group=episode.group,
+                is_gold=int(episode.is_gold),
+                agent_index=agent_index,
+                agent_name=agent.name,
+                agent_model=agent.model,
+                dimension=dimension.key,
+                scale_min=dimension.min,
+                scale_max=dimension.max,
+                rating=rating,
+                reasoning=escape_text(reasoning),
+                model_rater=episode.model_rater if dimension.key in agent.model_ratings else "",
+                model_rating=agent.model_ratings.get(dimension.key, ""),
+                gold_rating=agent.gold_ratings.get(dimension.key, ""),
+                rubric=rubric.name,
+            )
+            rows.append(row)
+    return rows
+
+
+WIDE_HEAD = [
+    "session_code",
+    "pk",
+    "episode_group",
+    "is_gold",
+    "prolific_id",  # Sotopia's name for the Prolific ID; prolific_pid repeats it under the name the other exports use
+    "annotator",
+    "participant_code",
+    "prolific_pid",
+    "study_id",
+    "prolific_session_id",
+    "round",
+    "seconds_spent",
+    "attention_passed",
+    "shown_at",
+    "submitted_at",
+]
+
+
+def wide_columns(rubric: Rubric) -> list[str]:
+    """Header of the wide export: one row per annotation, Sotopia's column names (``goal_1``, ``goal_reasoning_1``).
+
+    >>> from backend.social.rubrics import load_rubric
+    >>> wide_columns(load_rubric())[:8]
+    ['session_code', 'pk', 'episode_group', 'is_gold', 'prolific_id', 'annotator', 'participant_code', 'prolific_pid']
+    >>> wide_columns(load_rubric())[len(WIDE_HEAD):len(WIDE_HEAD) + 2]
+    ['believability_1', 'believability_reasoning_1']
+    """
+    return WIDE_HEAD + [
+        name
+        for agent in AGENTS
+        for d in rubric.dimensions
+        for name in (f"{d.key}_{agent}", f"{d.key}_reasoning_{agent}")
+    ]
+
+
+def wide_values(record: Mapping[str, Any], episode: Episode) -> dict[str, Any]:
+    """One annotation's cells of the wide export, by column name (``record`` as for ``long_rows``)."""
+    values = {column: record.get(column, "") for column in WIDE_HEAD}
+    values.update(
+        pk=episode.id,
+        episode_group=episode.group,
+        is_gold=int(episode.is_gold),
+        prolific_id=record.get("prolific_pid", ""),
+        participant_code=record.get("participant_code") or record.get("annotator", ""),
+    )
+    for (agent, key), (rating, reasoning) in record["ratings"].items():
+        values[f"{key}_{agent}"] = rating
+        values[f"{key}_reasoning_{agent}"] = escape_text(reasoning)
+    return values
+
+
+def wide_row(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> list[Any]:
+    """``wide_values`` in the order of ``wide_columns(rubric)``."""
+    values = wide_values(record, episode)
+    return [values.get(column, "") for column in wide_columns(rubric)]

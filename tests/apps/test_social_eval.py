@@ -1,0 +1,277 @@
+"""The social_eval app end to end: k-coverage bots, session-creation errors, expiring reservations on a real server
+(with a real clock), exports, the admin report, and a server restart."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import shutil
+import signal
+import time
+from urllib.parse import quote
+
+import pytest
+import requests
+
+from backend.core.csvio import restore_cell, unescape_text
+from backend.social import forms as social_forms
+from backend.social.episodes import load_episodes
+from backend.social.rubrics import load_rubric
+from study_flow import STUDY_IDS_COOKIE
+from tests.support import PROJECT_ROOT
+from tests.support.harness import (
+    base_env,
+    create_session,
+    export_rows,
+    run_bots,
+    scratch_project,
+    session_start_links,
+    start_server,
+)
+
+SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "social" / "data" / "episodes")}
+RUBRIC = load_rubric()
+# A small study: one conversation per person, one person per conversation, reservations of two seconds.
+TIGHT = dict(annotators_per_episode=1, episodes_per_annotator=1, attention_checks=0, reservation_timeout_s=2)
+
+
+class Annotator:
+    """One participant driven over plain HTTP (oTree pages are forms with a CSRF token)."""
+
+    def __init__(self, start_url: str, *, cookies: dict | None = None):
+        self.http = requests.Session()
+        for name, value in (cookies or {}).items():
+            self.http.cookies.set(name, value)
+        self._keep(self.http.get(start_url, timeout=30))
+
+    def _keep(self, response):
+        response.raise_for_status()
+        self.url, self.html = response.url, response.text
+
+    @property
+    def page(self) -> str:
+        return self.url.rstrip("/").split("/")[-2]
+
+    def submit(self, data=None):
+        token = re.search(r'name="csrftoken" value="([^"]+)"', self.html)
+        payload = dict(data or {}, **({"csrftoken": token.group(1)} if token else {}))
+        self._keep(self.http.post(self.url, data=payload, timeout=30))
+        return self
+
+    def reload(self):
+        self._keep(self.http.get(self.url, timeout=30))
+        return self
+
+    def to_rating_page(self):
+        while self.page in ("Consent", "Instructions"):
+            self.submit(dict(consent_given="True") if self.page == "Consent" else {})
+        assert self.page == "Rate", self.url
+        return self
+
+    @property
+    def episode_id(self) -> str:
+        scenario = html.unescape(re.search(r'<p id="scenario">(.*?)</p>', self.html, re.S).group(1))
+        (found,) = [e.id for e in SAMPLES.values() if e.scenario == scenario]
+        return found
+
+
+def rating_form(reason: str = "A considered reason,\nwritten on two lines.") -> dict:
+    values = {}
+    for agent in social_forms.AGENTS:
+        for slot, dimension in enumerate(RUBRIC.dimensions, start=1):
+            values[social_forms.rating_field(agent, slot)] = dimension.max
+            values[social_forms.reason_field(agent, slot)] = reason
+    return values
+
+
+def export(server_url: str, function_name: str) -> list[dict]:
+    response = requests.get(
+        server_url + "/api/export_app_custom",
+        params={"app": "social_eval", "function_name": function_name},
+        timeout=30,
+    )
+    response.raise_for_status()
+    return list(csv.DictReader(io.StringIO(response.text)))
+
+
+@pytest.mark.bots
+def test_bots_give_every_episode_k_annotators_and_nobody_an_episode_twice():
+    result = run_bots("social_eval", participants=8)  # 8 x 3 places for 6 episodes x 2: the late ones find none
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert "social_eval coverage check: 6 episodes x 2 annotators, no duplicates" in output
+    assert "Bots completed session" in output
+
+
+def test_an_expired_reservation_goes_to_the_next_annotator(otree_server):
+    session = create_session(otree_server.url, "social_eval", 4, **TIGHT)
+    links = session_start_links(otree_server.url, session["code"])
+    first = Annotator(links[0]).to_rating_page()
+    second = Annotator(links[1]).to_rating_page()
+    assert first.episode_id != second.episode_id  # least covered first: a held episode is not handed out
+    time.sleep(2.5)  # both reservations expire
+    kept = second.reload().episode_id  # nobody took the second annotator's episode meanwhile: renewed on reload
+    assert kept == second.episode_id
+    third = Annotator(links[2]).to_rating_page()
+    assert third.episode_id == first.episode_id  # the first annotator's episode is back in the pool, first in line
+
+    first.submit(rating_form())  # too late: someone else holds it now
+    assert first.page == "Rate" and "given to someone else" in first.html
+    assert first.episode_id not in (third.episode_id, kept)
+    first.submit(rating_form())
+    assert first.page == "Completion"
+    second.submit(rating_form())
+    assert second.page == "Completion"
+
+    log = [
+        row for row in export(otree_server.url, "custom_export_assignments") if row["session_code"] == session["code"]
+    ]
+    states = {(row["annotator"], row["episode_id"]): row["status"] for row in log}
+    codes = [link.rsplit("/", 1)[-1] for link in links]
+    assert states[(codes[0], third.episode_id)] == "released"
+    assert states[(codes[2], third.episode_id)] == "reserved"
+    assert states[(codes[1], kept)] == "done"
+    assert sum(status == "done" for status in states.values()) == 2  # first's second episode, and second's
+
+
+def test_exports_keep_multi_line_reasoning_and_the_report_reads_them(otree_server, tmp_path):
+    session = create_session(otree_server.url, "social_eval", 2, annotators_per_episode=2, episodes_per_annotator=1)
+    links = session_start_links(otree_server.url, session["code"])
+    reason = 'First line, with "quotes", a comma\nand a second line <b>bold?</b>'
+    for link in links:
+        annotator = Annotator(link).to_rating_page()
+        annotator.submit(rating_form(reason))
+        while annotator.page == "Rate":  # the attention episode
+            annotator.submit(rating_form(reason))
+        assert annotator.page == "Completion"
+
+    long_rows = [
+        r for r in export(otree_server.url, "custom_export_ratings_long") if r["session_code"] == session["code"]
+    ]
+    assert len(long_rows) == 2 * 2 * 14  # two annotators x (one episode + one attention episode) x 14 ratings
+    assert {unescape_text(row["reasoning"]) for row in long_rows} == {reason}
+    assert {row["is_gold"] for row in long_rows} == {"0", "1"}
+    assert {row["attention_passed"] for row in long_rows if row["is_gold"] == "1"} <= {"0", "1"}
+    relationship = [row for row in long_rows if row["dimension"] == "relationship"]
+    assert {(row["scale_min"], row["scale_max"], row["rating"]) for row in relationship} == {("-5", "5", "5")}
+
+    wide = [r for r in export(otree_server.url, "custom_export_ratings_wide") if r["session_code"] == session["code"]]
+    assert len(wide) == 4 and all(unescape_text(row["goal_reasoning_2"]) == reason for row in wide)
+
+    path = tmp_path / "social_eval_long.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(long_rows[0]))
+        writer.writeheader()
+        writer.writerows(long_rows)
+    from backend.social.report import report
+
+    text = report([path])
+    assert "Attention episodes:" in text and "== sample / both" in text
+
+    admin = requests.get(f"{otree_server.url}/AdminReport/{session['code']}", timeout=30).text
+    assert "vendor/chartjs/chart.umd.min.js" in admin and 'id="summary-table"' in admin
+    assert re.search(r'id="complete-episodes">\d+</strong> of 6 episodes', admin)
+
+
+def test_ratings_and_reservations_survive_a_killed_server():
+    folder = scratch_project("otree-restart-")
+    env = base_env(DATABASE_URL=f"sqlite:///{folder}/restart.sqlite3")
+    try:
+        server = start_server(kind="prodserver", env=env, folder=folder)
+        try:
+            session = create_session(
+                server.url, "social_eval", 2, annotators_per_episode=1, episodes_per_annotator=2, attention_checks=0
+            )
+            links = session_start_links(server.url, session["code"])
+            first = Annotator(links[0]).to_rating_page()
+            rated = first.episode_id
+            first.submit(rating_form("Rated before the crash,\non two lines."))
+            held = first.episode_id  # the second episode, reserved; the form is half done when the process dies
+            assert held != rated
+        finally:
+            server.stop(signal.SIGKILL)
+        server = start_server(kind="prodserver", env=env, folder=folder, port=int(server.url.rsplit(":", 1)[1]))
+        try:
+            ratings = [row for row in export(server.url, "custom_export_ratings_long") if row["episode_id"] == rated]
+            assert len(ratings) == 14 and "Rated before the crash,\non two lines." in {
+                unescape_text(r["reasoning"]) for r in ratings
+            }
+            assert first.reload().episode_id == held  # the reservation is in the database, not in memory
+            second = Annotator(links[1]).to_rating_page()
+            assert second.episode_id != held
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_completion_page_follows_the_last_task_without_walking_the_unused_rounds(otree_server):
+    session = create_session(otree_server.url, "social_eval", 1, episodes_per_annotator=1, attention_checks=0)
+    annotator = Annotator(session_start_links(otree_server.url, session["code"])[0]).to_rating_page()
+    annotator.submit(rating_form())
+    assert annotator.page == "Completion"
+    sequence = re.search(r"^page_sequence = \[(.*)\]$", (PROJECT_ROOT / "social_eval/__init__.py").read_text(), re.M)
+    pages_per_round = len(sequence.group(1).split(","))
+    index_in_pages = int(annotator.url.rstrip("/").rsplit("/", 1)[-1])
+    assert index_in_pages <= pages_per_round  # round 1's completion page, not the one of round C.NUM_ROUNDS
+
+
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def test_every_export_row_carries_the_identifiers_and_iso_times(otree_server):
+    session = create_session(otree_server.url, "social_eval", 1, episodes_per_annotator=1, attention_checks=1)
+    (link,) = session_start_links(otree_server.url, session["code"])
+    code, pid = link.rsplit("/", 1)[-1], "5f1c0a3b9d2e4f6a7b8c9d0e"
+    study_ids = quote(json.dumps(dict(pid=pid, study_id="-A1-B1", session_id="ps-77")))
+    annotator = Annotator(f"{link}?participant_label={pid}", cookies={STUDY_IDS_COOKIE: study_ids}).to_rating_page()
+    while annotator.page == "Rate":  # one regular and one attention episode
+        annotator.submit(rating_form())
+    assert annotator.page == "Completion"
+
+    expected = dict(session_code=session["code"], participant_code=code, prolific_pid=pid, study_id="-A1-B1")
+    times = dict(
+        custom_export_ratings_long=["shown_at", "submitted_at"],
+        custom_export_ratings_wide=["shown_at", "submitted_at"],
+        custom_export_qualified=["last_submitted_at"],
+        custom_export_assignments=["reserved_at", "done_at"],
+    )
+    counts = {}
+    for function, time_columns in times.items():
+        rows = export_rows(otree_server.url, "social_eval", function, session_code=session["code"])
+        counts[function] = len(rows)
+        for row in rows:
+            cells = {column: restore_cell(row[column]) for column in [*expected, "prolific_session_id", *time_columns]}
+            assert {column: cells[column] for column in expected} == expected, function
+            assert cells["prolific_session_id"] == "ps-77", function
+            assert all(ISO_UTC.match(cells[column]) for column in time_columns), (function, cells)
+    assert counts == dict(
+        custom_export_ratings_long=28,
+        custom_export_ratings_wide=2,
+        custom_export_qualified=1,
+        custom_export_assignments=2,
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "too_short", "too_long"),
+    [
+        ("de", "mit mindestens 20 Zeichen (Sie haben 5 geschrieben)", "auf höchstens 5000 Zeichen (Sie haben 5001"),
+        ("it", "con almeno 20 caratteri (ne hai scritti 5)", "a non più di 5000 caratteri (ne hai scritti 5001)"),
+    ],
+)
+def test_a_refused_reasoning_is_explained_in_the_participants_language(otree_server, language, too_short, too_long):
+    session = create_session(
+        otree_server.url, "social_eval", 1, language=language, episodes_per_annotator=1, attention_checks=0
+    )
+    annotator = Annotator(session_start_links(otree_server.url, session["code"])[0]).to_rating_page()
+    form = rating_form()
+    annotator.submit({**form, "reason_1_1": "kurz.", "reason_2_1": "x" * 5001})
+    assert annotator.page == "Rate"
+    page_text = html.unescape(annotator.html)
+    assert too_short in page_text and too_long in page_text
+    annotator.submit(form)
+    assert annotator.page == "Completion"

@@ -1,0 +1,117 @@
+"""A person plays a whole DoND game in Chromium against the test-server LLM: chat, streamed reply, proposal,
+results page with the chart."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from backend.core.llm.fake_server import Reply
+from tests.support import PROJECT_ROOT
+from tests.support.harness import create_session, export_rows, next_page, session_start_links
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOT = PROJECT_ROOT / "docs" / "screenshots" / "dond.png"
+LLM_CHAT = "Hello! The apples matter little to me, but I would really like the other items. What about you?"
+
+
+def responder(request):
+    messages = request["messages"]
+    if len(messages) > 1 and "secret proposal" in messages[-1]["content"]:
+        return Reply(text="Deal. [Proposal:]", chunk_delay_s=0.05)
+    return Reply(text=LLM_CHAT, chunk_delay_s=0.12)
+
+
+def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_server, page):
+    llm_server.responder = responder
+    session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    next_page(page)
+    # count() does not wait for the next page; expect() does (a busy CI machine read the consent page).
+    expect(page.locator("#dond-items tbody tr").nth(2)).to_be_attached()
+    next_page(page, "Continue")
+    page.wait_for_url("**/Bargain/**")
+
+    typed = "I'd like <b>all</b> the apples <script>window.__injected = 1</script>"
+    page.locator("#dond-input").fill(typed)
+    page.locator("#dond-input").press("Enter")
+    mine = page.locator(".dond-msg.me .dond-text").first
+    mine.wait_for()
+    assert mine.inner_text() == typed  # shown as typed, not as HTML
+    assert page.evaluate("window.__injected") is None
+
+    # The reply streams: the typing bubble grows before the stored message replaces it.
+    typing = page.locator(".dond-msg.typing .dond-text")
+    typing.wait_for()
+    page.wait_for_function("document.querySelector('.dond-msg.typing .dond-text').textContent.length > 0")
+    first = typing.inner_text()
+    page.wait_for_timeout(400)
+    later = typing.inner_text() if typing.count() else LLM_CHAT
+    assert len(first) < len(later) <= len(LLM_CHAT) and LLM_CHAT.startswith(later)
+    page.locator(".dond-msg.other:not(.typing) .dond-text").first.wait_for()
+    assert page.locator(".dond-msg.other:not(.typing) .dond-text").first.inner_text() == LLM_CHAT
+
+    boxes = page.locator("#dond-proposal-fields input")
+    boxes.first.fill("1")
+    page.locator("#dond-propose").click()
+    page.wait_for_url("**/Results/**", timeout=30_000)
+    assert "Deal!" in page.locator("#dond-outcome").inner_text()
+    assert page.locator("#main-score").inner_text().endswith("/ 100")
+    page.wait_for_function("window.dondChart && window.dondChart.data.datasets.length === 3")
+    points = page.evaluate("window.dondChart.data.datasets[0].data.length")
+    assert points >= 3
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+    games = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])
+    assert len(games) == 1 and games[0]["outcome"] == "success" and games[0]["model"] == "test-model"
+    events = export_rows(otree_server.url, "dond", "custom_export_dond_events", session_code=session["code"])
+    kinds = [event["kind"] for event in events]
+    assert kinds.count("llm_call") == 2 and kinds.count("proposal") == 2
+    assert [event["text"] for event in events if event["kind"] == "message"][0] == typed
+    calls = [event for event in events if event["kind"] == "llm_call"]
+    assert all(float(call["latency_s"]) > 0 and call["model"] == "test-model" for call in calls)
+
+
+def test_a_refused_message_goes_back_into_the_input_with_the_reason(otree_server, llm_server, page):
+    session = create_session(
+        otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human", live_messages_per_minute=1
+    )
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    next_page(page)
+    next_page(page, "Continue")
+    page.wait_for_url("**/Bargain/**")
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")  # the page's load
+    typed = "Could I have the two apples?"
+    page.locator("#dond-input").fill(typed)
+    page.locator("#dond-input").press("Enter")  # the second live message within a minute: refused
+    page.wait_for_function("document.querySelector('#dond-error').textContent.length > 0")
+    assert "too quickly" in page.locator("#dond-error").inner_text()
+    assert page.locator("#dond-input").input_value() == typed  # nothing the person typed is lost
+    assert page.locator(".dond-msg.me").count() == 0 and not llm_server.requests
+
+
+def test_a_late_answer_to_the_page_load_does_not_lose_a_message_that_is_then_refused(otree_server, llm_server, page):
+    """On a busy server the answer to the page's own load can arrive after the person sent a message; a refusal that
+    follows must still put the message back (CI once lost it this way)."""
+    session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    next_page(page)
+    next_page(page, "Continue")
+    page.wait_for_url("**/Bargain/**")
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")
+    page.evaluate("window.liveSend = function () {}")  # the server's answers are played by hand, in the late order
+    typed = "Could I have the two apples?"
+    page.locator("#dond-input").fill(typed)
+    page.locator("#dond-input").press("Enter")
+    assert page.locator("#dond-input").input_value() == ""  # sent
+    page.evaluate("liveRecv(Object.assign({}, js_vars.view, {type: 'state'}))")  # the load's answer, late
+    assert page.locator("#dond-input").is_disabled()  # still waiting for the message's own answer
+    page.evaluate("liveRecv({type: 'rejected', message: 'Too quickly.'})")
+    assert page.locator("#dond-input").input_value() == typed
+    assert page.locator("#dond-error").inner_text() == "Too quickly."
