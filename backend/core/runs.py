@@ -1,0 +1,166 @@
+"""What every resumable runner shares (bias tests, model annotators, the reasoning judge, DoND self-play).
+
+A run's output files are its state: rows are appended, neutralised for spreadsheets (``backend.core.csvio``), as
+each unit finishes, and flushed, so a crash keeps everything done so far. Running again reads the rows back exactly
+(``read_rows``), keeps the finished ones, rewrites the file with only those (``write_rows``, atomically: a reader sees
+the old or the new file, never half of one) and asks only for the rest (``run_each``). ``add_run_options`` gives every
+runner the same ``--out``, ``--concurrency``, ``--parse-retries`` and ``--quiet``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import os
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from backend.core.csvio import neutralise_row, restore_row
+from backend.core.progress import ProgressBar
+
+Unit = TypeVar("Unit")
+Result = TypeVar("Result")
+
+
+def read_rows(
+    path: str | Path, *, columns: Sequence[str], optional: Collection[str] = (), what: str
+) -> list[dict[str, str]]:
+    """The rows of an earlier run's CSV, every cell restored as it was before neutralisation; ``[]`` without a file.
+
+    The header must hold ``columns``, of which those in ``optional`` (columns added in a later version) may be
+    missing; a missing one reads as ``""``. Any other header is refused, naming ``what`` the file should be, so a
+    run never appends to a foreign file. A UTF-8 BOM (Excel's "CSV UTF-8") is accepted.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_rows(folder / "out.csv", [{"id": "1", "text": "=1+1"}], columns=["id", "text"])
+    >>> read_rows(folder / "out.csv", columns=["id", "text", "note"], optional=["note"], what="a test export")
+    [{'id': '1', 'text': '=1+1', 'note': ''}]
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        names = list(reader.fieldnames or [])
+        expected = [name for name in columns if name in names]
+        if names != expected or set(columns) - set(names) - set(optional):
+            raise ValueError(f"{path} exists but does not have the columns of {what}; move it away or pick --out.")
+        rows = [restore_row(row) for row in reader]
+    return [dict.fromkeys(columns, "") | row for row in rows]
+
+
+def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]], *, columns: Sequence[str]) -> None:
+    """Write a header and ``rows`` (neutralised) to ``path`` through a temporary file and ``os.replace``."""
+    path = Path(path)
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows(neutralise_row(dict(row)) for row in rows)
+    os.replace(temporary, path)
+
+
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``: readers see the old or the new file."""
+    path = Path(path)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+class RowAppender:
+    """Append rows to a run's CSV (a header first when the file is new), neutralised and flushed row by row.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "calls.csv"
+    >>> with RowAppender(path, columns=["id", "reply"]) as out:
+    ...     out.write([{"id": 1, "reply": "@SUM(A1)"}])
+    >>> path.read_text().splitlines()
+    ['id,reply', "1,'@SUM(A1)"]
+    """
+
+    def __init__(self, path: str | Path, *, columns: Sequence[str]):
+        self.path = Path(path)
+        self.columns = list(columns)
+        self._handle: TextIO | None = None
+        self._writer: csv.DictWriter | None = None
+
+    def __enter__(self) -> RowAppender:
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        self._handle = self.path.open("a", encoding="utf-8", newline="")
+        self._writer = csv.DictWriter(self._handle, fieldnames=self.columns)
+        if new:
+            self._writer.writeheader()
+        return self
+
+    def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        if self._writer is None or self._handle is None:
+            raise ValueError("RowAppender.write is only possible inside its `with` block.")
+        self._writer.writerows(neutralise_row(dict(row)) for row in rows)
+        self._handle.flush()  # a crash keeps every unit finished so far
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            self._handle.close()
+        self._handle = self._writer = None
+
+
+async def run_each(
+    units: Sequence[Unit],
+    work: Callable[[Unit], Awaitable[Result]],
+    *,
+    concurrency: int,
+    progress: TextIO | None,
+    on_done: Callable[[Unit, Result], str],
+) -> None:
+    """Await ``work(unit)`` for every unit, at most ``concurrency`` at once; ``on_done(unit, result)`` stores the
+    result as it arrives and returns its status, which the progress bar (on ``progress``, if any) counts.
+
+    >>> async def square(n): return n * n
+    >>> seen = []
+    >>> asyncio.run(run_each([1, 2, 3], square, concurrency=2, progress=None,
+    ...                      on_done=lambda n, r: seen.append(r) or "answered"))
+    >>> sorted(seen)
+    [1, 4, 9]
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency!r}.")
+    bar = ProgressBar(len(units), progress)
+    bar.show()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(unit: Unit) -> None:
+        async with gate:
+            result = await work(unit)
+        bar.step(on_done(unit, result))
+
+    try:
+        await asyncio.gather(*(one(unit) for unit in units))
+    finally:
+        bar.close()
+
+
+def add_run_options(
+    parser: argparse.ArgumentParser, *, unit: str, out_help: str = "output folder (its files are resumed if present)"
+) -> None:
+    """The options every runner shares: ``--out`` (required), ``--concurrency`` (4), ``--parse-retries`` (2) and
+    ``--quiet``; ``unit`` names what runs at once in the help text (e.g. "calls", "games")."""
+    parser.add_argument("--out", type=Path, required=True, help=out_help)
+    parser.add_argument("--concurrency", type=int, default=4, help=f"{unit} in flight at once")
+    parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unusable reply")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def check_parse_retries(parse_retries: int) -> None:
+    """Refuse a negative number of re-asks with a sentence.
+
+    >>> check_parse_retries(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: parse_retries must be 0 or more, got -1.
+    """
+    if isinstance(parse_retries, bool) or not isinstance(parse_retries, int) or parse_retries < 0:
+        raise ValueError(f"parse_retries must be 0 or more, got {parse_retries!r}.")
