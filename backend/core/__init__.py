@@ -1,1 +1,17 @@
-"""TODO"""
+"""What every domain shares: the LLM client, statistics, CSV conventions, assignment, agreement, limits.
+
+| module | holds |
+|---|---|
+| ``llm/`` | the only code that talks to a model (``complete``, ``stream``, ``LLMSettings``); ``llm.replies`` reads JSON in replies; ``llm.fake_server`` is a scriptable OpenAI-compatible server for faults |
+| ``stats`` | the one cell-mean estimator (``debiased_mean``) and the one bootstrap (``bootstrap_replicates``, ``bootstrap_statistic``, ``percentile_interval``) |
+| ``csvio`` | spreadsheet-safe cells and their exact inverse, text escaping, ISO-8601 times, the tolerant CSV reader |
+| ``runs`` | what resumable runners share: their CSV state files, the bounded run loop, the common CLI options |
+| ``progress`` | the runners' progress bar and run tally |
+| ``assignment`` | k people per item, least-covered first, expiring reservations (both annotation apps) |
+| ``agreement`` | inter-annotator agreement (Krippendorff's alpha, Fleiss' kappa, pairwise) |
+| ``rate_limit`` | per-participant limits: live messages in a sliding window, model requests per game |
+| ``session_keys`` | typed readers of session-config keys, one message style |
+| ``researcher_files`` | reading a researcher's files with plain-word errors |
+| ``script_json`` | JSON that is safe inside an HTML ``<script>`` element |
+| ``stored_text`` | text every supported database can store |
+"""

@@ -15,7 +15,6 @@ Undefined statistics (no unit with two ratings, no variation at all) are returne
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 
@@ -68,28 +67,6 @@ def krippendorff_alpha(values_per_unit: Sequence[Sequence[float]], *, level: str
     if pooled.size < 2 or np.unique(pooled).size < 2:
         return math.nan
     return float(krippendorff.alpha(reliability_data=reliability_matrix(units), level_of_measurement=level))
-
-
-def interval_alpha_reference(values_per_unit: Sequence[Sequence[float]]) -> float:
-    """Naive interval alpha straight from the definition (test oracle for ``krippendorff_alpha``).
-
-    With n pairable values (units holding m_u >= 2 ratings):
-    D_o = (1/n) * sum_u 1/(m_u - 1) * sum_{i != j in u} (v_i - v_j)^2 and
-    D_e = 1/(n (n - 1)) * sum_{c != k over all pairable values} (v_c - v_k)^2.
-
-    >>> interval_alpha_reference([[1, 2], [3, 3]])
-    0.7272727272727273
-    """
-    units = [[float(value) for value in unit] for unit in _pairable(values_per_unit)]
-    pooled = [value for unit in units for value in unit]
-    n = len(pooled)
-    if n < 2:
-        return math.nan
-    observed = (
-        sum(sum((a - b) ** 2 for a, b in itertools.permutations(unit, 2)) / (len(unit) - 1) for unit in units) / n
-    )
-    expected = sum((a - b) ** 2 for a, b in itertools.permutations(pooled, 2)) / (n * (n - 1))
-    return math.nan if expected == 0 else 1 - observed / expected
 
 
 def pairwise_agreement(values_per_unit: Sequence[Sequence[float]], *, tolerance: float = 0) -> float:

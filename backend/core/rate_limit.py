@@ -41,22 +41,6 @@ def wait_seconds(times: Sequence[float], now: float, *, limit: int, window_s: fl
     return float(recent[recent.size - limit] + window_s - now)
 
 
-def naive_wait_seconds(times: Sequence[float], now: float, *, limit: int, window_s: float) -> float:
-    """Reference for ``wait_seconds`` (test oracle): the smallest candidate wait ``w`` (0, or the moment one recent
-    action leaves the window) after which fewer than ``limit`` of the recent actions are still inside it.
-
-    >>> naive_wait_seconds([0.0, 1.0, 2.0], 2.5, limit=3, window_s=10)
-    7.5
-    """
-    recent = [t for t in times if now - window_s < t <= now]
-    candidates = sorted({0.0, *(t + window_s - now for t in recent)})
-    for wait in candidates:
-        # t leaves exactly at t + window_s; the tolerance keeps float rounding from counting it a moment longer
-        if sum(1 for t in recent if t > now + wait - window_s + 1e-9) < limit:
-            return wait
-    return candidates[-1]
-
-
 def prune(times: Iterable[float], now: float, *, window_s: float) -> list[float]:
     """The times still inside the window ending at ``now`` (what a limiter must keep; older ones can go).
 

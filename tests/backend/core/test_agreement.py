@@ -14,12 +14,12 @@ from backend.core.agreement import (
     category_counts,
     compare_with_model,
     fleiss_kappa,
-    interval_alpha_reference,
     krippendorff_alpha,
     pairwise_agreement,
     randolph_kappa,
     reliability_matrix,
 )
+from tests.backend.core.oracles import interval_alpha_reference
 
 # Three annotators x six units on a -5..5 scale, with gaps (NaN): the krippendorff package's own layout.
 FIXTURE = np.array(

@@ -12,7 +12,8 @@ import pytest
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from backend.core.rate_limit import naive_wait_seconds, prune, requests_used, wait_seconds
+from backend.core.rate_limit import prune, requests_used, wait_seconds
+from tests.backend.core.oracles import naive_wait_seconds
 from tests.support.dond_live_client import advance_all
 from tests.support.harness import create_session, export_rows, run_async
 

@@ -1,0 +1,51 @@
+"""Naive reference implementations of backend/core metrics, straight from their definitions (test oracles)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+
+def pairable(values_per_unit: Sequence[Sequence[float]]) -> list[list[float]]:
+    """The units holding at least two ratings, missing (NaN) ratings left out."""
+    units = [[float(value) for value in unit if not math.isnan(float(value))] for unit in values_per_unit]
+    return [unit for unit in units if len(unit) >= 2]
+
+
+def interval_alpha_reference(values_per_unit: Sequence[Sequence[float]]) -> float:
+    """Naive interval alpha straight from the definition (test oracle for ``krippendorff_alpha``).
+
+    With n pairable values (units holding m_u >= 2 ratings):
+    D_o = (1/n) * sum_u 1/(m_u - 1) * sum_{i != j in u} (v_i - v_j)^2 and
+    D_e = 1/(n (n - 1)) * sum_{c != k over all pairable values} (v_c - v_k)^2.
+
+    >>> interval_alpha_reference([[1, 2], [3, 3]])
+    0.7272727272727273
+    """
+    units = [[float(value) for value in unit] for unit in pairable(values_per_unit)]
+    pooled = [value for unit in units for value in unit]
+    n = len(pooled)
+    if n < 2:
+        return math.nan
+    observed = (
+        sum(sum((a - b) ** 2 for a, b in itertools.permutations(unit, 2)) / (len(unit) - 1) for unit in units) / n
+    )
+    expected = sum((a - b) ** 2 for a, b in itertools.permutations(pooled, 2)) / (n * (n - 1))
+    return math.nan if expected == 0 else 1 - observed / expected
+
+
+def naive_wait_seconds(times: Sequence[float], now: float, *, limit: int, window_s: float) -> float:
+    """Reference for ``wait_seconds`` (test oracle): the smallest candidate wait ``w`` (0, or the moment one recent
+    action leaves the window) after which fewer than ``limit`` of the recent actions are still inside it.
+
+    >>> naive_wait_seconds([0.0, 1.0, 2.0], 2.5, limit=3, window_s=10)
+    7.5
+    """
+    recent = [t for t in times if now - window_s < t <= now]
+    candidates = sorted({0.0, *(t + window_s - now for t in recent)})
+    for wait in candidates:
+        # t leaves exactly at t + window_s; the tolerance keeps float rounding from counting it a moment longer
+        if sum(1 for t in recent if t > now + wait - window_s + 1e-9) < limit:
+            return wait
+    return candidates[-1]
