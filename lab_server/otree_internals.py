@@ -1,0 +1,283 @@
+"""Every use of oTree's internals (anything outside ``otree.api``), in one place, each with the reason we need it.
+
+oTree's public API is ``otree.api``; whatever else this project touches is listed here and nowhere else:
+
+- ``USED``: names we read or call, reachable as attributes of this module (``from lab_server.otree_internals import
+  db, page_lock``). They are imported on first use, not when this module is imported: oTree's modules can only be
+  imported once its settings are found (inside the project folder), after the import of this module may happen.
+- ``PATCHED``: the places where ``lab_server`` puts a guard around oTree's own code. A guard is installed with
+  ``replace(where, wrap)``, which refuses any place not listed here.
+
+``tests/system/test_otree_internals.py`` fails when oTree renames, removes or changes the kind or the parameters of
+any of them, so an oTree upgrade shows here first, not in a field study.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Internal:
+    """Where oTree keeps a name (``"module:Attr.attr"``), what it is, the parameters we rely on, and why we use it.
+
+    ``kind`` is ``module``, ``class``, ``function``, ``coroutine function``, ``attribute`` (present on a class) or
+    the name of the value's type. ``params``: the leading parameter names, in order, that we call or wrap it with.
+    """
+
+    where: str
+    kind: str
+    reason: str
+    params: tuple[str, ...] = ()
+
+
+USED: dict[str, Internal] = {
+    # -- the database ------------------------------------------------------------------------------------------
+    "db": Internal(
+        "otree.database:db",
+        "DBWrapper",
+        "the request's database session: dond commits a move before it answers; creation and entry roll back a "
+        "refused request; social_eval's bots expire what they changed",
+    ),
+    "session_scope": Internal(
+        "otree.database:session_scope",
+        "function",
+        "a database session outside a page request (limits checks a socket's participant before oTree sees it)",
+    ),
+    "page_lock": Internal(
+        "otree.middleware:lock2",
+        "Lock",
+        "held by oTree around every page request and socket handler: dond's live turns and limits' database reads "
+        "take it so they never interleave with a page",
+    ),
+    # -- models, beyond what otree.api exposes ---------------------------------------------------------------
+    "Participant": Internal(
+        "otree.models:Participant",
+        "class",
+        "entry finds a returning PID's earlier participant and guards set_label; limits checks a socket's code",
+    ),
+    "Session": Internal(
+        "otree.models:Session",
+        "class",
+        "creation deletes a half-made session; entry finds the session of a session-wide link",
+    ),
+    "Participant._vars": Internal(
+        "otree.models:Participant._vars",
+        "attribute",
+        "entry reads a participant's vars without marking them changed (reading .vars marks them)",
+    ),
+    "Participant._start_url": Internal(
+        "otree.models:Participant._start_url",
+        "function",
+        "entry sends a returning PID back to where they were",
+        ("self",),
+    ),
+    "Session._anonymous_code": Internal(
+        "otree.models:Session._anonymous_code",
+        "attribute",
+        "entry finds the session a session-wide link (/join/<anonymous_code>) belongs to",
+    ),
+    "ROOM_DICT": Internal(
+        "otree.room:ROOM_DICT",
+        "dict",
+        "the rooms of settings.py by name: entry and limits look up the room of a link or a waiting socket",
+    ),
+    # -- pages, responses and errors --------------------------------------------------------------------------
+    "render": Internal(
+        "otree.templating:render",
+        "function",
+        "entry renders its refusal page (global/EntryRefused.html) outside any app's page",
+        ("template_name", "context"),
+    ),
+    "no_participants_left_http_response": Internal(
+        "otree.views.participant:no_participants_left_http_response",
+        "function",
+        "entry recognises oTree's 'Session is full.' answer to replace it with a page in the study's language",
+    ),
+    "CreateSessionInvalidArgs": Internal(
+        "otree.session:CreateSessionInvalidArgs",
+        "class",
+        "the error oTree shows as 'Failed to create session: ...' (admin) and answers with HTTP 400 (REST)",
+    ),
+    "participant_views": Internal(
+        "otree.views.participant",
+        "module",
+        "the entry views (room link, session-wide link, InitializeParticipant) that entry guards",
+    ),
+    # -- running oTree outside its command line (tests/support/bots_on_database.py) --------------------------
+    "setup": Internal("otree.main:setup", "function", "loads settings.py and the apps as `otree test` does"),
+    "run_all_bots_for_session_config": Internal(
+        "otree.bots.runner:run_all_bots_for_session_config",
+        "function",
+        "runs a config's bots against the database in DATABASE_URL (`otree test` forces in-memory SQLite)",
+        ("session_config_name", "num_participants", "export_path"),
+    ),
+    "save_sqlite_db": Internal(
+        "otree.database:save_sqlite_db",
+        "function",
+        "importing it sets up the database layer the same way oTree's command line does",
+    ),
+}
+
+PATCHED: dict[str, Internal] = {
+    # -- creation.py: all-or-nothing session creation -----------------------------------------------------------
+    "otree.session:SessionConfig.clean": Internal(
+        "otree.session:SessionConfig.clean",
+        "function",
+        "oTree's check of a config before any row exists: our validation runs first",
+        ("self",),
+    ),
+    "otree.session:run_creating_session_functions": Internal(
+        "otree.session:run_creating_session_functions",
+        "function",
+        "the first moment the session's code is known: remembered so a failure can delete its rows",
+        ("session", "progress_message_fxn"),
+    ),
+    "otree.session:create_session": Internal(
+        "otree.session:create_session",
+        "function",
+        "a failure anywhere in creation deletes the half-made session",
+        ("session_config_name",),
+    ),
+    "otree.views.rest:create_session": Internal(
+        "otree.views.rest:create_session",
+        "function",
+        "the REST API imported create_session before we wrapped it",
+        ("session_config_name",),
+    ),
+    "otree.channels.consumers:WSCreateSession.send_response_to_browser": Internal(
+        "otree.channels.consumers:WSCreateSession.send_response_to_browser",
+        "coroutine function",
+        "the Create-session page writes a failure's traceback as HTML: escaped first",
+        ("self", "event"),
+    ),
+    "otree.channels.consumers:WSCreateDemoSession.send_response_to_browser": Internal(
+        "otree.channels.consumers:WSCreateDemoSession.send_response_to_browser",
+        "coroutine function",
+        "the same for the demo page",
+        ("self", "event"),
+    ),
+    # -- entry.py: Prolific entry ------------------------------------------------------------------------------
+    "otree.views.participant:AssignVisitorToRoom.get": Internal(
+        "otree.views.participant:AssignVisitorToRoom.get",
+        "function",
+        "a room link: the PID's shape and one participation per PID, before oTree gives out a slot",
+        ("self", "request"),
+    ),
+    "otree.views.participant:SessionWideLink.get": Internal(
+        "otree.views.participant:SessionWideLink.get",
+        "function",
+        "a session-wide link: the same checks, and no slot without a PID in a Prolific study",
+        ("self", "request"),
+    ),
+    "otree.views.participant:InitializeParticipant.get": Internal(
+        "otree.views.participant:InitializeParticipant.get",
+        "function",
+        "a per-participant link: a label it carries is checked too",
+        ("self", "request"),
+    ),
+    "otree.models:Participant.set_label": Internal(
+        "otree.models:Participant.set_label",
+        "function",
+        "the backstop: no label outside letters, digits, - and _ is ever stored",
+        ("self", "label"),
+    ),
+    # -- outputs.py: outside text where oTree prints it ----------------------------------------------------
+    "otree.views.abstract:json_dumps": Internal(
+        "otree.views.abstract:json_dumps",
+        "function",
+        "renders js_vars into a <script>: made script-safe",
+        ("obj",),
+    ),
+    "otree.templating.filters:json_dumps": Internal(
+        "otree.templating.filters:json_dumps",
+        "function",
+        "the |json template filter: made script-safe",
+        ("obj",),
+    ),
+    "otree.export:get_rows_for_monitor": Internal(
+        "otree.export:get_rows_for_monitor",
+        "function",
+        "the admin Monitor's rows: labels and vars HTML-escaped",
+        ("participants",),
+    ),
+    "otree.views.admin:SessionPayments.vars_for_template": Internal(
+        "otree.views.admin:SessionPayments.vars_for_template",
+        "function",
+        "the Payments page prints labels unescaped: escaped",
+        ("self",),
+    ),
+    "otree.export:get_rows_for_wide_csv": Internal(
+        "otree.export:get_rows_for_wide_csv",
+        "function",
+        "the wide export copies every session config key: long values shortened",
+        ("session_code",),
+    ),
+    "otree.export:_export_csv": Internal(
+        "otree.export:_export_csv",
+        "function",
+        "every wide, per-app and custom export writes through it: text cells neutralised",
+        ("fp", "rows"),
+    ),
+    "otree.export:export_page_times": Internal(
+        "otree.export:export_page_times",
+        "function",
+        "page times have a writer of their own: neutralised",
+        ("fp",),
+    ),
+    "otree.export:export_chat": Internal(
+        "otree.export:export_chat",
+        "function",
+        "chat has a writer of its own: neutralised",
+        ("fp",),
+    ),
+    # -- limits.py: sockets and logins -----------------------------------------------------------------------
+    "otree.middleware:PerfMiddleware": Internal(
+        "otree.middleware:PerfMiddleware",
+        "class",
+        "the outermost middleware oTree builds its app with: our limits run around it",
+        ("app",),
+    ),
+}
+
+
+def locate(where: str):
+    """The object oTree keeps at ``where`` (``"module:Attr.attr"`` or ``"module"``)."""
+    module_name, _, path = where.partition(":")
+    value = importlib.import_module(module_name)
+    for part in filter(None, path.split(".")):
+        value = getattr(value, part)
+    return value
+
+
+def replace(where: str, wrap: Callable):
+    """Put ``wrap(original)`` where oTree keeps ``where`` (a key of ``PATCHED``); return what was put there."""
+    if where not in PATCHED:
+        raise KeyError(f"{where} is not listed in lab_server.otree_internals.PATCHED; list it there with its reason.")
+    module_name, _, path = where.partition(":")
+    owner_path, _, attribute = path.rpartition(".")
+    owner = locate(f"{module_name}:{owner_path}")
+    replacement = wrap(getattr(owner, attribute))
+    setattr(owner, attribute, replacement)
+    return replacement
+
+
+def built_asgi_app():
+    """oTree's ASGI app if it has been built already (``otree.asgi`` imported), else None; importing it would build
+    it. limits rebuilds its middleware stack when the app was built before the guard was installed."""
+    asgi = sys.modules.get("otree.asgi")
+    return getattr(asgi, "app", None)
+
+
+def __getattr__(name: str):
+    internal = USED.get(name)
+    if internal is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return locate(internal.where)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {name for name in USED if name.isidentifier()})
