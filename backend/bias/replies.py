@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.bias.items import Presented
-from backend.core.llm.client import THINK_CLOSE, THINK_OPEN
+from backend.core.llm.reasoning import THINK_CLOSE, THINK_OPEN
 from backend.core.llm.replies import RepeatedKeyError, json_objects
 
 PROMPTS_PATH = Path(__file__).resolve().parent / "data" / "bias_prompts"

@@ -1,5 +1,9 @@
 """The LLM layer: one way for every app and runner to ask a model, with a stored record of every call.
 
+Modules: ``settings`` (LLMSettings, token budgets, runner options), ``client`` (the calls: retries, structured
+output, endpoint quirks), ``reasoning`` (thinking kept apart from replies), ``records`` (CallRecord, TextDelta),
+``replies`` (JSON objects in replies), ``fake_server`` (a scriptable OpenAI-compatible server for faults).
+
 - ``LLMSettings.from_config(session_config)`` reads ``llm_model``, ``llm_temperature``, ``llm_timeout_s``,
   ``llm_max_retries`` (and the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``LLM_MAX_CONCURRENCY``).
 - Every request carries ``max_tokens``: pass the purpose's budget (``max_tokens=reply_budget(max_chars)``); the
@@ -15,19 +19,10 @@
   its records say ``model='scripted'``, so scripted data is never passed off as an LLM's.
 """
 
-from backend.core.llm.client import (
-    CallRecord,
-    LLMSettings,
-    StartedStream,
-    TextDelta,
-    add_endpoint_options,
-    complete,
-    reply_budget,
-    settings_from_args,
-    split_reasoning,
-    start_stream,
-    stream,
-)
+from backend.core.llm.client import StartedStream, complete, forget_endpoint_quirks, start_stream, stream
+from backend.core.llm.reasoning import split_reasoning
+from backend.core.llm.records import CallRecord, TextDelta
+from backend.core.llm.settings import LLMSettings, add_endpoint_options, reply_budget, settings_from_args
 
 __all__ = [
     "CallRecord",
@@ -36,6 +31,7 @@ __all__ = [
     "TextDelta",
     "add_endpoint_options",
     "complete",
+    "forget_endpoint_quirks",
     "reply_budget",
     "settings_from_args",
     "split_reasoning",

@@ -27,195 +27,31 @@ and later calls to that endpoint and model start there. ``CallRecord.structured`
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
-import re
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from backend.core.llm.reasoning import (
+    ReasoningSplitter,
+    reasoning_field,
+    split_reasoning,
+)
+from backend.core.llm.records import CallRecord, TextDelta
+from backend.core.llm.settings import (
+    LLMSettings,
+    ScriptedPolicy,
+)
 from backend.core.stored_text import storable
 
-SCRIPTED_MODEL = "scripted"
 DEFAULT_MAX_CONCURRENCY = 32
 MAX_RETRY_AFTER_S = 30.0
-DEFAULT_MAX_TOKENS = 1024  # for a call whose caller states no budget of its own
-CHARS_PER_TOKEN = 2  # a low bound for prose in en/de/it (about 4 in English): budgets never cut a reply short
-# Thinking blocks in the text of a reply: <think>…</think> (DeepSeek, Qwen, most open models) and [THINK]…[/THINK]
-# (Mistral's Magistral), in any letter case.
-OPEN_TAGS, CLOSE_TAGS = ("<think>", "[think]"), ("</think>", "[/think]")
-THINK_OPEN = re.compile("|".join(re.escape(tag) for tag in OPEN_TAGS), re.IGNORECASE)
-THINK_CLOSE = re.compile("|".join(re.escape(tag) for tag in CLOSE_TAGS), re.IGNORECASE)
-
-ScriptedPolicy = Callable[[list[dict[str, str]]], str]
 
 
-@dataclass(frozen=True)
-class LLMSettings:
-    """How to call the model. Build it with ``from_config`` from a session config (or a runner's arguments).
-
-    >>> settings = LLMSettings.from_config({"llm_model": "gpt-x", "llm_timeout_s": 5, "llm_max_retries": 1})
-    >>> settings.model, settings.timeout_s, settings.max_retries, settings.is_scripted
-    ('gpt-x', 5.0, 1, False)
-    """
-
-    model: str = SCRIPTED_MODEL
-    temperature: float = 0.7
-    timeout_s: float = 30.0
-    max_retries: int = 2
-    max_tokens: int | None = None  # overrides every purpose's budget
-    reasoning_tokens: int = 0  # added to every budget: room for a reasoning model's thinking
-    backoff_s: float = 0.5
-    base_url: str | None = None
-
-    def __post_init__(self):
-        if not self.model:
-            raise ValueError("The model name (llm_model) must not be empty.")
-        if self.timeout_s <= 0:
-            raise ValueError(f"The timeout (llm_timeout_s) must be positive, got {self.timeout_s}.")
-        if self.max_retries < 0:
-            raise ValueError(f"The retry budget (llm_max_retries) must be 0 or more, got {self.max_retries}.")
-        if not 0 <= self.temperature <= 2:
-            raise ValueError(f"The temperature (llm_temperature) must be in [0, 2], got {self.temperature}.")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ValueError(f"The token limit (llm_max_tokens) must be at least 1, got {self.max_tokens}.")
-        if self.reasoning_tokens < 0:
-            raise ValueError(
-                f"The reasoning budget (llm_reasoning_tokens) must be 0 or more, got {self.reasoning_tokens}."
-            )
-
-    def token_limit(self, budget: int | None = None) -> int:
-        """The ``max_tokens`` of a request whose purpose needs ``budget`` tokens (see the module doc).
-
-        >>> LLMSettings().token_limit(300), LLMSettings(max_tokens=50, reasoning_tokens=1000).token_limit(300)
-        (300, 1050)
-        >>> LLMSettings().token_limit()
-        1024
-        """
-        return (self.max_tokens or budget or DEFAULT_MAX_TOKENS) + self.reasoning_tokens
-
-    @property
-    def is_scripted(self) -> bool:
-        return self.model == SCRIPTED_MODEL
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], **overrides) -> LLMSettings:
-        values = dict(
-            model=str(config.get("llm_model") or SCRIPTED_MODEL),
-            temperature=float(config.get("llm_temperature", 0.7)),
-            timeout_s=float(config.get("llm_timeout_s", 30.0)),
-            max_retries=int(config.get("llm_max_retries", 2)),
-            base_url=config.get("llm_base_url") or os.environ.get("OPENAI_BASE_URL") or None,
-        )
-        if config.get("llm_max_tokens"):
-            values["max_tokens"] = int(config["llm_max_tokens"])
-        if config.get("llm_reasoning_tokens"):
-            values["reasoning_tokens"] = int(config["llm_reasoning_tokens"])
-        values.update(overrides)
-        return cls(**values)
-
-
-def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float = 60.0) -> None:
-    """The runners' options of every model call (argparse), one definition for all of them: ``--base-url``,
-    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens`` and ``--reasoning-tokens``."""
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
-    parser.add_argument("--temperature", type=float, default=temperature)
-    parser.add_argument("--timeout", type=float, default=timeout_s, help="seconds per call")
-    parser.add_argument("--max-retries", type=int, default=3, help="retries per call for timeouts, 429 and 5xx")
-
-    def whole_number(minimum: int):
-        def read(text: str) -> int:
-            try:
-                value = int(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-            if value < minimum:
-                raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
-            return value
-
-        return read
-
-    parser.add_argument(
-        "--max-tokens", type=whole_number(1), default=None, help="token limit of every call (overrides)"
-    )
-    parser.add_argument(
-        "--reasoning-tokens", type=whole_number(0), default=0, help="extra tokens for a reasoning model's thinking"
-    )
-
-
-def settings_from_args(args, *, model: str) -> LLMSettings:
-    """The ``LLMSettings`` of a runner's command line (``add_endpoint_options``), read as a session config is."""
-    return LLMSettings.from_config(
-        {
-            "llm_model": model,
-            "llm_temperature": args.temperature,
-            "llm_timeout_s": args.timeout,
-            "llm_max_retries": args.max_retries,
-            "llm_base_url": args.base_url,
-            "llm_max_tokens": args.max_tokens,
-            "llm_reasoning_tokens": args.reasoning_tokens,
-        }
-    )
-
-
-def reply_budget(max_chars: int, *, overhead_tokens: int = 16) -> int:
-    """The token budget of a reply of at most ``max_chars`` characters: ceil(max_chars / CHARS_PER_TOKEN) +
-    ``overhead_tokens`` (markers, JSON punctuation). Generous by design: the budget stops a rambling model, the
-    task's own rules judge the length.
-
-    >>> reply_budget(500), reply_budget(0, overhead_tokens=40)
-    (266, 40)
-    """
-    if max_chars < 0 or overhead_tokens < 0:
-        raise ValueError(f"A reply budget needs non-negative sizes, got {max_chars} characters and {overhead_tokens}.")
-    return -(-max_chars // CHARS_PER_TOKEN) + overhead_tokens
-
-
-@dataclass
-class TextDelta:
-    """A piece of a streamed reply, as it arrived."""
-
-    text: str
-
-
-@dataclass
-class CallRecord:
-    """Everything about one model call, for storage: what was asked, what came back, how long, what failed."""
-
-    model: str
-    messages: list[dict[str, str]]
-    reply: str = ""
-    latency_s: float = 0.0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    error: str | None = None
-    error_kind: str | None = None
-    attempts: int = 0
-    finish_reason: str | None = None
-    streamed: bool = False
-    reasoning: str = ""  # a reasoning model's thinking, never part of ``reply``
-    max_tokens: int | None = None  # the limit the request carried
-    structured: bool | None = None  # None: not asked; True: the schema was sent; False: refused, asked without
-    started_at: float = field(default_factory=time.time)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def as_row(self) -> dict[str, Any]:
-        """A flat dict for an ExtraModel or CSV row (messages and extra as JSON text)."""
-        row = asdict(self)
-        row["messages"] = json.dumps(self.messages, ensure_ascii=False)
-        row["extra"] = json.dumps(self.extra, ensure_ascii=False)
-        return row
-
-
-class _RetryableError(Exception):
+class RetryableError(Exception):
     def __init__(
         self, kind: str, message: str, retry_after_s: float | None = None, status: int | None = None, detail: str = ""
     ):
@@ -226,7 +62,7 @@ class _RetryableError(Exception):
         self.detail = detail
 
 
-class _FinalError(Exception):
+class FinalError(Exception):
     def __init__(self, kind: str, message: str, status: int | None = None, detail: str = ""):
         super().__init__(message)
         self.kind = kind
@@ -286,7 +122,7 @@ def _client(settings: LLMSettings):
         # A local OpenAI-compatible server needs no key, but the client insists on one.
         api_key = os.environ.get("OPENAI_API_KEY") or ("no-key" if settings.base_url else None)
         if api_key is None:
-            raise _FinalError("configuration", "OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured.")
+            raise FinalError("configuration", "OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured.")
         per_loop[key] = AsyncOpenAI(api_key=api_key, base_url=settings.base_url, max_retries=0)
     return per_loop[key]
 
@@ -295,31 +131,31 @@ def _classify(error: Exception) -> Exception:
     """Map an openai/httpx exception to a retryable or final error with a short kind."""
     import openai
 
-    if isinstance(error, (_RetryableError, _FinalError)):
+    if isinstance(error, (RetryableError, FinalError)):
         return error
     if isinstance(error, (openai.APITimeoutError, asyncio.TimeoutError, TimeoutError)):
-        return _RetryableError("timeout", "The model did not answer in time.")
+        return RetryableError("timeout", "The model did not answer in time.")
     if isinstance(error, openai.APIConnectionError):
-        return _RetryableError("connection", f"Could not reach the model endpoint: {type(error).__name__}.")
+        return RetryableError("connection", f"Could not reach the model endpoint: {type(error).__name__}.")
     if isinstance(error, openai.RateLimitError):
-        return _RetryableError("rate_limit", "The model endpoint is rate limiting (HTTP 429).", _retry_after(error))
+        return RetryableError("rate_limit", "The model endpoint is rate limiting (HTTP 429).", _retry_after(error))
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         if status >= 500:
             detail = str(getattr(error, "message", "") or error)[:500]
-            return _RetryableError(
+            return RetryableError(
                 "server_error", f"The model endpoint failed (HTTP {status}).", _retry_after(error), status, detail
             )
         detail = str(getattr(error, "message", "") or error)[:500]
-        return _FinalError("http_error", f"The model endpoint refused the request (HTTP {status}).", status, detail)
+        return FinalError("http_error", f"The model endpoint refused the request (HTTP {status}).", status, detail)
     malformed = (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError, IndexError)
     if isinstance(error, malformed):
-        return _RetryableError(
+        return RetryableError(
             "bad_response", f"The model endpoint sent a response we cannot read ({type(error).__name__})."
         )
     if isinstance(error, openai.APIError):
-        return _RetryableError("api_error", f"The model endpoint reported an error: {type(error).__name__}.")
-    return _FinalError("unexpected", f"{type(error).__name__}: {error}")
+        return RetryableError("api_error", f"The model endpoint reported an error: {type(error).__name__}.")
+    return FinalError("unexpected", f"{type(error).__name__}: {error}")
 
 
 def _retry_after(error) -> float | None:
@@ -355,7 +191,7 @@ def _request(
     return request
 
 
-def _refused_option(error: Exception, request: dict) -> str | None:
+def refused_option(error: Exception, request: dict) -> str | None:
     """Which option of ``request`` a refusal is about (``response_format`` or ``max_tokens``), or None.
 
     An error whose message names ``response_format``, ``json_schema`` or ``schema`` on a request with a schema refuses
@@ -369,116 +205,6 @@ def _refused_option(error: Exception, request: dict) -> str | None:
     if "response_format" in request and names_schema:  # a 400 about the context or the model is no refusal
         return "response_format"
     return None
-
-
-class ReasoningSplitter:
-    """Separates thinking blocks (``<think>…</think>``, Mistral's ``[THINK]…[/THINK]``, in any letter case) from the
-    visible text of a reply that arrives in pieces.
-
-    ``feed(piece)`` returns the visible text that is certain so far (a possible start of a tag is held back);
-    ``finish()`` returns the rest. ``reasoning`` collects the blocks' text. A closing tag with no opening one (the
-    chat template opened the block in the prompt) makes everything before it reasoning: what was returned as
-    visible before it is moved to ``reasoning`` and ``retracted`` is set. With ``hold=True`` nothing is returned
-    before ``finish()``, so no thinking can be shown before its closing tag arrives.
-
-    >>> splitter = ReasoningSplitter()
-    >>> [splitter.feed(piece) for piece in ["<thi", "nk>I should", " offer.</TH", "INK>Deal."]]
-    ['', '', '', 'Deal.']
-    >>> splitter.finish(), splitter.reasoning, splitter.visible
-    ('', 'I should offer.', 'Deal.')
-    """
-
-    def __init__(self, *, hold: bool = False) -> None:
-        self.visible = ""
-        self.reasoning = ""
-        self.retracted = False
-        self.hold = hold
-        self._pending = ""
-        self._inside = False
-        self._held = ""
-
-    def feed(self, piece: str) -> str:
-        self._pending += piece
-        shown = ""
-        while self._pending:
-            if self._inside:
-                found = THINK_CLOSE.search(self._pending)
-                if found is None:
-                    cut = len(self._pending) - _partial_tag_length(self._pending, CLOSE_TAGS)
-                    self.reasoning += self._pending[:cut]
-                    self._pending = self._pending[cut:]
-                    break
-                self.reasoning += self._pending[: found.start()]
-                self._pending, self._inside = self._pending[found.end() :], False
-                continue
-            opening, closing = THINK_OPEN.search(self._pending), THINK_CLOSE.search(self._pending)
-            if closing is not None and (opening is None or closing.start() < opening.start()):  # no opening tag
-                self.reasoning += self.visible + self._held + shown + self._pending[: closing.start()]
-                self.visible, self._held, shown, self.retracted = "", "", "", True
-                self._pending = self._pending[closing.end() :]
-                continue
-            if opening is None:
-                cut = len(self._pending) - _partial_tag_length(self._pending, OPEN_TAGS + CLOSE_TAGS)
-                shown += self._pending[:cut]
-                self._pending = self._pending[cut:]
-                break
-            shown += self._pending[: opening.start()]
-            self._pending, self._inside = self._pending[opening.end() :], True
-        if self.hold:
-            self._held += shown
-            return ""
-        return self._show(shown)
-
-    def _show(self, text: str) -> str:
-        if not self.visible:
-            text = text.lstrip()  # the blank lines after a thinking block
-        self.visible += text
-        return text
-
-    def finish(self) -> str:
-        rest, self._pending = self._pending, ""
-        if self._inside:  # an unclosed block (the limit cut the thinking short): all of it is reasoning
-            self.reasoning += rest
-            rest = ""
-        held, self._held = self._held, ""
-        return self._show(held + rest)
-
-
-def _partial_tag_length(text: str, tags: Sequence[str]) -> int:
-    """How many characters at the end of ``text`` could begin one of ``tags`` (letter case ignored)."""
-    lowered, longest = text.lower(), 0
-    for tag in tags:
-        for size in range(min(len(tag) - 1, len(lowered)), 0, -1):
-            if lowered.endswith(tag[:size]):
-                longest = max(longest, size)
-                break
-    return longest
-
-
-def split_reasoning(content: str) -> tuple[str, str]:
-    """``(visible, reasoning)`` of a whole reply.
-
-    >>> split_reasoning("<think>Two apples are worth little.</think>\\n\\nI propose: 2 books.")
-    ('I propose: 2 books.', 'Two apples are worth little.')
-    >>> split_reasoning("They want hats.</think>Deal.")
-    ('Deal.', 'They want hats.')
-    """
-    splitter = ReasoningSplitter()
-    splitter.feed(content)
-    splitter.finish()
-    return splitter.visible.strip(), splitter.reasoning.strip()
-
-
-def _reasoning_field(holder: Any) -> str:
-    """A message's or delta's separate reasoning text (``reasoning_content``: vLLM, DeepSeek, llama.cpp;
-    ``reasoning``: OpenRouter, Ollama)."""
-    for name in ("reasoning_content", "reasoning"):
-        value = getattr(holder, name, None)
-        if value is None and getattr(holder, "model_extra", None):
-            value = holder.model_extra.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return ""
 
 
 def _scripted_chunks(text: str) -> list[str]:
@@ -514,7 +240,7 @@ async def _attempt_stream(
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _RetryableError("timeout", "The model stopped sending before the reply was complete.")
+                raise RetryableError("timeout", "The model stopped sending before the reply was complete.")
             try:
                 async with asyncio.timeout(remaining):
                     chunk = await iterator.__anext__()
@@ -527,7 +253,7 @@ async def _attempt_stream(
             for choice in chunk.choices or []:
                 if choice.finish_reason:
                     record.finish_reason = choice.finish_reason
-                if thought := _reasoning_field(choice.delta):
+                if thought := reasoning_field(choice.delta):
                     separate_reasoning.append(storable(thought))
                 piece = getattr(choice.delta, "content", None)
                 if piece and (visible := splitter.feed(storable(piece))):
@@ -535,10 +261,10 @@ async def _attempt_stream(
         if rest := splitter.finish():
             yield rest
         if not chunks:
-            raise _RetryableError("bad_response", "The model endpoint answered without a readable event stream.")
+            raise RetryableError("bad_response", "The model endpoint answered without a readable event stream.")
         if record.finish_reason is None:
             # The client treats a closed connection as the end of the stream; only a finish reason proves it.
-            raise _RetryableError("interrupted", "The stream ended before the model finished its reply.")
+            raise RetryableError("interrupted", "The stream ended before the model finished its reply.")
     finally:
         record.reasoning = ("".join(separate_reasoning) + splitter.reasoning).strip()
         if splitter.retracted:  # the template opened the block: from now on this endpoint's text is held
@@ -552,7 +278,7 @@ async def _attempt_complete(client, request: dict, settings: LLMSettings, record
     async with asyncio.timeout(settings.timeout_s):
         response = await _create(client, request)
     if not getattr(response, "choices", None):
-        raise _RetryableError("bad_response", "The model endpoint sent a response without choices.")
+        raise RetryableError("bad_response", "The model endpoint sent a response without choices.")
     choice = response.choices[0]
     record.finish_reason = choice.finish_reason
     if getattr(response, "usage", None):
@@ -562,7 +288,7 @@ async def _attempt_complete(client, request: dict, settings: LLMSettings, record
         record.extra["logprobs"] = choice.logprobs.model_dump() if hasattr(choice.logprobs, "model_dump") else None
     visible, thought = split_reasoning(storable(choice.message.content or ""))
     record.reasoning = "\n\n".join(
-        part for part in (storable(_reasoning_field(choice.message)).strip(), thought) if part
+        part for part in (storable(reasoning_field(choice.message)).strip(), thought) if part
     )
     return visible
 
@@ -628,14 +354,14 @@ async def stream(
                 else:
                     reply = await _attempt_complete(client, request, settings, record)
                 if not reply.strip():
-                    raise _RetryableError("empty_reply", "The model sent an empty reply.")
+                    raise RetryableError("empty_reply", "The model sent an empty reply.")
                 record.reply, record.error, record.error_kind = reply, None, None
                 break
             except Exception as raw_error:
                 error = _classify(raw_error)
                 record.error, record.error_kind = str(error), error.kind
                 record.reply = "".join(pieces)
-                refused = None if pieces else _refused_option(error, request)
+                refused = None if pieces else refused_option(error, request)
                 if refused == "response_format":
                     # By the shape refused, not by counting: calls in flight at once refuse the same shape.
                     endpoint, sent = (settings.base_url, settings.model), request["response_format"]["type"]
@@ -648,7 +374,7 @@ async def stream(
                     record.error_kind = "interrupted"
                     record.error = f"The reply broke off after {len(record.reply)} characters: {error}"
                     break
-                if isinstance(error, _FinalError) or record.attempts > settings.max_retries:
+                if isinstance(error, FinalError) or record.attempts > settings.max_retries:
                     break
                 wait = error.retry_after_s
                 if wait is None:

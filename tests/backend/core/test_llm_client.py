@@ -312,7 +312,7 @@ def test_a_reply_cut_off_while_thinking_is_an_empty_reply_not_an_answer(llm_serv
 
 
 def test_think_tag_split_across_stream_pieces():
-    from backend.core.llm.client import ReasoningSplitter
+    from backend.core.llm.reasoning import ReasoningSplitter
 
     text = "<think>plan: offer 2 balls</think>Hello, shall we split?"
     for size in range(1, 9):
@@ -378,8 +378,8 @@ def test_a_server_error_naming_response_format_is_a_refusal_not_a_retry(llm_serv
     record = run_async(complete(MESSAGES, settings_for(llm_server, max_retries=0), response_schema=SCHEMA))
     assert not record.ok  # a bare 500 says nothing about the schema: a failure, as before
 
-    from backend.core.llm.client import _refused_option, _RetryableError
+    from backend.core.llm.client import RetryableError, refused_option
 
-    named = _RetryableError("server_error", "failed", status=500, detail="'loc': ('body', 'response_format', 'type')")
-    assert _refused_option(named, {"response_format": {}}) == "response_format"
-    assert _refused_option(named, {}) is None
+    named = RetryableError("server_error", "failed", status=500, detail="'loc': ('body', 'response_format', 'type')")
+    assert refused_option(named, {"response_format": {}}) == "response_format"
+    assert refused_option(named, {}) is None

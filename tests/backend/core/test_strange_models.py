@@ -17,8 +17,8 @@ from backend.bias.items import load_items
 from backend.bias.replies import ReplyParseError, _text_answer, letter_scores, parse_choice, parse_selection
 from backend.bias.runner import run_tests
 from backend.core.llm import LLMSettings, complete, split_reasoning, stream
-from backend.core.llm.client import ReasoningSplitter
 from backend.core.llm.fake_server import Reply
+from backend.core.llm.reasoning import ReasoningSplitter
 from backend.dond import selfplay
 from backend.dond.game import GameConfig
 from backend.reasoning.judge import JudgementParseError, parse_judgement
