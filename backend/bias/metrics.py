@@ -20,8 +20,8 @@ Confidence variants (our definition; the reference only left a to-do note):
 - *confidence-weighted batch*: option ``weights`` (shape (N, 1), non-negative, e.g. the respondent's confidence per
   test) turns the batch mean into a weighted mean; see each class for where the weight enters.
 
-``bootstrap_ci`` gives a seeded percentile interval for any batch metric by resampling tests. Each class has a
-loop-based twin (``*_naive``) used as test oracle.
+``bootstrap_ci`` gives a seeded percentile interval for any batch metric by resampling tests (through
+``backend.core.stats``). Loop-based twins of the classes, the test oracles, live in ``tests/backend/bias/oracles.py``.
 
 Worked example (the reference notebook's anchoring data):
 
@@ -37,10 +37,11 @@ Worked example (the reference notebook's anchoring data):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from backend.core.stats import bootstrap_statistic, percentile_interval
 
 EPSILON = 1e-8  # added to the signed difference inside |.| of the denominators, as in the reference
 
@@ -290,7 +291,8 @@ class HaloEffectMetric(_BatchOrIndividual):
 
     B_i = |a2 - a1| / |a1 - f + eps| with f the option farthest from a1 (the first on ties), eps = 1e-8; B_i in
     [0, 1]. Batch: mean_i B_i, or sum_i w_i B_i / sum_i w_i with ``weights``. The expected-answer variant replaces a1
-    and a2 by their expected option values (module docstring).
+    and a2 by their expected option values (module docstring). This is the anchor-agnostic anchoring rule, and it is
+    computed by ``AnchoringBiasMetric(anchor_agnostic=True)``.
 
     >>> HaloEffectMetric(overall=False).compute([[4]], [[8]], [[4, 8, 16, 20]])
     array([[0.25]])
@@ -309,12 +311,14 @@ class HaloEffectMetric(_BatchOrIndividual):
         treatment_confidence: Any = None,
         weights: Any = None,
     ) -> np.ndarray | float:
-        control, treatment, options = _paired_answers(
-            control_answer, treatment_answer, answer_options, control_confidence, treatment_confidence
+        return AnchoringBiasMetric(anchor_agnostic=True, overall=self.overall).compute(
+            control_answer,
+            treatment_answer,
+            answer_options,
+            control_confidence=control_confidence,
+            treatment_confidence=treatment_confidence,
+            weights=weights,
         )
-        weight = _weights(weights, control.shape[0], self.overall)
-        individual = _relative_shift(control, treatment, options)
-        return _mean(individual, weight) if self.overall else individual
 
 
 class LossAversionMetric(_BatchOrIndividual):
@@ -440,22 +444,21 @@ def bootstrap_ci(
     confidence_level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    method: str = "percentile",
     **options: Any,
 ) -> Interval:
-    """A bootstrap interval for a batch metric: tests (rows) are resampled with replacement, all inputs together.
+    """A percentile bootstrap interval for a batch metric: tests (rows) are resampled with replacement, all inputs
+    together.
 
     ``arrays`` and ``options`` are exactly what ``metric.compute`` takes (array-valued options such as ``weights``
-    or confidences are resampled with their rows). Uses ``scipy.stats.bootstrap`` with a seeded generator, so the
-    same call gives the same interval. A resample the metric cannot score (e.g. only zero weights) counts as NaN.
+    or confidences are resampled with their rows). The resamples are ``backend.core.stats.bootstrap_statistic``'s
+    (seeded row indices), the interval its ``percentile_interval``, so the same call gives the same interval. A
+    resample the metric cannot score (e.g. only zero weights) counts as NaN and is left out.
 
     >>> metric = HaloEffectMetric(overall=True)
     >>> low, high = bootstrap_ci(metric, [[4], [8], [16], [20]], [[8], [8], [16], [4]], [[4, 8, 16, 20]] * 4, seed=1)
     >>> 0 <= low <= metric.compute([[4], [8], [16], [20]], [[8], [8], [16], [4]], [[4, 8, 16, 20]] * 4) <= high <= 1
     True
     """
-    from scipy import stats
-
     if not getattr(metric, "overall", False):
         raise ValueError("metric must compute the batch metric (overall=True) for a bootstrap interval.")
     if not 0 < confidence_level < 1:
@@ -470,121 +473,9 @@ def bootstrap_ci(
         raise ValueError(f"A bootstrap interval needs at least two tests, got {n_tests}.")
 
     def resampled(index: np.ndarray) -> float:
-        index = index.astype(np.int64)
         args = [row[index] if row is not None else None for row in rows]
         kwargs = {key: (value[index] if value is not None else None) for key, value in keyed.items()}
-        try:
-            return metric.compute(*args, **kwargs)
-        except ValueError:
-            return np.nan
+        return metric.compute(*args, **kwargs)
 
-    result = stats.bootstrap(
-        (np.arange(n_tests),),
-        resampled,
-        n_resamples=int(n_resamples),
-        vectorized=False,
-        confidence_level=confidence_level,
-        method=method,
-        rng=np.random.default_rng(seed),
-    )
-    return Interval(float(result.confidence_interval.low), float(result.confidence_interval.high))
-
-
-# --- naive reference implementations (test oracles) -----------------------------------------------------------------
-def _rows(value: Any) -> list:
-    return [row if isinstance(row, (int, float)) else row[0] for row in np.asarray(value).tolist()]
-
-
-def _naive_distribution(confidence_row, chosen: int, n_options: int) -> list[float]:
-    if isinstance(confidence_row, (list, tuple)) and len(confidence_row) > 1:
-        total = sum(confidence_row)
-        return [value / total for value in confidence_row]
-    c = confidence_row[0] if isinstance(confidence_row, (list, tuple)) else confidence_row
-    return [c if k == chosen else (1.0 - c) / (n_options - 1) for k in range(n_options)]
-
-
-def _naive_expected(answer, options: list, confidence_row) -> float:
-    chosen = options.index(answer)
-    if confidence_row is None:
-        return answer
-    probabilities = _naive_distribution(confidence_row, chosen, len(options))
-    return sum(p * o for p, o in zip(probabilities, options, strict=True))
-
-
-def _naive_batch(values: Sequence[float], weights: Sequence[float] | None) -> float:
-    weights = [1.0] * len(values) if weights is None else weights
-    return sum(w * v for w, v in zip(weights, values, strict=True)) / sum(weights)
-
-
-def anchoring_naive(
-    control_answer,
-    treatment_answer,
-    answer_options,
-    anchor=None,
-    *,
-    anchor_agnostic=True,
-    control_confidence=None,
-    treatment_confidence=None,
-    weights=None,
-) -> tuple[list[float], float]:
-    """Loop version of ``AnchoringBiasMetric`` (no validation): (individual values, batch value)."""
-    options_rows = np.asarray(answer_options).tolist()
-    controls, treatments = _rows(control_answer), _rows(treatment_answer)
-    anchors = _rows(anchor) if anchor is not None else [None] * len(controls)
-    control_conf = np.asarray(control_confidence).tolist() if control_confidence is not None else None
-    treatment_conf = np.asarray(treatment_confidence).tolist() if treatment_confidence is not None else None
-    values = []
-    for i, options in enumerate(options_rows):
-        a1 = _naive_expected(controls[i], options, control_conf[i] if control_conf else None)
-        a2 = _naive_expected(treatments[i], options, treatment_conf[i] if treatment_conf else None)
-        if anchor_agnostic:
-            farthest = options[0]
-            for option in options:
-                if abs(option - a1) > abs(farthest - a1):
-                    farthest = option
-            values.append(abs(a1 - a2) / abs(a1 - farthest + EPSILON))
-        else:
-            target = options[0]
-            for option in options:
-                if abs(anchors[i] - option) < abs(anchors[i] - target):
-                    target = option
-            values.append(max(0.0, (abs(a1 - target) - abs(a2 - target)) / abs(a1 - target + EPSILON)))
-    return values, _naive_batch(values, _rows(weights) if weights is not None else None)
-
-
-def halo_effect_naive(control_answer, treatment_answer, answer_options, **options) -> tuple[list[float], float]:
-    """Loop version of ``HaloEffectMetric``: (individual values, batch value)."""
-    return anchoring_naive(control_answer, treatment_answer, answer_options, anchor_agnostic=True, **options)
-
-
-def _naive_probability_of_one(answer: int, confidence_row) -> float:
-    if confidence_row is None:
-        return float(answer)
-    return _naive_distribution(confidence_row, answer, 2)[1]
-
-
-def loss_aversion_naive(answer, lambdas, *, answer_confidence=None, weights=None) -> tuple[list[float], float]:
-    """Loop version of ``LossAversionMetric``: (individual values, batch value)."""
-    answers, lambda_values = _rows(answer), _rows(lambdas)
-    confidences = np.asarray(answer_confidence).tolist() if answer_confidence is not None else None
-    weight_values = _rows(weights) if weights is not None else [1.0] * len(answers)
-    accepted = [_naive_probability_of_one(a, confidences[i] if confidences else None) for i, a in enumerate(answers)]
-    numerator = sum(w * a / lam for w, a, lam in zip(weight_values, accepted, lambda_values, strict=True))
-    denominator = sum(w / lam for w, lam in zip(weight_values, lambda_values, strict=True))
-    return accepted, 1 - numerator / denominator
-
-
-def confirmation_naive(
-    answer, pro_answer, con_answer, n_args, *, answer_confidence=None, weights=None
-) -> tuple[list[float], float]:
-    """Loop version of ``ConfirmationBiasMetric``: (individual values, batch value)."""
-    answers, pros, cons, sizes = _rows(answer), _rows(pro_answer), _rows(con_answer), _rows(n_args)
-    confidences = np.asarray(answer_confidence).tolist() if answer_confidence is not None else None
-    weight_values = _rows(weights) if weights is not None else [1.0] * len(answers)
-    values = []
-    for i, a in enumerate(answers):
-        q = _naive_probability_of_one(a, confidences[i] if confidences else None)
-        p, n = pros[i], cons[i]
-        values.append(max(0.0, (q * (p - n) + (1 - q) * (n - p)) / (p + n)))
-    numerator = sum(w * b * size for w, b, size in zip(weight_values, values, sizes, strict=True))
-    return values, numerator / sum(w * size for w, size in zip(weight_values, sizes, strict=True))
+    replicates = bootstrap_statistic(resampled, n_tests, n_boot=int(n_resamples), seed=seed)
+    return Interval(*percentile_interval(replicates, confidence=confidence_level))

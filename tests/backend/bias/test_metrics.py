@@ -12,12 +12,9 @@ from backend.bias.metrics import (
     ConfirmationBiasMetric,
     HaloEffectMetric,
     LossAversionMetric,
-    anchoring_naive,
     bootstrap_ci,
-    confirmation_naive,
-    halo_effect_naive,
-    loss_aversion_naive,
 )
+from tests.backend.bias.oracles import anchoring_naive, confirmation_naive, halo_effect_naive, loss_aversion_naive
 
 # --- the seed's inputs (../shared/seeds/002, the reference notebook) -------------------------------------------------
 CONTROL = np.array([[10], [10], [16], [5], [200]])
