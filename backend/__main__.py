@@ -181,7 +181,7 @@ def recognise(columns: Sequence[str]) -> ExportKind | None:
     return next((kind for kind in KINDS if kind.matches(names)), None)
 
 
-def _find_reporter(columns: Sequence[str]):
+def find_reporter(columns: Sequence[str]):
     """The report module for a header, or None when the header is no export the report reads."""
     kind = recognise(columns)
     return importlib.import_module(kind.reporter) if kind is not None and kind.reporter else None

@@ -35,11 +35,11 @@ def llm_server(_llm_server_instance):
     the request; inspect ``llm_server.requests``. ``llm_server.base_url`` goes into ``OPENAI_BASE_URL``.
     """
     from backend.core.llm.client import forget_endpoint_quirks
-    from backend.core.llm.fake_server import _default_responder
+    from backend.core.llm.fake_server import default_responder
 
     server = _llm_server_instance
     server.clear()
-    server.responder = _default_responder
+    server.responder = default_responder
     server.default_delay_s = server.default_chunk_delay_s = 0.0
     server.refuse_response_format = server.require_max_completion_tokens = False
     forget_endpoint_quirks()

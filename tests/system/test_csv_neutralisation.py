@@ -123,11 +123,11 @@ def answer_bias_tests(server_url: str) -> None:
 
 @pytest.fixture(scope="module")
 def filled_server(otree_server, _llm_server_instance):
-    from backend.core.llm.fake_server import _default_responder
+    from backend.core.llm.fake_server import default_responder
 
     llm = _llm_server_instance
     llm.clear()
-    llm.responder = _default_responder
+    llm.responder = default_responder
     play_dond_person_vs_person(otree_server.url)
     play_dond_against_the_model(otree_server.url, llm)
     rate_in_social_eval(otree_server.url)

@@ -49,7 +49,7 @@ class Reply:
 Responder = Callable[[dict[str, Any]], "str | Reply"]
 
 
-def _default_responder(request: dict[str, Any]) -> str:
+def default_responder(request: dict[str, Any]) -> str:
     last = next((m.get("content", "") for m in reversed(request.get("messages", [])) if m.get("role") == "user"), "")
     return f"I read {len(str(last).split())} words."
 
@@ -68,7 +68,7 @@ class FakeOpenAIServer:
     """Start with ``start()`` (returns the base URL), stop with ``stop()``; also a context manager."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, responder: Responder | None = None):
-        self.responder: Responder = responder or _default_responder
+        self.responder: Responder = responder or default_responder
         self.default_delay_s = 0.0
         self.default_chunk_delay_s = 0.0
         self.refuse_response_format = False  # HTTP 400 for a request with response_format, as some servers answer

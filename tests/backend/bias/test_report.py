@@ -125,7 +125,7 @@ def export(tmp_path):
 def test_looks_like_recognises_only_bias_exports(export):
     assert bias_report.looks_like(EXPORT_COLUMNS)
     assert not bias_report.looks_like(["participant", "item_id", "rating_goal"])
-    assert cli._find_reporter(list(EXPORT_COLUMNS)) is bias_report
+    assert cli.find_reporter(list(EXPORT_COLUMNS)) is bias_report
 
 
 def test_batches_equal_the_metrics_on_the_same_tests(export):

@@ -74,7 +74,7 @@ def write_csv(path, rows, delimiter=",", columns=DOND_GAMES_COLUMNS):
 def test_looks_like_recognises_only_the_games_export():
     assert dond_report.looks_like(DOND_GAMES_COLUMNS)
     assert not dond_report.looks_like(DOND_EVENTS_COLUMNS)
-    assert cli._find_reporter(DOND_GAMES_COLUMNS) is dond_report
+    assert cli.find_reporter(DOND_GAMES_COLUMNS) is dond_report
 
 
 def test_hand_computed_figures(tmp_path):
