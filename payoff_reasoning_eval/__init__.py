@@ -9,7 +9,7 @@ import study_flow
 from backend.core.csvio import iso_utc
 from backend.reasoning import task
 from backend.reasoning.logs import failed_queries_field, format_log, parse_log
-from backend.reasoning.protocol import PROTOCOL_COLUMNS
+from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell
 
 doc = """
 payoff_reasoning_eval: people judge whether a language model reasoned correctly about the payoffs of a 2x2 game
@@ -197,7 +197,7 @@ def custom_export(players):
     """The protocol's CSV (comma-separated, as oTree writes every export); one row per judge and log."""
     yield list(PROTOCOL_COLUMNS)
     for row in verdict_rows(players):
-        yield [task.export_cell(column, row[column]) for column in PROTOCOL_COLUMNS]
+        yield [export_cell(column, row[column]) for column in PROTOCOL_COLUMNS]
 
 
 def _finished_times(players) -> dict[tuple[str, str, str], float]:
@@ -226,7 +226,7 @@ def custom_export_protocol_with_ids(players):
             continue
         [row] = verdict_rows([player])
         participant, code = player.participant, player.session.code
-        yield [task.export_cell(column, row[column]) for column in PROTOCOL_COLUMNS] + [
+        yield [export_cell(column, row[column]) for column in PROTOCOL_COLUMNS] + [
             participant.code,
             *_prolific_ids(participant),
             code,

@@ -85,21 +85,30 @@ def restore_row(row: dict) -> dict:
 
 
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_LINE_BREAK_ESCAPES = {"\\": "\\\\", "\n": "\\n"}
 _UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t"}
 
 
-def escape_text(text: str | None) -> str:
+def escape_text(text: str | None, *, line_breaks_only: bool = False) -> str:
     r"""Keep free text on one CSV line in any tool: backslash, newline, CR and tab become ``\\``, ``\n``, ``\r``,
     ``\t`` (oTree's own exports flatten line breaks; these stay recoverable with ``unescape_text``). None is "".
+
+    ``line_breaks_only`` is the payoff-reasoning protocol's published form (its ``remarks`` cell): every line end
+    (CR LF, CR or LF) becomes ``\n``, backslash becomes ``\\``, and tabs stay as they are.
 
     >>> escape_text('line one\nline "two"\\ end')
     'line one\\nline "two"\\\\ end'
     >>> unescape_text(escape_text("a\r\nb\tc\\n")) == "a\r\nb\tc\\n"
     True
+    >>> escape_text("first\r\nsecond\rthird\t\\ end", line_breaks_only=True)
+    'first\\nsecond\\nthird\t\\\\ end'
     """
     if text is None:
         return ""
-    return "".join(_ESCAPES.get(char, char) for char in str(text))
+    text, escapes = str(text), _ESCAPES
+    if line_breaks_only:
+        text, escapes = text.replace("\r\n", "\n").replace("\r", "\n"), _LINE_BREAK_ESCAPES
+    return "".join(escapes.get(char, char) for char in text)
 
 
 def unescape_text(text: str) -> str:

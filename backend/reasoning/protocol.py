@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from backend.core.csvio import neutralise_cell, read_csv_any
+from backend.core.csvio import escape_text, neutralise_cell, read_csv_any
 from backend.reasoning.logs import ReasoningLog, confusion_label, failed_queries_field
 
 PROTOCOL_COLUMNS = (
@@ -202,22 +202,23 @@ def read_protocol_form(path: str | Path) -> pd.DataFrame:
 SEPARATORS = (";", ",", "\t", "|")
 
 
-def escape_newlines(text: str) -> str:
-    """Keep a multi-line cell on one line: ``\\`` becomes ``\\\\`` and a line break becomes ``\\n``.
+def export_cell(column: str, value: object) -> object:
+    """A protocol cell as every export writes it: None as empty; ``remarks``, the only free multi-line text, with
+    line breaks kept as ``\\n`` (`backend.core.csvio.escape_text` with ``line_breaks_only``: the protocol's form).
 
-    oTree's exports replace line breaks with spaces; this encoding keeps them recoverable.
-
-    >>> print(escape_newlines("first\\r\\nsecond \\\\ end"))
-    first\\nsecond \\\\ end
+    >>> export_cell("remarks", "a\\r\\nb"), export_cell("fin_cor", None), export_cell("orig_cor", 1)
+    ('a\\\\nb', '', 1)
     """
-    return text.replace("\\", "\\\\").replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    if value is None:
+        return ""
+    return escape_text(str(value), line_breaks_only=True) if column == "remarks" else value
 
 
 def protocol_csv(rows: Iterable[Mapping[str, object]], *, separator: str = ";") -> str:
     """The form as CSV text: the `PROTOCOL_COLUMNS` header, then one line per row (cells quoted when needed).
 
-    ``remarks`` keep their line breaks as ``\\n`` (see `escape_newlines`); the other cells are single-line. Text
-    that a spreadsheet would run as a formula (a model's sentence or a remark starting with ``=``, ``+``, ``-``,
+    Cells as `export_cell` gives them (``remarks`` keep their line breaks as ``\\n``). Text that a spreadsheet
+    would run as a formula (a model's sentence or a remark starting with ``=``, ``+``, ``-``,
     ``@``) gets a ``'`` in front (`backend.core.csvio.neutralise_cell`); `read_protocol_form` takes it off again.
 
     >>> print(protocol_csv([{"file": "a.txt", "remarks": "x; y", "sentence": "=1+1", "orig_cor": 0}]), end="")
@@ -230,7 +231,5 @@ def protocol_csv(rows: Iterable[Mapping[str, object]], *, separator: str = ";") 
     writer = csv.writer(buffer, delimiter=separator, lineterminator="\n")
     writer.writerow(PROTOCOL_COLUMNS)
     for row in rows:
-        cells = {column: "" if row.get(column) is None else str(row[column]) for column in PROTOCOL_COLUMNS}
-        cells["remarks"] = escape_newlines(cells["remarks"])  # the only free multi-line text
-        writer.writerow(neutralise_cell(cell) for cell in cells.values())
+        writer.writerow(neutralise_cell(export_cell(column, row.get(column))) for column in PROTOCOL_COLUMNS)
     return buffer.getvalue()

@@ -10,31 +10,27 @@ Session-config keys (defaults in `DEFAULTS`):
 - ``judges_per_log`` (3; 1-100), ``logs_per_judge`` (6; 1-30), ``reservation_minutes`` (30; 1-1440): the assignment.
 - ``csv_separator`` (``;``) for the protocol CSV download, ``aggregation_rule`` (``unanimity``/``majority``).
 
-Logs are bounded before they are read (`MAX_LOGS` files, `MAX_LOG_BYTES` each, `MAX_TOTAL_LOG_BYTES` together; a
-``.zip`` at most `MAX_ARCHIVE_BYTES` with `MAX_ARCHIVE_ENTRIES` entries, each entry judged by its declared size and
-then read in chunks that stop at the bound), so a crafted archive or upload cannot fill the server's memory. Files
-are UTF-8 (a byte-order mark is fine); anything else is refused with the file and line.
+Logs are read within bounds (`backend.reasoning.log_files`: how many, how large each and together), whether they
+come from a folder, a ``.zip`` or ``logs_upload``, so a crafted archive or upload cannot fill the server's memory.
 """
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from backend.core import assignment, session_keys
-from backend.core.researcher_files import decode_text, parse_json, read_text
+from backend.core.researcher_files import parse_json
 from backend.core.script_json import script_json
 from backend.core.stored_text import typed_length
 from backend.reasoning.games import Game, games_with
+from backend.reasoning.log_files import LogLoadError, check_log_name, check_sizes, read_log_texts
 from backend.reasoning.logs import ReasoningLog, parse_log_texts, sentence_lines
 from backend.reasoning.protocol import (
     ERROR_TYPES,
     SEPARATORS,
-    escape_newlines,
     protocol_csv,
     protocol_row,
     verdict_errors,
@@ -54,21 +50,8 @@ DEFAULTS: Mapping[str, Any] = {
 }
 
 
-# Bounds on what a session's logs may be: the shipped logs are a few KB each and a study judges a few hundred, so
-# these leave ample room while keeping a crafted upload or zip from filling the server's memory.
-MAX_LOGS = 2000
-MAX_LOG_BYTES = 1_000_000
-MAX_TOTAL_LOG_BYTES = 20_000_000
-MAX_ARCHIVE_ENTRIES = 5000  # every entry of a .zip, folders and other files included
-MAX_ARCHIVE_BYTES = 20_000_000  # the .zip file itself
 MAX_UPLOAD_CHARS = 25_000_000  # the logs_upload JSON text
-MAX_LOG_NAME_CHARS = 200
 MAX_EXTRA_GAMES_CHARS = 100_000
-_READ_CHUNK = 64 * 1024
-
-
-class LogLoadError(ValueError):
-    """The session's logs cannot be used; the message lists every problem, one per line, with file and line."""
 
 
 @dataclass(frozen=True)
@@ -100,36 +83,17 @@ def _json_object(value: Any, *, key: str, max_chars: int) -> Mapping | None:
 
 
 def _checked_upload(value: Any) -> dict[str, str] | None:
+    """``logs_upload`` as a mapping of file name -> log text, within the bounds of `log_files.check_sizes`."""
     upload = _json_object(value, key="logs_upload", max_chars=MAX_UPLOAD_CHARS)
     if upload is None:
         return None
-    if len(upload) > MAX_LOGS:
-        raise ValueError(
-            f"The session key 'logs_upload' holds {len(upload):,} logs, more than the {MAX_LOGS:,} allowed."
-        )
-    total = 0
     for name, text in upload.items():
         if not isinstance(name, str) or not isinstance(text, str):
             raise ValueError("The session key 'logs_upload' must map file names to log texts (strings).")
-        _check_log_name(name, where="logs_upload")
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > MAX_LOG_BYTES:
-            raise ValueError(
-                f"The log {name!r} in logs_upload has {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may have."
-            )
-        total += size
-    if total > MAX_TOTAL_LOG_BYTES:
-        raise ValueError(
-            f"The logs in logs_upload have {total:,} bytes together, more than the {MAX_TOTAL_LOG_BYTES:,} allowed."
-        )
+        check_log_name(name, where="logs_upload")
+    sizes = {name: len(text.encode("utf-8", "surrogatepass")) for name, text in upload.items()}
+    check_sizes(sizes, what="The session key 'logs_upload'", unit="log", units="logs")
     return dict(upload)
-
-
-def _check_log_name(name: str, *, where: str) -> None:
-    if not name.strip() or len(name) > MAX_LOG_NAME_CHARS:
-        raise ValueError(
-            f"A log file name in {where} must have 1 to {MAX_LOG_NAME_CHARS} characters, got {name[:80]!r}."
-        )
 
 
 def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> TaskSettings:
@@ -171,120 +135,10 @@ def normalised_config(settings: TaskSettings) -> dict[str, Any]:
     }
 
 
-def _read_folder(folder: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
-    paths = sorted(folder.glob("*.txt"))
-    if len(paths) > MAX_LOGS:
-        raise LogLoadError(f"{what} holds {len(paths):,} .txt files, more than the {MAX_LOGS:,} allowed.")
-    sizes = {path: path.stat().st_size for path in paths}
-    _check_sizes({path.name: size for path, size in sizes.items()}, what=what, unit="file")
-    texts, problems = {}, []
-    for path in paths:
-        try:
-            _check_log_name(path.name, where=what)
-            texts[path.name] = read_text(path, what=path.name, max_bytes=MAX_LOG_BYTES)
-        except ValueError as error:
-            problems.append(str(error))
-    return texts, problems
-
-
-def _check_sizes(sizes: Mapping[str, int], *, what: str, unit: str) -> None:
-    """Refuse before reading anything: any log over `MAX_LOG_BYTES`, or all of them over `MAX_TOTAL_LOG_BYTES`."""
-    too_big = [
-        f"the {unit} {name!r} has {size:,} bytes, more than the {MAX_LOG_BYTES:,} a log may have."
-        for name, size in sizes.items()
-        if size > MAX_LOG_BYTES
-    ]
-    total = sum(sizes.values())
-    if total > MAX_TOTAL_LOG_BYTES:
-        too_big.append(f"its logs have {total:,} bytes together, more than the {MAX_TOTAL_LOG_BYTES:,} allowed.")
-    if too_big:
-        raise LogLoadError(f"{what} was not read: " + " ".join(too_big))
-
-
-def _is_log_entry(info: zipfile.ZipInfo) -> bool:
-    name = info.filename
-    # macOS adds __MACOSX/._name.txt resource forks to archives it makes; they are not logs.
-    return (
-        not info.is_dir()
-        and name.endswith(".txt")
-        and not name.startswith("__MACOSX/")
-        and not PurePath(name).name.startswith("._")
-    )
-
-
-def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, what: str) -> bytes:
-    """An entry's bytes, read in chunks and cut off past `MAX_LOG_BYTES`: the declared size may be a lie."""
-    chunks, size = [], 0
-    with archive.open(info) as handle:
-        while chunk := handle.read(_READ_CHUNK):
-            size += len(chunk)
-            if size > MAX_LOG_BYTES:
-                raise LogLoadError(
-                    f"{what}: the entry {info.filename!r} unpacks to more than the {MAX_LOG_BYTES:,} bytes a log may "
-                    f"have (its header says {info.file_size:,}); the archive was not read."
-                )
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _read_zip(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
-    size = source.stat().st_size
-    if size > MAX_ARCHIVE_BYTES:
-        raise LogLoadError(f"{what} is {size:,} bytes, more than the {MAX_ARCHIVE_BYTES:,} bytes allowed for a .zip.")
-    try:
-        archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError, ValueError) as error:
-        raise LogLoadError(f"{what} cannot be opened as a .zip file ({error}).") from None
-    with archive:
-        entries = archive.infolist()
-        if len(entries) > MAX_ARCHIVE_ENTRIES:
-            raise LogLoadError(
-                f"{what} holds {len(entries):,} entries, more than the {MAX_ARCHIVE_ENTRIES:,} allowed; "
-                "the archive was not read."
-            )
-        members = sorted((info for info in entries if _is_log_entry(info)), key=lambda info: info.filename)
-        if len(members) > MAX_LOGS:
-            raise LogLoadError(f"{what} holds {len(members):,} .txt files, more than the {MAX_LOGS:,} allowed.")
-        _check_sizes({info.filename: info.file_size for info in members}, what=what, unit="entry")
-        texts, problems = {}, []
-        for info in members:
-            name = PurePath(info.filename).name
-            if name in texts:
-                problems.append(f"{name}: the archive holds two files of this name.")
-                continue
-            try:
-                _check_log_name(name, where=what)
-                raw = _read_entry(archive, info, what=what)
-            except LogLoadError:
-                raise
-            except ValueError as error:
-                problems.append(str(error))
-                continue
-            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError) as error:
-                raise LogLoadError(
-                    f"{what}: the entry {info.filename!r} cannot be unpacked ({error}); the archive is damaged, "
-                    "encrypted or altered. Make the .zip again from the log files."
-                ) from None
-            try:
-                texts[name] = decode_text(raw, what=name)
-            except ValueError as error:
-                problems.append(str(error))
-    return texts, problems
-
-
-def _read_texts(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
-    if source.is_dir():
-        return _read_folder(source, what=what)
-    if source.suffix.lower() == ".zip" and source.is_file():
-        return _read_zip(source, what=what)
-    raise LogLoadError(f"{what} is neither a folder nor a .zip file (looked for {source}).")
-
-
 def load_logs(settings: TaskSettings, *, project_root: Path) -> list[ReasoningLog]:
     """All logs of the session, checked against the games; `LogLoadError` lists every file that fails.
 
-    Nothing over the bounds above is read into memory: sizes are checked before reading, and zip entries are read
-    in chunks that stop at the bound.
+    Nothing over the bounds of `backend.reasoning.log_files` is read into memory.
     """
     if settings.logs_upload is not None:
         texts, problems, where = dict(settings.logs_upload), [], "logs_upload"
@@ -292,7 +146,7 @@ def load_logs(settings: TaskSettings, *, project_root: Path) -> list[ReasoningLo
         source = Path(settings.logs_folder)
         source = source if source.is_absolute() else project_root / source
         where = f"logs_folder {settings.logs_folder!r}"
-        texts, problems = _read_texts(source, what=where)
+        texts, problems = read_log_texts(source, what=where)
     logs, errors = parse_log_texts(texts, games=settings.games, default_game=settings.default_game)
     problems += [str(error) for error in errors]
     if problems:
@@ -447,13 +301,6 @@ def summary_rows(rows: Iterable[Mapping[str, object]], *, rule: str) -> list[dic
     """The report's figures per model and game for a template, as text (see `backend.reasoning.report`)."""
     summary = summarise(prepare_verdict_rows(list(rows)), rule=rule)
     return [{column: format_figure(group[column]) for column in SUMMARY_COLUMNS} for group in summary]
-
-
-def export_cell(column: str, value: object) -> object:
-    """A protocol cell for oTree's export: None as empty, remarks with line breaks kept as ``\\n``."""
-    if value is None:
-        return ""
-    return escape_newlines(str(value)) if column == "remarks" else value
 
 
 # What the protocol export with identifiers adds to the 12 protocol columns (judged_at: ISO-8601 UTC).

@@ -26,7 +26,7 @@ from backend.reasoning.judge import (
     scripted_judgement,
     token_budget,
 )
-from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
+from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell, read_protocol_form
 from backend.reasoning.report import report
 from tests.support import PROJECT_ROOT
 from tests.support.harness import run_async
@@ -266,7 +266,7 @@ def write_people(path, verdicts: dict[str, int]) -> None:
                     marked="f0" if wrong else "",
                     remarks="",
                 )
-                writer.writerow([task.export_cell(c, row[c]) for c in PROTOCOL_COLUMNS] + [person, "", "", "s1", ""])
+                writer.writerow([export_cell(c, row[c]) for c in PROTOCOL_COLUMNS] + [person, "", "", "s1", ""])
 
 
 def test_the_report_sets_the_model_judge_beside_people_and_the_automated_check(tmp_path, capsys):

@@ -11,12 +11,11 @@ import pytest
 
 from backend.core.script_json import script_json
 from backend.reasoning.logs import parse_log
-from backend.reasoning.protocol import PROTOCOL_COLUMNS, protocol_csv, read_protocol_form
+from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell, protocol_csv, read_protocol_form
 from backend.reasoning.task import (
     LogLoadError,
     admin_report,
     check_verdict,
-    export_cell,
     judging_view,
     load_logs,
     next_log,
@@ -258,7 +257,9 @@ def test_too_many_entries_too_many_bytes_and_too_many_logs_are_refused(tmp_path)
 
     with pytest.raises(ValueError, match=r"'logs_upload' holds 2,001 logs, more than the 2,000 allowed"):
         settings(logs_upload={f"{number}.txt": TWO for number in range(2001)})
-    with pytest.raises(ValueError, match=r"The log 'x.txt' in logs_upload has 1,000,001 bytes"):
+    with pytest.raises(
+        ValueError, match=r"'logs_upload' was not read: the log 'x.txt' has 1,000,001 bytes, more than the 1,000,000"
+    ):
         settings(logs_upload={"x.txt": "x" * 1_000_001})
 
 
