@@ -156,21 +156,13 @@ def load_logs(settings: TaskSettings, *, project_root: Path) -> list[ReasoningLo
     return logs
 
 
-def sentence_index(log: ReasoningLog) -> dict[str, str]:
-    """Id -> text of every sentence a judge can mark: ``f<i>`` in the first response, ``l<i>`` in the last one
-    (only when there is more than one attempt)."""
-    index = {}
-    responses = [("f", log.attempts[0])] + ([("l", log.attempts[-1])] if len(log.attempts) > 1 else [])
-    for prefix, attempt in responses:
-        position = 0
-        for _, sentences in sentence_lines(attempt.response):
-            for sentence in sentences:
-                index[f"{prefix}{position}"] = sentence
-                position += 1
-    return index
+def sentence_paragraphs(text: str, prefix: str) -> list[dict[str, Any]]:
+    """A response's paragraphs as the page shows them: each its list marker and its sentences with their ids, which
+    count on across paragraphs (``f0, f1, ...`` with ``prefix`` ``f``).
 
-
-def _paragraphs(text: str, prefix: str) -> list[dict[str, Any]]:
+    >>> sentence_paragraphs("I get 5. They get 0.\\n- So {R}", "f")[1]
+    {'marker': '- ', 'sentences': [{'id': 'f2', 'text': 'So {R}'}]}
+    """
     paragraphs, position = [], 0
     for marker, sentences in sentence_lines(text):
         items = []
@@ -181,14 +173,26 @@ def _paragraphs(text: str, prefix: str) -> list[dict[str, Any]]:
     return paragraphs
 
 
+def sentence_index(log: ReasoningLog) -> dict[str, str]:
+    """Id -> text of every sentence a judge can mark: ``f<i>`` in the first response, ``l<i>`` in the last one
+    (only when there is more than one attempt)."""
+    responses = [("f", log.attempts[0])] + ([("l", log.attempts[-1])] if len(log.attempts) > 1 else [])
+    return {
+        item["id"]: item["text"]
+        for prefix, attempt in responses
+        for paragraph in sentence_paragraphs(attempt.response, prefix)
+        for item in paragraph["sentences"]
+    }
+
+
 def judging_view(log: ReasoningLog, game: Game) -> dict[str, Any]:
     """What the judging page shows: the game's table and the first (and last) response as clickable sentences."""
     return {
         "game_name": game.name,
         "game_table": game.table(),
         "attempts": len(log.attempts),
-        "first_response": _paragraphs(log.attempts[0].response, "f"),
-        "last_response": _paragraphs(log.attempts[-1].response, "l") if len(log.attempts) > 1 else None,
+        "first_response": sentence_paragraphs(log.attempts[0].response, "f"),
+        "last_response": sentence_paragraphs(log.attempts[-1].response, "l") if len(log.attempts) > 1 else None,
     }
 
 

@@ -12,17 +12,12 @@ from backend.__main__ import main as backend_main
 from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
 from backend.reasoning import task
-from backend.reasoning.judge import (
-    CALL_COLUMNS,
+from backend.reasoning.judge import CALL_COLUMNS, load_judged_logs, main, output_paths, read_calls, run_judge
+from backend.reasoning.judge_prompts import (
     JudgementParseError,
     build_messages,
     judgement_schema,
-    load_judged_logs,
-    main,
-    output_paths,
     parse_judgement,
-    read_calls,
-    run_judge,
     scripted_judgement,
     token_budget,
 )
