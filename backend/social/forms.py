@@ -14,7 +14,7 @@ from typing import Any
 from backend.core.csvio import escape_text
 from backend.core.stored_text import typed_length
 from backend.social.episodes import Episode
-from backend.social.report import EXPORT_COLUMNS
+from backend.social.report import EXPORT_COLUMNS, rating_cells
 from backend.social.rubrics import Rubric
 
 MAX_DIMENSIONS = 10
@@ -288,19 +288,9 @@ def long_rows(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> li
         for dimension in rubric.dimensions:
             rating, reasoning = record["ratings"][(agent_index, dimension.key)]
             row = dict.fromkeys(EXPORT_COLUMNS, "")
+            row.update({key: record.get(key, "") for key in EXPORT_COLUMNS if key in record})
             row.update(
-                {key: record.get(key, "") for key in EXPORT_COLUMNS if key in record},
-                episode_id=episode.id,
-                episode_group=episode.group,
-                is_gold=int(episode.is_gold),
-                agent_index=agent_index,
-                agent_name=agent.name,
-                agent_model=agent.model,
-                dimension=dimension.key,
-                scale_min=dimension.min,
-                scale_max=dimension.max,
-                rating=rating,
-                reasoning=escape_text(reasoning),
+                rating_cells(episode, agent_index, dimension, rating=rating, reasoning=escape_text(reasoning)),
                 model_rater=episode.model_rater if dimension.key in agent.model_ratings else "",
                 model_rating=agent.model_ratings.get(dimension.key, ""),
                 gold_rating=agent.gold_ratings.get(dimension.key, ""),

@@ -14,11 +14,9 @@ from backend.__main__ import main as backend_main
 from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
 from backend.social import report as social_report
-from backend.social.annotator import (
-    COLUMNS,
+from backend.social.annotator import COLUMNS, annotate, main
+from backend.social.annotator_prompts import (
     RatingsParseError,
-    annotate,
-    main,
     parse_ratings,
     ratings_schema,
     scripted_rating,
@@ -26,8 +24,8 @@ from backend.social.annotator import (
 )
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH, load_rubric
-from tests.backend.social.test_report import _row as human_row
 from tests.support.harness import run_async
+from tests.support.social import human_export_row as human_row
 
 RUBRIC = load_rubric()
 BUNDLED = DEFAULT_RUBRIC_PATH.parent / "episodes"
@@ -251,7 +249,7 @@ def test_the_output_columns_and_the_command_line_refusals(tmp_path, capsys):
     (tmp_path / "social_scripted_borrowed_ladder.csv").write_text("a,b\n1,2\n", encoding="utf-8")
     with pytest.raises(SystemExit):
         main(["--episodes", str(LADDER), "--model", "scripted", "--out", str(tmp_path), "--quiet"])
-    assert "does not have the annotator's columns" in capsys.readouterr().err
+    assert "does not have the columns of the annotator's output" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--episodes", str(LADDER), "--model", "scripted", "--out", str(tmp_path / "x"), "--concurrency", "0"])
     assert "concurrency must be at least 1" in capsys.readouterr().err
