@@ -3,6 +3,8 @@
 import os
 import sys
 
+from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
 # latency of bench/annotation_load.py (100 annotators arriving over 30 s, 10 s pauses) from 420-600 ms to about 310.
@@ -147,15 +149,14 @@ SESSION_CONFIGS = [
         aggregation_rule="unanimity",
     ),
     # bias_tests: session configs are edited by the bias_tests app.
+    # Keys and defaults: backend/bias/settings.py (item_file, ask_confidence, order_seed); a config overrides them.
     dict(
         name="bias_tests",
         display_name="Cognitive-bias tests",
         app_sequence=["bias_tests"],
         num_demo_participants=2,
         doc="Keys documented in README section 'Cognitive-bias tests'.",
-        item_file="",  # "" = backend/bias/data/bias_items.json; else your item file (path relative to the project)
-        ask_confidence=True,  # confidence slider (0-100) under every single-choice answer
-        order_seed=1,  # participant k's order comes from (order_seed, k)
+        **BIAS_DEFAULTS,
     ),
     dict(
         name="bias_tests_no_confidence",
@@ -163,9 +164,7 @@ SESSION_CONFIGS = [
         app_sequence=["bias_tests"],
         num_demo_participants=2,
         doc="As bias_tests, without the confidence slider.",
-        item_file="",
-        ask_confidence=False,
-        order_seed=1,
+        **{**BIAS_DEFAULTS, "ask_confidence": False},
     ),
 ]
 

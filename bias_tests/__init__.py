@@ -1,15 +1,14 @@
-import json
 import time
-from pathlib import Path
 
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 import study_flow
-from backend.bias import items as items_module
-from backend.bias import report as bias_report
-from backend.core import researcher_files, session_keys
-from backend.core.csvio import iso_utc
+from backend.bias import items as bias_items
+from backend.bias.export import check_selection
+
+from . import admin, exports, loading
+from .loading import presented, settings_of
 
 doc = """
 bias_tests: cognitive-bias tests (anchoring, halo effect, loss aversion, confirmation bias) within subject: every
@@ -18,12 +17,10 @@ back to back; optional confidence slider; an attention check. One round per test
 x version (the same columns as python -m backend.bias.runner writes for models), with the participant code, Prolific
 PID, study id, session code and the answer's ISO-8601 UTC time.
 
-The item file is read and checked in full before a session exists (validate_session_config) and its text is kept in
-session.vars, so editing or moving the file later changes no session.
+Session keys: backend/bias/settings.py (BiasSettings). The item file is read and checked in full before a session
+exists and its text is kept in session.vars, so editing or moving the file later changes no session (loading.py).
+Export: exports.py; admin report: admin.py.
 """
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-_ITEM_SETS = {}  # session code -> ItemSet, parsed once per process from the copy stored in session.vars
 
 
 class C(BaseConstants):
@@ -62,96 +59,20 @@ def consent_given_choices(player: Player):
     return study_flow.consent_choices(player.session.config.get("language"))
 
 
-def item_set(session):
-    if session.code not in _ITEM_SETS:
-        _ITEM_SETS[session.code] = items_module.parse_items(json.loads(session.vars["bias_items"]), source="session")
-    return _ITEM_SETS[session.code]
-
-
-def _item_file(config) -> tuple[Path, str, str]:
-    """The item file a session config names (the bundled sample for ""), its name as the researcher wrote it, and
-    how messages about reading it name it."""
-    configured = session_keys.text(config, "item_file", max_chars=1000, pattern=r"[^\x00-\x1f]*", default="")
-    configured = configured.strip()
-    if not configured:
-        path = items_module.DEFAULT_ITEMS_PATH
-        return path, path.name, f"The bundled item file {path.name!r}"
-    path = Path(configured)
-    what = f"The item file {configured!r} (session key 'item_file')"
-    return (path if path.is_absolute() else PROJECT_ROOT / path), configured, what
-
-
-def _read_item_file(config) -> tuple[str, items_module.ItemSet]:
-    """The item file's text and its validated items; ValueError names the key, the file, the item and the field."""
-    path, source, what = _item_file(config)
-    text = researcher_files.read_text(path, what=what)
-    items = items_module.parse_items_text(text, source=source, what=what)
-    versions = sum(len(item.versions) for item in items.items)
-    if versions > C.NUM_ROUNDS:
-        raise ValueError(f"{what} holds {versions} test versions; this app shows at most {C.NUM_ROUNDS}.")
-    items_module.build_sequence(items.items, seed=0)  # a set that cannot be ordered is refused now
-    return text, items
-
-
 def validate_session_config(config: dict) -> None:
-    """Check this app's session keys and its item file before the session exists (lab_server/creation.py).
-
-    Normalises ``ask_confidence`` to a bool and ``order_seed`` to an int in place.
-    """
-    problems = []
-    for key, read in (
-        ("ask_confidence", lambda: session_keys.flag(config, "ask_confidence", default=True)),
-        (
-            "order_seed",
-            lambda: session_keys.whole_number(config, "order_seed", minimum=0, maximum=1_000_000_000, default=1),
-        ),
-    ):
-        try:
-            config[key] = read()
-        except ValueError as error:
-            problems.append(str(error))
-    try:
-        _read_item_file(config)
-    except ValueError as error:
-        problems.append(str(error))
-    if problems:
-        raise ValueError(" ".join(problems))
+    """Check this app's keys and its item file before the session exists (lab_server/creation.py)."""
+    loading.validate_session_config(config, max_versions=C.NUM_ROUNDS)
 
 
 def creating_session(subsession: Subsession):
-    session = subsession.session
     if subsession.round_number == 1:
-        # The text kept here is the one checked now: later edits or moves of the file change nothing in this session.
-        text, items = _read_item_file(session.config)
-        session.vars["bias_items"] = text
-        seed = session.config.get("order_seed", 1)
-        for participant in session.get_participants():
-            participant.vars["bias_plan"] = items_module.build_sequence(
-                items.items, seed=f"{seed}:{participant.id_in_session}"
-            )
-    items = item_set(session)
-    seed = session.config.get("order_seed", 1)
-    for player in subsession.get_players():
-        plan = player.participant.vars["bias_plan"]
-        if player.round_number > len(plan):
-            continue
-        item_id, version = plan[player.round_number - 1]
-        item = items.item(item_id)
-        player.item_id, player.bias, player.version = item_id, item.bias, version
-        if item.arguments and version == items_module.TREATMENT:
-            order = items_module.argument_order(item, seed=f"{seed}:{player.participant.id_in_session}")
-            player.arguments_shown = ",".join(order)
+        loading.plan_session(subsession.session, max_versions=C.NUM_ROUNDS)
+    loading.assign_round(subsession)
 
 
 def tasks_over(player: Player) -> bool:
     """No test left for this participant after this round (study_flow shows the completion page)."""
     return player.round_number >= len(player.participant.vars.get("bias_plan", ()))
-
-
-def presented(player: Player):
-    item = item_set(player.session).item(player.item_id)
-    order = player.arguments_shown.split(",") if player.field_maybe_none("arguments_shown") else None
-    return item, items_module.present(item, player.version, argument_order=order)
 
 
 def has_test(player: Player, kind: str) -> bool:
@@ -168,10 +89,9 @@ def test_vars(player: Player):
     plan_length = len(player.participant.vars["bias_plan"])
     study_flow.set_progress(player, done=player.round_number - 1, total=plan_length)
     player.participant.vars.setdefault("bias_shown_at", {}).setdefault(str(player.round_number), time.time())
-    item, view = presented(player)
     return dict(
-        shown=view,
-        ask_confidence=player.session.config.get("ask_confidence", True),
+        shown=presented(player)[1],
+        ask_confidence=settings_of(player.session).ask_confidence,
         progress=study_flow.progress(player),
     )
 
@@ -183,54 +103,13 @@ def finish_test(player: Player):
     study_flow.set_progress(player, done=player.round_number, total=len(player.participant.vars["bias_plan"]))
 
 
-def export_rows(players):
-    rows = []
-    for player in players:
-        if not player.field_maybe_none("item_id") or (
-            player.field_maybe_none("answer") is None and not player.field_maybe_none("selected_arguments")
-        ):
-            continue
-        item, view = presented(player)
-        confidence = player.field_maybe_none("confidence")
-        selected = player.field_maybe_none("selected_arguments")
-        ids = study_flow.identifiers(player.participant)
-        rows.append(
-            items_module.export_row(
-                item,
-                view,
-                respondent_kind="person",
-                respondent_id=player.participant.code,
-                item_set=item_set(player.session).name,
-                position=player.round_number,
-                answer=_option_value(view, player.field_maybe_none("choice")),
-                selected=selected.split(",") if selected else None,
-                confidence=confidence / 100 if confidence is not None else None,
-                confidence_source="slider" if confidence is not None else "",
-                session_code=player.session.code,
-                participant_code=ids["participant_code"],
-                prolific_pid=ids["prolific_pid"],
-                study_id=ids["study_id"],
-                seconds=player.field_maybe_none("seconds"),
-                answered_at=iso_utc(player.field_maybe_none("answered_at")),
-            )
-        )
-    return rows
-
-
-def _option_value(view, choice):
-    return view.options[choice].value if choice is not None and view.kind == "choice" else None
-
-
 def custom_export(players):
-    """One row per person x test x version, columns backend.bias.items.EXPORT_COLUMNS (as the LLM runner's)."""
-    yield list(items_module.EXPORT_COLUMNS)
-    for row in export_rows(players):
-        yield [row[column] for column in items_module.EXPORT_COLUMNS]
+    """One row per person x test x version, the LLM runner's columns (exports.py)."""
+    return exports.custom_export(players)
 
 
 def vars_for_admin_report(subsession: Subsession):
-    players = [p for s in subsession.in_rounds(1, C.NUM_ROUNDS) for p in s.get_players()]
-    return bias_report.admin_view(export_rows(players))
+    return admin.admin_report_vars(subsession, num_rounds=C.NUM_ROUNDS)
 
 
 # PAGES
@@ -247,7 +126,7 @@ class Instructions(Page):
     def vars_for_template(player: Player):
         return dict(
             n_tests=len(player.participant.vars["bias_plan"]),
-            ask_confidence=player.session.config.get("ask_confidence", True),
+            ask_confidence=settings_of(player.session).ask_confidence,
         )
 
 
@@ -260,13 +139,13 @@ class Choice(Page):
 
     @staticmethod
     def get_form_fields(player: Player):
-        return ["choice", "confidence"] if player.session.config.get("ask_confidence", True) else ["choice"]
+        return ["choice", "confidence"] if settings_of(player.session).ask_confidence else ["choice"]
 
     vars_for_template = staticmethod(test_vars)
 
     @staticmethod
     def error_message(player: Player, values):
-        if player.session.config.get("ask_confidence", True) and values.get("confidence") is None:
+        if settings_of(player.session).ask_confidence and values.get("confidence") is None:
             return {"confidence": "Please move the slider to say how sure you are."}
 
     @staticmethod
@@ -274,7 +153,7 @@ class Choice(Page):
         item, view = presented(player)
         option = view.options[player.choice]
         player.answer = float(option.value)
-        if item.bias == items_module.ATTENTION_CHECK:
+        if item.bias == bias_items.ATTENTION_CHECK:
             player.is_correct = option.label == item.correct
         finish_test(player)
 
@@ -292,7 +171,7 @@ class Arguments(Page):
     def error_message(player: Player, values):
         raw = values.get("selected_arguments") or ""
         try:
-            items_module.check_selection(presented(player)[1], [part for part in raw.split(",") if part])
+            check_selection(presented(player)[1], [part for part in raw.split(",") if part])
         except ValueError:
             return {"selected_arguments": "Please tick at least one of the arguments listed."}
 

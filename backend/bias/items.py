@@ -1,7 +1,8 @@
-"""Cognitive-bias test items: the item file, what a respondent sees, the order of tests, and the export columns.
+"""Cognitive-bias test items: the item file, what a respondent sees, and the order of tests.
 
 The same module serves the ``bias_tests`` app (people) and ``backend.bias.runner`` (models), so both ask the same
-questions and write the same columns (``EXPORT_COLUMNS``, one row per respondent x test x version).
+questions (and both write the columns of ``backend.bias.export``). The readers of single fields (text, numbers,
+option lists, format texts) are in ``backend.bias.item_fields``.
 
 Item file (JSON; the bundled ``backend/bias/data/bias_items.json`` was written for this project, a researcher can pass
 their own through the session config key ``item_file`` or ``--items``)::
@@ -32,18 +33,26 @@ sane length, and numbers sane in size.
 
 from __future__ import annotations
 
-import json
-import math
 import random
 import re
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backend.bias.item_fields import (
+    MAX_LABEL_CHARS,
+    MAX_OPTIONS,
+    MAX_TEXT_CHARS,
+    ItemFileError,
+    filled,
+    number_field,
+    numeric_options,
+    plain_text,
+    template_field,
+    text_field,
+)
 from backend.core import researcher_files
-from backend.core.csvio import escape_text
 
 DEFAULT_ITEMS_PATH = Path(__file__).resolve().parent / "data" / "bias_items.json"
 
@@ -62,70 +71,11 @@ DEFAULT_ARGUMENTS_QUESTION = "Which of the following arguments would you take in
 ACCEPT_LABELS = ((1, "Yes, accept"), (0, "No, decline"))
 AGREE_LABELS = ((1, "Yes, I agree"), (0, "No, I do not agree"))
 
-# One row per respondent x test x version; the app's export and the LLM runner write exactly these columns.
-EXPORT_COLUMNS = (
-    "respondent_kind",  # person | model
-    "respondent_id",  # participant code, or "<model>#<run>"
-    "model",  # empty for people
-    "run",  # repeat number of a model run; empty for people
-    "session_code",
-    "participant_code",  # people: the oTree participant code; empty for models
-    "prolific_pid",  # people: the Prolific participant ID; empty for models
-    "study_id",  # people: the Prolific study ID; empty for models
-    "item_set",
-    "item_id",
-    "bias",  # anchoring | halo | loss_aversion | confirmation | attention_check
-    "version",  # control | treatment | check
-    "position",  # 1-based place in the respondent's sequence
-    "status",  # answered | unparseable | error
-    "answer",  # option value; 1/0 for accept or agree; option index for the attention check; empty for arguments
-    "answer_label",
-    "confidence",  # 0..1 in the chosen answer; empty when not asked
-    "option_probabilities",  # JSON list aligned with "options" (models); empty otherwise
-    "confidence_source",  # slider (people) | stated | logprobs (models); empty without confidence
-    "options",  # JSON list of the option values offered
-    "anchor",
-    "lambda",
-    "experience",
-    "arguments_shown",  # JSON list of argument ids in display order
-    "arguments_selected",  # JSON list of argument ids
-    "pro_selected",
-    "con_selected",
-    "n_arguments",
-    "is_correct",  # attention check only: 1/0
-    "seconds",  # time on the page (people) or model latency
-    "answered_at",  # ISO-8601 UTC time of the answer (backend.core.csvio.iso_utc)
-    "attempts",  # model calls spent (models)
-    "raw_reply",  # the model's last reply, line breaks escaped (backend.core.csvio.escape_text)
-    "answer_mode",  # models: stated | structured | logprobs (how the runner asked); empty for people
-    "answer_source",  # models: how the answer was read (backend.bias.replies.ANSWER_SOURCES); empty for people
-    "problem",  # models: why a reply was not an answer (unparseable, error), or what a fallback replaced
-    "reasoning",  # models: a reasoning model's thinking, kept apart from the reply and never parsed
-)
-
-# Columns added after the first release: files written before them are read with these cells empty.
-IDENTIFIER_COLUMNS = ("participant_code", "prolific_pid", "study_id", "answered_at")
-MODEL_ANSWER_COLUMNS = ("answer_mode", "answer_source", "problem", "reasoning")
-ADDED_COLUMNS = IDENTIFIER_COLUMNS + MODEL_ANSWER_COLUMNS
-ESCAPED_COLUMNS = ("raw_reply", "problem", "reasoning")  # model text, kept on one line (backend.core.csvio.escape_text)
-
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-# Control characters (C0, DEL, C1) and the bidirectional overrides that make text display differently than it reads.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_LINE_BREAKS = re.compile(r"[\t\n]")
-MAX_TEXT_CHARS = 2000  # a scenario, sentence, question, statement or argument
-MAX_LABEL_CHARS = 200  # an option as shown, a format, the title
-MAX_MAGNITUDE = 1e12  # numbers in an item file (options, anchor, amount)
 MAX_LAMBDA = 100
-MAX_OPTIONS = 20  # models answer with the letters A, B, ...
 MAX_ARGUMENTS = 20
 MAX_ITEMS = 200
-MAX_FORMAT_WIDTH = 100  # a width or precision in a format such as {value:>8.2f}
-
-
-class ItemFileError(ValueError):
-    """An item file or mapping that does not follow the documented layout."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +189,7 @@ def parse_items_text(text: str, *, source: str, what: str | None = None) -> Item
     >>> parse_items_text('{"items": [}', source="mine.json")
     Traceback (most recent call last):
     ...
-    backend.bias.items.ItemFileError: mine.json is not valid JSON: line 1, column 12: Expecting value.
+    backend.bias.item_fields.ItemFileError: mine.json is not valid JSON: line 1, column 12: Expecting value.
     """
     try:
         data = researcher_files.parse_json(text, what=what or source)
@@ -260,7 +210,7 @@ def parse_items(data: Any, *, source: str = "<mapping>") -> ItemSet:
     >>> parse_items({"items": [item]}, source="mine.json")
     Traceback (most recent call last):
     ...
-    backend.bias.items.ItemFileError: mine.json: items[0] (a1).option_format: '{value:d} units' cannot show the option 2.5 (Unknown format code 'd' for object of type 'float'). Write a format that suits every option, such as '{value} units' or '{value:g} units'.
+    backend.bias.item_fields.ItemFileError: mine.json: items[0] (a1).option_format: '{value:d} units' cannot show the option 2.5 (Unknown format code 'd' for object of type 'float'). Write a format that suits every option, such as '{value} units' or '{value:g} units'.
     """
     if not isinstance(data, Mapping):
         raise ItemFileError(f"{source}: must be a JSON object with an 'items' list.")
@@ -285,110 +235,8 @@ def parse_items(data: Any, *, source: str = "<mapping>") -> ItemSet:
     for key, value, max_chars in (("title", title, MAX_LABEL_CHARS), ("language", language, 16)):
         if not isinstance(value, str) or not value.strip():
             raise ItemFileError(f"{source}: {key}: must be a non-empty text.")
-        _plain(value, f"{source}: {key}", max_chars=max_chars, line_breaks=False)
+        plain_text(value, f"{source}: {key}", max_chars=max_chars, line_breaks=False)
     return ItemSet(name=name, title=title, language=language, items=tuple(items), source=source)
-
-
-def _plain(value: str, field: str, *, max_chars: int, line_breaks: bool) -> str:
-    """``value`` when it is plain text of at most ``max_chars`` characters (tabs and newlines if ``line_breaks``)."""
-    if len(value) > max_chars:
-        raise ItemFileError(f"{field}: is {len(value):,} characters long; at most {max_chars:,} are allowed.")
-    bad = _CONTROL.search(_LINE_BREAKS.sub(" ", value) if line_breaks else value)
-    if bad:
-        raise ItemFileError(
-            f"{field}: holds the control character U+{ord(bad.group()):04X} at character {bad.start() + 1}; "
-            "item texts must be plain text."
-        )
-    return value
-
-
-def _text(raw: Mapping, key: str, where: str, *, default: str | None = None, max_chars: int = MAX_TEXT_CHARS) -> str:
-    value = raw.get(key, default)
-    if not isinstance(value, str) or not value.strip():
-        raise ItemFileError(f"{where}.{key}: must be a non-empty text.")
-    return _plain(value.strip(), f"{where}.{key}", max_chars=max_chars, line_breaks=True)
-
-
-def _number(raw: Mapping, key: str, where: str, *, positive: bool = False, maximum: float = MAX_MAGNITUDE) -> float:
-    value = raw.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ItemFileError(f"{where}.{key}: must be a finite number, got {value!r}.")
-    if positive and value <= 0:
-        raise ItemFileError(f"{where}.{key}: must be positive, got {value!r}.")
-    if abs(value) > maximum:
-        raise ItemFileError(f"{where}.{key}: must not exceed {maximum:,g} in size, got {value!r}.")
-    return value
-
-
-def _numeric_options(raw: Mapping, where: str) -> tuple:
-    options = raw.get("options")
-    if not isinstance(options, list) or len(options) < 2:
-        raise ItemFileError(f"{where}.options: must list at least two numbers.")
-    if len(options) > MAX_OPTIONS:
-        raise ItemFileError(f"{where}.options: lists {len(options)} numbers; at most {MAX_OPTIONS} are allowed.")
-    for value in options:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ItemFileError(f"{where}.options: must hold finite numbers only, got {value!r}.")
-        if abs(value) > MAX_MAGNITUDE:
-            raise ItemFileError(f"{where}.options: {value!r} is too large; at most {MAX_MAGNITUDE:,g} in size.")
-    if len(set(options)) != len(options):
-        raise ItemFileError(f"{where}.options: must not repeat a value, got {options}.")
-    return tuple(options)
-
-
-def _template(
-    raw: Mapping, key: str, where: str, *, default: str, placeholders: Sequence[str], max_chars: int = MAX_LABEL_CHARS
-) -> str:
-    """A format text (``option_format``, ``money_format``, the loss question) checked for its shape alone.
-
-    Every placeholder must be one of ``placeholders`` (all of them present), without attribute or index access, and
-    widths and precisions stay small (``{value:999999999}`` would build a gigabyte label).
-    """
-    field = f"{where}.{key}"
-    template = raw.get(key, default)
-    if not isinstance(template, str) or not template.strip():
-        raise ItemFileError(f"{field}: must be a non-empty text, got {template!r}.")
-    _plain(template, field, max_chars=max_chars, line_breaks=key == "question")
-    allowed = " and ".join("{" + name + "}" for name in placeholders)
-    try:
-        parts = list(string.Formatter().parse(template))
-    except ValueError as error:
-        raise ItemFileError(
-            f"{field}: {template!r} is not a valid format ({error}). Only {allowed} may stand in braces; "
-            "write a brace that should be shown as {{ or }}."
-        ) from None
-    used = set()
-    for _, name, spec, _ in parts:
-        if name is None:
-            continue
-        if name not in placeholders:
-            raise ItemFileError(
-                f"{field}: {template!r} uses {{{name}}}, but only {allowed} may stand in braces here; "
-                "write a brace that should be shown as {{ or }}."
-            )
-        if "{" in spec:
-            raise ItemFileError(f"{field}: {template!r} has a placeholder inside a format; write a fixed format.")
-        sizes = [int(digits) for digits in re.findall(r"\d+", spec)]
-        if sizes and max(sizes) > MAX_FORMAT_WIDTH:
-            raise ItemFileError(
-                f"{field}: {template!r} asks for a width or precision of {max(sizes)}; at most {MAX_FORMAT_WIDTH}."
-            )
-        used.add(name)
-    for name in placeholders:
-        if name not in used:
-            raise ItemFileError(f"{field}: must contain {{{name}}}, got {template!r}.")
-    return template
-
-
-def _filled(template: str, field: str, what: str, hint: str, **values: Any) -> str:
-    """``template`` with ``values`` filled in, or a plain message naming the field, the value and what to write."""
-    try:
-        shown = template.format(**values)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as error:
-        raise ItemFileError(f"{field}: {template!r} cannot show {what} ({error}). {hint}") from None
-    if not shown.strip():
-        raise ItemFileError(f"{field}: {template!r} shows {what} as an empty text.")
-    return _plain(shown, f"{field} (showing {what})", max_chars=MAX_TEXT_CHARS, line_breaks=True)
 
 
 def _option_labels(fields: dict[str, Any], where: str) -> None:
@@ -400,7 +248,7 @@ def _option_labels(fields: dict[str, Any], where: str) -> None:
     )
     labels: dict[str, Any] = {}
     for value in fields["options"]:
-        label = _filled(template, field, f"the option {value!r}", hint, value=_plain_number(value))
+        label = filled(template, field, f"the option {value!r}", hint, value=_plain_number(value))
         if len(label) > MAX_LABEL_CHARS:
             raise ItemFileError(
                 f"{field}: shows the option {value!r} in {len(label)} characters; at most {MAX_LABEL_CHARS}."
@@ -418,9 +266,9 @@ def _money_texts(fields: dict[str, Any], where: str) -> None:
     template, field = fields["money_format"], f"{where}.money_format"
     gain, loss = fields["loss_lambda"] * fields["amount"], fields["amount"]
     hint = "Write {amount} where the sum goes, optionally with a number format, e.g. '{amount:,.0f} euros'."
-    gain_text = _filled(template, field, f"the gain {gain!r} (lambda x amount)", hint, amount=gain)
-    loss_text = _filled(template, field, f"the loss {loss!r} (the amount)", hint, amount=loss)
-    _filled(
+    gain_text = filled(template, field, f"the gain {gain!r} (lambda x amount)", hint, amount=gain)
+    loss_text = filled(template, field, f"the loss {loss!r} (the amount)", hint, amount=loss)
+    filled(
         fields["question"],
         f"{where}.question",
         f"the gain {gain_text!r} and the loss {loss_text!r}",
@@ -440,15 +288,15 @@ def _parse_item(raw: Any, where: str) -> BiasItem:
     bias = raw.get("bias")
     if bias not in VERSIONS:
         raise ItemFileError(f"{where}.bias: must be one of {', '.join(VERSIONS)}, got {bias!r}.")
-    fields: dict[str, Any] = dict(id=item_id, bias=bias, scenario=_text(raw, "scenario", where))
+    fields: dict[str, Any] = dict(id=item_id, bias=bias, scenario=text_field(raw, "scenario", where))
     if bias in ("anchoring", "halo"):
-        fields["question"] = _text(raw, "question", where)
-        fields["options"] = _numeric_options(raw, where)
-        fields["option_format"] = _template(raw, "option_format", where, default="{value}", placeholders=["value"])
+        fields["question"] = text_field(raw, "question", where)
+        fields["options"] = numeric_options(raw, where)
+        fields["option_format"] = template_field(raw, "option_format", where, default="{value}", placeholders=["value"])
         _option_labels(fields, where)
     if bias == "anchoring":
-        fields["anchor"] = _number(raw, "anchor", where)
-        sentence = fields["anchor_sentence"] = _text(raw, "anchor_sentence", where)
+        fields["anchor"] = number_field(raw, "anchor", where)
+        sentence = fields["anchor_sentence"] = text_field(raw, "anchor_sentence", where)
         numbers = [float(match.replace(",", "")) for match in _NUMBER.findall(sentence)]
         if len(numbers) != 1 or numbers[0] != abs(fields["anchor"]):
             raise ItemFileError(
@@ -459,33 +307,35 @@ def _parse_item(raw: Any, where: str) -> BiasItem:
         if raw.get("experience") not in ("positive", "negative"):
             raise ItemFileError(f"{where}.experience: must be 'positive' or 'negative', got {raw.get('experience')!r}.")
         fields["experience"] = raw["experience"]
-        fields["experience_sentence"] = _text(raw, "experience_sentence", where)
-        fields["treatment_sentence"] = _text(raw, "treatment_sentence", where)
+        fields["experience_sentence"] = text_field(raw, "experience_sentence", where)
+        fields["treatment_sentence"] = text_field(raw, "treatment_sentence", where)
         steps = [b - a for a, b in zip(fields["options"], fields["options"][1:], strict=False)]
         if not (all(step > 0 for step in steps) or all(step < 0 for step in steps)):
             raise ItemFileError(f"{where}.options: must run from most optimistic to most pessimistic (monotone).")
     elif bias == "loss_aversion":
-        fields["amount"] = _number(raw, "amount", where, positive=True)
-        fields["loss_lambda"] = _number(raw, "lambda", where, positive=True, maximum=MAX_LAMBDA)
-        fields["money_format"] = _template(raw, "money_format", where, default="{amount:,.0f}", placeholders=["amount"])
-        fields["question"] = _template(
+        fields["amount"] = number_field(raw, "amount", where, positive=True)
+        fields["loss_lambda"] = number_field(raw, "lambda", where, positive=True, maximum=MAX_LAMBDA)
+        fields["money_format"] = template_field(
+            raw, "money_format", where, default="{amount:,.0f}", placeholders=["amount"]
+        )
+        fields["question"] = template_field(
             raw, "question", where, default="", placeholders=["gain", "loss"], max_chars=MAX_TEXT_CHARS
         ).strip()
         _money_texts(fields, where)
     elif bias == "confirmation":
-        fields["statement"] = _text(raw, "statement", where)
-        fields["control_question"] = _text(raw, "control_question", where, default=DEFAULT_AGREE_QUESTION)
-        fields["treatment_question"] = _text(raw, "treatment_question", where, default=DEFAULT_ARGUMENTS_QUESTION)
+        fields["statement"] = text_field(raw, "statement", where)
+        fields["control_question"] = text_field(raw, "control_question", where, default=DEFAULT_AGREE_QUESTION)
+        fields["treatment_question"] = text_field(raw, "treatment_question", where, default=DEFAULT_ARGUMENTS_QUESTION)
         fields["arguments"] = _arguments(raw.get("arguments"), where)
     else:
-        fields["question"] = _text(raw, "question", where)
+        fields["question"] = text_field(raw, "question", where)
         options = raw.get("options")
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) and o for o in options):
             raise ItemFileError(f"{where}.options: must list at least two option texts.")
         if len(options) > MAX_OPTIONS:
             raise ItemFileError(f"{where}.options: lists {len(options)} texts; at most {MAX_OPTIONS} are allowed.")
         for index, option in enumerate(options):
-            _plain(option, f"{where}.options[{index}]", max_chars=MAX_LABEL_CHARS, line_breaks=False)
+            plain_text(option, f"{where}.options[{index}]", max_chars=MAX_LABEL_CHARS, line_breaks=False)
         if len(set(options)) != len(options):
             raise ItemFileError(f"{where}.options: must not repeat an option.")
         fields["options"] = tuple(options)
@@ -510,7 +360,7 @@ def _arguments(raw: Any, where: str) -> tuple[Argument, ...]:
             raise ItemFileError(f"{here}.id: must be letters, digits, _ or -, got {argument_id!r}.")
         if entry.get("stance") not in ("pro", "con"):
             raise ItemFileError(f"{here}.stance: must be 'pro' or 'con', got {entry.get('stance')!r}.")
-        arguments.append(Argument(argument_id, entry["stance"], _text(entry, "text", here)))
+        arguments.append(Argument(argument_id, entry["stance"], text_field(entry, "text", here)))
     if len({argument.id for argument in arguments}) != len(arguments):
         raise ItemFileError(f"{where}.arguments: ids must be unique.")
     pro = sum(argument.stance == "pro" for argument in arguments)
@@ -623,117 +473,3 @@ def argument_order(item: BiasItem, *, seed: Any) -> list[str]:
     order = [argument.id for argument in item.arguments]
     random.Random(f"{seed}:{item.id}").shuffle(order)
     return order
-
-
-# --- answers -------------------------------------------------------------------------------------------------------
-def check_choice(presented: Presented, value: Any) -> Option:
-    """The offered option whose value equals ``value``; ``ValueError`` when it is not one of them."""
-    for option in presented.options:
-        if value is not None and not isinstance(value, bool) and option.value == value:
-            return option
-    raise ValueError(f"answer must be one of {presented.option_values()}, got {value!r}.")
-
-
-def check_selection(presented: Presented, selected: Sequence[str]) -> list[str]:
-    """Validated argument ids: at least one, each offered, none twice."""
-    offered = [argument.id for argument in presented.arguments]
-    selected = list(selected)
-    if not selected:
-        raise ValueError("arguments_selected must hold at least one argument.")
-    unknown = [argument_id for argument_id in selected if argument_id not in offered]
-    if unknown:
-        raise ValueError(f"arguments_selected holds {unknown}, which were not offered.")
-    if len(set(selected)) != len(selected):
-        raise ValueError("arguments_selected must not name an argument twice.")
-    return selected
-
-
-def check_confidence(value: Any, *, scale: float = 1.0) -> float:
-    """A confidence in [0, scale] as a fraction in [0, 1] (``scale=100`` for the 0-100 slider)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"confidence must be a number, got {value!r}.")
-    if not 0 <= value <= scale:
-        raise ValueError(f"confidence must lie between 0 and {scale:g}, got {value!r}.")
-    return value / scale
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def export_row(
-    item: BiasItem,
-    presented: Presented,
-    *,
-    respondent_kind: str,
-    respondent_id: str,
-    item_set: str,
-    position: int,
-    status: str = "answered",
-    answer: Any = None,
-    selected: Sequence[str] | None = None,
-    confidence: float | None = None,
-    option_probabilities: Sequence[float] | None = None,
-    confidence_source: str = "",
-    **extra: Any,
-) -> dict[str, Any]:
-    """One export row (all ``EXPORT_COLUMNS``; empty text where a column does not apply).
-
-    ``answer`` is an offered option value (choice pages) and ``selected`` the chosen argument ids (argument page);
-    both are checked against what was offered. ``extra`` fills the remaining columns (model, run, seconds, ...).
-    """
-    unknown = set(extra) - set(EXPORT_COLUMNS)
-    if unknown:
-        raise ValueError(f"export_row got unknown columns {sorted(unknown)}.")
-    if respondent_kind not in ("person", "model"):
-        raise ValueError(f"respondent_kind must be 'person' or 'model', got {respondent_kind!r}.")
-    if status not in ("answered", "unparseable", "error"):
-        raise ValueError(f"status must be answered, unparseable or error, got {status!r}.")
-    row: dict[str, Any] = dict.fromkeys(EXPORT_COLUMNS, "")
-    row.update(
-        respondent_kind=respondent_kind,
-        respondent_id=respondent_id,
-        item_set=item_set,
-        item_id=item.id,
-        bias=item.bias,
-        version=presented.version,
-        position=int(position),
-        status=status,
-    )
-    if presented.kind == "choice":
-        row["options"] = _json(presented.option_values())
-    if item.bias == "anchoring":
-        row["anchor"] = item.anchor
-    elif item.bias == "loss_aversion":
-        row["lambda"] = item.loss_lambda
-    elif item.bias == "halo":
-        row["experience"] = item.experience
-    if presented.kind == "arguments":
-        row["arguments_shown"] = _json([argument.id for argument in presented.arguments])
-        row["n_arguments"] = len(presented.arguments)
-    if status == "answered":
-        if presented.kind == "choice":
-            option = check_choice(presented, answer)
-            row["answer"], row["answer_label"] = option.value, option.label
-            if item.bias == ATTENTION_CHECK:
-                row["is_correct"] = int(option.label == item.correct)
-        else:
-            chosen = check_selection(presented, selected or [])
-            stances = [item.argument(argument_id).stance for argument_id in chosen]
-            row["arguments_selected"] = _json(chosen)
-            row["pro_selected"], row["con_selected"] = stances.count("pro"), stances.count("con")
-        if confidence is not None:
-            row["confidence"] = check_confidence(confidence)
-        if option_probabilities is not None:
-            if len(option_probabilities) != len(presented.options):
-                raise ValueError("option_probabilities must give one probability per offered option.")
-            row["option_probabilities"] = _json([float(p) for p in option_probabilities])
-        if confidence is not None or option_probabilities is not None:
-            if confidence_source not in ("slider", "stated", "logprobs"):
-                raise ValueError(f"confidence_source must be slider, stated or logprobs, got {confidence_source!r}.")
-            row["confidence_source"] = confidence_source
-    row.update(extra)
-    for column in ESCAPED_COLUMNS:
-        if isinstance(row[column], str):
-            row[column] = escape_text(row[column])
-    return row

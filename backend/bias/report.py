@@ -1,6 +1,6 @@
 """Report of bias-test exports: every bias metric per respondent group (people, each model), side by side.
 
-Input: rows with ``backend.bias.items.EXPORT_COLUMNS`` (the ``bias_tests`` app's export and the files of
+Input: rows with ``backend.bias.export.EXPORT_COLUMNS`` (the ``bias_tests`` app's export and the files of
 ``backend.bias.runner``; several files are merged). A *test* is one respondent's answers to one item: the control
 and treatment answers (anchoring, halo, confirmation) or the single treatment answer (loss aversion); a test
 missing an answered version (skipped, unparseable, failed) is left out and counted as incomplete. Groups: all
@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backend.bias.items import ADDED_COLUMNS, ATTENTION_CHECK, CONTROL, ESCAPED_COLUMNS, EXPORT_COLUMNS, TREATMENT
+from backend.bias.export import ADDED_COLUMNS, ESCAPED_COLUMNS, EXPORT_COLUMNS
+from backend.bias.items import ATTENTION_CHECK, CONTROL, TREATMENT
 from backend.bias.metrics import (
     AnchoringBiasMetric,
     ConfirmationBiasMetric,

@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
-import os
 import re
 import sys
 import time
@@ -52,18 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from backend.bias.items import (
-    ADDED_COLUMNS,
-    EXPORT_COLUMNS,
-    BiasItem,
-    ItemSet,
-    Presented,
-    argument_order,
-    build_sequence,
-    export_row,
-    load_items,
-    present,
-)
+from backend.bias.export import ADDED_COLUMNS, EXPORT_COLUMNS, export_row
+from backend.bias.items import BiasItem, ItemSet, Presented, argument_order, build_sequence, load_items, present
 from backend.bias.replies import (
     LETTERS,
     ReplyParseError,
@@ -79,9 +67,10 @@ from backend.bias.replies import (
     scripted_reply,
     selection_schema,
 )
-from backend.core.csvio import iso_utc, neutralise_row, restore_row
+from backend.core import runs
+from backend.core.csvio import iso_utc
 from backend.core.llm import CallRecord, LLMSettings, add_endpoint_options, complete, reply_budget, settings_from_args
-from backend.core.progress import ProgressBar, RunTally
+from backend.core.progress import RunTally
 
 FINAL_STATUSES = ("answered", "unparseable")
 ANSWER_MODES = ("stated", "structured", "logprobs")
@@ -128,23 +117,12 @@ def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Jo
     return jobs
 
 
-def _readable_header(fieldnames) -> bool:
-    """The export's columns, or those of a file written before some of ``ADDED_COLUMNS`` existed."""
-    names = tuple(fieldnames or ())
-    return set(names) <= set(EXPORT_COLUMNS) and set(EXPORT_COLUMNS) - set(names) <= set(ADDED_COLUMNS)
-
-
 def read_finished(path: Path) -> list[dict[str, str]]:
     """The rows of an earlier run that need no new call (answered or unparseable), cells restored exactly as they
-    were before neutralisation; failed calls are dropped. Files from before the identifier columns are read too."""
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not _readable_header(reader.fieldnames):
-            raise ValueError(f"{path} exists but does not have the bias export columns; move it away or pick --out.")
-        rows = [restore_row(row) for row in reader]
-    return [dict.fromkeys(EXPORT_COLUMNS, "") | row for row in rows if row["status"] in FINAL_STATUSES]
+    were before neutralisation (``backend.core.runs.read_rows``); failed calls are dropped. Files from before the
+    identifier and answer columns (``ADDED_COLUMNS``) are read too."""
+    rows = runs.read_rows(path, columns=EXPORT_COLUMNS, optional=ADDED_COLUMNS, what="the bias export")
+    return [row for row in rows if row["status"] in FINAL_STATUSES]
 
 
 def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict:
@@ -347,10 +325,7 @@ async def run_tests(
     progress: TextIO | None = None,
 ) -> RunSummary:
     """Ask every planned test version not yet answered in the output file; append the rows as they arrive."""
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}.")
-    if parse_retries < 0:
-        raise ValueError(f"parse_retries must be 0 or more, got {parse_retries}.")
+    runs.check_parse_retries(parse_retries)
     path = output_path(out_dir, settings.model, items)
     path.parent.mkdir(parents=True, exist_ok=True)
     jobs = plan_jobs(items, model=settings.model, repeats=repeats, seed=seed)
@@ -359,31 +334,20 @@ async def run_tests(
     done = {(row["run"], row["item_id"], row["version"]) for row in finished}
     summary = RunSummary(path=path, planned=len(jobs), kept=len(finished))
     # Rewrite the kept rows first (dropping failed calls), so that the file never holds a test twice.
-    temporary = path.with_suffix(".csv.tmp")
-    with temporary.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
-        writer.writeheader()
-        writer.writerows(neutralise_row(row) for row in finished)
-    os.replace(temporary, path)
+    runs.write_rows(path, finished, columns=EXPORT_COLUMNS)
     todo = [job for job in jobs if job.key not in done]
-    bar = ProgressBar(len(todo), progress)
-    bar.show()
-    gate = asyncio.Semaphore(concurrency)
-    with path.open("a", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS)
 
-        async def one(job: Job) -> None:
-            async with gate:
-                row = await ask(
-                    job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs, answer_mode=answer_mode
-                )
-            writer.writerow(neutralise_row(row))
-            handle.flush()  # a crash keeps everything answered so far
+    async def work(job: Job) -> dict[str, Any]:
+        return await ask(job, settings, parse_retries=parse_retries, use_logprobs=use_logprobs, answer_mode=answer_mode)
+
+    with runs.RowAppender(path, columns=EXPORT_COLUMNS) as out:
+
+        def store(job: Job, row: dict[str, Any]) -> str:
+            out.write([row])
             summary.counts[row["status"]] += 1
-            bar.step(row["status"])
+            return row["status"]
 
-        await asyncio.gather(*(one(job) for job in todo))
-    bar.close()
+        await runs.run_each(todo, work, concurrency=concurrency, progress=progress, on_done=store)
     return summary
 
 
@@ -392,14 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", required=True, help="model name at the endpoint, or 'scripted' (offline)")
     parser.add_argument("--items", type=Path, default=None, help="item file (default: the bundled sample)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per test version (each run = one respondent)")
-    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (the CSV is resumed if present)")
-    parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unreadable reply")
+    runs.add_run_options(parser, unit="calls", out_help="output folder (the CSV is resumed if present)")
     parser.add_argument("--confidence", choices=("stated", "logprobs"), default="stated")
     parser.add_argument("--answer-mode", choices=ANSWER_MODES, default="stated", help="how a model is asked")
     add_endpoint_options(parser)
     parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
         items = load_items(args.items)

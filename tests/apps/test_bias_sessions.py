@@ -21,7 +21,8 @@ import pytest
 import requests
 
 from backend.bias import report as bias_report
-from backend.bias.items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS
+from backend.bias.export import EXPORT_COLUMNS
+from backend.bias.items import DEFAULT_ITEMS_PATH
 from tests.support.harness import create_session, export_rows, rest, session_codes, session_start_links
 
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))

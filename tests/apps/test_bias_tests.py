@@ -13,10 +13,11 @@ import requests
 from playwright.sync_api import expect
 
 from backend.bias import report as bias_report
-from backend.bias.items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, load_items
+from backend.bias.export import EXPORT_COLUMNS
+from backend.bias.items import DEFAULT_ITEMS_PATH, load_items
 from backend.bias.runner import main as run_model
 from backend.bias.runner import output_path
-from tests.backend.bias.test_runner import responder
+from tests.support.bias_replies import responder
 from tests.support.harness import create_session, export_rows, next_page, run_bots, session_start_links
 
 ITEMS = load_items()

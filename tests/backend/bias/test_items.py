@@ -10,13 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from backend.bias.export import EXPORT_COLUMNS, export_row
 from backend.bias.items import (
     DEFAULT_ITEMS_PATH,
-    EXPORT_COLUMNS,
     ItemFileError,
     argument_order,
     build_sequence,
-    export_row,
     load_items,
     parse_items,
     present,

@@ -10,7 +10,8 @@ import pytest
 
 from backend import __main__ as cli
 from backend.bias import report as bias_report
-from backend.bias.items import EXPORT_COLUMNS, export_row, load_items, present
+from backend.bias.export import EXPORT_COLUMNS, export_row
+from backend.bias.items import load_items, present
 from backend.bias.metrics import ConfirmationBiasMetric, HaloEffectMetric, LossAversionMetric
 
 ITEMS = load_items()

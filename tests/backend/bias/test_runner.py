@@ -11,34 +11,15 @@ import re
 import pytest
 
 from backend.bias import report as bias_report
-from backend.bias.items import DEFAULT_ITEMS_PATH, EXPORT_COLUMNS, IDENTIFIER_COLUMNS, load_items
+from backend.bias.export import EXPORT_COLUMNS, IDENTIFIER_COLUMNS
+from backend.bias.items import DEFAULT_ITEMS_PATH
 from backend.bias.runner import main, output_path, plan_jobs, run_tests
 from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
+from tests.support.bias_replies import CHOICE_REPLY, ITEMS, REFUSED, YES_NO_REPLY, good_reply, responder
 from tests.support.harness import run_async
 
-ITEMS = load_items()
 PER_RUN = sum(len(item.versions) for item in ITEMS.items)  # 16 test versions
-REFUSED = ITEMS.item("halo_cyclist_campaign").scenario  # the server never answers this item readably
-FLAKY = ITEMS.item("loss_trade_fair").scenario  # the server answers this item readably only when re-asked
-CHOICE_REPLY = '{"answer": "B", "probabilities": {"A": 0.2, "B": 0.5, "C": 0.2, "D": 0.1}}'
-YES_NO_REPLY = '{"answer": "B", "probabilities": {"A": 0.3, "B": 0.7}}'
-
-
-def good_reply(prompt: str) -> str:
-    if "\nArguments:\n" in prompt:
-        return '{"selected": [1, 3, 4]}'
-    return CHOICE_REPLY if "\nD. " in prompt else YES_NO_REPLY
-
-
-def responder(request):
-    messages = request["messages"]
-    prompt = messages[1]["content"]
-    if REFUSED in prompt:
-        return "I'd rather not say."
-    if FLAKY in prompt and len(messages) == 2:
-        return "Hmm, that depends on many things."
-    return good_reply(prompt)
 
 
 def settings_for(server, **changes) -> LLMSettings:
@@ -167,7 +148,7 @@ def test_command_line_scripted_run_and_its_errors(tmp_path, capsys):
     output_path(foreign, "scripted", ITEMS).write_text("a,b\n1,2\n", encoding="utf-8")
     with pytest.raises(SystemExit):
         main(["--model", "scripted", "--out", str(foreign), "--quiet"])
-    assert "does not have the bias export columns" in capsys.readouterr().err
+    assert "does not have the columns of the bias export" in capsys.readouterr().err
 
 
 # --- the item file and the output file as a researcher meets them ------------------------------------------------
