@@ -15,9 +15,9 @@ from backend.social.episodes import (
     load_episodes,
     parse_episode_data,
     parse_episode_text,
-    parse_rewards_prompt,
 )
 from backend.social.rubrics import load_rubric
+from backend.social.sotopia_episodes import parse_rewards_prompt
 from tests.support import PROJECT_ROOT
 
 SAMPLES = PROJECT_ROOT / "backend" / "social" / "data" / "episodes"
