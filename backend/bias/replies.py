@@ -1,4 +1,4 @@
-"""Asking a model the bias tests and reading its replies: prompts, reply parsers, log-probabilities, scripted model.
+"""Reading a model's replies to the bias tests: the reply parsers and the log-probabilities of option letters.
 
 A choice test is asked with lettered options (A, B, ...); the model replies with a JSON object
 ``{"answer": "B", "probabilities": {"A": 0.1, "B": 0.7, ...}}`` (its stated probability for each option). An
@@ -9,7 +9,7 @@ anything they cannot read unambiguously; they never guess.
 When the endpoint returns token log-probabilities, ``option_probabilities_from_logprobs`` turns the alternatives
 of the answer letter's token into option probabilities (softmax restricted to the option letters).
 
-Prompt templates live in ``backend/bias/data/bias_prompts/*.txt`` (``string.Template`` with ``$name``).
+The prompts that ask for these replies are in ``backend.bias.prompts``.
 """
 
 from __future__ import annotations
@@ -17,21 +17,19 @@ from __future__ import annotations
 import json
 import math
 import re
-import string
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from backend.bias.items import Presented
+from backend.bias.prompts import LETTERS
 from backend.core.llm.reasoning import THINK_CLOSE, THINK_OPEN
 from backend.core.llm.replies import RepeatedKeyError, json_objects
 
-PROMPTS_PATH = Path(__file__).resolve().parent / "data" / "bias_prompts"
-LETTERS = string.ascii_uppercase
 PROBABILITY_SUM_TOLERANCE = 0.2  # stated probabilities must add up to 1 +- this (after reading percentages)
+
+
+ANSWER_KEYS = ("answer", "choice", "option")  # the keys of a choice answer in a JSON reply, the first found counts
+SELECTION_KEYS = ("selected", "arguments", "selection")  # the same for an argument selection
 
 
 class ReplyParseError(ValueError):
@@ -62,101 +60,6 @@ class ChoiceReply:
     @property
     def confidence(self) -> float | None:
         return self.probabilities[self.index] if self.probabilities is not None else None
-
-
-# --- prompts -------------------------------------------------------------------------------------------------------
-@cache
-def _template(name: str) -> string.Template:
-    return string.Template((PROMPTS_PATH / f"{name}.txt").read_text(encoding="utf-8").strip())
-
-
-def _ask(template: str, presented: Presented, **fields: Any) -> list[dict[str, str]]:
-    """The system prompt, then the test (its paragraphs and question) in ``template`` with ``fields``."""
-    user = _template(template).substitute(
-        context="\n\n".join(presented.paragraphs), question=presented.question, **fields
-    )
-    return [{"role": "system", "content": _template("system").template}, {"role": "user", "content": user}]
-
-
-def _lettered_options(presented: Presented) -> str:
-    letters = LETTERS[: len(presented.options)]
-    return "\n".join(f"{letter}. {option.label}" for letter, option in zip(letters, presented.options, strict=True))
-
-
-def _numbered_arguments(presented: Presented) -> str:
-    return "\n".join(f"{number}. {argument.text}" for number, argument in enumerate(presented.arguments, 1))
-
-
-def build_messages(presented: Presented) -> list[dict[str, str]]:
-    """The chat messages that ask a model one test version (system prompt + the test).
-
-    >>> from backend.bias.items import load_items, present
-    >>> messages = build_messages(present(load_items().item("anchoring_training"), "control"))
-    >>> [message["role"] for message in messages], "B. 25 %" in messages[1]["content"]
-    (['system', 'user'], True)
-    """
-    if presented.kind == "arguments":
-        return _ask("arguments", presented, arguments=_numbered_arguments(presented))
-    keys = ", ".join(f'"{letter}": <p>' for letter in LETTERS[: len(presented.options)])
-    return _ask("choice", presented, options=_lettered_options(presented), probability_keys=keys)
-
-
-def build_letter_messages(presented: Presented) -> list[dict[str, str]]:
-    """The chat messages that ask for the option letter alone (the log-probability answer mode).
-
-    >>> from backend.bias.items import load_items, present
-    >>> build_letter_messages(present(load_items().item("anchoring_training"), "control"))[1]["content"][-42:]
-    'Reply with the letter of your choice only.'
-    """
-    return _ask("letter", presented, options=_lettered_options(presented))
-
-
-def build_argument_letter_messages(presented: Presented, number: int) -> list[dict[str, str]]:
-    """The chat messages that ask whether argument ``number`` (1-based) would be taken into account, as a choice
-    between the letters A (yes) and B (no): the log-probability answer mode of an arguments test."""
-    if not 1 <= number <= len(presented.arguments):
-        raise ValueError(f"Argument {number} was not offered; the test lists {len(presented.arguments)}.")
-    return _ask("argument_letter", presented, arguments=_numbered_arguments(presented), number=number)
-
-
-def choice_schema(n_options: int) -> dict[str, Any]:
-    """The JSON schema of a choice reply (structured output): an option letter and one probability per option.
-
-    >>> choice_schema(2)["properties"]["answer"]["enum"]
-    ['A', 'B']
-    """
-    letters = list(LETTERS[:n_options])
-    probability = {"type": "number", "minimum": 0, "maximum": 1}
-    return {
-        "type": "object",
-        "properties": {
-            "answer": {"type": "string", "enum": letters},
-            "probabilities": {
-                "type": "object",
-                "properties": dict.fromkeys(letters, probability),
-                "required": letters,
-                "additionalProperties": False,
-            },
-        },
-        "required": ["answer", "probabilities"],
-        "additionalProperties": False,
-    }
-
-
-def selection_schema(n_arguments: int) -> dict[str, Any]:
-    """The JSON schema of an arguments reply: the numbers of the selected arguments."""
-    number = {"type": "integer", "minimum": 1, "maximum": n_arguments}
-    return {
-        "type": "object",
-        "properties": {"selected": {"type": "array", "items": number, "minItems": 1, "uniqueItems": True}},
-        "required": ["selected"],
-        "additionalProperties": False,
-    }
-
-
-def reprompt_message(problem: str) -> dict[str, str]:
-    """The follow-up user message after an unreadable reply."""
-    return {"role": "user", "content": _template("reprompt").substitute(problem=problem)}
 
 
 # --- parsing -------------------------------------------------------------------------------------------------------
@@ -228,14 +131,13 @@ def parse_choice(
         raise ValueError(f"labels must hold at least two options, got {n_options}.")
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyParseError("the reply is empty")
-    data = _the_json_object(reply, ("answer", "choice", "option"))
+    data = _the_json_object(reply, ANSWER_KEYS)
     if data is not None:
-        lowered = data
-        answer = next((lowered[key] for key in ("answer", "choice", "option") if key in lowered), None)
+        answer = _first_of(data, ANSWER_KEYS)
         if answer is None:
             raise ReplyParseError('the JSON object has no "answer"')
         index = _letter_index(answer, n_options, labels)
-        raw = next((lowered[key] for key in ("probabilities", "confidence", "probability") if key in lowered), None)
+        raw = _first_of(data, ("probabilities", "confidence", "probability"))
         if not read_probabilities:  # the answer alone, after the stated probabilities could not be read
             return ChoiceReply(index)
         if raw is None:
@@ -245,8 +147,13 @@ def parse_choice(
         return ChoiceReply(index, _probabilities(raw, n_options, index))
     if require_probabilities:
         raise ReplyParseError("the reply holds no JSON object")
-    index, source = _text_answer(reply, labels)
+    index, source = text_answer(reply, labels)
     return ChoiceReply(index, source=source)
+
+
+def _first_of(data: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    """The value of the first of ``keys`` that ``data`` holds (None when it holds none)."""
+    return next((data[key] for key in keys if key in data), None)
 
 
 def _the_json_object(reply: str, answer_keys: Sequence[str]) -> dict | None:
@@ -282,17 +189,17 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().strip(".!,;:\"'").strip().casefold()
 
 
-def _text_answer(reply: str, labels: Sequence[str]) -> tuple[int, str]:
+def text_answer(reply: str, labels: Sequence[str]) -> tuple[int, str]:
     """The option a free-text reply names, and how (``ANSWER_SOURCES``); ``ReplyParseError`` unless exactly one
     option is named. Every shape found is collected first, so a reply naming two options is refused, not read.
 
-    >>> _text_answer("A. 150 loaves", ["150 loaves", "250 loaves"])
+    >>> text_answer("A. 150 loaves", ["150 loaves", "250 loaves"])
     (0, 'letter')
-    >>> _text_answer("Yes, I agree.", ["Yes, I agree", "No, I do not agree"])
+    >>> text_answer("Yes, I agree.", ["Yes, I agree", "No, I do not agree"])
     (0, 'option_text')
-    >>> _text_answer("No. The risk is too high.", ["Yes, accept", "No, decline"])
+    >>> text_answer("No. The risk is too high.", ["Yes, accept", "No, decline"])
     (1, 'yes_no')
-    >>> _text_answer("250 loaves", ["150 loaves", "250 loaves"])
+    >>> text_answer("250 loaves", ["150 loaves", "250 loaves"])
     (1, 'option_text')
     """
     letters = LETTERS[: len(labels)]
@@ -361,10 +268,9 @@ def parse_selection(reply: str, n_arguments: int) -> list[int]:
     """
     if not isinstance(reply, str) or not reply.strip():
         raise ReplyParseError("the reply is empty")
-    data = _the_json_object(reply, ("selected", "arguments", "selection"))
+    data = _the_json_object(reply, SELECTION_KEYS)
     if data is not None:
-        lowered = data
-        raw = next((lowered[key] for key in ("selected", "arguments", "selection") if key in lowered), None)
+        raw = _first_of(data, SELECTION_KEYS)
         if not isinstance(raw, list):
             raise ReplyParseError('the JSON object has no "selected" list')
         numbers = []
@@ -512,25 +418,3 @@ def letter_scores(logprobs: Mapping | None, n_options: int) -> tuple[tuple[float
     weights = _letter_weights(alternatives, n_options)
     total = sum(weights)
     return tuple(weight / total for weight in weights), position, note
-
-
-# --- the offline "scripted" model ----------------------------------------------------------------------------------
-def scripted_reply(messages: Sequence[Mapping[str, str]]) -> str:
-    """A deterministic reply in the requested format (a function of the last user message): the scripted model.
-
-    >>> reply = scripted_reply([{"role": "user", "content": "Q\\n\\nOptions:\\nA. 1\\nB. 2\\n\\nReply ..."}])
-    >>> parse_choice(reply, ["1", "2"]).probabilities is not None
-    True
-    """
-    prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user" and "\n" in m["content"]), "")
-    digest = zlib.crc32(prompt.encode("utf-8"))
-    numbered = re.findall(r"^(\d+)\. ", prompt, flags=re.MULTILINE)
-    if "Arguments:" in prompt and numbered:
-        count = len(numbered)
-        chosen = sorted({digest % count + 1, (digest // count) % count + 1, (digest // 7) % count + 1})
-        return json.dumps({"selected": chosen})
-    letters = re.findall(r"^([A-Z])\. ", prompt, flags=re.MULTILINE) or ["A", "B"]
-    index = digest % len(letters)
-    rest = 0.4 / (len(letters) - 1)
-    probabilities = {letter: round(0.6 if k == index else rest, 4) for k, letter in enumerate(letters)}
-    return json.dumps({"answer": letters[index], "probabilities": probabilities})

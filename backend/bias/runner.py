@@ -5,7 +5,7 @@ Each run r = 1..R is one respondent (``<model>#<r>``) answering every test versi
 conversation, in that respondent's seeded order (``backend.bias.items.build_sequence``; positions are recorded
 even though fresh conversations make the order matter less than for people). Calls go through ``backend.core.llm``
 (OpenAI-compatible endpoint from ``--base-url`` or ``OPENAI_BASE_URL``; its own retries for timeouts, 429 and 5xx);
-``--model scripted`` answers offline with ``backend.bias.replies.scripted_reply``.
+``--model scripted`` answers offline with ``backend.bias.prompts.scripted_reply``.
 
 - A reply that cannot be read is re-asked (``--parse-retries`` times, with a follow-up message naming the problem),
   then recorded with ``status=unparseable`` and the raw reply, never guessed. When only its stated probabilities
@@ -52,20 +52,22 @@ from typing import Any, TextIO
 
 from backend.bias.export import ADDED_COLUMNS, EXPORT_COLUMNS, export_row
 from backend.bias.items import BiasItem, ItemSet, Presented, argument_order, build_sequence, load_items, present
-from backend.bias.replies import (
+from backend.bias.prompts import (
     LETTERS,
-    ReplyParseError,
     build_argument_letter_messages,
     build_letter_messages,
     build_messages,
     choice_schema,
+    reprompt_message,
+    scripted_reply,
+    selection_schema,
+)
+from backend.bias.replies import (
+    ReplyParseError,
     letter_scores,
     option_probabilities_from_logprobs,
     parse_choice,
     parse_selection,
-    reprompt_message,
-    scripted_reply,
-    selection_schema,
 )
 from backend.core import runs
 from backend.core.csvio import iso_utc

@@ -20,15 +20,8 @@ from backend.bias.items import (
     parse_items,
     present,
 )
-from backend.bias.replies import (
-    ReplyParseError,
-    build_messages,
-    option_probabilities_from_logprobs,
-    parse_choice,
-    parse_selection,
-    reprompt_message,
-    scripted_reply,
-)
+from backend.bias.prompts import build_messages, reprompt_message, scripted_reply
+from backend.bias.replies import ReplyParseError, option_probabilities_from_logprobs, parse_choice, parse_selection
 
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
 ITEMS = load_items()

@@ -14,7 +14,7 @@ import pytest
 
 from backend.bias import report as bias_report
 from backend.bias.items import load_items
-from backend.bias.replies import ReplyParseError, _text_answer, letter_scores, parse_choice, parse_selection
+from backend.bias.replies import ReplyParseError, letter_scores, parse_choice, parse_selection, text_answer
 from backend.bias.runner import run_tests
 from backend.core.llm import LLMSettings, complete, split_reasoning, stream
 from backend.core.llm.fake_server import Reply
@@ -138,7 +138,7 @@ def test_selfplay_takes_the_token_options_every_runner_has(tmp_path):
 
 def reading(reply: str, labels: list[str]) -> int | None:
     try:
-        return _text_answer(reply, labels)[0]
+        return text_answer(reply, labels)[0]
     except ReplyParseError:
         return None
 
