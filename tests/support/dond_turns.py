@@ -1,0 +1,30 @@
+"""The LLM's DoND turns (``backend.dond.play.llm_turns``) run to their end on a small instance, outside oTree."""
+
+from __future__ import annotations
+
+from backend.dond import rules as dond
+from backend.dond.play import llm_turns
+from tests.support.harness import run_async
+
+# Three kinds of item; each side values them differently (one side's zero is the other's best item).
+INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+
+
+def run_turns(events, role, config, settings, **options):
+    """Every item ``llm_turns`` yields for ``role``'s turn on ``INSTANCE``, with ``events`` as the stored events."""
+
+    async def collect():
+        return [
+            item
+            async for item in llm_turns(
+                load_events=lambda: events,
+                store_event=events.append,
+                instance=INSTANCE,
+                config=config,
+                role=role,
+                settings=settings,
+                **options,
+            )
+        ]
+
+    return run_async(collect())
