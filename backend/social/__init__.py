@@ -1,1 +1,14 @@
-"""TODO"""
+"""Social evaluation: people and models rate conversation episodes on a rubric (Sotopia's seven dimensions by default).
+
+| module | holds |
+|---|---|
+| ``rubrics`` | the rubric as data (``Rubric``, ``Dimension``, ``load_rubric``, ``overall_score``) |
+| ``episode_model`` | the episode (``Episode``, ``Agent``, ``Turn``), ``EpisodeFormatError`` and the readers' ``FieldReader`` |
+| ``episodes`` | our episode format and the loading API (``load_episodes``, ``parse_episode_text``, ``attach_model_ratings``) |
+| ``sotopia_episodes`` | Sotopia's ``EpisodeLog`` and ``episodes_to_jsonl`` layouts, converted to ``Episode`` |
+| ``forms`` | the rating form as pure functions: fields, checks, gold scoring, task plan, the long and wide export rows |
+| ``report`` | export columns (``RATING_CELLS``, ``EXPORT_COLUMNS``, ``rating_cells``) and the metrics: means, agreement, human vs model |
+| ``sotopia_release`` | reading the released Sotopia-π human evaluation |
+| ``annotator_prompts`` | what a model annotator is asked (``build_messages``, ``ratings_schema``, ``unit_budget``) and how its reply is read (``parse_ratings``) |
+| ``annotator`` | the model-annotator runner (``python -m backend.social.annotator``) on ``backend.core.runs`` |
+"""

@@ -14,7 +14,7 @@ from typing import Any
 from backend.core.csvio import escape_text
 from backend.core.stored_text import typed_length
 from backend.social.episodes import Episode
-from backend.social.report import EXPORT_COLUMNS, rating_cells
+from backend.social.report import ANNOTATION_CELLS, EXPORT_COLUMNS, rating_cells
 from backend.social.rubrics import Rubric
 
 MAX_DIMENSIONS = 10
@@ -306,16 +306,7 @@ WIDE_HEAD = [
     "episode_group",
     "is_gold",
     "prolific_id",  # Sotopia's name for the Prolific ID; prolific_pid repeats it under the name the other exports use
-    "annotator",
-    "participant_code",
-    "prolific_pid",
-    "study_id",
-    "prolific_session_id",
-    "round",
-    "seconds_spent",
-    "attention_passed",
-    "shown_at",
-    "submitted_at",
+    *ANNOTATION_CELLS,
 ]
 
 

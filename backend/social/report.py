@@ -80,13 +80,8 @@ def rating_cells(episode: Episode, agent_index: int, dimension: Dimension, *, ra
     )
 
 
-# The app's long export, one row per (annotation, agent, dimension). Text cells are escaped (see escape_text).
-EXPORT_COLUMNS = [
-    "session_code",
-    *RATING_CELLS,
-    "model_rater",
-    "model_rating",
-    "gold_rating",
+# Who annotated and when, in both app exports (long and wide).
+ANNOTATION_CELLS = [
     "annotator",
     "participant_code",  # the same as annotator, under the name every export of the product uses
     "prolific_pid",
@@ -97,6 +92,15 @@ EXPORT_COLUMNS = [
     "attention_passed",
     "shown_at",  # ISO-8601 UTC
     "submitted_at",  # ISO-8601 UTC
+]
+# The app's long export, one row per (annotation, agent, dimension). Text cells are escaped (see escape_text).
+EXPORT_COLUMNS = [
+    "session_code",
+    *RATING_CELLS,
+    "model_rater",
+    "model_rating",
+    "gold_rating",
+    *ANNOTATION_CELLS,
     "rubric",
 ]
 # The ratings frame every metric here works on.

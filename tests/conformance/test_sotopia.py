@@ -25,17 +25,7 @@ from backend.__main__ import main as backend_main
 from backend.social import report as social_report
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import load_rubric
-from backend.social.sotopia_release import EPISODE_FOLDERS, group_of, ratings_from_release
-
-DIMENSIONS = [
-    "believability",
-    "relationship",
-    "knowledge",
-    "secret",
-    "social_rules",
-    "financial_and_material_benefits",
-    "goal",
-]
+from backend.social.sotopia_release import DIMENSIONS, EPISODE_FOLDERS, group_of, ratings_from_release
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +151,7 @@ def test_loader_reads_all_309_rows_with_14_ratings_and_reasons(annotation_files,
     assert len(frame) == 309 * 14
     assert frame["rating"].notna().all()
     rubric = load_rubric()
+    assert list(DIMENSIONS) == rubric.keys  # the release's seven dimensions are the bundled rubric's
     for dimension in DIMENSIONS:
         values = frame.loc[frame["dimension"] == dimension, "rating"]
         assert values.between(rubric.dimension(dimension).min, rubric.dimension(dimension).max).all()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from backend.social.episodes import (
 )
 from backend.social.rubrics import load_rubric
 from backend.social.sotopia_episodes import parse_rewards_prompt
+from tests.backend.social.edits import edited
 from tests.support import PROJECT_ROOT
 
 SAMPLES = PROJECT_ROOT / "backend" / "social" / "data" / "episodes"
@@ -115,18 +115,6 @@ def test_lists_containers_and_jsonl_are_accepted():
     assert [e.id for e in parse_episode_text(text, source="set.jsonl")] == ["tiny-1", "tiny-2"]
 
 
-def _mutated(path: list, value) -> dict:
-    data = copy.deepcopy(GOOD)
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return data
-
-
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
@@ -148,7 +136,7 @@ def _mutated(path: list, value) -> dict:
 )
 def test_malformed_episodes_name_the_file_and_field(rubric, path, value, message):
     with pytest.raises(EpisodeFormatError) as error:
-        parse_episode_data(_mutated(path, value), source="bad.json", rubric=rubric)
+        parse_episode_data(edited(GOOD, path, value), source="bad.json", rubric=rubric)
     assert message in str(error.value)
 
 

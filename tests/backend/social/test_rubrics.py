@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
 
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH, RubricError, load_rubric, overall_score, rubric_from_dict
+from tests.backend.social.edits import edited
 
 # The ranges stated in the issue (and in Sotopia's evaluator); the data file must match them.
 SOTOPIA_RANGES = {
@@ -69,18 +69,6 @@ def test_worked_example_rates_both_agents_on_every_dimension():
         assert set(ratings) == set(SOTOPIA_RANGES)
 
 
-def _break(raw: dict, path: list, value) -> dict:
-    broken = copy.deepcopy(raw)
-    target = broken
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return broken
-
-
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
@@ -105,7 +93,7 @@ def _break(raw: dict, path: list, value) -> dict:
 )
 def test_malformed_rubrics_name_the_file_and_field(raw, path, value, message):
     with pytest.raises(RubricError) as error:
-        rubric_from_dict(_break(raw, path, value), source="researcher.json")
+        rubric_from_dict(edited(raw, path, value), source="researcher.json")
     assert str(error.value).startswith("researcher.json: ")
     assert message in str(error.value)
 
@@ -161,7 +149,7 @@ def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path):
 )
 def test_scales_a_rating_page_cannot_show_are_refused(raw, low, high, message):
     # "max": 1e300 gave every participant HTTP 500 mid-study, "max": 200000 a 66 MB rating page.
-    data = _break(raw, ["dimensions", 0, "min"], low)
+    data = edited(raw, ["dimensions", 0, "min"], low)
     data["dimensions"][0]["max"] = high
     with pytest.raises(RubricError) as error:
         rubric_from_dict(data, source="wide.json")
@@ -169,13 +157,13 @@ def test_scales_a_rating_page_cannot_show_are_refused(raw, low, high, message):
 
 
 def test_the_widest_allowed_scale_is_accepted(raw):
-    data = _break(raw, ["dimensions", 0, "min"], -10)
+    data = edited(raw, ["dimensions", 0, "min"], -10)
     data["dimensions"][0]["max"] = 10
     assert rubric_from_dict(data).dimensions[0].choices == list(range(-10, 11))
 
 
 def test_a_question_with_too_many_options_is_refused(raw):
-    data = _break(raw, ["comprehension", 0, "options"], [f"option {n}" for n in range(11)])
+    data = edited(raw, ["comprehension", 0, "options"], [f"option {n}" for n in range(11)])
     data["comprehension"][0]["answer"] = 0
     with pytest.raises(RubricError, match=r"comprehension\[0\].options: may hold at most 10 options, got 11"):
         rubric_from_dict(data)
