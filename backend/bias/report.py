@@ -87,7 +87,9 @@ def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
     return rows
 
 
-def _number(text: Any) -> float:
+def _cell_number(text: Any) -> float:
+    """An export cell as a float; NaN for an empty or non-numeric cell (an item file's numbers are checked by
+    ``backend.bias.item_fields.number_field`` instead, which refuses them)."""
     try:
         return float(text) if str(text).strip() != "" else math.nan
     except ValueError:
@@ -129,7 +131,7 @@ def prepare(rows: pd.DataFrame, *, exclude_inattentive: bool = False) -> tuple[p
         rows = rows[[key not in failed for key in keys]]
     answered = rows[(rows["status"] == "answered") & (rows["bias"] != ATTENTION_CHECK)].copy()
     for column in ("answer", "confidence", "anchor", "lambda", "pro_selected", "con_selected", "n_arguments"):
-        answered[column] = answered[column].map(_number)
+        answered[column] = answered[column].map(_cell_number)
     answered["options"] = answered["options"].map(_json_list)
     answered["option_probabilities"] = answered["option_probabilities"].map(_json_list)
     return answered, counts
