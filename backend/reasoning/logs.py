@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from backend.reasoning.games import Game
+from backend.reasoning.log_files import read_log_texts
 
 ATTEMPT_PREFIX = "###ATTEMPT##"
 # Section header -> attribute name, in the order the sections appear in an attempt.
@@ -469,16 +470,13 @@ def parse_log_texts(
 
 def read_log_folder(
     folder: str | Path, *, games: Mapping[str, Game], default_game: str | None = None
-) -> tuple[list[ReasoningLog], list[LogParseError]]:
-    """Read every ``*.txt`` file of ``folder`` (not recursive) with `parse_log_texts`."""
+) -> tuple[list[ReasoningLog], list[ValueError]]:
+    """Read every ``*.txt`` file of ``folder`` (not recursive) as a session does (`backend.reasoning.log_files`:
+    within the bounds, UTF-8) and parse them with `parse_log_texts`; return (logs, problems of the files that
+    could not be read or parsed)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"The log folder {folder} does not exist or is not a folder.")
-    texts, errors = {}, []
-    for path in sorted(folder.glob("*.txt")):
-        try:
-            texts[path.name] = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as error:
-            errors.append(LogParseError(f"not UTF-8 text ({error.reason} at byte {error.start}).", filename=path.name))
-    logs, parse_errors = parse_log_texts(texts, games=games, default_game=default_game)
-    return logs, errors + parse_errors
+    texts, unreadable = read_log_texts(folder, what=f"The log folder {folder}")
+    logs, errors = parse_log_texts(texts, games=games, default_game=default_game)
+    return logs, [ValueError(problem) for problem in unreadable] + errors
