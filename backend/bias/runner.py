@@ -63,6 +63,7 @@ from backend.bias.prompts import (
     selection_schema,
 )
 from backend.bias.replies import (
+    ChoiceReply,
     ReplyParseError,
     letter_scores,
     option_probabilities_from_logprobs,
@@ -179,18 +180,18 @@ async def ask(
         if not record.ok:
             error = f"{record.error_kind}: {record.error}"
             return row("error", calls, latency, error, problem=error, reasoning=_joined(thinking))
-        source = "structured" if record.structured else None
         try:
             if shown.kind == "arguments":
                 numbers = parse_selection(reply, len(shown.arguments))
                 selected = [shown.arguments[number - 1].id for number in numbers]
+                source = "structured" if record.structured else "json"
                 return row(
                     "answered",
                     calls,
                     latency,
                     reply,
                     selected=selected,
-                    answer_source=source or "json",
+                    answer_source=source,
                     reasoning=_joined(thinking),
                 )
             parsed = parse_choice(reply, [option.label for option in shown.options])
@@ -208,11 +209,10 @@ async def ask(
             calls,
             latency,
             reply,
-            answer=shown.options[parsed.index].value,
+            **_choice(shown, record, parsed),
             confidence=probabilities[parsed.index] if probabilities is not None else None,
             option_probabilities=probabilities,
             confidence_source=confidence_source,
-            answer_source=source if source and parsed.source == "json" else parsed.source,
             reasoning=_joined(thinking),
         )
     if shown.kind == "choice":
@@ -223,17 +223,24 @@ async def ask(
         except ReplyParseError:
             pass
         else:
+            answer = _choice(shown, record, parsed)
             return row(
                 "answered",
                 calls,
                 latency,
                 reply,
-                answer=shown.options[parsed.index].value,
-                answer_source="structured" if record.structured and parsed.source == "json" else parsed.source,
+                **answer,
                 problem=f"no confidence: {problem}",
                 reasoning=_joined(thinking),
             )
     return row("unparseable", calls, latency, reply, problem=problem, reasoning=_joined(thinking))
+
+
+def _choice(shown: Presented, record: CallRecord, parsed: ChoiceReply) -> dict[str, Any]:
+    """The chosen option's value, and how it was read: "structured" for the JSON of a reply the endpoint constrained
+    to the schema, otherwise the parser's own source (``backend.bias.replies.ANSWER_SOURCES``)."""
+    source = "structured" if record.structured and parsed.source == "json" else parsed.source
+    return {"answer": shown.options[parsed.index].value, "answer_source": source}
 
 
 def _joined(thoughts: list[str]) -> str:
