@@ -2,6 +2,7 @@
 
 | module | holds |
 |---|---|
+| ``json_fields`` | ``JsonFields``: reading a researcher's nested JSON with messages naming file and field (rubrics, episodes) |
 | ``rubrics`` | the rubric as data (``Rubric``, ``Dimension``, ``load_rubric``, ``overall_score``) |
 | ``episode_model`` | the episode (``Episode``, ``Agent``, ``Turn``), ``EpisodeFormatError`` and the readers' ``FieldReader`` |
 | ``episodes`` | our episode format and the loading API (``load_episodes``, ``parse_episode_text``, ``attach_model_ratings``) |

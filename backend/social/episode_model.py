@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.social.json_fields import JsonFields
 from backend.social.rubrics import Rubric
 
 TURN_KINDS = ("speech", "action", "non-verbal", "leave")
@@ -81,29 +82,15 @@ class Episode:
         return data
 
 
-class FieldReader:
-    """Checks of one source's fields; every failure is an `EpisodeFormatError` that starts with ``source``."""
+class FieldReader(JsonFields):
+    """`JsonFields` of an episode source: failures are `EpisodeFormatError`, text comes back stripped, and ratings
+    are checked against a rubric."""
 
     def __init__(self, source: str):
-        self.source = source
-
-    def fail(self, path: str, problem: str) -> EpisodeFormatError:
-        return EpisodeFormatError(f"{self.source}: {path}: {problem}")
-
-    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be a JSON object, got {type(value).__name__}.")
-        return value
-
-    def get(self, data: Mapping[str, Any], name: str, path: str) -> Any:
-        if name not in data:
-            raise self.fail(f"{path}.{name}" if path else name, "is missing.")
-        return data[name]
+        super().__init__(source, error=EpisodeFormatError)
 
     def text(self, value: Any, path: str, *, allow_empty: bool = False) -> str:
-        if not isinstance(value, str) or (not allow_empty and not value.strip()):
-            raise self.fail(path, f"must be a non-empty string, got {value!r:.80}.")
-        return value.strip()
+        return super().text(value, path, allow_empty=allow_empty).strip()
 
     def ratings(self, value: Any, path: str, rubric: Rubric | None) -> dict[str, float]:
         data = self.mapping(value, path)

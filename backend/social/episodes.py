@@ -51,10 +51,10 @@ _ID_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,80}$")
 
 
 def _own_episode(data: Mapping[str, Any], fields: FieldReader, path: str, rubric: Rubric | None) -> Episode:
-    episode_id = fields.text(fields.get(data, "id", path), _join(path, "id"))
+    episode_id = fields.text(fields.field(data, "id", path), _join(path, "id"))
     if not _ID_PATTERN.match(episode_id):
         raise fields.fail(_join(path, "id"), f"must be 1-80 letters, digits, '-', '_' or '.', got {episode_id!r}.")
-    raw_agents = fields.get(data, "agents", path)
+    raw_agents = fields.field(data, "agents", path)
     if not isinstance(raw_agents, list) or len(raw_agents) != 2:
         raise fields.fail(_join(path, "agents"), f"must be a list of exactly two agents, got {raw_agents!r:.80}.")
     agents = []
@@ -63,9 +63,9 @@ def _own_episode(data: Mapping[str, Any], fields: FieldReader, path: str, rubric
         agent = fields.mapping(raw, where)
         agents.append(
             Agent(
-                name=fields.text(fields.get(agent, "name", where), f"{where}.name"),
-                background=fields.text(fields.get(agent, "background", where), f"{where}.background"),
-                goal=fields.text(fields.get(agent, "goal", where), f"{where}.goal"),
+                name=fields.text(fields.field(agent, "name", where), f"{where}.name"),
+                background=fields.text(fields.field(agent, "background", where), f"{where}.background"),
+                goal=fields.text(fields.field(agent, "goal", where), f"{where}.goal"),
                 secret=fields.text(agent.get("secret", ""), f"{where}.secret", allow_empty=True),
                 model=fields.text(agent.get("model", ""), f"{where}.model", allow_empty=True),
                 model_ratings=fields.ratings(agent.get("model_ratings", {}), f"{where}.model_ratings", rubric),
@@ -75,14 +75,14 @@ def _own_episode(data: Mapping[str, Any], fields: FieldReader, path: str, rubric
     names = [agent.name for agent in agents]
     if names[0] == names[1]:
         raise fields.fail(_join(path, "agents"), f"the two agents must have different names, both are {names[0]!r}.")
-    raw_turns = fields.get(data, "turns", path)
+    raw_turns = fields.field(data, "turns", path)
     if not isinstance(raw_turns, list) or not raw_turns:
         raise fields.fail(_join(path, "turns"), "must be a non-empty list of turns.")
     turns = []
     for index, raw in enumerate(raw_turns):
         where = _join(path, f"turns[{index}]")
         turn = fields.mapping(raw, where)
-        speaker = fields.text(fields.get(turn, "speaker", where), f"{where}.speaker")
+        speaker = fields.text(fields.field(turn, "speaker", where), f"{where}.speaker")
         if speaker not in names:
             raise fields.fail(f"{where}.speaker", f"must be one of the agents {names}, got {speaker!r}.")
         kind = turn.get("kind", "speech")
@@ -92,7 +92,7 @@ def _own_episode(data: Mapping[str, Any], fields: FieldReader, path: str, rubric
         turns.append(Turn(speaker=speaker, text=text, kind=kind))
     return Episode(
         id=episode_id,
-        scenario=fields.text(fields.get(data, "scenario", path), _join(path, "scenario")),
+        scenario=fields.text(fields.field(data, "scenario", path), _join(path, "scenario")),
         agents=(agents[0], agents[1]),
         turns=tuple(turns),
         group=fields.text(data.get("group", ""), _join(path, "group"), allow_empty=True),

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files
+from backend.social.json_fields import JsonFields
 
 DEFAULT_RUBRIC_PATH = Path(__file__).resolve().parent / "data" / "sotopia_rubric.json"
 _KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -167,46 +168,7 @@ def _signed(value: int) -> str:
     return f"−{-value}" if value < 0 else str(value)
 
 
-class _Checker:
-    """Reads fields out of nested JSON data, raising RubricError with the file and field path."""
-
-    def __init__(self, source: str):
-        self.source = source
-
-    def fail(self, path: str, problem: str) -> RubricError:
-        return RubricError(f"{self.source}: {path}: {problem}")
-
-    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be a JSON object, got {type(value).__name__}.")
-        return value
-
-    def field(self, data: Mapping[str, Any], name: str, path: str, *, required: bool = True, default: Any = None):
-        if name not in data:
-            if required:
-                raise self.fail(f"{path}.{name}" if path else name, "is missing.")
-            return default
-        return data[name]
-
-    def text(self, value: Any, path: str, *, allow_empty: bool = False) -> str:
-        if not isinstance(value, str) or (not allow_empty and not value.strip()):
-            raise self.fail(path, f"must be a non-empty string, got {value!r}.")
-        return value
-
-    def integer(self, value: Any, path: str) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value  # a JSON integer of any size (float() of a 400-digit one would overflow)
-        if not isinstance(value, float) or not value.is_integer():
-            raise self.fail(path, f"must be a whole number, got {value!r:.60}.")
-        return int(value)
-
-    def items(self, value: Any, path: str, *, minimum: int = 0) -> Sequence[Any]:
-        if not isinstance(value, list) or len(value) < minimum:
-            raise self.fail(path, f"must be a list with at least {minimum} entries, got {value!r:.60}.")
-        return value
-
-
-def _dimension(check: _Checker, raw: Any, path: str) -> Dimension:
+def _dimension(check: JsonFields, raw: Any, path: str) -> Dimension:
     data = check.mapping(raw, path)
     key = check.text(check.field(data, "key", path), f"{path}.key")
     if not _KEY_PATTERN.fullmatch(key):
@@ -256,7 +218,7 @@ def _dimension(check: _Checker, raw: Any, path: str) -> Dimension:
     )
 
 
-def _question(check: _Checker, raw: Any, path: str) -> ComprehensionQuestion:
+def _question(check: JsonFields, raw: Any, path: str) -> ComprehensionQuestion:
     data = check.mapping(raw, path)
     options = tuple(
         check.text(option, f"{path}.options[{index}]")
@@ -277,7 +239,7 @@ def _question(check: _Checker, raw: Any, path: str) -> ComprehensionQuestion:
     )
 
 
-def _worked_example(check: _Checker, raw: Any, dimensions: Sequence[Dimension]) -> dict[str, Any]:
+def _worked_example(check: JsonFields, raw: Any, dimensions: Sequence[Dimension]) -> dict[str, Any]:
     path = "worked_example"
     data = check.mapping(raw, path)
     check.text(check.field(data, "scenario", path), f"{path}.scenario")
@@ -336,7 +298,7 @@ def rubric_from_dict(data: Any, *, source: str = "<dict>") -> Rubric:
     ...
     backend.social.rubrics.RubricError: mine.json: dimensions[0].min: must be smaller than max (-5), got 5.
     """
-    check = _Checker(source)
+    check = JsonFields(source, error=RubricError)
     root = check.mapping(data, "(top level)")
     dimensions = tuple(
         _dimension(check, raw, f"dimensions[{index}]")

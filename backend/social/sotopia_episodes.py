@@ -213,7 +213,7 @@ def _sotopia_messages(messages: Any, names: Sequence[str], fields: FieldReader) 
 def sotopia_log_episode(data: Mapping[str, Any], fields: FieldReader, rubric: Rubric | None) -> Episode:
     episode_id = fields.text(data.get("pk") or data.get("episode_id", ""), "pk")
     try:
-        parsed = parse_rewards_prompt(fields.text(fields.get(data, "rewards_prompt", ""), "rewards_prompt"))
+        parsed = parse_rewards_prompt(fields.text(fields.field(data, "rewards_prompt", ""), "rewards_prompt"))
     except ValueError as error:
         raise EpisodeFormatError(f"{fields.source}: {error}") from error
     turns = parsed["turns"]
@@ -252,12 +252,12 @@ def sotopia_log_episode(data: Mapping[str, Any], fields: FieldReader, rubric: Ru
 
 
 def sotopia_jsonl_episode(data: Mapping[str, Any], fields: FieldReader, rubric: Rubric | None) -> Episode:
-    backgrounds = fields.mapping(fields.get(data, "agents_background", ""), "agents_background")
-    goals = fields.mapping(fields.get(data, "social_goals", ""), "social_goals")
+    backgrounds = fields.mapping(fields.field(data, "agents_background", ""), "agents_background")
+    goals = fields.mapping(fields.field(data, "social_goals", ""), "social_goals")
     names = list(backgrounds)
     if len(names) != 2 or set(names) != set(goals):
         raise fields.fail("agents_background", f"must name the same two agents as social_goals, got {names}.")
-    interactions = fields.text(fields.get(data, "social_interactions", ""), "social_interactions")
+    interactions = fields.text(fields.field(data, "social_interactions", ""), "social_interactions")
     blocks = [line for line in interactions.split("\n") if not _TURN_HEADER.match(line)]
     first = next((i for i, line in enumerate(blocks) if _open_statement(line, names)), None)
     if first is None:
@@ -281,8 +281,8 @@ def sotopia_jsonl_episode(data: Mapping[str, Any], fields: FieldReader, rubric: 
             )
         )
     return Episode(
-        id=fields.text(fields.get(data, "episode_id", ""), "episode_id"),
-        scenario=fields.text(fields.get(data, "scenario", ""), "scenario"),
+        id=fields.text(fields.field(data, "episode_id", ""), "episode_id"),
+        scenario=fields.text(fields.field(data, "scenario", ""), "scenario"),
         agents=(agents[0], agents[1]),
         turns=tuple(turns),
         group=str(data.get("codename") or ""),
