@@ -4,7 +4,7 @@ import os
 
 from otree.api import Bot, Submission, expect
 
-from backend.dond import rules as game_rules
+from backend import dond as game_rules
 
 from . import Bargain, Consent, Event, Game, Instructions, Pairing, Results, game_of
 

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from backend.core.csvio import escape_text, iso_utc
-from backend.dond.game import GameConfig, _event_value, replay
+from backend.dond.game import GameConfig, event_value, other_role, replay
+from backend.dond.instances import Instance
 from backend.dond.protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
-from backend.dond.rules import Instance, bonus_points
-from backend.dond.scoring import game_metrics
+from backend.dond.scoring import bonus, game_metrics
 
 AGENCY_METRICS = PLAYER_METRICS
 
@@ -161,21 +161,21 @@ def event_row(
     >>> row["text"], row["proposal"], row["created_at"], list(row) == DOND_EVENTS_COLUMNS
     ('hi\\\\nthere', '', '1970-01-01T00:00:00.500Z', True)
     """
-    proposal = _event_value(event, "proposal")
+    proposal = event_value(event, "proposal")
     if isinstance(proposal, str):
         proposal = json.loads(proposal) if proposal else None
-    row = {name: _cell(_event_value(event, name)) for name in DOND_EVENTS_COLUMNS}
+    row = {name: _cell(event_value(event, name)) for name in DOND_EVENTS_COLUMNS}
     row.update(
         session_code=session_code,
         game_id=game_id,
         seq=seq,
-        text=escape_text(_event_value(event, "text")),
-        error=escape_text(_event_value(event, "error")),
-        llm_messages=escape_text(_event_value(event, "llm_messages")),
-        llm_reply=escape_text(_event_value(event, "llm_reply")),
-        llm_reasoning=escape_text(_event_value(event, "llm_reasoning")),
+        text=escape_text(event_value(event, "text")),
+        error=escape_text(event_value(event, "error")),
+        llm_messages=escape_text(event_value(event, "llm_messages")),
+        llm_reply=escape_text(event_value(event, "llm_reply")),
+        llm_reasoning=escape_text(event_value(event, "llm_reasoning")),
         proposal=_json_list(proposal),
-        created_at=iso_utc(_event_value(event, "created_at")),
+        created_at=iso_utc(event_value(event, "created_at")),
         **_person_columns(person),
     )
     return row
@@ -205,7 +205,7 @@ def event_rows(
     analysis = event_columns(events, instance, config)
     rows = []
     for seq, (event, extra) in enumerate(zip(events, analysis, strict=True)):
-        person = people.get(_event_value(event, "role")) or people.get(focal_role)
+        person = people.get(event_value(event, "role")) or people.get(focal_role)
         row = event_row(event, session_code=session_code, game_id=game_id, seq=seq, person=person)
         row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
         rows.append(row)
@@ -229,7 +229,7 @@ def game_row(
     protocol: Protocol = PLAIN,
     people: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``pareto.game_metrics``.
+    """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``backend.dond.scoring.game_metrics``.
 
     ``llm_models`` maps each role an LLM plays to its model name (``{"B": "gpt-x"}`` against a person, both roles
     in self-play); those roles get the agency metrics (``<metric>_a`` / ``<metric>_b``, see
@@ -280,13 +280,13 @@ def game_row(
     row.update(_person_columns(focal_person))
     row["prolific_pid_a"] = _person_columns(people.get("A"))["prolific_pid"]
     row["prolific_pid_b"] = _person_columns(people.get("B"))["prolific_pid"]
-    kinds = [_event_value(event, "kind") for event in events]
+    kinds = [event_value(event, "kind") for event in events]
     row["reprompts"] = kinds.count("reprompt")
     row["llm_calls"] = kinds.count("llm_call")
     row["llm_tokens"] = sum(
-        int(_event_value(event, name) or 0)
+        int(event_value(event, name) or 0)
         for event in events
-        if _event_value(event, "kind") == "llm_call"
+        if event_value(event, "kind") == "llm_call"
         for name in ("prompt_tokens", "completion_tokens")
     )
     llm_models = dict(llm_models or {})
@@ -299,7 +299,7 @@ def game_row(
     for role in llm_models:
         metrics = player_metrics(events, instance, config, role, word_limit=protocol.word_limit)
         row.update({f"{name}_{role.lower()}": _cell(value) for name, value in metrics.items()})
-    times = [float(t) for t in (_event_value(event, "created_at") for event in events) if t not in (None, "")]
+    times = [float(t) for t in (event_value(event, "created_at") for event in events) if t not in (None, "")]
     row["started_at"] = iso_utc(min(times)) if times else ""
     row["ended_at"] = iso_utc(max(times)) if times and outcome != "unfinished" else ""
     if outcome == "unfinished":
@@ -316,17 +316,11 @@ def game_row(
     for name in DOND_GAMES_COLUMNS:
         if name in metrics:
             row[name] = _cell(metrics[name])
+    focal, opponent_points = (
+        metrics.get(f"points_{focal_role.lower()}"),
+        metrics.get(f"points_{other_role(focal_role).lower()}"),
+    )
     if not state.aborted:
-        focal, opponent_points = metrics[f"points_{focal_role.lower()}"], metrics[f"points_{_other(focal_role)}"]
-        row.update(
-            points_focal=focal,
-            points_opponent=opponent_points,
-            bonus_points=bonus_points(config.mode, focal, opponent_points) if metrics["success"] else 0,
-        )
-    else:
-        row["bonus_points"] = 0
+        row.update(points_focal=focal, points_opponent=opponent_points)
+    row["bonus_points"] = bonus(config.mode, focal, opponent_points, outcome=outcome)
     return row
-
-
-def _other(role: str) -> str:
-    return "b" if role == "A" else "a"

@@ -1,4 +1,4 @@
-"""The turn rules of a DoND game as pure functions of its stored events, and the prompts an LLM player sees.
+"""The turn rules of a DoND game as pure functions of its stored events, and what each player sees of them.
 
 A game is a list of events, in the order they were stored (the app keeps them as database rows, the self-play
 runner in memory); everything else is derived from them, so a reload or a restart resumes exactly where it was:
@@ -28,58 +28,22 @@ failed calls in a row (no answer in between) the game is aborted as ``llm_error`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
-from pathlib import Path
-from string import Template
 from typing import Any
 
-from backend.dond.rules import (
-    LANGUAGES,
-    MODES,
-    PROPOSAL_PREFIX,
-    ROLES,
+from backend.dond.errors import (
+    AlreadyProposedError,
     EmptyMessageError,
-    Instance,
-    MoveError,
+    GameOverError,
+    MessageTooLongError,
+    OutOfTurnError,
     ProposalRequiredError,
-    format_items,
-    format_proposal,
-    format_values,
 )
+from backend.dond.rules import LANGUAGES, MODES, ROLES
+from backend.dond.scoring import is_complementary
 
-PROMPTS_DIR = Path(__file__).with_name("data") / "dond_prompts"
-FORMAT_HINT = {
-    "en": "[Proposal: <number> <item>, <number> <item>, ...]",
-    "de": "[Vorschlag: <Anzahl> <Gegenstand>, <Anzahl> <Gegenstand>, ...]",
-    "it": "[Proposta: <numero> <oggetto>, <numero> <oggetto>, ...]",
-}
 STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "llm_error", "abort")
-
-
-class OutOfTurnError(MoveError):
-    """A message or proposal from a player whose turn it is not."""
-
-    kind = "out_of_turn"
-
-
-class AlreadyProposedError(MoveError):
-    """A second proposal from the same player."""
-
-    kind = "already_proposed"
-
-
-class GameOverError(MoveError):
-    """A move after the game ended."""
-
-    kind = "game_over"
-
-
-class MessageTooLongError(MoveError):
-    """A message longer than the configured limit."""
-
-    kind = "too_long"
 
 
 # Counterbalancing cells (LAMEN-style debiasing): which value function the focal player (the person; player A in
@@ -160,7 +124,7 @@ class GameState:
     failures: Mapping[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})  # failed calls since an answer
     aborted_by: str | None = None
     abort_reason: str | None = None
-    _counts: tuple[int, ...] = ()  # item counts, so that ``outcome`` can check complementarity
+    counts: tuple[int, ...] = ()  # item counts, so that ``outcome`` can check complementarity
 
     @property
     def aborted(self) -> bool:
@@ -221,21 +185,28 @@ class GameState:
             return "aborted"
         if not self.finished:
             return None
-        return "success" if self._complementary() else "lose"
-
-    def _complementary(self) -> bool:
-        if not self._counts:
+        if not self.counts:
             raise ValueError("The outcome needs the item counts: pass counts= to replay.")
-        return all(a + b <= c for a, b, c in zip(self.proposals["A"], self.proposals["B"], self._counts, strict=True))
+        return "success" if is_complementary(self.proposals["A"], self.proposals["B"], self.counts) else "lose"
 
 
-def _event_value(event: Any, key: str, default: Any = None) -> Any:
+def event_value(event: Any, key: str, default: Any = None) -> Any:
+    """A field of a stored event, whether it is a dict (self-play, tests) or a database row (the app).
+
+    >>> event_value({"kind": "message"}, "kind"), event_value({"kind": "message"}, "role", "")
+    ('message', '')
+    """
     if isinstance(event, Mapping):
         return event.get(key, default)
     return getattr(event, key, default)
 
 
-def _proposal_tuple(raw: Any) -> tuple[int, ...]:
+def proposal_tuple(raw: Any) -> tuple[int, ...]:
+    """A proposal event's counts as a tuple, from a list or its JSON text (as stored in a database row).
+
+    >>> proposal_tuple("[1, 0, 2]"), proposal_tuple((2, 0))
+    ((1, 0, 2), (2, 0))
+    """
     if isinstance(raw, str):
         raw = json.loads(raw)
     if not isinstance(raw, Sequence) or isinstance(raw, str):
@@ -250,20 +221,20 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
     or ``ProposalRequiredError`` in the proposal phase), neither empty nor longer than ``max_message_chars``;
     a proposal only when it is one's turn to act and only once (``AlreadyProposedError``).
     """
-    kind = _event_value(event, "kind")
+    kind = event_value(event, "kind")
     if kind not in STATE_EVENTS:
         return state
-    role = _event_value(event, "role") or None
+    role = event_value(event, "role") or None
     if kind == "abort":
         if state.finished:
             return state
-        return replace(state, aborted_by=role, abort_reason=str(_event_value(event, "text") or "aborted"))
+        return replace(state, aborted_by=role, abort_reason=str(event_value(event, "text") or "aborted"))
     if role not in ROLES:
         raise ValueError(f"A {kind} event needs role 'A' or 'B', got {role!r}.")
     if state.finished:
         raise GameOverError("The game is over; no more messages or proposals are accepted.")
     if kind == "message":
-        text = _event_value(event, "text") or ""
+        text = event_value(event, "text") or ""
         if state.phase == "propose":
             raise ProposalRequiredError("No more messages: a secret proposal is required now.")
         if state.chat_turn != role:
@@ -286,9 +257,9 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
             raise AlreadyProposedError("You have already made your secret proposal.")
         if role not in state.to_act:
             raise OutOfTurnError("It is the other player's turn.")
-        proposal = _proposal_tuple(_event_value(event, "proposal"))
-        if state._counts and len(proposal) != len(state._counts):
-            raise ValueError(f"A proposal needs {len(state._counts)} counts, got {list(proposal)}.")
+        proposal = proposal_tuple(event_value(event, "proposal"))
+        if state.counts and len(proposal) != len(state.counts):
+            raise ValueError(f"A proposal needs {len(state.counts)} counts, got {list(proposal)}.")
         return replace(
             state,
             proposals={**state.proposals, role: proposal},
@@ -318,162 +289,10 @@ def replay(events: Iterable[Mapping[str, Any] | Any], config: GameConfig, *, cou
     >>> replay(events, GameConfig(mode="coop", language="de"), counts=(1, 2)).outcome
     'success'
     """
-    state = GameState(config, _counts=tuple(int(c) for c in counts))
+    state = GameState(config, counts=tuple(int(c) for c in counts))
     for event in events:
         state = apply_event(state, event)
     return state
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Prompts of an LLM player
-
-
-@cache
-def _template(language: str, name: str) -> Template:
-    return Template((PROMPTS_DIR / language / name).read_text(encoding="utf-8").strip())
-
-
-@cache
-def _problems(language: str) -> dict[str, str]:
-    return json.loads((PROMPTS_DIR / language / "problems.json").read_text(encoding="utf-8"))
-
-
-def initial_prompt(instance: Instance, role: str, config: GameConfig) -> str:
-    """The rules, the goal of the mode, the items and the player's own values (template ``initial_<mode>.txt``)."""
-    language = config.language
-    return _template(language, f"initial_{config.mode}.txt").substitute(
-        max_messages=config.max_messages,
-        format=FORMAT_HINT[language],
-        items=format_items(instance, language),
-        values=format_values(instance.values(role), instance, language),
-    )
-
-
-def notice(name: str, config: GameConfig) -> str:
-    """The text of ``other_proposed`` or ``time_up`` in the game's language."""
-    if name not in ("other_proposed", "time_up"):
-        raise ValueError(f"name must be 'other_proposed' or 'time_up', not {name!r}.")
-    return _template(config.language, f"{name}.txt").substitute(format=FORMAT_HINT[config.language])
-
-
-def problem_text(error_kind: str, details: Mapping[str, Any], instance: Instance, config: GameConfig) -> str:
-    """What was wrong with a reply, in the game's language (for the re-prompt)."""
-    language = config.language
-    problems = _problems(language)
-    key = details.get("reason") if error_kind == "format" else error_kind
-    template = problems.get(key) or problems.get(error_kind) or problems["pairs"]
-    values = {
-        "format": FORMAT_HINT[language],
-        "prefix": PROPOSAL_PREFIX[language],
-        "items": format_items(instance, language),
-        **{name: value for name, value in details.items() if isinstance(value, str | int)},
-    }
-    if error_kind in ("over_ask", "duplicate_item") and details.get("item") in instance.item_types:
-        index = instance.item_types.index(details["item"])
-        values["item"] = instance.plural(language)[index]
-    return Template(template).safe_substitute(values)
-
-
-def reprompt_text(error: MoveError, instance: Instance, config: GameConfig) -> str:
-    """The message sent to an LLM after a violation: what was wrong, and to answer again.
-
-    >>> from backend.dond.rules import Instance, OverAskError
-    >>> instance = Instance(("egg",), (1,), (10,), (10,))
-    >>> reprompt_text(OverAskError("", item="egg", asked=2, available=1), instance, GameConfig(mode="semi", language="en"))
-    'Your last reply could not be accepted: You asked for 2 of "eggs", but there are only 1. Please reply again and follow the rules.'
-    """
-    return _template(config.language, "reprompt.txt").substitute(
-        problem=problem_text(error.kind, error.details, instance, config)
-    )
-
-
-def llm_messages(
-    events: Iterable[Mapping[str, Any] | Any], role: str, instance: Instance, config: GameConfig
-) -> list[dict[str, str]]:
-    """The chat an LLM playing ``role`` sees, rebuilt from the events (so it is the same after a restart).
-
-    Its first user turn is the initial prompt (followed by the other's first message when the other opened); the
-    other's messages are user turns, its own replies (also invalid ones) assistant turns, a re-prompt is a user
-    turn; a proposal of the other player shows only as the ``other_proposed`` notice, and when all messages are
-    used the ``time_up`` notice follows. Consecutive turns of the same side are joined with a blank line.
-    """
-    other = other_role(role)
-    chat: list[dict[str, str]] = []
-
-    def add(side: str, text: str) -> None:
-        if chat and chat[-1]["role"] == side:
-            chat[-1]["content"] += "\n\n" + text
-        else:
-            chat.append({"role": side, "content": text})
-
-    add("user", initial_prompt(instance, role, config))
-    state = GameState(config, _counts=instance.counts)
-    told_time_up = False
-    for event in events:
-        kind, event_role = _event_value(event, "kind"), _event_value(event, "role")
-        text = _event_value(event, "text") or ""
-        before = state
-        state = apply_event(state, event)
-        if state.proposals[role] is not None or state.finished:
-            if kind in ("message", "proposal", "violation") and event_role == role and text:
-                add("assistant", text)
-            continue
-        if kind == "message":
-            add("assistant" if event_role == role else "user", text)
-        elif kind == "proposal" and event_role == other:
-            add("user", notice("other_proposed", config))
-        elif kind == "violation" and event_role == role and text:
-            add("assistant", text)
-        elif kind == "reprompt" and event_role == role:
-            add("user", text)
-        if before.phase == "chat" and state.phase == "propose" and state.proposals[other] is None and not told_time_up:
-            add("user", notice("time_up", config))
-            told_time_up = True
-    return chat
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The scripted agent (offline, deterministic): what `llm_model = "scripted"` plays.
-
-_SCRIPTED_OPENING = {
-    "en": "Hello! What matters most to me are the {items}. Which items matter most to you?",
-    "de": "Hallo! Am wichtigsten sind mir: {items}. Welche Gegenstände sind dir am wichtigsten?",
-    "it": "Ciao! Per me contano soprattutto: {items}. Quali oggetti contano di più per te?",
-}
-_SCRIPTED_CLOSING = {
-    "en": "Thanks. I will make my proposal based on that.",
-    "de": "Danke. Ich mache meinen Vorschlag auf dieser Grundlage.",
-    "it": "Grazie. Farò la mia proposta su questa base.",
-}
-
-
-def scripted_proposal(instance: Instance, role: str) -> dict[str, int]:
-    """The scripted agent's proposal: every item whose value to it is at least 2, nothing else.
-
-    >>> scripted_proposal(Instance(("egg", "knife", "pen"), (1, 2, 4), (4, 3, 0), (2, 0, 2)), "A")
-    {'egg': 1, 'knife': 2, 'pen': 0}
-    """
-    return {
-        item: count if value >= 2 else 0
-        for item, count, value in zip(instance.item_types, instance.counts, instance.values(role), strict=True)
-    }
-
-
-def scripted_policy(instance: Instance, role: str, state: GameState) -> Callable[[list[dict[str, str]]], str]:
-    """A deterministic player for ``llm_model = "scripted"``: one opening message, one closing message, then its
-    proposal (earlier when a proposal is required)."""
-    language = state.config.language
-
-    def policy(messages: list[dict[str, str]]) -> str:
-        if state.must_propose(role) or state.messages_sent[role] >= 2:
-            return format_proposal(scripted_proposal(instance, role), instance, language)
-        if state.messages_sent[role] == 0:
-            values = instance.values(role)
-            best = max(range(len(values)), key=lambda i: (values[i], -i))
-            return _SCRIPTED_OPENING[language].format(items=instance.plural(language)[best])
-        return _SCRIPTED_CLOSING[language]
-
-    return policy
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -508,13 +327,13 @@ def participant_view(
     """
     other = other_role(role)
     chat: list[dict[str, Any]] = []
-    state = GameState(config, _counts=tuple(int(c) for c in counts))
+    state = GameState(config, counts=tuple(int(c) for c in counts))
     for event in events:
-        kind, event_role = _event_value(event, "kind"), _event_value(event, "role")
+        kind, event_role = event_value(event, "kind"), event_value(event, "role")
         before = state
         state = apply_event(state, event)
         if kind == "message":
-            chat.append({"who": "me" if event_role == role else "other", "text": _event_value(event, "text") or ""})
+            chat.append({"who": "me" if event_role == role else "other", "text": event_value(event, "text") or ""})
         elif kind == "proposal" and event_role == role:
             chat.append({"who": "system", "notice": "you_proposed", "proposal": list(state.proposals[role])})
         elif kind == "proposal" and state.proposals[role] is None:

@@ -42,14 +42,11 @@ from typing import Any
 
 from backend.core.llm import CallRecord, LLMSettings, TextDelta, complete, reply_budget, stream
 from backend.core.rate_limit import requests_used
-from backend.dond.game import (
-    GameConfig,
-    apply_event,
-    llm_messages,
-    replay,
-    reprompt_text,
-    scripted_policy,
-)
+from backend.dond.errors import MoveError
+from backend.dond.game import GameConfig, apply_event, replay
+from backend.dond.instances import Instance
+from backend.dond.prompts import llm_messages, reprompt_text, scripted_policy
+from backend.dond.proposals import parse_reply, proposal_vector
 from backend.dond.protocol import (
     PLAIN,
     Protocol,
@@ -62,7 +59,6 @@ from backend.dond.protocol import (
     scripted_probe,
     split_chars,
 )
-from backend.dond.rules import Instance, MoveError, parse_reply, proposal_vector
 
 
 async def blocking_stream(messages, settings, *, scripted=None, stream_reply=True, **options):

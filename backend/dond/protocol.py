@@ -23,7 +23,7 @@ Analysis (``turn_analysis``, ``player_metrics``): every public move of an LLM (a
 its note is the role's note with the same ``turn``, its belief the probe with the same ``turn``; the offer is the
 proposal itself, or the ``(I take: ...)`` offer of the message (``backend.dond.agency.message_offer``); verdicts as
 ``backend.dond.agency.faithfulness_verdicts``. Item names in JSON keys and offers are matched like proposals
-(singular, plural, Snowball stem; ``backend.dond.rules.parse_proposal``).
+(singular, plural, Snowball stem; ``backend.dond.proposals.parse_proposal``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,12 @@ from typing import Any
 import numpy as np
 
 from backend.dond import agency as neg
-from backend.dond.game import FORMAT_HINT, GameConfig, _event_value, replay, scripted_proposal
-from backend.dond.rules import PROPOSAL_PREFIX, ROLES, Instance, MoveError, parse_proposal
+from backend.dond.errors import MoveError
+from backend.dond.game import GameConfig, event_value, proposal_tuple, replay
+from backend.dond.instances import Instance
+from backend.dond.prompts import FORMAT_HINT, scripted_proposal
+from backend.dond.proposals import PROPOSAL_PREFIX, parse_proposal
+from backend.dond.rules import ROLES
 
 PROTOCOLS = ("plain", "notes")
 PROMPTS_DIR = Path(__file__).with_name("data") / "negotiation_prompts"
@@ -120,7 +124,7 @@ def split_chars(instance: Instance) -> int:
 def note_chars(instance: Instance, protocol: Protocol) -> int:
     """An upper bound of the characters of a note: ``word_limit`` words and the JSON split.
 
-    >>> from backend.dond.rules import Instance
+    >>> from backend.dond.instances import Instance
     >>> note_chars(Instance(("book", "hat", "ball"), (1, 2, 3), (1, 1, 2), (4, 1, 1)), Protocol(word_limit=64))
     632
     """
@@ -261,21 +265,14 @@ def read_split(text: str | None, instance: Instance, language: str) -> tuple[tup
 
 def public_moves(events: Sequence[Any], role: str) -> int:
     """How many public moves (messages and proposals) ``role`` has made in ``events``."""
-    return sum(1 for e in events if _event_value(e, "kind") in PUBLIC_KINDS and _event_value(e, "role") == role)
+    return sum(1 for e in events if event_value(e, "kind") in PUBLIC_KINDS and event_value(e, "role") == role)
 
 
 def _turn_of(event: Any) -> int | None:
-    raw = _event_value(event, "turn")
+    raw = event_value(event, "turn")
     if raw in (None, ""):
         return None
     return int(float(raw))
-
-
-def _proposal(event: Any) -> tuple[int, ...]:
-    raw = _event_value(event, "proposal")
-    if isinstance(raw, str):
-        raw = json.loads(raw)
-    return tuple(int(v) for v in raw)
 
 
 def turn_analysis(events: Sequence[Any], instance: Instance, config: GameConfig) -> list[dict[str, Any]]:
@@ -291,29 +288,29 @@ def turn_analysis(events: Sequence[Any], instance: Instance, config: GameConfig)
     notes: dict[tuple[str, int], Any] = {}
     probes: dict[tuple[str, int], Any] = {}
     for event in events:
-        kind, turn = _event_value(event, "kind"), _turn_of(event)
+        kind, turn = event_value(event, "kind"), _turn_of(event)
         if kind in ("note", "probe") and turn is not None:
-            (notes if kind == "note" else probes)[(_event_value(event, "role"), turn)] = event
+            (notes if kind == "note" else probes)[(event_value(event, "role"), turn)] = event
     noted_roles = {role for role, _ in notes}
     probed_roles = {role for role, _ in probes}
     records = []
     moves = {role: 0 for role in ROLES}
     for index, event in enumerate(events):
-        kind, role = _event_value(event, "kind"), _event_value(event, "role")
+        kind, role = event_value(event, "kind"), event_value(event, "role")
         if kind not in PUBLIC_KINDS or role not in ROLES:
             continue
         turn = moves[role]
         moves[role] += 1
-        if _event_value(event, "actor") != "llm":
+        if event_value(event, "actor") != "llm":
             continue
         values = np.asarray(instance.values(role), dtype=float)
-        note_split, note_error = read_split(_event_value(notes.get((role, turn)), "text"), instance, language)
-        belief_split, belief_error = read_split(_event_value(probes.get((role, turn)), "text"), instance, language)
+        note_split, note_error = read_split(event_value(notes.get((role, turn)), "text"), instance, language)
+        belief_split, belief_error = read_split(event_value(probes.get((role, turn)), "text"), instance, language)
         if kind == "proposal":
-            offer = neg.OfferExtraction(neg.OFFER_FOUND, counts=_proposal(event))
+            offer = neg.OfferExtraction(neg.OFFER_FOUND, counts=proposal_tuple(event_value(event, "proposal")))
         else:
             offer = neg.message_offer(
-                _event_value(event, "text") or "",
+                event_value(event, "text") or "",
                 marker=marker,
                 parse=lambda content: parse_offer_content(content, instance, language),
             )
@@ -365,18 +362,18 @@ def player_metrics(
     - ``utility``: its points / 10 (NaN unless the game ended with both proposals).
     """
     records = [r for r in turn_analysis(events, instance, config) if r["role"] == role]
-    mine = [e for e in events if _event_value(e, "role") == role and _event_value(e, "actor") == "llm"]
-    notes = [_event_value(e, "text") for e in mine if _event_value(e, "kind") == "note" and _event_value(e, "text")]
+    mine = [e for e in events if event_value(e, "role") == role and event_value(e, "actor") == "llm"]
+    notes = [event_value(e, "text") for e in mine if event_value(e, "kind") == "note" and event_value(e, "text")]
     replies = [
-        _event_value(e, "text")
+        event_value(e, "text")
         for e in mine
-        if _event_value(e, "kind") in (*PUBLIC_KINDS, "violation") and _event_value(e, "text")
+        if event_value(e, "kind") in (*PUBLIC_KINDS, "violation") and event_value(e, "text")
     ]
     kinds = [
-        (_event_value(e, "kind"), _event_value(e, "error_kind"))
+        (event_value(e, "kind"), event_value(e, "error_kind"))
         for e in mine
-        if _event_value(e, "kind") == "proposal"
-        or (_event_value(e, "kind") == "violation" and _event_value(e, "error_kind") in PROPOSAL_ATTEMPT_FAILURES)
+        if event_value(e, "kind") == "proposal"
+        or (event_value(e, "kind") == "violation" and event_value(e, "error_kind") in PROPOSAL_ATTEMPT_FAILURES)
     ]
     metrics: dict[str, Any] = {"turns": len(records)}
     for name in ("internal", "external"):
@@ -407,9 +404,9 @@ def event_columns(events: Sequence[Any], instance: Instance, config: GameConfig)
     language = config.language
     columns: list[dict[str, Any]] = [{} for _ in events]
     for index, event in enumerate(events):
-        kind = _event_value(event, "kind")
-        if kind in ("note", "probe") and _event_value(event, "text"):
-            split, error = read_split(_event_value(event, "text"), instance, language)
+        kind = event_value(event, "kind")
+        if kind in ("note", "probe") and event_value(event, "text"):
+            split, error = read_split(event_value(event, "text"), instance, language)
             key = "note_split" if kind == "note" else "belief_split"
             columns[index] = {key: json.dumps(list(split)) if split else "", "parse_error": error or ""}
     for record in turn_analysis(events, instance, config):

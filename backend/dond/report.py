@@ -28,7 +28,7 @@ opened (``opener`` equals the role), ``cluster`` = the instance (seed, item type
 a person gives one row, a model-vs-model game two. ``summarise_agency`` then reports, per mode × language × model
 × ``llm_protocol``, the faithfulness (``internal_faithfulness``, ``external_faithfulness``), instruction-following
 (``note_under_limit``, ``message_under_limit``, ``note_json``, ``proposal_format``) and ``utility`` figures with
-``backend.dond.agency.summarise``: ``n`` (rows with a value), ``n_cells``, the plain ``mean``, the
+``backend.dond.debiasing.summarise``: ``n`` (rows with a value), ``n_cells``, the plain ``mean``, the
 ``debiased_mean`` = (1/C) Σ_c mean_c over the C non-empty cells c = (side, opened), ``se`` = sqrt(Σ_c s_c²/n_c) / C
 (s_c the cell's sample std; NaN when a cell has one value) and a 95% bootstrap interval that resamples whole
 instances. Metrics with no value in a group (n = 0, e.g. note figures under the plain protocol) are left out. The
@@ -51,8 +51,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from backend.core import stats
 from backend.core.csvio import read_csv_any
-from backend.dond import agency as negotiation
+from backend.dond import debiasing
 from backend.dond.protocol import PLAYER_METRICS
 
 REQUIRED_COLUMNS = {"game_id", "mode", "language", "model", "cell", "outcome", "main_score", "mode_score", "values_a"}
@@ -119,7 +120,7 @@ def game_statistics(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     pareto = _as_float(frame["pareto_optimal"]) if "pareto_optimal" in frame else np.full(len(frame), math.nan)
     reasons = frame["abort_reason"].astype(str) if "abort_reason" in frame else pd.Series([""] * len(frame))
     codes = reasons.str.split(":").str[0].str.strip().to_numpy()
-    stats = {
+    per_game = {
         "aborted_rate": aborted.astype(float),
         "llm_error_rate": (aborted & (codes == "llm_error")).astype(float),
         "llm_invalid_rate": (aborted & (codes == "llm_invalid")).astype(float),
@@ -131,56 +132,13 @@ def game_statistics(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     }
     for name in ("points_focal", "points_opponent", "sum_share"):
         values = _as_float(frame[name]) if name in frame else np.full(len(frame), math.nan)
-        stats[name] = np.where(aborted, math.nan, values)
-    return stats
+        per_game[name] = np.where(aborted, math.nan, values)
+    return per_game
 
 
 def _nanmean(values: np.ndarray) -> float:
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else math.nan
-
-
-def debiased_mean(values: np.ndarray, cells: np.ndarray) -> float:
-    """Mean of the per-cell means (NaNs ignored; cells without a value are left out).
-
-    >>> debiased_mean(np.array([100.0, 80.0, 40.0]), np.array([1, 1, 2]))
-    65.0
-    """
-    means = [_nanmean(values[cells == cell]) for cell in np.unique(cells)]
-    means = [m for m in means if not math.isnan(m)]
-    return float(np.mean(means)) if means else math.nan
-
-
-def bootstrap_interval(
-    values: np.ndarray, *, cells: np.ndarray | None = None, n_boot: int = N_BOOT, seed: int = 0
-) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean (of the debiased mean when ``cells`` is given).
-
-    With ``cells`` every resample draws, within each cell, as many games as the cell has, and averages the cell
-    means. NaNs are dropped first. Deterministic for a seed.
-
-    >>> low, high = bootstrap_interval(np.array([0.0, 100.0] * 20))
-    >>> 30 < low < 50 < high < 70
-    True
-    """
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {n_boot}.")
-    keep = ~np.isnan(values)
-    values = values[keep]
-    if values.size == 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    if cells is None:
-        samples = values[rng.integers(0, values.size, size=(n_boot, values.size))].mean(axis=1)
-    else:
-        cells = cells[keep]
-        per_cell = []
-        for cell in np.unique(cells):
-            cell_values = values[cells == cell]
-            per_cell.append(cell_values[rng.integers(0, cell_values.size, size=(n_boot, cell_values.size))].mean(1))
-        samples = np.mean(per_cell, axis=0)
-    low, high = np.percentile(samples, [2.5, 97.5])
-    return float(low), float(high)
 
 
 def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]]:
@@ -191,7 +149,7 @@ def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> li
     frame = frame[frame["outcome"].astype(str).isin(FINISHED)]
     rows = []
     for (mode, language, model), group in frame.groupby(["mode", "language", "model"], sort=True, dropna=False):
-        stats = game_statistics(group)
+        values = game_statistics(group)
         cells = group["cell"].astype(str).to_numpy()
         row: dict[str, Any] = {
             "mode": mode,
@@ -201,12 +159,11 @@ def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> li
             "cells": sorted(set(cells)),
         }
         for name in STATISTICS:
-            row[name] = _nanmean(stats[name])
-            row[f"{name}_debiased"] = debiased_mean(stats[name], cells)
-        row["main_score_ci"] = list(bootstrap_interval(stats["main_score"], n_boot=n_boot, seed=seed))
-        row["main_score_debiased_ci"] = list(
-            bootstrap_interval(stats["main_score"], cells=cells, n_boot=n_boot, seed=seed)
-        )
+            row[name] = _nanmean(values[name])
+            row[f"{name}_debiased"] = stats.debiased_mean(values[name], cells=cells)
+        for key, by_cell in (("main_score_ci", None), ("main_score_debiased_ci", cells)):
+            replicates = stats.bootstrap_replicates(values["main_score"], cells=by_cell, n_boot=n_boot, seed=seed)
+            row[key] = list(stats.percentile_interval(replicates, confidence=0.95))
         for suffix in ("", "_debiased"):
             played = 1.0 - row[f"aborted_rate{suffix}"]
             mode_score = row[f"mode_score{suffix}"]
@@ -282,7 +239,7 @@ def summarise_agency(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0
     """Faithfulness, instruction-following and utility per mode × language × model × protocol, debiased.
 
     One dict per group × metric with ``n``, ``n_cells``, ``mean``, ``debiased_mean``, ``se``, ``ci_low``,
-    ``ci_high`` (``backend.dond.agency.summarise`` on ``agency_frame``, clustered by instance); metrics with n = 0
+    ``ci_high`` (``backend.dond.debiasing.summarise`` on ``agency_frame``, clustered by instance); metrics with n = 0
     are left out. ``None`` when the frame has no agency columns (an export older than them).
     """
     if not has_agency_columns(frame):
@@ -290,7 +247,7 @@ def summarise_agency(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0
     long = agency_frame(frame)
     if long.empty:
         return []
-    table = negotiation.summarise(long, AGENCY_METRICS, by=AGENCY_BY, cluster="cluster", n_boot=n_boot, seed=seed)
+    table = debiasing.summarise(long, AGENCY_METRICS, by=AGENCY_BY, cluster="cluster", n_boot=n_boot, seed=seed)
     return table[table["n"] > 0].to_dict("records")  # groups sorted, metrics in AGENCY_METRICS order
 
 

@@ -1,8 +1,15 @@
-"""Pareto metrics of a Deal or No Deal game: every complete split, the frontier, and the per-game scores.
+"""How a DoND game is scored, each rule written once: complementarity, points, the mode's goal and the bonus, and
+the Pareto metrics (every complete split, the frontier, the maximum Pareto improvement, the main score).
+
+- ``is_complementary`` / ``outcome``: proposals succeed when A's count + B's count <= available for every type;
+- ``points``: Σ count × own value of the items a player takes;
+- ``goal_score`` / ``bonus``: what the mode asks a player to maximise, and the bonus it pays (success only);
+- ``max_pareto_improvement``, ``pareto_frontier``, ``quality_score``, ``main_score``, ``game_metrics``.
 
 A *complete split* gives each of the ``counts[t]`` items of type ``t`` to A or to B (A gets ``0..counts[t]``, B the
 rest): there are Π (counts[t] + 1) of them, a few hundred at most for DoND instances, enumerated at once with numpy.
-Each function here has a brute-force twin (``*_naive``, loops over ``itertools.product``) used as test oracle.
+The brute-force twins of the split functions (loops over ``itertools.product``) are the tests' oracles
+(``tests/backend/dond/oracles.py``).
 
 Worked example (clembench's semi_en game 0): 3 crayons, 1 chalk, 2 bolts; A values 0/0/5, B values 1/3/2.
 A takes 2 bolts (10 points), B takes 3 crayons (3 points) and leaves the chalk: giving B the chalk too is a
@@ -17,14 +24,99 @@ complete split where A keeps 10 and B gains 3, so the maximum Pareto improvement
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-MODES = ("semi", "coop", "comp")
+from backend.dond.rules import check_mode
+
+OUTCOMES = ("success", "lose", "aborted")
+
+
+def is_complementary(proposal_a: Sequence[int], proposal_b: Sequence[int], counts: Sequence[int]) -> bool:
+    """Whether two proposals fit together: A's count + B's count <= available for every type (leftovers allowed).
+
+    >>> is_complementary((0, 2), (1, 0), (1, 2)), is_complementary((1, 2), (1, 0), (1, 2))
+    (True, False)
+    """
+    a, b, c = (np.asarray(x) for x in (proposal_a, proposal_b, counts))
+    if not a.shape == b.shape == c.shape:
+        raise ValueError("proposal_a, proposal_b and counts must have the same length.")
+    return bool(((a + b) <= c).all())
+
+
+def outcome(
+    counts: Sequence[int], proposal_a: Sequence[int] | None, proposal_b: Sequence[int] | None, *, aborted: bool
+) -> str:
+    """``aborted``, else ``success`` when the two final proposals are complementary, else ``lose``.
+
+    Each proposal must ask for 0..count of every type.
+
+    >>> outcome((1, 2), (0, 2), (1, 0), aborted=False), outcome((1, 2), (1, 2), (1, 0), aborted=False)
+    ('success', 'lose')
+    """
+    if aborted:
+        return "aborted"
+    if proposal_a is None or proposal_b is None:
+        raise ValueError("proposal_a and proposal_b are both required unless the game was aborted.")
+    a, b, c = (np.asarray(x) for x in (proposal_a, proposal_b, counts))
+    if not a.shape == b.shape == c.shape:
+        raise ValueError("proposal_a, proposal_b and counts must have the same length.")
+    if (a < 0).any() or (b < 0).any() or (a > c).any() or (b > c).any():
+        raise ValueError(f"Each proposal must ask for 0..count of every type, got {a.tolist()} and {b.tolist()}.")
+    return "success" if is_complementary(a, b, c) else "lose"
+
+
+def points(proposal: Sequence[int], values: Sequence[int]) -> int:
+    """A player's points for the items they take: Σ count × own value.
+
+    >>> points((0, 2), (4, 3))
+    6
+    """
+    a, v = np.asarray(proposal), np.asarray(values)
+    if a.shape != v.shape:
+        raise ValueError("proposal and values must have the same length.")
+    return int(a @ v)
+
+
+def goal_score(mode: str, own_points: float, other_points: float) -> float:
+    """What the mode asks a player to maximise: own (semi), sum of both (coop), own minus other (comp).
+
+    >>> goal_score("semi", 6, 4), goal_score("coop", 6, 4), goal_score("comp", 3, 7)
+    (6, 10, -4)
+    """
+    check_mode(mode)
+    return {"semi": own_points, "coop": own_points + other_points, "comp": own_points - other_points}[mode]
+
+
+def bonus(mode: str, own_points: float | None, other_points: float | None, *, outcome: str) -> float:
+    """A participant's bonus in points: the mode's goal (``goal_score``) clamped at 0 when the game succeeded, else 0.
+
+    A lost game (conflicting proposals), an aborted one and one not finished (``unfinished``) pay no bonus; their
+    points are not read.
+
+    >>> bonus("comp", 3, 7, outcome="success"), bonus("coop", 6, 4, outcome="success"), bonus("semi", 6, 4, outcome="lose")
+    (0, 10, 0)
+    """
+    if outcome not in (*OUTCOMES, "unfinished"):
+        raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)} or unfinished, not {outcome!r}.")
+    if outcome != "success":
+        return 0
+    return max(0, goal_score(mode, own_points, other_points))
+
+
+def quality_score(improvement: float, normaliser: float) -> float:
+    """The score of a split from how much it could still be improved: 100 − 100 × improvement / normaliser.
+
+    ``main_score`` uses the max Pareto improvement over the max player score; clembench's per-mode score (coop) the
+    missing sum over the max sum.
+
+    >>> quality_score(3, 10), quality_score(0, 10)
+    (70.0, 100.0)
+    """
+    return 100.0 - 100.0 * improvement / normaliser
 
 
 def _as_int_vectors(counts, values_a, values_b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,17 +181,6 @@ def max_pareto_improvement(
     return int(max(gain, 0))
 
 
-def max_pareto_improvement_naive(counts, values_a, values_b, points_a, points_b) -> int:
-    """Brute-force twin of ``max_pareto_improvement`` (test oracle)."""
-    best = 0
-    for share in itertools.product(*(range(c + 1) for c in counts)):
-        pa = sum(s * v for s, v in zip(share, values_a, strict=True))
-        pb = sum((c - s) * v for c, s, v in zip(counts, share, values_b, strict=True))
-        if pa >= points_a and pb >= points_b:
-            best = max(best, pa - points_a, pb - points_b)
-    return int(best)
-
-
 def pareto_frontier(counts: Sequence[int], values_a: Sequence[int], values_b: Sequence[int]) -> np.ndarray:
     """The Pareto-optimal point pairs (points A, points B) over complete splits, sorted by A's points.
 
@@ -118,17 +199,6 @@ def pareto_frontier(counts: Sequence[int], values_a: Sequence[int], values_b: Se
     return frontier[np.argsort(frontier[:, 0], kind="stable")]
 
 
-def pareto_frontier_naive(counts, values_a, values_b) -> list[tuple[int, int]]:
-    """Brute-force twin of ``pareto_frontier`` (test oracle)."""
-    pairs = set()
-    for share in itertools.product(*(range(c + 1) for c in counts)):
-        pa = sum(s * v for s, v in zip(share, values_a, strict=True))
-        pb = sum((c - s) * v for c, s, v in zip(counts, share, values_b, strict=True))
-        pairs.add((pa, pb))
-    frontier = [p for p in pairs if not any(q[0] >= p[0] and q[1] >= p[1] and q != p for q in pairs)]
-    return sorted(frontier)
-
-
 def max_sum_of_points(counts: Sequence[int], values_a: Sequence[int], values_b: Sequence[int]) -> int:
     """The best possible sum of both players' points: Σ count × max(value A, value B).
 
@@ -137,19 +207,6 @@ def max_sum_of_points(counts: Sequence[int], values_a: Sequence[int], values_b: 
     """
     c, a, b = _as_int_vectors(counts, values_a, values_b)
     return int(c @ np.maximum(a, b))
-
-
-def _outcome(counts, proposal_a, proposal_b, *, aborted: bool) -> str:
-    if aborted:
-        return "aborted"
-    if proposal_a is None or proposal_b is None:
-        raise ValueError("proposal_a and proposal_b are both required unless the game was aborted.")
-    a, b, c = (np.asarray(x) for x in (proposal_a, proposal_b, counts))
-    if not a.shape == b.shape == c.shape:
-        raise ValueError("proposal_a, proposal_b and counts must have the same length.")
-    if (a < 0).any() or (b < 0).any() or (a > c).any() or (b > c).any():
-        raise ValueError(f"Each proposal must ask for 0..count of every type, got {a.tolist()} and {b.tolist()}.")
-    return "success" if ((a + b) <= c).all() else "lose"
 
 
 def main_score(
@@ -171,15 +228,21 @@ def main_score(
     >>> main_score((3, 1, 2), (0, 0, 5), (1, 3, 2), (0, 0, 2), (3, 1, 1))
     0.0
     """
-    outcome = _outcome(counts, proposal_a, proposal_b, aborted=aborted)
-    if outcome == "aborted":
-        return math.nan
-    if outcome == "lose":
-        return 0.0
     c, a, b = _as_int_vectors(counts, values_a, values_b)
+    result = outcome(c, proposal_a, proposal_b, aborted=aborted)
+    if result == "aborted":
+        return math.nan
+    _, _, improvement, max_player = _achieved(c, a, b, proposal_a, proposal_b, result)
+    return quality_score(improvement, max_player)
+
+
+def _achieved(c, a, b, proposal_a, proposal_b, result: str) -> tuple[int, int, int, int]:
+    """Points of A and B, the max Pareto improvement (the max player score on lose) and the max player score."""
     max_player = max(int(c @ a), int(c @ b))
-    improvement = max_pareto_improvement(c, a, b, int(np.dot(proposal_a, a)), int(np.dot(proposal_b, b)))
-    return 100.0 - 100.0 * improvement / max_player
+    if result == "lose":
+        return 0, 0, max_player, max_player
+    points_a, points_b = points(proposal_a, a), points(proposal_b, b)
+    return points_a, points_b, max_pareto_improvement(c, a, b, points_a, points_b), max_player
 
 
 def game_metrics(
@@ -208,30 +271,24 @@ def game_metrics(
     >>> m["main_score"], m["pareto_optimal"], m["mode_score"], m["mode_pareto_optimal"]
     (100.0, True, 81.25, False)
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
+    check_mode(mode)
     c, a, b = _as_int_vectors(counts, values_a, values_b)
-    outcome = _outcome(c, proposal_a, proposal_b, aborted=aborted)
+    result = outcome(c, proposal_a, proposal_b, aborted=aborted)
     max_sum = max_sum_of_points(c, a, b)
     max_player = max(int(c @ a), int(c @ b))
     metrics: dict[str, Any] = {
-        "success": outcome == "success",
-        "lose": outcome == "lose",
-        "aborted": outcome == "aborted",
+        "success": result == "success",
+        "lose": result == "lose",
+        "aborted": result == "aborted",
         "max_sum_points": max_sum,
         "max_player_points": max_player,
     }
-    if outcome == "aborted":
+    if result == "aborted":
         none_keys = ("points_a", "points_b", "sum_points", "sum_share", "pareto_improvement", "pareto_optimal")
         metrics.update(dict.fromkeys(none_keys + ("mode_pareto_improvement", "mode_pareto_optimal")))
         metrics.update(main_score=math.nan, mode_score=math.nan)
         return metrics
-    if outcome == "success":
-        points_a, points_b = int(np.dot(proposal_a, a)), int(np.dot(proposal_b, b))
-        improvement = max_pareto_improvement(c, a, b, points_a, points_b)
-    else:
-        points_a = points_b = 0
-        improvement = max_player
+    points_a, points_b, improvement, _ = _achieved(c, a, b, proposal_a, proposal_b, result)
     total = points_a + points_b
     if mode == "semi":
         mode_improvement, mode_normaliser = improvement, max_player
@@ -246,9 +303,9 @@ def game_metrics(
         sum_share=total / max_sum,
         pareto_improvement=improvement,
         pareto_optimal=improvement == 0,
-        main_score=100.0 - 100.0 * improvement / max_player,
+        main_score=quality_score(improvement, max_player),
         mode_pareto_improvement=mode_improvement,
         mode_pareto_optimal=mode_improvement == 0,
-        mode_score=100.0 if mode_normaliser == 0 else 100.0 - 100.0 * mode_improvement / mode_normaliser,
+        mode_score=100.0 if mode_normaliser == 0 else quality_score(mode_improvement, mode_normaliser),
     )
     return metrics

@@ -18,23 +18,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import json
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from backend.core.csvio import neutralise_row, restore_row
+from backend.core import runs
 from backend.core.llm import LLMSettings, add_endpoint_options
-from backend.core.progress import ProgressBar
-from backend.dond import rules as dond
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
-from backend.dond.game import MODES, GameConfig, cell_roles, other_role, replay
+from backend.dond.game import GameConfig, cell_roles, other_role, replay
+from backend.dond.instances import Instance, generate_instance
 from backend.dond.play import llm_turns
 from backend.dond.protocol import PLAIN, PROTOCOLS, Protocol
+from backend.dond.rules import LANGUAGES, MODES, check_language, check_mode
 
 SESSION_CODE = "selfplay"
 GAMES_FILE, EVENTS_FILE, RUN_FILE = "dond_games.csv", "dond_events.csv", "run.json"
@@ -76,33 +74,15 @@ def plan_matches(*, model_a: str, model_b: str, instances: int) -> list[Match]:
     return matches
 
 
-def _read_rows(path: Path, columns: Sequence[str]) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if list(reader.fieldnames or []) != list(columns):
-            raise ValueError(f"{path} exists but does not have the DoND export columns; move it away or pick --out.")
-        return [restore_row(row) for row in reader]
-
-
-def _write_rows(path: Path, columns: Sequence[str], rows: Sequence[dict], *, append: bool) -> None:
-    new = not append or not path.exists()
-    with path.open("w" if new else "a", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
-        if new:
-            writer.writeheader()
-        writer.writerows(neutralise_row(row) for row in rows)  # model text opened in a spreadsheet runs nothing
-
-
 def finished_games(out_dir: Path) -> set[str]:
     """The ids of games with a games row; events of other games (interrupted) are removed from the events file."""
-    games = {row["game_id"] for row in _read_rows(out_dir / GAMES_FILE, DOND_GAMES_COLUMNS)}
+    what = "the DoND export"
+    games = {row["game_id"] for row in runs.read_rows(out_dir / GAMES_FILE, columns=DOND_GAMES_COLUMNS, what=what)}
     events_path = out_dir / EVENTS_FILE
-    events = _read_rows(events_path, DOND_EVENTS_COLUMNS)
+    events = runs.read_rows(events_path, columns=DOND_EVENTS_COLUMNS, what=what)
     kept = [row for row in events if row["game_id"] in games]
     if len(kept) != len(events):
-        _write_rows(events_path, DOND_EVENTS_COLUMNS, kept, append=False)
+        runs.write_rows(events_path, kept, columns=DOND_EVENTS_COLUMNS)
     return games
 
 
@@ -118,13 +98,13 @@ def check_run_settings(out_dir: Path, settings: dict) -> None:
                 f"{out_dir} holds a run with other settings ({', '.join(changed)}); pick another --out folder."
             )
     else:
-        path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        runs.write_text_atomically(path, json.dumps(settings, indent=2))
 
 
 async def play_match(
     match: Match,
     *,
-    instance: dond.Instance,
+    instance: Instance,
     config: GameConfig,
     settings: dict[str, LLMSettings],
     protocol: Protocol,
@@ -179,10 +159,8 @@ async def run_selfplay(
     progress: TextIO | None = None,
 ) -> RunSummary:
     """Plan, skip finished games, play the rest ``concurrency`` at a time, append rows as games end."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
-    if language not in dond.LANGUAGES:
-        raise ValueError(f"language must be one of {', '.join(dond.LANGUAGES)}, not {language!r}.")
+    check_mode(mode)
+    check_language(language)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a positive whole number, got {concurrency!r}.")
     out = Path(out_dir)
@@ -208,19 +186,14 @@ async def run_selfplay(
     options = dict(settings_options or {})
     started = time.monotonic()
     outcomes: dict[str, int] = {}
-    bar = ProgressBar(len(todo), progress)
-    bar.show()
-    gate = asyncio.Semaphore(concurrency)
-    lock = asyncio.Lock()
 
-    async def one(match: Match) -> None:
-        instance = dond.generate_instance(instance_seed + match.instance_number)
+    async def play(match: Match) -> tuple[list[dict], dict]:
+        instance = generate_instance(instance_seed + match.instance_number)
         focal, opener = cell_roles(match.cell)
         config = GameConfig(mode, language, opener, max_messages, llm_reprompts)
         models = dict(match.models)
         settings = {role: LLMSettings(model=name, **options) for role, name in models.items()}
-        async with gate:
-            events = await play_match(match, instance=instance, config=config, settings=settings, protocol=protocol)
+        events = await play_match(match, instance=instance, config=config, settings=settings, protocol=protocol)
         meta = dict(session_code=SESSION_CODE, game_id=match.game_id)
         row = game_row(
             events,
@@ -234,18 +207,21 @@ async def run_selfplay(
             llm_models=models,
             protocol=protocol,
         )
-        async with lock:  # events first, the games row last: the games row marks the game as finished
-            _write_rows(
-                out / EVENTS_FILE, DOND_EVENTS_COLUMNS, event_rows(events, instance, config, **meta), append=True
-            )
-            _write_rows(out / GAMES_FILE, DOND_GAMES_COLUMNS, [row], append=True)
-            outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
-            bar.step(row["outcome"])
+        return event_rows(events, instance, config, **meta), row
 
-    try:
-        await asyncio.gather(*(one(match) for match in todo))
-    finally:
-        bar.close()
+    with (
+        runs.RowAppender(out / EVENTS_FILE, columns=DOND_EVENTS_COLUMNS) as events_out,
+        runs.RowAppender(out / GAMES_FILE, columns=DOND_GAMES_COLUMNS) as games_out,
+    ):
+
+        def store(match: Match, rows: tuple[list[dict], dict]) -> str:
+            events, row = rows
+            events_out.write(events)  # events first, the games row last: the games row marks the game as finished
+            games_out.write([row])
+            outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
+            return row["outcome"]
+
+        await runs.run_each(todo, play, concurrency=concurrency, progress=progress, on_done=store)
     return RunSummary(len(matches), len(matches) - len(todo), len(todo), outcomes, time.monotonic() - started, out)
 
 
@@ -255,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-b", default=None, help="the other model (default: the same as --model-a)")
     parser.add_argument("--instances", type=int, required=True, help="number of instances to play")
     parser.add_argument("--mode", choices=MODES, default="semi")
-    parser.add_argument("--language", choices=dond.LANGUAGES, default="en")
+    parser.add_argument("--language", choices=LANGUAGES, default="en")
     parser.add_argument("--concurrency", type=int, default=16, help="games played at once")
     parser.add_argument("--out", type=Path, required=True, help="output folder (resumed if it holds a run)")
     parser.add_argument("--instance-seed", type=int, default=1, help="instance k is generate_instance(seed + k)")

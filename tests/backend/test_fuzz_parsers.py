@@ -12,7 +12,7 @@ import json
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from backend.dond import rules as dond
+from backend import dond
 from backend.reasoning import logs as reasoning_logs
 from backend.social import episodes, rubrics
 

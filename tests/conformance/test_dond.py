@@ -16,17 +16,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from backend.dond import rules as dond
-from backend.dond import scoring as pareto
+from backend.dond import errors, instances, rules, scoring
+from backend.dond import proposals as parsing
 
 # clembench's abort reasons (substring of the logged text) and the error class our parser raises for them.
 REASON_TO_ERROR = {
-    "does not start with": (dond.ProposalFormatError, "prefix"),
-    "number/name pairs": (dond.ProposalFormatError, "pairs"),
-    "only valid item types": (dond.UnknownItemError, None),
-    "every item type only once": (dond.DuplicateItemError, None),
-    "more items than available": (dond.OverAskError, None),
-    "instructed to make a proposal": (dond.ProposalRequiredError, None),
+    "does not start with": (errors.ProposalFormatError, "prefix"),
+    "number/name pairs": (errors.ProposalFormatError, "pairs"),
+    "only valid item types": (errors.UnknownItemError, None),
+    "every item type only once": (errors.DuplicateItemError, None),
+    "more items than available": (errors.OverAskError, None),
+    "instructed to make a proposal": (errors.ProposalRequiredError, None),
 }
 
 
@@ -53,7 +53,7 @@ def _replay(episode_dir: Path) -> dict:
     """Replay the raw replies of one episode through our parser and clembench's turn rules."""
     interactions = json.loads((episode_dir / "interactions.json").read_text())
     experiment = json.loads((episode_dir.parent / "experiment.json").read_text())
-    instance = dond.Instance.from_clembench(
+    instance = instances.Instance.from_clembench(
         json.loads((episode_dir / "instance.json").read_text()), experiment["language"]
     )
     replies = [
@@ -66,17 +66,17 @@ def _replay(episode_dir: Path) -> dict:
     proposals: dict[str, tuple[int, ...]] = {}
     for index, (player, text) in enumerate(replies):
         other = "Player 2" if player == "Player 1" else "Player 1"
-        required = dond.must_propose(
+        required = rules.must_propose(
             sent[player], other_has_proposed=other in proposals, max_messages=experiment["max_turns"]
         )
         try:
-            move = dond.parse_reply(text, instance, experiment["language"], must_propose=required)
-        except dond.EmptyMessageError:
-            move = dond.Move("message", text)  # clembench forwards an empty message as a placeholder
-        except dond.MoveError as error:
+            move = parsing.parse_reply(text, instance, experiment["language"], must_propose=required)
+        except errors.EmptyMessageError:
+            move = parsing.Move("message", text)  # clembench forwards an empty message as a placeholder
+        except errors.MoveError as error:
             return {"proposals": proposals, "error": error, "last": index == len(replies) - 1, "instance": instance}
         if move.kind == "proposal":
-            proposals[player] = dond.proposal_vector(move.proposal, instance)
+            proposals[player] = parsing.proposal_vector(move.proposal, instance)
         else:
             sent[player] += 1
     return {"proposals": proposals, "error": None, "last": True, "instance": instance}
@@ -124,7 +124,7 @@ def test_parser_handles_german_episodes(episodes, dond_data):
 def test_scoring_reproduces_every_stored_flag_and_score(episodes):
     for row in episodes.itertuples():
         counts, values_a, values_b = (json.loads(x) for x in (row.item_counts, row.values_a, row.values_b))
-        metrics = pareto.game_metrics(
+        metrics = scoring.game_metrics(
             counts,
             values_a,
             values_b,
@@ -161,7 +161,7 @@ def test_stored_semi_scores_include_improvable_games(episodes):
         counts, values_a, values_b = (json.loads(x) for x in (row.item_counts, row.values_a, row.values_b))
         pa = int(np.dot(_vector(row.proposal_a), values_a))
         pb = int(np.dot(_vector(row.proposal_b), values_b))
-        assert pareto.max_pareto_improvement(counts, values_a, values_b, pa, pb) == int(row.stored_pareto_improvement)
+        assert scoring.max_pareto_improvement(counts, values_a, values_b, pa, pb) == int(row.stored_pareto_improvement)
 
 
 def _instance_files(dond_data: Path) -> list[Path]:
@@ -174,8 +174,8 @@ def test_every_released_instance_satisfies_our_constraints(dond_data):
     for path in _instance_files(dond_data):
         experiment = json.loads(path.read_text())["experiments"][0]
         for entry in experiment["game_instances"]:
-            instance = dond.Instance.from_clembench(entry, experiment["language"])
-            assert dond.satisfies_constraints(instance), (path.name, entry["game_id"])
+            instance = instances.Instance.from_clembench(entry, experiment["language"])
+            assert instances.satisfies_constraints(instance), (path.name, entry["game_id"])
 
 
 def test_released_instances_parse_their_own_proposals_in_every_language(dond_data):
@@ -185,10 +185,10 @@ def test_released_instances_parse_their_own_proposals_in_every_language(dond_dat
         experiment = json.loads(path.read_text())["experiments"][0]
         language = experiment["language"]
         for entry in experiment["game_instances"]:
-            instance = dond.Instance.from_clembench(entry, language)
+            instance = instances.Instance.from_clembench(entry, language)
             taken = {t: int(rng.integers(0, c + 1)) for t, c in zip(instance.item_types, instance.counts, strict=True)}
-            text = dond.format_proposal(taken, instance, language)
-            assert dond.parse_proposal(text.lower(), instance, language) == taken, (path.name, text)
+            text = parsing.format_proposal(taken, instance, language)
+            assert parsing.parse_proposal(text.lower(), instance, language) == taken, (path.name, text)
 
 
 def test_generator_matches_the_released_distribution_of_sizes(dond_data):
@@ -201,7 +201,7 @@ def test_generator_matches_the_released_distribution_of_sizes(dond_data):
         for entry in experiment["game_instances"]:
             observed_types[len(entry["item_counts"])] += 1
             observed_items[sum(entry["item_counts"])] += 1
-    ours = [dond.generate_instance(seed) for seed in range(4000)]
+    ours = [instances.generate_instance(seed) for seed in range(4000)]
     for observed, size in ((observed_types, lambda i: len(i.counts)), (observed_items, lambda i: sum(i.counts))):
         keys = sorted(set(observed) | {size(i) for i in ours})
         expected_share = np.array([sum(size(i) == k for i in ours) for k in keys]) / len(ours)

@@ -8,12 +8,11 @@ import pytest
 
 from backend.core import csvio
 from backend.core.csvio import iso_utc
+from backend.dond import errors, game, instances, prompts, proposals, rules, scoring
 from backend.dond import export as dond_export
-from backend.dond import game as dond_game
-from backend.dond import rules as dond
 from backend.dond.game import GameConfig, replay
 
-INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 
 
 def message(role, text="hello"):
@@ -35,7 +34,7 @@ def test_players_alternate_from_the_opener_until_the_messages_are_used():
     for turn in expected_turns:
         state = replay(events, config)
         assert state.phase == "chat" and state.chat_turn == turn and state.to_act == (turn,)
-        assert state.may_message(turn) and not state.may_message(dond_game.other_role(turn))
+        assert state.may_message(turn) and not state.may_message(game.other_role(turn))
         events.append(message(turn))
     state = replay(events, config)
     assert state.phase == "propose" and state.to_act == ("A", "B")
@@ -46,33 +45,33 @@ def test_a_proposal_ends_the_chat_and_the_other_must_propose():
     config = GameConfig(mode="coop", language="en")
     state = replay([message("A"), proposal("B", (0, 2, 1))], config, counts=INSTANCE.counts)
     assert state.phase == "propose" and state.to_act == ("A",)
-    with pytest.raises(dond.ProposalRequiredError):
-        dond_game.apply_event(state, message("A"))
-    with pytest.raises(dond_game.AlreadyProposedError):
-        dond_game.apply_event(state, proposal("B", (0, 0, 0)))
-    done = dond_game.apply_event(state, proposal("A", (3, 0, 0)))
+    with pytest.raises(errors.ProposalRequiredError):
+        game.apply_event(state, message("A"))
+    with pytest.raises(errors.AlreadyProposedError):
+        game.apply_event(state, proposal("B", (0, 0, 0)))
+    done = game.apply_event(state, proposal("A", (3, 0, 0)))
     assert done.finished and done.outcome == "success" and done.to_act == ()
-    conflict = dond_game.apply_event(state, proposal("A", (3, 1, 0)))
+    conflict = game.apply_event(state, proposal("A", (3, 1, 0)))
     assert conflict.outcome == "lose"
-    with pytest.raises(dond_game.GameOverError):
-        dond_game.apply_event(done, message("A"))
+    with pytest.raises(errors.GameOverError):
+        game.apply_event(done, message("A"))
 
 
 @pytest.mark.parametrize(
     ("events", "bad", "error"),
     [
-        ([], message("B"), dond_game.OutOfTurnError),  # A opens by default
-        ([], proposal("B", (0, 0, 0)), dond_game.OutOfTurnError),
-        ([message("A")], message("A"), dond_game.OutOfTurnError),
-        ([], message("A", "   "), dond.EmptyMessageError),
-        ([], message("A", "x" * 1001), dond_game.MessageTooLongError),
+        ([], message("B"), errors.OutOfTurnError),  # A opens by default
+        ([], proposal("B", (0, 0, 0)), errors.OutOfTurnError),
+        ([message("A")], message("A"), errors.OutOfTurnError),
+        ([], message("A", "   "), errors.EmptyMessageError),
+        ([], message("A", "x" * 1001), errors.MessageTooLongError),
         ([], {"kind": "message", "role": "C", "text": "hi"}, ValueError),
     ],
 )
 def test_moves_out_of_turn_or_malformed_are_rejected(events, bad, error):
     state = replay(events, GameConfig(mode="semi", language="en"))
     with pytest.raises(error):
-        dond_game.apply_event(state, bad)
+        game.apply_event(state, bad)
 
 
 def test_reprompt_budget_counts_consecutive_violations_only():
@@ -105,26 +104,26 @@ def test_config_validation():
 
 
 def test_cells_cover_both_value_functions_and_both_openers():
-    roles = {dond_game.cell_roles(cell) for cell in (1, 2, 3, 4)}
+    roles = {game.cell_roles(cell) for cell in (1, 2, 3, 4)}
     assert {focal for focal, _ in roles} == {"A", "B"} and len(roles) == 4
-    assert [dond_game.cell_for_game(i) for i in range(8)] == [1, 2, 3, 4, 1, 2, 3, 4]
+    assert [game.cell_for_game(i) for i in range(8)] == [1, 2, 3, 4, 1, 2, 3, 4]
     with pytest.raises(ValueError):
-        dond_game.cell_roles(5)
+        game.cell_roles(5)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Prompts
 
 
-@pytest.mark.parametrize("language", dond.LANGUAGES)
-@pytest.mark.parametrize("mode", dond.MODES)
+@pytest.mark.parametrize("language", rules.LANGUAGES)
+@pytest.mark.parametrize("mode", rules.MODES)
 def test_initial_prompt_states_goal_items_values_and_format(language, mode):
     config = GameConfig(mode=mode, language=language, max_messages=4)
-    prompt = dond_game.initial_prompt(INSTANCE, "B", config)
-    assert dond.format_items(INSTANCE, language) in prompt
-    assert dond.format_values(INSTANCE.values_b, INSTANCE, language) in prompt
-    assert dond.PROPOSAL_PREFIX[language] in prompt and " 4 " in prompt and "$" not in prompt
-    goals = {m: dond_game.initial_prompt(INSTANCE, "B", GameConfig(mode=m, language=language)) for m in dond.MODES}
+    prompt = prompts.initial_prompt(INSTANCE, "B", config)
+    assert instances.format_items(INSTANCE, language) in prompt
+    assert instances.format_values(INSTANCE.values_b, INSTANCE, language) in prompt
+    assert proposals.PROPOSAL_PREFIX[language] in prompt and " 4 " in prompt and "$" not in prompt
+    goals = {m: prompts.initial_prompt(INSTANCE, "B", GameConfig(mode=m, language=language)) for m in rules.MODES}
     assert len(set(goals.values())) == 3  # the modes differ in the goal
 
 
@@ -137,40 +136,40 @@ def test_llm_messages_rebuild_the_chat_from_the_events():
         {"kind": "reprompt", "role": "B", "text": "Fix it."},
         message("B", "I like eggs."),
     ]
-    chat = dond_game.llm_messages(events, "B", INSTANCE, config)
+    chat = prompts.llm_messages(events, "B", INSTANCE, config)
     assert [turn["role"] for turn in chat] == ["user", "assistant", "user", "assistant", "user"]
-    assert chat[0]["content"].startswith(dond_game.initial_prompt(INSTANCE, "B", config))
+    assert chat[0]["content"].startswith(prompts.initial_prompt(INSTANCE, "B", config))
     assert chat[0]["content"].endswith("\n\nI want apples.")  # the other's first message joins the rules
     assert chat[1]["content"] == "[Offer: 1 egg]" and chat[2]["content"] == "Fix it."
-    assert chat[4]["content"] == dond_game.notice("time_up", config)  # both messages used
+    assert chat[4]["content"] == prompts.notice("time_up", config)  # both messages used
 
-    chat_a = dond_game.llm_messages(events + [proposal("B", (0, 0, 1), "[Proposal: 1 egg]")], "A", INSTANCE, config)
+    chat_a = prompts.llm_messages(events + [proposal("B", (0, 0, 1), "[Proposal: 1 egg]")], "A", INSTANCE, config)
     assert [turn["role"] for turn in chat_a] == ["user", "assistant", "user"]
     assert "1 egg" not in chat_a[-1]["content"]  # the secret stays secret
-    notices = dond_game.notice("time_up", config) + "\n\n" + dond_game.notice("other_proposed", config)
+    notices = prompts.notice("time_up", config) + "\n\n" + prompts.notice("other_proposed", config)
     assert chat_a[-1]["content"] == "I like eggs.\n\n" + notices
 
 
 def test_other_proposed_notice_replaces_the_proposal():
     config = GameConfig(mode="coop", language="de")
-    chat = dond_game.llm_messages([message("A", "Hallo"), proposal("B", (0, 0, 1))], "A", INSTANCE, config)
-    assert chat[-1] == {"role": "user", "content": dond_game.notice("other_proposed", config)}
+    chat = prompts.llm_messages([message("A", "Hallo"), proposal("B", (0, 0, 1))], "A", INSTANCE, config)
+    assert chat[-1] == {"role": "user", "content": prompts.notice("other_proposed", config)}
 
 
-@pytest.mark.parametrize("language", dond.LANGUAGES)
+@pytest.mark.parametrize("language", rules.LANGUAGES)
 def test_reprompts_say_what_was_wrong_in_the_game_language(language):
     config = GameConfig(mode="semi", language=language)
     texts = set()
     for text in ("[Offer: 1 egg]", "[%s 1 pear]", "[%s 9 apples]", "[%s two apples]", "[%s 1 egg, 1 egg]"):
-        text = text.replace("%s", dond.PROPOSAL_PREFIX[language])
+        text = text.replace("%s", proposals.PROPOSAL_PREFIX[language])
         try:
-            dond.parse_proposal(text, INSTANCE, language)
-        except dond.MoveError as error:
-            reprompt = dond_game.reprompt_text(error, INSTANCE, config)
+            proposals.parse_proposal(text, INSTANCE, language)
+        except errors.MoveError as error:
+            reprompt = prompts.reprompt_text(error, INSTANCE, config)
             assert "$" not in reprompt
             texts.add(reprompt)
     assert len(texts) == 5
-    over_ask = dond_game.reprompt_text(dond.OverAskError("", item="apple", asked=9, available=3), INSTANCE, config)
+    over_ask = prompts.reprompt_text(errors.OverAskError("", item="apple", asked=9, available=3), INSTANCE, config)
     assert "9" in over_ask and "3" in over_ask and INSTANCE.plural(language)[0] in over_ask
 
 
@@ -184,10 +183,10 @@ def play_scripted(instance, config):
     state = replay(events, config, counts=instance.counts)
     while not state.finished:
         role = state.to_act[0]
-        reply = dond_game.scripted_policy(instance, role, state)(dond_game.llm_messages(events, role, instance, config))
-        move = dond.parse_reply(reply, instance, config.language, must_propose=state.must_propose(role))
+        reply = prompts.scripted_policy(instance, role, state)(prompts.llm_messages(events, role, instance, config))
+        move = proposals.parse_reply(reply, instance, config.language, must_propose=state.must_propose(role))
         if move.kind == "proposal":
-            events.append(proposal(role, dond.proposal_vector(move.proposal, instance), reply))
+            events.append(proposal(role, proposals.proposal_vector(move.proposal, instance), reply))
         else:
             events.append(message(role, reply))
         events[-1]["created_at"] = 1000.0 + len(events)
@@ -195,11 +194,11 @@ def play_scripted(instance, config):
     return events, state
 
 
-@pytest.mark.parametrize("language", dond.LANGUAGES)
-@pytest.mark.parametrize("mode", dond.MODES)
+@pytest.mark.parametrize("language", rules.LANGUAGES)
+@pytest.mark.parametrize("mode", rules.MODES)
 def test_scripted_agents_finish_every_mode_and_language(language, mode):
     for seed in range(5):
-        instance = dond.generate_instance(seed)
+        instance = instances.generate_instance(seed)
         config = GameConfig(mode=mode, language=language, opener="AB"[seed % 2])
         events, state = play_scripted(instance, config)
         assert state.outcome in ("success", "lose")
@@ -254,7 +253,7 @@ def test_bonus_follows_the_mode_objective_of_the_focal_player(mode, bonus):
     flipped = dond_export.game_row(
         events, INSTANCE, config, session_code="s", game_id="g", opponent="llm", model="m", cell=1, focal_role="A"
     )
-    assert flipped["bonus_points"] == max(0, dond.goal_score(mode, 4, 10))
+    assert flipped["bonus_points"] == max(0, scoring.goal_score(mode, 4, 10))
 
 
 def test_event_rows_escape_multiline_text_and_round_trip():
@@ -271,12 +270,12 @@ def test_failed_calls_show_the_person_the_model_was_unreachable_never_a_broken_r
     config = GameConfig(mode="semi", language="en", opener="A", llm_reprompts=2)
     failed = {"kind": "llm_error", "role": "B", "error_kind": "timeout"}
     events = [message("A"), failed, failed]
-    view = dond_game.participant_view(events, "A", config, counts=INSTANCE.counts)
+    view = game.participant_view(events, "A", config, counts=INSTANCE.counts)
     assert [item.get("notice") for item in view["chat"]] == [None, "unreachable", "unreachable"]
     assert view["waiting_for_other"] and not view["finished"]  # the model is asked again
     # The third failure ends the game: its abort says why, with no "asked again" just before.
     events += [failed, {"kind": "abort", "role": "B", "text": "llm_error: timeout"}]
-    view = dond_game.participant_view(events, "A", config, counts=INSTANCE.counts)
+    view = game.participant_view(events, "A", config, counts=INSTANCE.counts)
     assert [item.get("notice") for item in view["chat"]][1:] == ["unreachable", "unreachable", "aborted"]
     assert view["chat"][-1]["reason"] == "llm_error" and view["finished"]
     state = replay(events, config, counts=INSTANCE.counts)

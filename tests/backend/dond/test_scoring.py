@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.dond import rules as dond
-from backend.dond import scoring as pareto
+from backend.dond import instances, scoring
+from tests.backend.dond import oracles
 
 # clembench semi_en game 0: 3 crayons, 1 chalk, 2 bolts.
 COUNTS, VALUES_A, VALUES_B = (3, 1, 2), (0, 0, 5), (1, 3, 2)
@@ -19,7 +19,7 @@ COUNTS, VALUES_A, VALUES_B = (3, 1, 2), (0, 0, 5), (1, 3, 2)
 @st.composite
 def games(draw):
     """A generated instance and two proposals, each within the counts (complementary or not)."""
-    instance = dond.generate_instance(draw(st.integers(0, 100_000)))
+    instance = instances.generate_instance(draw(st.integers(0, 100_000)))
     proposal_a = tuple(draw(st.integers(0, c)) for c in instance.counts)
     if draw(st.booleans()):  # half the time a complementary proposal for B
         proposal_b = tuple(draw(st.integers(0, c - a)) for c, a in zip(instance.counts, proposal_a, strict=True))
@@ -42,18 +42,18 @@ def arbitrary_values(draw):
 @given(game=games())
 def test_max_pareto_improvement_agrees_with_the_oracle_on_instances(game):
     instance, proposal_a, proposal_b = game
-    points_a = dond.points(proposal_a, instance.values_a)
-    points_b = dond.points(proposal_b, instance.values_b)
+    points_a = scoring.points(proposal_a, instance.values_a)
+    points_b = scoring.points(proposal_b, instance.values_b)
     args = (instance.counts, instance.values_a, instance.values_b, points_a, points_b)
-    assert pareto.max_pareto_improvement(*args) == pareto.max_pareto_improvement_naive(*args)
+    assert scoring.max_pareto_improvement(*args) == oracles.max_pareto_improvement_naive(*args)
 
 
 @settings(max_examples=300, deadline=None)
 @given(setup=arbitrary_values(), points_a=st.integers(-2, 40), points_b=st.integers(-2, 40))
 def test_max_pareto_improvement_agrees_with_the_oracle_on_arbitrary_points(setup, points_a, points_b):
     counts, values_a, values_b = setup
-    assert pareto.max_pareto_improvement(counts, values_a, values_b, points_a, points_b) == (
-        pareto.max_pareto_improvement_naive(counts, values_a, values_b, points_a, points_b)
+    assert scoring.max_pareto_improvement(counts, values_a, values_b, points_a, points_b) == (
+        oracles.max_pareto_improvement_naive(counts, values_a, values_b, points_a, points_b)
     )
 
 
@@ -61,17 +61,17 @@ def test_max_pareto_improvement_agrees_with_the_oracle_on_arbitrary_points(setup
 @given(setup=arbitrary_values())
 def test_frontier_agrees_with_the_oracle(setup):
     counts, values_a, values_b = setup
-    ours = [tuple(pair) for pair in pareto.pareto_frontier(counts, values_a, values_b).tolist()]
-    assert ours == pareto.pareto_frontier_naive(counts, values_a, values_b)
+    ours = [tuple(pair) for pair in scoring.pareto_frontier(counts, values_a, values_b).tolist()]
+    assert ours == oracles.pareto_frontier_naive(counts, values_a, values_b)
 
 
 @settings(max_examples=300, deadline=None)
 @given(game=games())
 def test_main_score_is_within_0_and_100(game):
     instance, proposal_a, proposal_b = game
-    score = pareto.main_score(instance.counts, instance.values_a, instance.values_b, proposal_a, proposal_b)
+    score = scoring.main_score(instance.counts, instance.values_a, instance.values_b, proposal_a, proposal_b)
     assert 0.0 <= score <= 100.0
-    if not dond.is_complementary(proposal_a, proposal_b, instance.counts):
+    if not scoring.is_complementary(proposal_a, proposal_b, instance.counts):
         assert score == 0.0
 
 
@@ -80,14 +80,14 @@ def test_main_score_is_within_0_and_100(game):
 def test_frontier_points_have_no_improvement_and_full_splits_are_at_most_on_it(game):
     instance, _, _ = game
     args = (instance.counts, instance.values_a, instance.values_b)
-    for points_a, points_b in pareto.pareto_frontier(*args).tolist():
-        assert pareto.max_pareto_improvement(*args, points_a, points_b) == 0
-        assert pareto.main_score(*args, *_split_for(instance, points_a, points_b)) == 100.0
+    for points_a, points_b in scoring.pareto_frontier(*args).tolist():
+        assert scoring.max_pareto_improvement(*args, points_a, points_b) == 0
+        assert scoring.main_score(*args, *_split_for(instance, points_a, points_b)) == 100.0
 
 
 def _split_for(instance, points_a, points_b):
-    shares = pareto.all_splits(instance.counts)
-    pa, pb = pareto.split_points(instance.counts, instance.values_a, instance.values_b)
+    shares = scoring.all_splits(instance.counts)
+    pa, pb = scoring.split_points(instance.counts, instance.values_a, instance.values_b)
     index = int(np.flatnonzero((pa == points_a) & (pb == points_b))[0])
     share = shares[index]
     return tuple(share.tolist()), tuple((np.array(instance.counts) - share).tolist())
@@ -95,11 +95,11 @@ def _split_for(instance, points_a, points_b):
 
 def test_improvement_is_the_largest_single_gain_not_the_sum():
     # A takes nothing, B takes nothing: A could get 10 alone or B could get 10 alone; gains are not added.
-    assert pareto.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, 0, 0) == 10
+    assert scoring.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, 0, 0) == 10
     # Both are already on the frontier.
-    assert pareto.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, 10, 6) == 0
+    assert scoring.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, 10, 6) == 0
     # Unreachable points: no split qualifies.
-    assert pareto.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, 10, 10) == 0
+    assert scoring.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, 10, 10) == 0
 
 
 @pytest.mark.parametrize(
@@ -112,8 +112,8 @@ def test_improvement_is_the_largest_single_gain_not_the_sum():
     ],
 )
 def test_worked_examples(proposal_a, proposal_b, main, sum_share):
-    semi = pareto.game_metrics(COUNTS, VALUES_A, VALUES_B, proposal_a, proposal_b, mode="semi")
-    coop = pareto.game_metrics(COUNTS, VALUES_A, VALUES_B, proposal_a, proposal_b, mode="coop")
+    semi = scoring.game_metrics(COUNTS, VALUES_A, VALUES_B, proposal_a, proposal_b, mode="semi")
+    coop = scoring.game_metrics(COUNTS, VALUES_A, VALUES_B, proposal_a, proposal_b, mode="coop")
     assert semi["main_score"] == pytest.approx(main) and semi["mode_score"] == pytest.approx(main)
     assert coop["main_score"] == pytest.approx(main)
     assert coop["mode_score"] == pytest.approx(100 * sum_share)
@@ -122,24 +122,24 @@ def test_worked_examples(proposal_a, proposal_b, main, sum_share):
 
 
 def test_metrics_of_lost_aborted_and_competitive_games():
-    lose = pareto.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), (0, 0, 1), mode="semi")
+    lose = scoring.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), (0, 0, 1), mode="semi")
     assert (lose["success"], lose["lose"], lose["aborted"]) == (False, True, False)
     assert lose["points_a"] == lose["points_b"] == 0 and lose["pareto_improvement"] == 10
     assert lose["main_score"] == 0.0 and lose["pareto_optimal"] is False
 
-    aborted = pareto.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), None, mode="coop", aborted=True)
+    aborted = scoring.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), None, mode="coop", aborted=True)
     assert (aborted["success"], aborted["lose"], aborted["aborted"]) == (False, False, True)
     assert math.isnan(aborted["main_score"]) and math.isnan(aborted["mode_score"])
     assert aborted["points_a"] is None and aborted["pareto_optimal"] is None
-    assert math.isnan(pareto.main_score(COUNTS, VALUES_A, VALUES_B, None, None, aborted=True))
+    assert math.isnan(scoring.main_score(COUNTS, VALUES_A, VALUES_B, None, None, aborted=True))
 
-    comp_lose = pareto.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), (0, 0, 1), mode="comp")
+    comp_lose = scoring.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), (0, 0, 1), mode="comp")
     assert comp_lose["mode_score"] == 100.0 and comp_lose["mode_pareto_optimal"] is True
     assert comp_lose["main_score"] == 0.0  # our main score is the same in every mode
 
 
 def test_split_enumeration_is_complete():
-    shares = pareto.all_splits((2, 0, 3))
+    shares = scoring.all_splits((2, 0, 3))
     assert shares.shape == (3 * 1 * 4, 3)
     assert len({tuple(row) for row in shares.tolist()}) == 12
     assert shares.min() == 0 and (shares <= np.array([2, 0, 3])).all()
@@ -148,14 +148,14 @@ def test_split_enumeration_is_complete():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: pareto.all_splits([]), "counts"),
-        (lambda: pareto.split_points((1, 2), (1,), (1, 2)), "same length"),
-        (lambda: pareto.split_points((1, -2), (1, 1), (1, 2)), "counts"),
-        (lambda: pareto.split_points((1, 2), (1.5, 1), (1, 2)), "values_a"),
-        (lambda: pareto.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, math.nan, 0), "points_a"),
-        (lambda: pareto.main_score(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), None), "proposal"),
-        (lambda: pareto.main_score(COUNTS, VALUES_A, VALUES_B, (0, 0, 3), (0, 0, 0)), "proposal"),
-        (lambda: pareto.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 1), (1, 0, 0), mode="x"), "mode"),
+        (lambda: scoring.all_splits([]), "counts"),
+        (lambda: scoring.split_points((1, 2), (1,), (1, 2)), "same length"),
+        (lambda: scoring.split_points((1, -2), (1, 1), (1, 2)), "counts"),
+        (lambda: scoring.split_points((1, 2), (1.5, 1), (1, 2)), "values_a"),
+        (lambda: scoring.max_pareto_improvement(COUNTS, VALUES_A, VALUES_B, math.nan, 0), "points_a"),
+        (lambda: scoring.main_score(COUNTS, VALUES_A, VALUES_B, (0, 0, 2), None), "proposal"),
+        (lambda: scoring.main_score(COUNTS, VALUES_A, VALUES_B, (0, 0, 3), (0, 0, 0)), "proposal"),
+        (lambda: scoring.game_metrics(COUNTS, VALUES_A, VALUES_B, (0, 0, 1), (1, 0, 0), mode="x"), "mode"),
     ],
 )
 def test_invalid_arguments_raise_value_errors(call, match):
