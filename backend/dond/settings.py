@@ -1,0 +1,140 @@
+"""The DoND app's session-config keys, each defined once: its type, default, bounds and meaning.
+
+`DondSettings` is the one typed, frozen view of a session's dond keys. Every field carries its default and its reader
+(from `backend.core.session_keys`) with the bounds; there is no other list of keys. ``settings.py`` sets only what a
+study changes (or what a researcher should see in the admin's "Create session" form); every key it leaves out takes
+the default below. Times are whole seconds (``*_s``), as in every app.
+
+- `dond_settings(config)`: read and check every key present in ``config``; absent keys take their defaults. One
+  ValueError names every refused key, in the order of the fields.
+- `validated_settings(config, project_root=...)`: the same, then the instances of ``instances_file`` (when set)
+  checked for the session's language. The app's ``validate_session_config`` calls it before oTree writes a row.
+- `DondSettings.as_config()`: every key in its proper type, to store back into the session's config.
+- `load_instances(path, language=..., project_root=...)`: the checked instances of a researcher's file.
+
+Bounds are sane rather than tight: a value outside them is a typo, not a design (``max_message_chars=0`` once made
+every chat message too long and broke the exports of all sessions).
+
+>>> dond_settings({"max_messages": "7", "opponent": "human"}).max_messages
+7
+>>> dond_settings({}).first_mover_cells
+(1, 2, 3, 4)
+>>> dond_settings({"max_messages": 0, "language": "fr"})
+Traceback (most recent call last):
+...
+ValueError: The session key 'language' must be one of en, de, it, not 'fr'. The session key 'max_messages' must be a whole number from 1 to 50, not 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from backend.core import researcher_files, session_keys
+from backend.dond.protocol import PROTOCOLS, Protocol
+from backend.dond.rules import LANGUAGES, MODES, Instance, entry_lines, instances_from_data
+
+DAY_S = 86_400
+MAX_INSTANCES_FILE_BYTES = 5 * 1024 * 1024
+# The counterbalancing cells (backend.dond.game.cell_roles) each value of first_mover cycles through, in order.
+FIRST_MOVER_CELLS: Mapping[str, tuple[int, ...]] = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
+_PLAIN = Protocol()
+
+
+def _key(default: Any, read: Callable[..., Any]) -> Any:
+    """A field of `DondSettings`: its default and its reader ``read(config, key)`` (raises ValueError)."""
+    return dataclasses.field(default=default, metadata={"read": read})
+
+
+def _whole(minimum: int, maximum: int) -> Callable[..., int]:
+    return functools.partial(session_keys.whole_number, minimum=minimum, maximum=maximum)
+
+
+def _one_of(options) -> Callable[..., str]:
+    return functools.partial(session_keys.choice, options=tuple(options))
+
+
+@dataclasses.dataclass(frozen=True)
+class DondSettings:
+    """A session's dond keys, read and checked (see the module docstring); the defaults are the class's."""
+
+    mode: str = _key("semi", _one_of(MODES))  # semi (own points), coop (sum of both), comp (own minus other)
+    language: str = _key("en", _one_of(LANGUAGES))  # every participant-facing word and the LLM's prompts
+    opponent: str = _key("llm", _one_of(("llm", "human")))
+    max_messages: int = _key(5, _whole(1, 50))  # chat messages per player before both must propose
+    first_mover: str = _key("counterbalance", _one_of(FIRST_MOVER_CELLS))  # the cells cycled: FIRST_MOVER_CELLS
+    instance_seed: int = _key(1, _whole(0, 2**31 - 1))  # games 4k..4k+3 play generate_instance(instance_seed + k)
+    instances_file: str = _key(
+        "",  # or a JSON list of instances, relative to the project root: replaces generation
+        functools.partial(session_keys.text, max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"),
+    )
+    llm_reprompts: int = _key(2, _whole(0, 10))  # 0 = the reference game's abort on the first violation
+    max_message_chars: int = _key(1000, _whole(1, 20_000))  # longest message, from the person or the LLM
+    game_timeout_s: int = _key(1800, _whole(30, DAY_S))  # time limit of the Bargain page
+    turn_timeout_s: int = _key(300, _whole(10, DAY_S))  # person vs person: silent this long on their turn
+    disconnect_timeout_s: int = _key(90, _whole(10, DAY_S))  # person vs person: page closed this long
+    pairing_timeout_s: int = _key(600, _whole(10, DAY_S))  # person vs person: wait for a partner
+    llm_protocol: str = _key(_PLAIN.name, _one_of(PROTOCOLS))  # or notes: a private note before each public reply
+    llm_word_limit: int = _key(_PLAIN.word_limit, _whole(1, 1000))  # stated in the notes protocol's prompts
+    llm_probe_external: bool = _key(_PLAIN.probe_external, session_keys.flag)  # ask which split the other accepts
+    llm_blocking: bool = _key(False, session_keys.flag)  # benchmark only: each model call blocks the server
+    live_messages_per_minute: int = _key(30, _whole(1, 10_000))  # per participant; more are refused
+    llm_requests_per_game: int = _key(60, _whole(1, 10_000))  # per LLM player and game; at the limit it aborts
+
+    @property
+    def first_mover_cells(self) -> tuple[int, ...]:
+        """The counterbalancing cells games cycle through, in order."""
+        return FIRST_MOVER_CELLS[self.first_mover]
+
+    @property
+    def protocol(self) -> Protocol:
+        """How the LLM player is asked (``backend.dond.protocol``)."""
+        return Protocol(self.llm_protocol, self.llm_word_limit, self.llm_probe_external)
+
+    def as_config(self) -> dict[str, Any]:
+        """Every key in its proper type (``"5"`` read as 5), to store back into the session's config.
+
+        >>> dond_settings({"max_messages": "7"}).as_config()["max_messages"]
+        7
+        """
+        return dataclasses.asdict(self)
+
+
+KEYS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(DondSettings))
+
+
+def dond_settings(config: Mapping[str, Any]) -> DondSettings:
+    """The dond keys of ``config``, each read and checked; absent keys take `DondSettings`' defaults.
+
+    Raises one ValueError naming every refused key (sentences joined by a space, in field order).
+    """
+    values, problems = {}, []
+    for field in dataclasses.fields(DondSettings):
+        if field.name in config:
+            try:
+                values[field.name] = field.metadata["read"](config, field.name)
+            except ValueError as error:
+                problems.append(str(error))
+    if problems:
+        raise ValueError(" ".join(problems))
+    return DondSettings(**values)
+
+
+def load_instances(path: str, *, language: str, project_root: Path) -> list[Instance]:
+    """The instances of ``path`` (relative to ``project_root`` or absolute), every one checked for ``language``."""
+    file = Path(path) if Path(path).is_absolute() else project_root / path
+    what = f"instances_file {path!r}"
+    text = researcher_files.read_text(file, what=what, max_bytes=MAX_INSTANCES_FILE_BYTES)
+    data = researcher_files.parse_json(text, what=what)
+    return instances_from_data(data, what=what, languages=[language], lines=entry_lines(text))
+
+
+def validated_settings(config: Mapping[str, Any], *, project_root: Path) -> DondSettings:
+    """`dond_settings`, then the instances file (when set) read and checked: a ValueError says what is wrong."""
+    settings = dond_settings(config)
+    if settings.instances_file:
+        load_instances(settings.instances_file, language=settings.language, project_root=project_root)
+    return settings
