@@ -47,7 +47,9 @@ SESSION_CONFIG_DEFAULTS = dict(
     llm_max_retries=2,
 )
 
-# dond: session configs are edited by the DoND app; the variants differ only in the keys they set.
+# dond: session configs are edited by the DoND app; the variants differ only in the keys they set. Every dond key, its
+# default, bounds and meaning: backend/dond/settings.py (README "DoND"). Set here what a study varies (shown in the
+# admin's "Create session" form); any other key (timeouts, limits, the LLM protocol) is added here to change it.
 _DOND_LLM = dict(
     name="dond_llm",
     display_name="Deal or No Deal: person vs LLM",
@@ -61,18 +63,7 @@ _DOND_LLM = dict(
     first_mover="counterbalance",  # human, llm, or counterbalance (cycle through the four cells)
     instance_seed=1,  # games 4k..4k+3 play generate_instance(instance_seed + k)
     instances_file="",  # or a JSON list of instances (path relative to the project)
-    llm_reprompts=2,  # 0 = the reference game's abort on the first violation
-    max_message_chars=1000,
-    game_timeout_s=1800,
-    turn_timeout_s=300,  # person vs person: a partner silent this long on their turn ends the game
-    disconnect_timeout_s=90,  # person vs person: a partner whose page is closed this long ends the game
-    pairing_timeout_s=600,
-    llm_protocol="plain",  # or notes: the LLM writes a private note with the split it would accept each turn
-    llm_word_limit=64,  # word limit of notes and messages, stated in the notes protocol's prompts
-    llm_probe_external=False,  # also ask the LLM each turn which split the person would accept
 )
-_DOND_LLM_ONLY_KEYS = ("llm_protocol", "llm_word_limit", "llm_probe_external")
-_DOND_PERSON_KEYS = {key: value for key, value in _DOND_LLM.items() if key not in _DOND_LLM_ONLY_KEYS}
 
 SESSION_CONFIGS = [
     _DOND_LLM,
@@ -85,7 +76,7 @@ SESSION_CONFIGS = [
         llm_probe_external=True,
     ),
     dict(
-        _DOND_PERSON_KEYS,
+        _DOND_LLM,
         name="dond_human",
         display_name="Deal or No Deal: person vs person",
         num_demo_participants=2,

@@ -1,0 +1,41 @@
+"""The dond admin report (``admin_report.html``): summaries per mode × language × model, the LLM agency table and
+every game's row, numbers formatted as text."""
+
+from backend.core.script_json import script_json
+from backend.dond import export as dond_export
+from backend.dond import report as dond_report
+
+from .exports import game_row, games_rows
+
+OUTCOMES = ("success", "lose", "aborted", "unfinished")
+
+
+def vars_for_admin_report(subsession):
+    rows = [game_row(game, events) for game, events in games_rows([subsession])]
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=dond_export.DOND_GAMES_COLUMNS).astype(str)
+    summary = [summary_row(row) for row in dond_report.summarise(frame)] if rows else []
+    agency = [agency_row(row) for row in (dond_report.summarise_agency(frame) or [])] if rows else []
+    outcomes = {name: sum(row["outcome"] == name for row in rows) for name in OUTCOMES}
+    return dict(summary=summary, agency=agency, games=rows, outcomes_json=script_json(outcomes), n_games=len(rows))
+
+
+def number(value, digits=1):
+    return "–" if value != value else f"{value:.{digits}f}"  # NaN is the only value unequal to itself
+
+
+def summary_row(row):
+    """One row of the summary table (``dond_report.summarise``), numbers as text."""
+    low, high = row["main_score_ci"]
+    rates = ("aborted_rate", "llm_error_rate", "llm_invalid_rate", "lose_rate", "success_rate", "pareto_optimal_rate")
+    formatted = {name: number(row[name], 2) for name in rates}
+    scores = ("main_score", "main_score_debiased", "benchmark_score")
+    formatted.update({name: number(row[name]) for name in scores})
+    return dict(row, **formatted, ci=f"{number(low)} – {number(high)}")
+
+
+def agency_row(row):
+    """One row of the "LLM agency" table (``dond_report.summarise_agency``), numbers as text."""
+    formatted = {name: number(row[name], 3) for name in ("mean", "debiased_mean", "se")}
+    return dict(row, **formatted, ci=f"{number(row['ci_low'], 3)} – {number(row['ci_high'], 3)}")

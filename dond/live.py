@@ -1,0 +1,220 @@
+"""The Bargain page's live method: the person's move checked and stored, the LLM's turns streamed back, the partner
+checks of person-vs-person games, and the per-participant rate limit."""
+
+import logging
+import time
+import types
+
+from backend.core import rate_limit
+from backend.core.llm import LLMSettings, start_stream
+from backend.core.stored_text import storable
+from backend.dond import game as dond_game
+from backend.dond import play as dond_play
+from backend.dond import rules as dond
+from lab_server import otree_internals
+
+from .storage import (
+    config_of,
+    events_of,
+    instance_of,
+    llm_role,
+    partner_of,
+    protocol_of,
+    settings_of,
+    snapshot_for,
+    store_event,
+    write_events,
+)
+from .texts import texts
+from .views import payloads
+
+logger = logging.getLogger("dond")
+DELTA_INTERVAL_S = 0.05
+STORED_ERROR_CHARS = 1000  # longest error text stored for a refused input
+
+# Live-message times per participant, for the sliding-window limit: in memory, as the limit protects this
+# process (a restart forgets them, which is harmless).
+LIVE_MESSAGE_TIMES: dict[int, list[float]] = {}
+
+
+def too_fast(player):
+    """The refusal payload when the participant exceeds live_messages_per_minute, else None (the message counts)."""
+    now, code = time.monotonic(), player.participant_id
+    times = rate_limit.prune(LIVE_MESSAGE_TIMES.get(code, ()), now, window_s=60.0)
+    settings = settings_of(player.session)
+    wait = rate_limit.wait_seconds(times, now, limit=settings.live_messages_per_minute, window_s=60.0)
+    if wait > 0:
+        LIVE_MESSAGE_TIMES[code] = times
+        message = texts(settings.language)["error_rate_limited"].format(seconds=max(1, round(wait)))
+        return {player.id_in_group: {"type": "rejected", "kind": "rate_limited", "message": message}}
+    LIVE_MESSAGE_TIMES[code] = [*times, now]
+    return None
+
+
+def rejected(player, game, error):
+    text = texts(game.language)
+    kind = error.kind if isinstance(error, dond.MoveError) else "bad_request"
+    message = text.get(f"error_{kind}", text["error_bad_request"]).format(limit=game.max_message_chars)
+    # Clipped: the error can quote the forged input, which must not grow the game's rows (re-read every live call).
+    detail = storable(str(error)[:STORED_ERROR_CHARS])
+    store_event(game, dict(kind="input_rejected", role=player.game_role, actor="human", error_kind=kind, error=detail))
+    return {player.id_in_group: {"type": "rejected", "message": message}}
+
+
+def human_move(player, game, data, events):
+    """Validate and store a person's message or proposal (appended to ``events``); returns the error payload or None."""
+    instance = instance_of(game)
+    state = dond_game.replay(events, config_of(game), counts=instance.counts)
+    base = dict(role=player.game_role, actor="human", created_at=time.time())
+    try:
+        if data.get("type") == "message":
+            if not isinstance(data.get("text"), str):
+                raise ValueError("A message must be text.")  # a bad request, not a badly written proposal
+            if storable(data["text"]) != data["text"]:  # NUL or a lone surrogate: no keyboard types them
+                raise ValueError("A message must not contain NUL or unpaired surrogate characters.")
+            event = dict(base, kind="message", text=data["text"])
+        else:
+            counts = dond.check_proposal(data.get("counts"), instance)
+            event = dict(base, kind="proposal", proposal=list(dond.proposal_vector(counts, instance)))
+        dond_game.apply_event(state, event)
+    except (dond.MoveError, ValueError) as error:
+        return rejected(player, game, error)
+    store_event(game, event)
+    events.append(event)
+    return None
+
+
+def check_partner(player, game):
+    """Person vs person: end the game when the partner left (no heartbeat) or let their turn time out."""
+    partner = partner_of(player, game)
+    events = events_of(game)
+    state = dond_game.replay(events, config_of(game), counts=instance_of(game).counts)
+    if partner is None or state.finished:
+        return
+    now = time.time()
+    settings = settings_of(player.session)
+    last_move = max(
+        (e["created_at"] or 0 for e in events if e["kind"] in dond_game.STATE_EVENTS), default=game.created_at
+    )
+    if now - (partner.last_seen or game.created_at) > settings.disconnect_timeout_s:
+        reason = "partner_left"
+    elif (
+        partner.game_role in state.to_act
+        and player.game_role not in state.to_act
+        and now - last_move > settings.turn_timeout_s
+    ):
+        reason = "partner_timeout"
+    else:
+        return
+    store_event(game, dict(kind="abort", role=partner.game_role, actor="system", text=reason))
+
+
+async def live_bargain(player, data):
+    """Messages and proposals of the person; the LLM's turns stream back (async: other people are never blocked)."""
+    if refusal := too_fast(player):
+        yield refusal  # refused before any database work or model call
+        return
+    try:
+        async for payload in bargain_steps(player, data):
+            yield payload
+    except Exception:  # an answer must reach the browser, never a silent failure
+        logger.exception("dond live method failed")
+        message = texts(settings_of(player.session).language)["error_server"]
+        yield {player.id_in_group: {"type": "rejected", "message": message}}
+
+
+def first_step(player, data):
+    """The synchronous part of a live message: the person's move checked and stored, the answer to send back, and
+    the (game, seat, events) with which the LLM may act next (None when it may not)."""
+    game = snapshot_for(player)
+    if game is None:
+        return None, None
+    # This participant's lock serialises its live calls, so this list stays in step with the stored rows.
+    events = events_of(game)
+    seat = types.SimpleNamespace(id_in_group=player.id_in_group, game_role=player.game_role)
+    kind = data.get("type") if isinstance(data, dict) else None
+    if kind in ("message", "proposal"):
+        error = human_move(seat, game, data, events)
+        if error:
+            return error, None
+    elif kind not in ("load", "ping"):
+        return rejected(seat, game, ValueError(f"unknown message type {kind!r}")), None
+    if game.opponent == "human":
+        player.last_seen = time.time()
+        otree_internals.db.commit()
+        check_partner(player, game)
+        return payloads(player, game, events_of(game), both=True), None
+    return payloads(seat, game, events), (game, seat, events)
+
+
+async def bargain_steps(player, data):
+    # oTree serves each page request in a worker thread, under its page lock, on the same database connection as
+    # this live method. Every database step here holds that lock too, so neither side commits or rolls back the
+    # other's half-done writes (under load, SQLite otherwise failed with "cannot start a transaction within a
+    # transaction").
+    page_lock = otree_internals.page_lock
+    async with page_lock:
+        answer, llm_may_act = first_step(player, data)
+        llm_settings = LLMSettings.from_config(player.session.config)
+        settings = settings_of(player.session)
+    if llm_may_act is None:
+        if answer:
+            yield answer
+        return
+    game, seat, events = llm_may_act
+    unsaved = []
+
+    def keep(event):
+        unsaved.append(event)
+        events.append(event)
+
+    async def save():
+        if unsaved:
+            async with page_lock:
+                write_events(game, unsaved)
+            unsaved.clear()
+
+    turns = dond_play.llm_turns(
+        load_events=lambda: events,
+        store_event=keep,
+        instance=instance_of(game),
+        config=config_of(game),
+        role=llm_role(game),
+        settings=llm_settings,
+        call_model=dond_play.blocking_stream if settings.llm_blocking else start_stream,
+        protocol=protocol_of(game),
+        max_requests=settings.llm_requests_per_game,
+    )
+    try:
+        async for item in llm_steps(seat, game, events, turns, save, answer):
+            yield item
+    finally:
+        await save()
+
+
+async def llm_steps(seat, game, events, turns, save, answer):
+    """The LLM's progress as payloads; each item's events are saved before it is shown.
+
+    ``answer`` (the state after the person's move, which shows the LLM typing) is sent when the LLM's turn has
+    started, so the model's request is already on its way while it travels. Every send is a turn of the event
+    loop that all participants share; the pieces of a reply go out at most every DELTA_INTERVAL_S, and those still
+    held back when the reply is stored are not sent at all: the state that follows holds the whole message.
+    """
+    pending, flushed = "", 0.0
+    async for item in turns:
+        await save()
+        if item["type"] == "typing":
+            if answer:
+                yield answer
+                answer = None
+            continue
+        if item["type"] == "delta":
+            pending += item["text"]
+            if time.monotonic() - flushed >= DELTA_INTERVAL_S:
+                yield {seat.id_in_group: {"type": "delta", "text": pending}}
+                pending, flushed = "", time.monotonic()
+            continue
+        pending, answer = "", None  # the state below shows the stored event and supersedes both
+        yield payloads(seat, game, events)
+    if answer:  # the LLM did not act (not its turn, or the game is over)
+        yield answer
