@@ -5,12 +5,12 @@ import logging
 import time
 import types
 
+from backend import dond
 from backend.core import rate_limit
 from backend.core.llm import LLMSettings, start_stream
 from backend.core.stored_text import storable
 from backend.dond import game as dond_game
 from backend.dond import play as dond_play
-from backend.dond import rules as dond
 from lab_server import otree_internals
 
 from .storage import (

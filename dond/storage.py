@@ -9,10 +9,10 @@ import time
 import types
 from pathlib import Path
 
+from backend import dond
 from backend.core.llm import LLMSettings
 from backend.dond import export as dond_export
 from backend.dond import game as dond_game
-from backend.dond import rules as dond
 from backend.dond import settings as dond_settings
 from backend.dond.protocol import Protocol
 from lab_server import otree_internals

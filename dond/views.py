@@ -3,9 +3,9 @@ chart, and the outcome and payoff stored when the Results page is shown."""
 
 from otree.api import cu
 
+from backend import dond
 from backend.core import csvio
 from backend.dond import game as dond_game
-from backend.dond import rules as dond
 from backend.dond import scoring as pareto
 
 from . import storage
@@ -99,13 +99,12 @@ def finish(player):
         player.outcome = "unpaired"
         return None
     row = game_row(game, events_of(game))
+    role = player.game_role.lower()
+    other = "b" if role == "a" else "a"
     if row["outcome"] in ("success", "lose"):
-        role = player.game_role.lower()
-        other = "b" if role == "a" else "a"
         player.points = int(row[f"points_{role}"])
-        player.bonus_points = float(dond.bonus_points(game.mode, row[f"points_{role}"], row[f"points_{other}"]))
-        if row["outcome"] == "lose":
-            player.bonus_points = 0.0
+    mine, theirs = row[f"points_{role}"], row[f"points_{other}"]
+    player.bonus_points = float(dond.bonus(game.mode, mine, theirs, outcome=row["outcome"]))  # success only
     player.outcome = row["outcome"]
     player.payoff = player.bonus_points
     return row

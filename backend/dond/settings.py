@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files, session_keys
+from backend.dond.instances import Instance, entry_lines, instances_from_data
 from backend.dond.protocol import PROTOCOLS, Protocol
-from backend.dond.rules import LANGUAGES, MODES, Instance, entry_lines, instances_from_data
+from backend.dond.rules import LANGUAGES, MODES
 
 DAY_S = 86_400
 MAX_INSTANCES_FILE_BYTES = 5 * 1024 * 1024
