@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.dond import instances, scoring
+from backend.dond import instances, rules, scoring
 from tests.backend.dond import oracles
 
 # clembench semi_en game 0: 3 crayons, 1 chalk, 2 bolts.
@@ -161,3 +161,29 @@ def test_split_enumeration_is_complete():
 def test_invalid_arguments_raise_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Complementarity, points, goal and bonus
+
+INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+
+
+def test_complementary_proposals_allow_leftovers_but_not_overlap():
+    counts = (3, 2, 1)
+    assert scoring.is_complementary((1, 0, 0), (1, 2, 1), counts)  # one apple left over
+    assert scoring.is_complementary((3, 2, 1), (0, 0, 0), counts)
+    assert not scoring.is_complementary((2, 0, 0), (2, 0, 0), counts)
+    with pytest.raises(ValueError):
+        scoring.is_complementary((1, 0), (1, 0, 0), counts)
+
+
+def test_points_and_goal_per_mode():
+    assert scoring.points((3, 0, 1), INSTANCE.values_a) == 6
+    assert scoring.points((0, 2, 1), INSTANCE.values_b) == 10
+    assert [scoring.goal_score(mode, 6, 10) for mode in rules.MODES] == [6, 16, -4]
+    assert [scoring.bonus(mode, 6, 10, outcome="success") for mode in rules.MODES] == [6, 16, 0]
+    unpaid = [scoring.bonus(mode, 6, 10, outcome=outcome) for mode in rules.MODES for outcome in ("lose", "aborted")]
+    assert unpaid == [0] * 6
+    with pytest.raises(ValueError, match="mode"):
+        scoring.goal_score("chaos", 1, 1)

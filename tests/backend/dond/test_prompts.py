@@ -1,0 +1,84 @@
+"""What an LLM player reads (backend/dond/prompts.py): the initial prompt, the chat rebuilt from events, re-prompts."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.dond import errors, instances, prompts, proposals, rules
+from backend.dond.game import GameConfig
+
+INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+
+
+def message(role, text="hello"):
+    return {"kind": "message", "role": role, "text": text}
+
+
+def proposal(role, counts, text=""):
+    return {"kind": "proposal", "role": role, "proposal": list(counts), "text": text}
+
+
+def violation(role, text="oops", error_kind="format"):
+    return {"kind": "violation", "role": role, "text": text, "error_kind": error_kind}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Prompts
+
+
+@pytest.mark.parametrize("language", rules.LANGUAGES)
+@pytest.mark.parametrize("mode", rules.MODES)
+def test_initial_prompt_states_goal_items_values_and_format(language, mode):
+    config = GameConfig(mode=mode, language=language, max_messages=4)
+    prompt = prompts.initial_prompt(INSTANCE, "B", config)
+    assert instances.format_items(INSTANCE, language) in prompt
+    assert instances.format_values(INSTANCE.values_b, INSTANCE, language) in prompt
+    assert proposals.PROPOSAL_PREFIX[language] in prompt and " 4 " in prompt and "$" not in prompt
+    goals = {m: prompts.initial_prompt(INSTANCE, "B", GameConfig(mode=m, language=language)) for m in rules.MODES}
+    assert len(set(goals.values())) == 3  # the modes differ in the goal
+
+
+def test_llm_messages_rebuild_the_chat_from_the_events():
+    config = GameConfig(mode="semi", language="en", opener="A", max_messages=1)
+    events = [
+        message("A", "I want apples."),
+        {"kind": "llm_call", "role": "B"},
+        violation("B", "[Offer: 1 egg]"),
+        {"kind": "reprompt", "role": "B", "text": "Fix it."},
+        message("B", "I like eggs."),
+    ]
+    chat = prompts.llm_messages(events, "B", INSTANCE, config)
+    assert [turn["role"] for turn in chat] == ["user", "assistant", "user", "assistant", "user"]
+    assert chat[0]["content"].startswith(prompts.initial_prompt(INSTANCE, "B", config))
+    assert chat[0]["content"].endswith("\n\nI want apples.")  # the other's first message joins the rules
+    assert chat[1]["content"] == "[Offer: 1 egg]" and chat[2]["content"] == "Fix it."
+    assert chat[4]["content"] == prompts.notice("time_up", config)  # both messages used
+
+    chat_a = prompts.llm_messages(events + [proposal("B", (0, 0, 1), "[Proposal: 1 egg]")], "A", INSTANCE, config)
+    assert [turn["role"] for turn in chat_a] == ["user", "assistant", "user"]
+    assert "1 egg" not in chat_a[-1]["content"]  # the secret stays secret
+    notices = prompts.notice("time_up", config) + "\n\n" + prompts.notice("other_proposed", config)
+    assert chat_a[-1]["content"] == "I like eggs.\n\n" + notices
+
+
+def test_other_proposed_notice_replaces_the_proposal():
+    config = GameConfig(mode="coop", language="de")
+    chat = prompts.llm_messages([message("A", "Hallo"), proposal("B", (0, 0, 1))], "A", INSTANCE, config)
+    assert chat[-1] == {"role": "user", "content": prompts.notice("other_proposed", config)}
+
+
+@pytest.mark.parametrize("language", rules.LANGUAGES)
+def test_reprompts_say_what_was_wrong_in_the_game_language(language):
+    config = GameConfig(mode="semi", language=language)
+    texts = set()
+    for text in ("[Offer: 1 egg]", "[%s 1 pear]", "[%s 9 apples]", "[%s two apples]", "[%s 1 egg, 1 egg]"):
+        text = text.replace("%s", proposals.PROPOSAL_PREFIX[language])
+        try:
+            proposals.parse_proposal(text, INSTANCE, language)
+        except errors.MoveError as error:
+            reprompt = prompts.reprompt_text(error, INSTANCE, config)
+            assert "$" not in reprompt
+            texts.add(reprompt)
+    assert len(texts) == 5
+    over_ask = prompts.reprompt_text(errors.OverAskError("", item="apple", asked=9, available=3), INSTANCE, config)
+    assert "9" in over_ask and "3" in over_ask and INSTANCE.plural(language)[0] in over_ask
