@@ -40,7 +40,7 @@ from backend.dond.errors import (
     OutOfTurnError,
     ProposalRequiredError,
 )
-from backend.dond.rules import LANGUAGES, MODES, ROLES
+from backend.dond.rules import ROLES, check_language, check_mode
 from backend.dond.scoring import is_complementary
 
 STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "llm_error", "abort")
@@ -97,10 +97,8 @@ class GameConfig:
     max_message_chars: int = 1000
 
     def __post_init__(self):
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}.")
-        if self.language not in LANGUAGES:
-            raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {self.language!r}.")
+        check_mode(self.mode)
+        check_language(self.language)
         if self.opener not in ROLES:
             raise ValueError(f"opener must be 'A' or 'B', not {self.opener!r}.")
         for name in ("max_messages", "llm_reprompts", "max_message_chars"):

@@ -22,6 +22,18 @@ N_TYPES_RANGE = (3, 5)  # item types per game
 N_ITEMS_RANGE = (5, 8)  # items per game
 
 
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """Refuse a value that is not one of ``choices``, naming the setting and the choices.
+
+    >>> check_choice("opener", "C", ROLES)
+    Traceback (most recent call last):
+    ...
+    ValueError: opener must be one of A, B, not 'C'.
+    """
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}.")
+
+
 def check_language(language: str) -> None:
     """Refuse a language the game has no words for.
 
@@ -30,8 +42,7 @@ def check_language(language: str) -> None:
     ...
     ValueError: language must be one of en, de, it, not 'fr'.
     """
-    if language not in LANGUAGES:
-        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {language!r}.")
+    check_choice("language", language, LANGUAGES)
 
 
 def check_mode(mode: str) -> None:
@@ -42,8 +53,7 @@ def check_mode(mode: str) -> None:
     ...
     ValueError: mode must be one of semi, coop, comp, not 'chaos'.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
+    check_choice("mode", mode, MODES)
 
 
 def must_propose(messages_sent: int, *, other_has_proposed: bool, max_messages: int) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from backend.core import runs
-from backend.core.llm import LLMSettings, add_endpoint_options
+from backend.core.llm import LLMSettings, add_endpoint_options, settings_from_args
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond.game import GameConfig, cell_roles, other_role, replay
 from backend.dond.instances import Instance, generate_instance
@@ -245,11 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         protocol = Protocol(args.protocol, args.word_limit, args.probe_external)
-        options = dict(temperature=args.temperature, timeout_s=args.timeout, max_retries=args.max_retries)
-        options.update(max_tokens=args.max_tokens, reasoning_tokens=args.reasoning_tokens)
-        if args.base_url:
-            options["base_url"] = args.base_url
-        LLMSettings(model=args.model_a, **options)  # validates the options before anything runs
+        base = settings_from_args(args, model=args.model_a)  # validates the options before anything runs
+        options = {name: value for name, value in dataclasses.asdict(base).items() if name != "model"}
         summary = asyncio.run(
             run_selfplay(
                 model_a=args.model_a,
