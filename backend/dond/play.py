@@ -95,6 +95,16 @@ def call_event(role: str, record: CallRecord, *, purpose: str = "message", turn:
     }
 
 
+def system_event(kind: str, role: str, text: str) -> dict[str, Any]:
+    """An event the game itself stores about ``role`` (an ``abort`` with its reason, a ``reprompt`` with its text).
+
+    >>> event = system_event("abort", "B", "llm_invalid: format")
+    >>> event["actor"], event["text"]
+    ('system', 'llm_invalid: format')
+    """
+    return {"kind": kind, "role": role, "actor": "system", "created_at": time.time(), "text": text}
+
+
 def judge_reply(reply: str, events: list, role: str, instance: Instance, config: GameConfig) -> dict[str, Any]:
     """The event an LLM reply becomes: a ``message``, a ``proposal`` or a ``violation`` (with kind and reason)."""
     state = replay(events, config, counts=instance.counts)
@@ -137,21 +147,111 @@ async def llm_turns(
         raise ValueError(f"max_requests must be a whole number of at least 1 (or None), got {max_requests!r}.")
     probes: list[asyncio.Task] = []
     try:
-        async for item in _turns(
-            load_events,
-            store_event,
-            instance,
-            config,
-            role,
-            settings,
-            stream_reply,
-            call_model,
-            protocol,
-            probes,
-            max_requests,
-            options,
-        ):
-            yield item
+        probed: set[int] = set()
+        while True:
+            events = list(load_events())
+            state = replay(events, config, counts=instance.counts)
+            if state.finished or role not in state.to_act:
+                return
+            # The budget is checked before every call this turn may make (probe, note, reply).
+            if abort := _budget_abort(load_events, role, max_requests):
+                store_event(abort)
+                yield {"type": "event", "event": abort}
+                return
+            chat = llm_messages(events, role, instance, config)
+            turn = public_moves(events, role)
+            if protocol.probe_external and turn not in probed and _has(events, "probe", role, turn) is None:
+                probed.add(turn)
+                probes.append(asyncio.create_task(_probe(chat, instance, config, role, turn, settings, store_event)))
+            if protocol.notes:
+                yield {"type": "typing"}  # before the note call: the reply's prompt needs the note
+            messages = chat
+            if protocol.notes:
+                note = _has(events, "note", role, turn)
+                if note is None:
+                    if abort := _budget_abort(load_events, role, max_requests):
+                        store_event(abort)
+                        yield {"type": "event", "event": abort}
+                        return
+                    note_record = await complete(
+                        note_messages(chat, instance, config, protocol),
+                        settings,
+                        scripted=scripted_note(instance, role, config.language),
+                        max_tokens=reply_budget(note_chars(instance, protocol)),
+                    )
+                    store_event(call_event(role, note_record, purpose="note", turn=turn))
+                    note = _aside_event("note", role, turn, note_record)
+                    store_event(note)
+                messages = reply_messages(
+                    chat, _value(note, "text") or "", instance, config, protocol, must_propose=state.must_propose(role)
+                )
+            if protocol.notes and (abort := _budget_abort(load_events, role, max_requests)):
+                store_event(abort)
+                yield {"type": "event", "event": abort}
+                return
+            record: CallRecord | None = None
+            hidden = False
+            # Made before the typing item is reported, so that a call_model which sends its request at once
+            # (``start_stream``) has it on its way while the caller shows that the model is typing.
+            call = call_model(
+                messages,
+                settings,
+                scripted=scripted_policy(instance, role, state),
+                stream_reply=stream_reply,
+                max_tokens=reply_budget(config.max_message_chars),
+                **options,
+            )
+            try:
+                if not protocol.notes:
+                    yield {"type": "typing"}
+                async for item in call:
+                    if isinstance(item, TextDelta):
+                        if hidden:
+                            continue
+                        piece = item.text
+                        if "[" in piece:
+                            piece, hidden = piece[: piece.index("[")], True
+                        if piece:
+                            yield {"type": "delta", "text": piece}
+                    else:
+                        record = item
+            finally:
+                await call.aclose()
+            store_event(call_event(role, record, purpose="message", turn=turn))
+            if not record.ok:
+                failure = {
+                    "kind": "llm_error",
+                    "role": role,
+                    "actor": "llm",
+                    "created_at": time.time(),
+                    "text": "",
+                    "error_kind": record.error_kind,
+                    "error": f"{record.error_kind}: {record.error}",
+                }
+                store_event(failure)
+                yield {"type": "event", "event": failure}
+                if replay([*events, failure], config, counts=instance.counts).failures_exhausted(role):
+                    abort = system_event("abort", role, f"llm_error: {record.error_kind}")
+                    store_event(abort)
+                    yield {"type": "event", "event": abort}
+                    return
+                continue  # the same turn again: the model gets the same prompt, nothing was wrong with its answer
+            event = judge_reply(record.reply, events, role, instance, config)
+            error = event.pop("_error", None)
+            store_event(event)
+            yield {"type": "event", "event": event}
+            if event["kind"] != "violation":
+                continue
+            after = replay([*events, event], config, counts=instance.counts)
+            if after.reprompts_exhausted(role):
+                abort = system_event("abort", role, f"llm_invalid: {event['error_kind']}")
+                store_event(abort)
+                yield {"type": "event", "event": abort}
+                return
+            if error is not None:
+                reprompt = system_event("reprompt", role, reprompt_text(error, instance, config))
+                store_event(reprompt)
+                yield {"type": "event", "event": reprompt}
     finally:
         # The probes were started with their turns; they are awaited only now, after the person saw the reply.
         if probes:
@@ -202,143 +302,4 @@ def _budget_abort(load_events, role: str, max_requests: int | None) -> dict[str,
     if used < max_requests:
         return None
     text = f"llm_budget: {used} model requests used, the limit per game is {max_requests}"
-    return {"kind": "abort", "role": role, "actor": "system", "created_at": time.time(), "text": text}
-
-
-async def _turns(
-    load_events,
-    store_event,
-    instance,
-    config,
-    role,
-    settings,
-    stream_reply,
-    call_model,
-    protocol,
-    probes,
-    max_requests,
-    options,
-):
-    probed: set[int] = set()
-    while True:
-        events = list(load_events())
-        state = replay(events, config, counts=instance.counts)
-        if state.finished or role not in state.to_act:
-            return
-        # The budget is checked before every call this turn may make (probe, note, reply).
-        if abort := _budget_abort(load_events, role, max_requests):
-            store_event(abort)
-            yield {"type": "event", "event": abort}
-            return
-        chat = llm_messages(events, role, instance, config)
-        turn = public_moves(events, role)
-        if protocol.probe_external and turn not in probed and _has(events, "probe", role, turn) is None:
-            probed.add(turn)
-            probes.append(asyncio.create_task(_probe(chat, instance, config, role, turn, settings, store_event)))
-        if protocol.notes:
-            yield {"type": "typing"}  # before the note call: the reply's prompt needs the note
-        messages = chat
-        if protocol.notes:
-            note = _has(events, "note", role, turn)
-            if note is None:
-                if abort := _budget_abort(load_events, role, max_requests):
-                    store_event(abort)
-                    yield {"type": "event", "event": abort}
-                    return
-                note_record = await complete(
-                    note_messages(chat, instance, config, protocol),
-                    settings,
-                    scripted=scripted_note(instance, role, config.language),
-                    max_tokens=reply_budget(note_chars(instance, protocol)),
-                )
-                store_event(call_event(role, note_record, purpose="note", turn=turn))
-                note = _aside_event("note", role, turn, note_record)
-                store_event(note)
-            messages = reply_messages(
-                chat, _value(note, "text") or "", instance, config, protocol, must_propose=state.must_propose(role)
-            )
-        if protocol.notes and (abort := _budget_abort(load_events, role, max_requests)):
-            store_event(abort)
-            yield {"type": "event", "event": abort}
-            return
-        record: CallRecord | None = None
-        hidden = False
-        # Made before the typing item is reported, so that a call_model which sends its request at once
-        # (``start_stream``) has it on its way while the caller shows that the model is typing.
-        call = call_model(
-            messages,
-            settings,
-            scripted=scripted_policy(instance, role, state),
-            stream_reply=stream_reply,
-            max_tokens=reply_budget(config.max_message_chars),
-            **options,
-        )
-        try:
-            if not protocol.notes:
-                yield {"type": "typing"}
-            async for item in call:
-                if isinstance(item, TextDelta):
-                    if hidden:
-                        continue
-                    piece = item.text
-                    if "[" in piece:
-                        piece, hidden = piece[: piece.index("[")], True
-                    if piece:
-                        yield {"type": "delta", "text": piece}
-                else:
-                    record = item
-        finally:
-            await call.aclose()
-        store_event(call_event(role, record, purpose="message", turn=turn))
-        if not record.ok:
-            failure = {
-                "kind": "llm_error",
-                "role": role,
-                "actor": "llm",
-                "created_at": time.time(),
-                "text": "",
-                "error_kind": record.error_kind,
-                "error": f"{record.error_kind}: {record.error}",
-            }
-            store_event(failure)
-            yield {"type": "event", "event": failure}
-            if replay([*events, failure], config, counts=instance.counts).failures_exhausted(role):
-                abort = {
-                    "kind": "abort",
-                    "role": role,
-                    "actor": "system",
-                    "created_at": time.time(),
-                    "text": f"llm_error: {record.error_kind}",
-                }
-                store_event(abort)
-                yield {"type": "event", "event": abort}
-                return
-            continue  # the same turn again: the model gets the same prompt, nothing was wrong with its answer
-        event = judge_reply(record.reply, events, role, instance, config)
-        error = event.pop("_error", None)
-        store_event(event)
-        yield {"type": "event", "event": event}
-        if event["kind"] != "violation":
-            continue
-        after = replay([*events, event], config, counts=instance.counts)
-        if after.reprompts_exhausted(role):
-            abort = {
-                "kind": "abort",
-                "role": role,
-                "actor": "system",
-                "created_at": time.time(),
-                "text": f"llm_invalid: {event['error_kind']}",
-            }
-            store_event(abort)
-            yield {"type": "event", "event": abort}
-            return
-        if error is not None:
-            reprompt = {
-                "kind": "reprompt",
-                "role": role,
-                "actor": "system",
-                "created_at": time.time(),
-                "text": reprompt_text(error, instance, config),
-            }
-            store_event(reprompt)
-            yield {"type": "event", "event": reprompt}
+    return system_event("abort", role, text)

@@ -31,7 +31,7 @@ from backend.core.llm import LLMSettings, add_endpoint_options, settings_from_ar
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond.game import GameConfig, cell_roles, other_role, replay
 from backend.dond.instances import Instance, generate_instance
-from backend.dond.play import llm_turns
+from backend.dond.play import llm_turns, system_event
 from backend.dond.protocol import PLAIN, PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES, check_language, check_mode
 
@@ -129,7 +129,7 @@ async def play_match(
             protocol=protocol,
         ):
             pass
-    events.append({"kind": "abort", "role": "", "actor": "system", "created_at": time.time(), "text": "stalled"})
+    events.append(system_event("abort", "", "stalled"))
     return events
 
 
