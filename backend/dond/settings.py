@@ -19,6 +19,10 @@ every chat message too long and broke the exports of all sessions).
 7
 >>> dond_settings({}).first_mover_cells
 (1, 2, 3, 4)
+>>> dond_settings({"llm_word_limit": 1})  # Protocol needs 2: refused here, not when the first game is created
+Traceback (most recent call last):
+...
+ValueError: The session key 'llm_word_limit' must be a whole number from 2 to 1000, not 1.
 >>> dond_settings({"max_messages": 0, "language": "fr"})
 Traceback (most recent call last):
 ...
@@ -79,7 +83,7 @@ class DondSettings:
     disconnect_timeout_s: int = _key(90, _whole(10, DAY_S))  # person vs person: page closed this long
     pairing_timeout_s: int = _key(600, _whole(10, DAY_S))  # person vs person: wait for a partner
     llm_protocol: str = _key(_PLAIN.name, _one_of(PROTOCOLS))  # or notes: a private note before each public reply
-    llm_word_limit: int = _key(_PLAIN.word_limit, _whole(1, 1000))  # stated in the notes protocol's prompts
+    llm_word_limit: int = _key(_PLAIN.word_limit, _whole(2, 1000))  # stated in the notes protocol's prompts
     llm_probe_external: bool = _key(_PLAIN.probe_external, session_keys.flag)  # ask which split the other accepts
     llm_blocking: bool = _key(False, session_keys.flag)  # benchmark only: each model call blocks the server
     live_messages_per_minute: int = _key(30, _whole(1, 10_000))  # per participant; more are refused
