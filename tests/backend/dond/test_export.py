@@ -12,21 +12,7 @@ from backend.core.csvio import iso_utc
 from backend.dond import export as dond_export
 from backend.dond import game, instances, prompts, proposals, rules, scoring
 from backend.dond.game import GameConfig, replay
-
-INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
-
-
-def message(role, text="hello"):
-    return {"kind": "message", "role": role, "text": text}
-
-
-def proposal(role, counts, text=""):
-    return {"kind": "proposal", "role": role, "proposal": list(counts), "text": text}
-
-
-def violation(role, text="oops", error_kind="format"):
-    return {"kind": "violation", "role": role, "text": text, "error_kind": error_kind}
-
+from tests.backend.dond.events import INSTANCE, message, proposal, violation
 
 # ---------------------------------------------------------------------------------------------------------------
 # Scripted agent and export rows

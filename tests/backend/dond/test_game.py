@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from backend.dond import errors, game, instances
+from backend.dond import errors, game
 from backend.dond.game import GameConfig, replay
-
-INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
-
-
-def message(role, text="hello"):
-    return {"kind": "message", "role": role, "text": text}
-
-
-def proposal(role, counts, text=""):
-    return {"kind": "proposal", "role": role, "proposal": list(counts), "text": text}
-
-
-def violation(role, text="oops", error_kind="format"):
-    return {"kind": "violation", "role": role, "text": text, "error_kind": error_kind}
+from tests.backend.dond.events import INSTANCE, message, proposal, violation
 
 
 def test_players_alternate_from_the_opener_until_the_messages_are_used():

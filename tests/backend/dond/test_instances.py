@@ -12,6 +12,7 @@ from scipy import stats
 
 from backend.dond import instances, items, rules
 from tests.backend.dond import oracles
+from tests.backend.dond.events import INSTANCE
 
 # ---------------------------------------------------------------------------------------------------------------
 # Instances
@@ -126,8 +127,6 @@ def test_generated_value_pairs_are_uniform_over_valid_pairs():
 
 
 # Rendering
-
-INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 
 
 def test_rendering_uses_singular_for_one_and_plural_otherwise():

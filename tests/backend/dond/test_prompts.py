@@ -6,21 +6,7 @@ import pytest
 
 from backend.dond import errors, instances, prompts, proposals, rules
 from backend.dond.game import GameConfig
-
-INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
-
-
-def message(role, text="hello"):
-    return {"kind": "message", "role": role, "text": text}
-
-
-def proposal(role, counts, text=""):
-    return {"kind": "proposal", "role": role, "proposal": list(counts), "text": text}
-
-
-def violation(role, text="oops", error_kind="format"):
-    return {"kind": "violation", "role": role, "text": text, "error_kind": error_kind}
-
+from tests.backend.dond.events import INSTANCE, message, proposal, violation
 
 # ---------------------------------------------------------------------------------------------------------------
 # Prompts

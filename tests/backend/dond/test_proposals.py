@@ -8,11 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.dond import errors, instances, items, proposals, rules
+from tests.backend.dond.events import INSTANCE
 
 # ---------------------------------------------------------------------------------------------------------------
 # Parsing
-
-INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 
 
 @pytest.mark.parametrize(

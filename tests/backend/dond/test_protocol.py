@@ -10,13 +10,11 @@ from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
 from backend.dond import export as dond_export
 from backend.dond.game import GameConfig, participant_view, replay
-from backend.dond.instances import Instance
 from backend.dond.play import llm_turns
 from backend.dond.protocol import Protocol, player_metrics, turn_analysis
+from tests.backend.dond.events import INSTANCE
 from tests.support.harness import run_async
 
-# Values to B: apple 0, knife 3, egg 4 (2 knives + 1 egg = 10).
-INSTANCE = Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 NOTES = Protocol("notes", word_limit=20, probe_external=False)
 NOTES_AND_PROBE = Protocol("notes", word_limit=20, probe_external=True)
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from backend.dond import instances, rules, scoring
 from tests.backend.dond import oracles
+from tests.backend.dond.events import INSTANCE
 
 # clembench semi_en game 0: 3 crayons, 1 chalk, 2 bolts.
 COUNTS, VALUES_A, VALUES_B = (3, 1, 2), (0, 0, 5), (1, 3, 2)
@@ -165,8 +166,6 @@ def test_invalid_arguments_raise_value_errors(call, match):
 
 # ---------------------------------------------------------------------------------------------------------------
 # Complementarity, points, goal and bonus
-
-INSTANCE = instances.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
 
 
 def test_complementary_proposals_allow_leftovers_but_not_overlap():
