@@ -251,33 +251,36 @@ def summarise_agency(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0
     return table[table["n"] > 0].to_dict("records")  # groups sorted, metrics in AGENCY_METRICS order
 
 
+GROUP_HEADER = ["mode", "lang", "model"]
+
+
+def _group_cells(row: dict[str, Any]) -> list[str]:
+    return [str(row["mode"]), str(row["language"]), str(row["model"])]
+
+
 def _agency_text_table(rows: list[dict[str, Any]]) -> str:
-    header = ["mode", "lang", "model", "protocol", "metric", "n", "cells", "mean", "debiased", "SE", "95% CI"]
-    lines = [header]
-    for r in rows:
-        lines.append(
-            [
-                str(r["mode"]),
-                str(r["language"]),
-                str(r["model"]),
-                str(r["llm_protocol"]) or "–",
-                str(r["metric"]),
-                str(r["n"]),
-                str(r["n_cells"]),
-                _fmt(r["mean"], 3),
-                _fmt(r["debiased_mean"], 3),
-                _fmt(r["se"], 3),
-                f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]",
-            ]
-        )
-    text = _aligned(lines)
+    header = [*GROUP_HEADER, "protocol", "metric", "n", "cells", "mean", "debiased", "SE", "95% CI"]
+    lines = [header] + [
+        [
+            *_group_cells(r),
+            str(r["llm_protocol"]) or "–",
+            str(r["metric"]),
+            str(r["n"]),
+            str(r["n_cells"]),
+            _fmt(r["mean"], 3),
+            _fmt(r["debiased_mean"], 3),
+            _fmt(r["se"], 3),
+            _interval(r["ci_low"], r["ci_high"], 3),
+        ]
+        for r in rows
+    ]
     notes = (
         "One row per finished game and role an LLM played; cells = side (A/B) x whether it opened. "
         "Debiased = (1/C) sum of the C cell means; SE = sqrt(sum s_c^2/n_c)/C; the 95% CI bootstraps instances. "
         "Faithfulness and format figures are shares; utility = own points / 10."
     )
     title = "LLM agency per model: faithfulness, instruction following and utility"
-    return title + "\n\n" + "\n".join(text) + "\n\n" + notes
+    return title + "\n\n" + "\n".join(_aligned(lines)) + "\n\n" + notes
 
 
 def _aligned(lines: list[list[str]]) -> list[str]:
@@ -292,54 +295,41 @@ def _fmt(value: float, digits: int = 1) -> str:
     return "–" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
+def _interval(low: float, high: float, digits: int = 1) -> str:
+    return f"[{_fmt(low, digits)}, {_fmt(high, digits)}]"
+
+
 def _text_table(rows: list[dict[str, Any]]) -> str:
     header = [
-        "mode",
-        "lang",
-        "model",
-        "games",
-        "cells",
-        "aborted",
-        "LLM error/rules",
-        "lose",
-        "success",
-        "pareto",
-        "main score [95% CI]",
-        "debiased main [95% CI]",
-        "points (person/other)",
-        "benchmark",
-        "debiased benchmark",
+        *GROUP_HEADER,
+        *("games", "cells", "aborted", "LLM error/rules", "lose", "success", "pareto"),
+        *("main score [95% CI]", "debiased main [95% CI]", "points (person/other)", "benchmark", "debiased benchmark"),
     ]
-    lines = [header]
-    for r in rows:
-        lines.append(
-            [
-                str(r["mode"]),
-                str(r["language"]),
-                str(r["model"]),
-                str(r["games"]),
-                ",".join(r["cells"]),
-                _fmt(r["aborted_rate"], 2),
-                f"{_fmt(r['llm_error_rate'], 2)}/{_fmt(r['llm_invalid_rate'], 2)}",
-                _fmt(r["lose_rate"], 2),
-                _fmt(r["success_rate"], 2),
-                _fmt(r["pareto_optimal_rate"], 2),
-                f"{_fmt(r['main_score'])} [{_fmt(r['main_score_ci'][0])}, {_fmt(r['main_score_ci'][1])}]",
-                f"{_fmt(r['main_score_debiased'])} "
-                f"[{_fmt(r['main_score_debiased_ci'][0])}, {_fmt(r['main_score_debiased_ci'][1])}]",
-                f"{_fmt(r['points_focal'])}/{_fmt(r['points_opponent'])}",
-                _fmt(r["benchmark_score"]),
-                _fmt(r["benchmark_score_debiased"]),
-            ]
-        )
-    text = _aligned(lines)
+    lines = [header] + [
+        [
+            *_group_cells(r),
+            str(r["games"]),
+            ",".join(r["cells"]),
+            _fmt(r["aborted_rate"], 2),
+            f"{_fmt(r['llm_error_rate'], 2)}/{_fmt(r['llm_invalid_rate'], 2)}",
+            _fmt(r["lose_rate"], 2),
+            _fmt(r["success_rate"], 2),
+            _fmt(r["pareto_optimal_rate"], 2),
+            f"{_fmt(r['main_score'])} {_interval(*r['main_score_ci'])}",
+            f"{_fmt(r['main_score_debiased'])} {_interval(*r['main_score_debiased_ci'])}",
+            f"{_fmt(r['points_focal'])}/{_fmt(r['points_opponent'])}",
+            _fmt(r["benchmark_score"]),
+            _fmt(r["benchmark_score_debiased"]),
+        ]
+        for r in rows
+    ]
     notes = (
         "Rates are shares of finished games; LLM error/rules: aborted because the model could not be reached / "
         "broke the rules too often. Pareto, main score and points are over non-aborted games. "
         "Debiased = mean of the per-cell means over the counterbalancing cells present. "
         "Benchmark = (1 - aborted rate) x mean clembench per-mode score."
     )
-    return "\n".join(text) + "\n\n" + notes
+    return "\n".join(_aligned(lines)) + "\n\n" + notes
 
 
 def _jsonable(value: Any) -> Any:
