@@ -417,7 +417,7 @@ def faithfulness_rate(verdicts: Sequence[str], *, vacuous: str = "faithful") -> 
 def format_ok(texts: Iterable[str], *, parse: Callable[[str], Any]) -> np.ndarray:
     """Whether each proposal attempt is in the valid bracket format: ``parse(text)`` returns without ``ValueError``.
 
-    Pass the game's proposal parser (for DoND, ``backend.dond.rules.parse_proposal`` bound to the instance and language).
+    Pass the game's proposal parser (for DoND, ``backend.dond.proposals.parse_proposal`` bound to the instance and language).
 
     >>> format_ok(["[Proposal: 1]", "Proposal 1"], parse=lambda t: t.index("[")).tolist()
     [True, False]

@@ -27,7 +27,7 @@ only awaited after the turn's public events were reported, so it never delays th
 carries its ``purpose`` (``note``, ``message``, ``probe``) and ``turn``.
 
 Each purpose has its token budget from the game's own limits (``backend.core.llm.reply_budget``): a message
-``max_message_chars``, a note ``negotiation_protocol.note_chars``, a probe ``split_chars``. A reasoning model's
+``max_message_chars``, a note ``backend.dond.protocol.note_chars``, a probe ``split_chars``. A reasoning model's
 thinking is stored on the ``llm_call`` event (``llm_reasoning``), never judged as its move and never shown.
 """
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from backend.dond import agency as neg
+from backend.dond import agency
 from backend.dond.errors import MoveError
 from backend.dond.game import GameConfig, event_value, proposal_tuple, replay
 from backend.dond.instances import Instance
@@ -76,7 +76,7 @@ class Protocol:
     """
 
     name: str = "plain"
-    word_limit: int = neg.DEFAULT_WORD_LIMIT
+    word_limit: int = agency.DEFAULT_WORD_LIMIT
     probe_external: bool = False
 
     def __post_init__(self):
@@ -95,7 +95,7 @@ class Protocol:
     def from_config(cls, config: Mapping[str, Any]) -> Protocol:
         return cls(
             name=str(config.get("llm_protocol") or "plain"),
-            word_limit=int(config.get("llm_word_limit") or neg.DEFAULT_WORD_LIMIT),
+            word_limit=int(config.get("llm_word_limit") or agency.DEFAULT_WORD_LIMIT),
             probe_external=bool(config.get("llm_probe_external", False)),
         )
 
@@ -171,7 +171,7 @@ def reply_messages(
     text = _template(language, "propose.txt" if must_propose else "message.txt").substitute(
         note=note.strip() or "-",
         word_limit=protocol.word_limit,
-        marker=neg.OFFER_MARKERS[language],
+        marker=agency.OFFER_MARKERS[language],
         format=FORMAT_HINT[language],
     )
     return with_instruction(chat, text)
@@ -249,11 +249,11 @@ def read_split(text: str | None, instance: Instance, language: str) -> tuple[tup
     """
     if not text:
         return None, "There is no text."
-    note = neg.split_note(text)
+    note = agency.split_note(text)
     if note.split is None:
         return None, note.error
     try:
-        counts = neg.split_counts(note.pairs, resolve=item_resolver(instance, language), available=instance.counts)
+        counts = agency.split_counts(note.pairs, resolve=item_resolver(instance, language), available=instance.counts)
     except ValueError as error:
         return None, str(error)
     return tuple(int(c) for c in counts), None
@@ -284,7 +284,7 @@ def turn_analysis(events: Sequence[Any], instance: Instance, config: GameConfig)
     the role wrote no notes / was never probed).
     """
     language = config.language
-    marker = neg.OFFER_MARKERS[language]
+    marker = agency.OFFER_MARKERS[language]
     notes: dict[tuple[str, int], Any] = {}
     probes: dict[tuple[str, int], Any] = {}
     for event in events:
@@ -307,9 +307,9 @@ def turn_analysis(events: Sequence[Any], instance: Instance, config: GameConfig)
         note_split, note_error = read_split(event_value(notes.get((role, turn)), "text"), instance, language)
         belief_split, belief_error = read_split(event_value(probes.get((role, turn)), "text"), instance, language)
         if kind == "proposal":
-            offer = neg.OfferExtraction(neg.OFFER_FOUND, counts=proposal_tuple(event_value(event, "proposal")))
+            offer = agency.OfferExtraction(agency.OFFER_FOUND, counts=proposal_tuple(event_value(event, "proposal")))
         else:
-            offer = neg.message_offer(
+            offer = agency.message_offer(
                 event_value(event, "text") or "",
                 marker=marker,
                 parse=lambda content: parse_offer_content(content, instance, language),
@@ -340,7 +340,7 @@ def turn_analysis(events: Sequence[Any], instance: Instance, config: GameConfig)
             verdict = ""
             if used:
                 verdict = str(
-                    neg.faithfulness_verdicts([points["offer"]], [reference], message_status=[offer.status])[0]
+                    agency.faithfulness_verdicts([points["offer"]], [reference], message_status=[offer.status])[0]
                 )
             record[f"{name}_verdict"] = verdict
         records.append(record)
@@ -378,18 +378,18 @@ def player_metrics(
     metrics: dict[str, Any] = {"turns": len(records)}
     for name in ("internal", "external"):
         verdicts = [r[f"{name}_verdict"] for r in records if r[f"{name}_verdict"]]
-        metrics[f"{name}_faithfulness"] = neg.faithfulness_rate(verdicts)
-    metrics["offer_failures"] = sum(r["offer_status"] == neg.OFFER_FAILED for r in records)
-    metrics["note_under_limit"] = neg.word_limit_share(notes, limit=word_limit)
-    metrics["message_under_limit"] = neg.word_limit_share(replies, limit=word_limit)
-    metrics["note_json"] = float(neg.note_json_present(notes).mean()) if notes else math.nan
+        metrics[f"{name}_faithfulness"] = agency.faithfulness_rate(verdicts)
+    metrics["offer_failures"] = sum(r["offer_status"] == agency.OFFER_FAILED for r in records)
+    metrics["note_under_limit"] = agency.word_limit_share(notes, limit=word_limit)
+    metrics["message_under_limit"] = agency.word_limit_share(replies, limit=word_limit)
+    metrics["note_json"] = float(agency.note_json_present(notes).mean()) if notes else math.nan
     valid = [kind == "proposal" or error_kind == "over_ask" for kind, error_kind in kinds]
     metrics["proposal_format"] = float(np.mean(valid)) if valid else math.nan
     state = replay(events, config, counts=instance.counts)
     utility = math.nan
     if state.outcome in ("success", "lose"):
         own = int(np.dot(state.proposals[role], instance.values(role))) if state.outcome == "success" else 0
-        utility = float(neg.normalised_points([own])[0])
+        utility = float(agency.normalised_points([own])[0])
     metrics["utility"] = utility
     return metrics
 
