@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.dond import rules as dond
+from backend import dond
 from backend.dond.play import llm_turns
 from tests.support.harness import run_async
 
