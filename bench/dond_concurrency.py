@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
 from tests.support.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
 from tests.support.harness import (  # noqa: E402
+    app_source,
     base_env,
     create_session,
     project_with_app,
@@ -39,32 +40,11 @@ from tests.support.harness import (  # noqa: E402
     session_start_links,
 )
 
-FLOOR_APP = """\
-import asyncio
-
-from otree.api import BaseConstants, BaseGroup, BasePlayer, BaseSubsession, Page
-
-doc = "Benchmark floor: an async live method that stores nothing and calls no model."
-
-
-class C(BaseConstants):
-    NAME_IN_URL = "live_floor"
-    PLAYERS_PER_GROUP = None
-    NUM_ROUNDS = 1
-
-
-class Subsession(BaseSubsession):
-    pass
-
-
-class Group(BaseGroup):
-    pass
-
-
-class Player(BasePlayer):
-    pass
-
-
+FLOOR_APP = app_source(
+    "live_floor",
+    doc="Benchmark floor: an async live method that stores nothing and calls no model.",
+    preamble="import asyncio\n",
+    body="""\
 REPLIES = {}  # replies so far per participant, in memory
 
 
@@ -90,7 +70,8 @@ class Bargain(Page):
 
 
 page_sequence = [Bargain]
-"""
+""",
+)
 
 FLOOR_PAGE = """\
 {% extends "global/Page.html" %}

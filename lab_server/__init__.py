@@ -2,7 +2,8 @@
 
 oTree owns the room links, the admin pages, the exports, the login and the websockets; the apps cannot reach these
 through oTree's API. This package adapts them at import time (every app imports it, so it is in force in the
-devserver, the prodserver and ``otree test``), each concern in its own module:
+devserver, the prodserver and ``otree test``), reaching oTree only through ``otree_internals``, each concern in its
+own module:
 
 | module | what it guards |
 |---|---|
@@ -10,6 +11,7 @@ devserver, the prodserver and ``otree test``), each concern in its own module:
 | ``entry`` | Prolific links: the PID's shape, no slot for invalid visits, one participation per PID, the full session |
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
+| ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
 
 Nothing here changes what an app stores; each guard is documented in README "Security and data safety".
 """

@@ -30,9 +30,9 @@ _creating = threading.local()
 
 def validate_session_config(config: dict) -> None:
     """Run the shared and every app's checks on ``config``; raise one ``CreateSessionInvalidArgs`` naming them all."""
-    from otree.session import CreateSessionInvalidArgs
-
     import study_flow
+
+    from .otree_internals import CreateSessionInvalidArgs
 
     problems = []
     try:
@@ -56,8 +56,7 @@ def validate_session_config(config: dict) -> None:
 
 def _purge(session_code: str) -> None:
     """Delete every row of a half-made session (participants, players, groups, subsessions, app rows) and commit."""
-    from otree.database import db
-    from otree.models import Session
+    from .otree_internals import Session, db
 
     try:
         db.rollback()
@@ -67,28 +66,24 @@ def _purge(session_code: str) -> None:
         logger.exception("Could not remove the half-made session %s", session_code)
 
 
-def install() -> None:
-    import otree.session
-
-    clean = otree.session.SessionConfig.clean
-
+def _validating_first(clean):
     def clean_then_validate(self):
         # Ours first: oTree's clean() turns participation_fee into a currency and fails with a bare error on [] or 1e308.
         validate_session_config(self)
         clean(self)
 
-    otree.session.SessionConfig.clean = clean_then_validate
+    return clean_then_validate
 
-    run_creating_session_functions = otree.session.run_creating_session_functions
 
+def _remembering_the_code(run_creating_session_functions):
     def remember_then_run(session, progress_message_fxn):
         _creating.code = session.code
         return run_creating_session_functions(session, progress_message_fxn)
 
-    otree.session.run_creating_session_functions = remember_then_run
+    return remember_then_run
 
-    create_session = otree.session.create_session
 
+def _all_or_nothing(create_session):
     def create_session_or_nothing(*args, **kwargs):
         _creating.code = None
         try:
@@ -100,23 +95,25 @@ def install() -> None:
         finally:
             _creating.code = None
 
-    otree.session.create_session = create_session_or_nothing
-    _escape_creation_tracebacks()
+    return create_session_or_nothing
+
+
+def _escaping_tracebacks(send):
+    async def send_escaped(self, event: dict):
+        if isinstance(event.get("traceback"), str):
+            event = dict(event, traceback=html.escape(event["traceback"]))
+        await send(self, event)
+
+    return send_escaped
+
+
+def install() -> None:
+    from .otree_internals import replace
+
+    replace("otree.session:SessionConfig.clean", _validating_first)
+    replace("otree.session:run_creating_session_functions", _remembering_the_code)
+    create_session_or_nothing = replace("otree.session:create_session", _all_or_nothing)
+    for consumer in ("WSCreateSession", "WSCreateDemoSession"):
+        replace(f"otree.channels.consumers:{consumer}.send_response_to_browser", _escaping_tracebacks)
     # The REST API imported the name before we wrapped it.
-    import otree.views.rest
-
-    otree.views.rest.create_session = create_session_or_nothing
-
-
-def _escape_creation_tracebacks() -> None:
-    from otree.channels import consumers
-
-    for consumer in (consumers.WSCreateSession, consumers.WSCreateDemoSession):
-        send = consumer.send_response_to_browser
-
-        async def send_escaped(self, event: dict, _send=send):
-            if isinstance(event.get("traceback"), str):
-                event = dict(event, traceback=html.escape(event["traceback"]))
-            await _send(self, event)
-
-        consumer.send_response_to_browser = send_escaped
+    replace("otree.views.rest:create_session", lambda _unwrapped: create_session_or_nothing)

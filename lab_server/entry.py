@@ -42,7 +42,7 @@ def _id_format(session) -> str:
 
 def refusal_page(reason: str, session, *, status_code: int):
     """The page shown instead of the study: ``reason`` is ``missing``, ``malformed`` or ``full``."""
-    from otree.templating import render
+    from .otree_internals import render
 
     language = session.config.get("language") if session is not None else None
     response = render(REFUSED_TEMPLATE, study_flow.entry_page_texts(reason, language=language))
@@ -51,14 +51,14 @@ def refusal_page(reason: str, session, *, status_code: int):
 
 
 def _is_session_full(response) -> bool:
-    from otree.views.participant import no_participants_left_http_response
+    from .otree_internals import no_participants_left_http_response
 
     return response.status_code == 404 and response.body == no_participants_left_http_response().body
 
 
 def _earlier_participant(label: str, room_name: str):
     """The first participant that entered ``room_name`` with ``label``, in any session, or None."""
-    from otree.models import Participant
+    from .otree_internals import Participant
 
     for participant in Participant.objects_filter(label=label).order_by("id"):
         # _vars, not vars: reading must not mark every candidate's vars as changed.
@@ -89,7 +89,7 @@ def _enter(session, room_name: str | None, label: str, let_otree_assign):
 def _guard_room_link(original):
     @functools.wraps(original)
     def get(self, request):
-        from otree.room import ROOM_DICT
+        from .otree_internals import ROOM_DICT
 
         room = ROOM_DICT.get(request.path_params.get("room_name"))
         if room is None or not request.query_params.get("welcome_page_ok"):
@@ -109,7 +109,7 @@ def _guard_room_link(original):
 def _guard_session_wide_link(original):
     @functools.wraps(original)
     def get(self, request):
-        from otree.models import Session
+        from .otree_internals import Session
 
         session = Session.objects_filter(_anonymous_code=request.path_params.get("anonymous_code")).first()
         if session is None:
@@ -133,7 +133,7 @@ def _guard_session_wide_link(original):
 def _guard_initialize_participant(original):
     @functools.wraps(original)
     def get(self, request):
-        from otree.models import Participant
+        from .otree_internals import Participant
 
         label = request.query_params.get("participant_label")
         if label:
@@ -151,8 +151,9 @@ def _guard_set_label(original):
     @functools.wraps(original)
     def set_label(self, label):
         if label and not study_flow.SAFE_LABEL.fullmatch(label):
-            from otree.database import db
             from starlette.exceptions import HTTPException
+
+            from .otree_internals import db
 
             db.rollback()  # oTree marked the slot visited just before; a 4xx response would commit that
             raise HTTPException(400, "A participant label may hold only letters, digits, - and _ (1-100 of them).")
@@ -162,10 +163,9 @@ def _guard_set_label(original):
 
 
 def install() -> None:
-    import otree.views.participant as views
-    from otree.models import Participant
+    from .otree_internals import replace
 
-    views.AssignVisitorToRoom.get = _guard_room_link(views.AssignVisitorToRoom.get)
-    views.SessionWideLink.get = _guard_session_wide_link(views.SessionWideLink.get)
-    views.InitializeParticipant.get = _guard_initialize_participant(views.InitializeParticipant.get)
-    Participant.set_label = _guard_set_label(Participant.set_label)
+    replace("otree.views.participant:AssignVisitorToRoom.get", _guard_room_link)
+    replace("otree.views.participant:SessionWideLink.get", _guard_session_wide_link)
+    replace("otree.views.participant:InitializeParticipant.get", _guard_initialize_participant)
+    replace("otree.models:Participant.set_label", _guard_set_label)

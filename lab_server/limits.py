@@ -165,7 +165,7 @@ def waiting_socket_key(path: str, query_string: bytes) -> str | None:
     ('browser bot', None)
     """
     if path == "/wait_for_session_in_room":
-        from otree.room import ROOM_DICT
+        from .otree_internals import ROOM_DICT
 
         query = parse_qs(query_string.decode("latin-1"))
         room = (query.get("room_name") or [""])[0]
@@ -311,13 +311,11 @@ class Limits:
         open: 3,000 of them with invented codes took the server from 194 to 563 MB, each code under its own cap."""
         if key in self.known_participants:
             return True
-        from otree.database import session_scope
-        from otree.middleware import lock2
-        from otree.models import Participant
+        from .otree_internals import Participant, page_lock, session_scope
 
         name, _, value = key.partition("=")
         criteria = {"id": int(value)} if name == "participant_id" else {"code": value}
-        async with lock2:  # as oTree's own socket handlers read the database
+        async with page_lock:  # as oTree's own socket handlers read the database
             with session_scope():
                 exists = Participant.objects_exists(**criteria)
         if exists:
@@ -414,26 +412,26 @@ class Limits:
 
 
 def install() -> None:
-    import sys
-
-    import otree.middleware
+    from .otree_internals import built_asgi_app, replace
 
     limits = Limits()
-    inner_class = otree.middleware.PerfMiddleware  # maybe already wrapped by another guard: we chain
 
-    class LimitsMiddleware:
-        def __init__(self, app, **options):
-            self.app = inner_class(app=app, **options)
+    def limiting(inner_class):  # maybe already wrapped by another guard: we chain
+        class LimitsMiddleware:
+            def __init__(self, app, **options):
+                self.app = inner_class(app=app, **options)
 
-        async def __call__(self, scope, receive, send):
-            if scope["type"] == "websocket":
-                await limits.websocket(self.app, scope, receive, send)
-            elif scope["type"] == "http":
-                await limits.http(self.app, scope, receive, send)
-            else:
-                await self.app(scope, receive, send)
+            async def __call__(self, scope, receive, send):
+                if scope["type"] == "websocket":
+                    await limits.websocket(self.app, scope, receive, send)
+                elif scope["type"] == "http":
+                    await limits.http(self.app, scope, receive, send)
+                else:
+                    await self.app(scope, receive, send)
 
-    otree.middleware.PerfMiddleware = LimitsMiddleware
-    asgi = sys.modules.get("otree.asgi")
-    if asgi is not None and hasattr(asgi, "app"):  # the stack was built before us: build it again
-        asgi.app.middleware_stack = asgi.app.build_middleware_stack()
+        return LimitsMiddleware
+
+    replace("otree.middleware:PerfMiddleware", limiting)
+    app = built_asgi_app()
+    if app is not None:  # the stack was built before us: build it again
+        app.middleware_stack = app.build_middleware_stack()

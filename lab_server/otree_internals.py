@@ -102,11 +102,6 @@ USED: dict[str, Internal] = {
         "class",
         "the error oTree shows as 'Failed to create session: ...' (admin) and answers with HTTP 400 (REST)",
     ),
-    "participant_views": Internal(
-        "otree.views.participant",
-        "module",
-        "the entry views (room link, session-wide link, InitializeParticipant) that entry guards",
-    ),
     # -- running oTree outside its command line (tests/support/bots_on_database.py) --------------------------
     "setup": Internal("otree.main:setup", "function", "loads settings.py and the apps as `otree test` does"),
     "run_all_bots_for_session_config": Internal(
@@ -276,7 +271,9 @@ def __getattr__(name: str):
     internal = USED.get(name)
     if internal is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return locate(internal.where)
+    value = locate(internal.where)
+    globals()[name] = value  # found once; later reads (dond's page lock on every move) are a plain lookup
+    return value
 
 
 def __dir__() -> list[str]:

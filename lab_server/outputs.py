@@ -108,60 +108,61 @@ def neutralised_csv_text(csv_text: str) -> str:
     return buffer.getvalue()
 
 
-def install() -> None:
-    import otree.export
-    import otree.templating.filters
-    import otree.views.abstract
-    import otree.views.admin
-
-    plain_json_dumps = otree.views.abstract.json_dumps
-
+def _script_safe_dumps(json_dumps):
     def script_safe_json_dumps(value):
-        return script_safe(plain_json_dumps(value))
+        return script_safe(json_dumps(value))
 
-    # oTree's page code renders js_vars with this name; the |json filter with the other.
-    otree.views.abstract.json_dumps = script_safe_json_dumps
-    otree.templating.filters.json_dumps = script_safe_json_dumps
+    return script_safe_json_dumps
 
-    rows_for_monitor = otree.export.get_rows_for_monitor
 
+def _escaped_monitor_rows(rows_for_monitor):
     def escaped_rows_for_monitor(participants):
         return [monitor_row_escaped(row) for row in rows_for_monitor(participants)]
 
-    otree.export.get_rows_for_monitor = escaped_rows_for_monitor
+    return escaped_rows_for_monitor
 
-    payments = otree.views.admin.SessionPayments
-    payments_context = payments.vars_for_template
 
+def _escaped_payment_labels(payments_context):
     def payments_context_with_escaped_labels(self):
         context = payments_context(self)
         context["participants"] = [LabelEscaped(participant) for participant in context["participants"]]
         return context
 
-    payments.vars_for_template = payments_context_with_escaped_labels
+    return payments_context_with_escaped_labels
 
-    rows_for_wide_csv = otree.export.get_rows_for_wide_csv
 
+def _short_config_cells(rows_for_wide_csv):
     def wide_rows_with_short_config(session_code):
         return session_config_cells_shortened(rows_for_wide_csv(session_code))
 
-    otree.export.get_rows_for_wide_csv = wide_rows_with_short_config
+    return wide_rows_with_short_config
 
-    # The wide, per-app and custom exports (URL and websocket alike) all write through _export_csv with typed values:
-    # only text cells are touched, so numbers stay numbers.
-    export_csv = otree.export._export_csv
 
+def _neutralised_rows(export_csv):
     def export_neutralised_csv(fp, rows):
         export_csv(fp, (neutralise_row(row) for row in rows))
 
-    otree.export._export_csv = export_neutralised_csv
+    return export_neutralised_csv
 
+
+def install() -> None:
+    from .otree_internals import replace
+
+    # oTree's page code renders js_vars with this name; the |json filter with the other.
+    replace("otree.views.abstract:json_dumps", _script_safe_dumps)
+    replace("otree.templating.filters:json_dumps", _script_safe_dumps)
+    replace("otree.export:get_rows_for_monitor", _escaped_monitor_rows)
+    replace("otree.views.admin:SessionPayments.vars_for_template", _escaped_payment_labels)
+    replace("otree.export:get_rows_for_wide_csv", _short_config_cells)
+    # The wide, per-app and custom exports (URL and websocket alike) all write through _export_csv with typed values:
+    # only text cells are touched, so numbers stay numbers.
+    replace("otree.export:_export_csv", _neutralised_rows)
     # Page times and chat have writers of their own; their output is rewritten cell by cell.
     for name in ("export_page_times", "export_chat"):
-        setattr(otree.export, name, _neutralising(getattr(otree.export, name)))
+        replace(f"otree.export:{name}", neutralising)
 
 
-def _neutralising(write_export):
+def neutralising(write_export):
     def write_neutralised(fp, *args, **kwargs):
         buffer = io.StringIO()
         write_export(buffer, *args, **kwargs)

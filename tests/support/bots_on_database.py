@@ -12,11 +12,13 @@ import sys
 
 
 def main(argv: list[str]) -> int:
-    from otree.main import setup
+    from lab_server.otree_internals import setup
 
     setup()
-    from otree.bots.runner import run_all_bots_for_session_config
-    from otree.database import save_sqlite_db  # noqa: F401  (sets up the DB layer the same way the CLI does)
+    from lab_server.otree_internals import (
+        run_all_bots_for_session_config,
+        save_sqlite_db,  # noqa: F401  (sets up the DB layer the same way the CLI does)
+    )
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     config_name = argv[0]

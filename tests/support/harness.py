@@ -249,6 +249,44 @@ def _run_bots(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+APP_TEMPLATE = '''"""{doc}"""
+
+from otree.api import *
+{preamble}
+
+class C(BaseConstants):
+    NAME_IN_URL = {name!r}
+    PLAYERS_PER_GROUP = None
+    NUM_ROUNDS = 1
+
+
+class Subsession(BaseSubsession):
+    pass
+
+
+class Group(BaseGroup):
+    pass
+
+
+class Player(BasePlayer):
+    pass
+
+
+{body}'''
+
+
+def app_source(name: str, *, doc: str, preamble: str = "", body: str = "page_sequence = []\n") -> str:
+    """The ``__init__.py`` of a throwaway oTree app (for ``project_with_app``): ``doc``, ``from otree.api import *``
+    and ``preamble``, then ``C`` (NAME_IN_URL ``name``, one round, no groups) and empty models, then ``body`` (its
+    hooks, pages and ``page_sequence``).
+
+    >>> source = app_source("x", doc="A test.")
+    >>> "NAME_IN_URL = 'x'" in source, compile(source, "x/__init__.py", "exec").co_filename
+    (True, 'x/__init__.py')
+    """
+    return APP_TEMPLATE.format(doc=doc, preamble=preamble, name=name, body=body)
+
+
 def project_with_app(app_name: str, files: dict[str, str], *, prefix: str = "otree-app-") -> Path:
     """A scratch copy of the project with one more app (``files``: name -> text inside ``app_name/``) and a session
     config of the same name (``app_sequence=[app_name]``, one demo participant) appended to its settings."""

@@ -16,7 +16,6 @@ import csv
 import io
 import json
 import os
-import urllib.parse
 
 import pytest
 import requests
@@ -27,7 +26,8 @@ from backend.core.llm.fake_server import Reply
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
 from tests.support.harness import create_session, export_rows, run_async
-from tests.system.test_forged_requests import Person, chat_until_the_model_replies, next_state, pair_and_start
+from tests.support.live import chat_until_the_model_replies, next_state, pair_and_start
+from tests.support.participants import Visitor
 
 pytestmark = pytest.mark.slow
 
@@ -40,25 +40,12 @@ REMARKS = "-2+3 looks fine to me, and the matrix matches the log."
 TEXT_PAYLOADS = (CHAT, MODEL_REPLY, REASONING, REMARKS)
 
 
-class Visitor(Person):
-    """A participant arriving by the session-wide link with a PID and the welcome page's study-id cookie."""
-
-    def __init__(self, server_url: str, session_code: str, pid: str):
-        self.session_code = session_code
-        self.http = requests.Session()
-        self.seen = []
-        ids = {"pid": pid, "study_id": STUDY_ID, "session_id": "-S1"}
-        self.http.cookies.set("study_ids", urllib.parse.quote(json.dumps(ids)))
-        headers = {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}
-        info = requests.post(f"{server_url}/api/get_session/{session_code}", json={}, headers=headers, timeout=30)
-        link = info.json()["session_wide_url"]
-        link = link if link.startswith("http") else server_url + link
-        self._keep(self.http.get(link, params={"participant_label": pid}, timeout=30))
-
-
 def visitors(server_url: str, config: str, count: int, prefix: str, **fields) -> list[Visitor]:
     session = create_session(server_url, config, count, participant_id_format="any", **fields)
-    return [Visitor(server_url, session["code"], f"-{prefix}{number}-B1") for number in range(1, count + 1)]
+    return [
+        Visitor(server_url, session["code"], f"-{prefix}{number}-B1", study_id=STUDY_ID)
+        for number in range(1, count + 1)
+    ]
 
 
 def play_dond_person_vs_person(server_url: str) -> None:
@@ -257,14 +244,14 @@ def test_the_reports_reader_gets_back_exactly_what_was_typed(filled_server, tmp_
 def test_the_writers_oTree_does_not_route_through_its_csv_helper_are_rewritten_cell_by_cell():
     """Page times and chat have their own writers (no participant text reaches them in these apps, so the downloads
     above cannot show it): their output is parsed and every cell neutralised, numeric text left as it is."""
-    from lab_server.outputs import _neutralising
+    from lab_server.outputs import neutralising
 
     def chat_like(fp, session_code=None):
         fp.write("session_code,body,timestamp\n")
         fp.write(f'ab12,"{CHAT.replace(chr(34), chr(34) * 2)}",1764000000.25\nab12,-3,-1.5\n')
 
     buffer = io.StringIO()
-    _neutralising(chat_like)(buffer, session_code="ab12")
+    neutralising(chat_like)(buffer, session_code="ab12")
     assert cells(buffer.getvalue()) == [
         ["session_code", "body", "timestamp"],
         ["ab12", "'" + CHAT, "1764000000.25"],

@@ -18,6 +18,7 @@ import requests
 
 import study_flow
 from tests.support.harness import (
+    app_source,
     base_env,
     create_session,
     deployment_mode,
@@ -230,37 +231,15 @@ def test_participant_id_format_any_admits_pilot_labels_and_an_unknown_format_is_
     assert "'participant_id_format'" in refused.text and "prolific, any" in refused.text
 
 
-UNGUARDED_ROOM_APP = '''
-"""A throwaway app that takes the room link's guard away again, so a label reaches oTree's own room view unchecked."""
+UNGUARDED_ROOM_APP = app_source(
+    "unguarded_room",
+    doc="A throwaway app that takes the room link's guard away again, so a label reaches oTree's own room view unchecked.",
+    preamble="""
+from lab_server.otree_internals import replace
 
-from otree.api import *
-
-import lab_server  # noqa: F401
-import otree.views.participant as views
-
-views.AssignVisitorToRoom.get = views.AssignVisitorToRoom.get.__wrapped__
-
-
-class C(BaseConstants):
-    NAME_IN_URL = "unguarded_room"
-    PLAYERS_PER_GROUP = None
-    NUM_ROUNDS = 1
-
-
-class Subsession(BaseSubsession):
-    pass
-
-
-class Group(BaseGroup):
-    pass
-
-
-class Player(BasePlayer):
-    pass
-
-
-page_sequence = []
-'''
+replace("otree.views.participant:AssignVisitorToRoom.get", lambda guarded: guarded.__wrapped__)
+""",
+)
 
 
 def test_a_label_that_reaches_otree_unchecked_is_still_refused_and_takes_no_slot():

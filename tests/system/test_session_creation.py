@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from tests.support.harness import (
+    app_source,
     base_env,
     create_session,
     deployment_mode,
@@ -28,32 +29,11 @@ from tests.support.harness import (
 
 pytestmark = pytest.mark.slow
 
-BROKEN_APP = '''
-"""A throwaway app whose creating_session fails after oTree has committed the session and its participants."""
-
-from otree.api import *
-
-import lab_server  # noqa: F401
-
-
-class C(BaseConstants):
-    NAME_IN_URL = "broken_setup"
-    PLAYERS_PER_GROUP = None
-    NUM_ROUNDS = 1
-
-
-class Subsession(BaseSubsession):
-    pass
-
-
-class Group(BaseGroup):
-    pass
-
-
-class Player(BasePlayer):
-    pass
-
-
+BROKEN_APP = app_source(
+    "broken_setup",
+    doc="A throwaway app whose creating_session fails after oTree has committed the session and its participants.",
+    preamble="\nimport lab_server  # noqa: F401\n",
+    body="""\
 def creating_session(subsession: Subsession):
     for player in subsession.get_players():
         player.participant.vars["touched"] = True
@@ -65,7 +45,8 @@ class Only(Page):
 
 
 page_sequence = [Only]
-'''
+""",
+)
 
 
 @pytest.fixture(scope="module")
