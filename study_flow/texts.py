@@ -1,0 +1,155 @@
+"""The participant-facing texts of the shared pages (consent, screen-out, completion, progress, entry refusals), in
+English, German and Italian: one dictionary per language, the same keys in each.
+
+>>> sorted(MESSAGES) == sorted(SHARED_LANGUAGES) and set(MESSAGES["de"]) == set(MESSAGES["en"])
+True
+"""
+
+from __future__ import annotations
+
+MESSAGES = {
+    "en": {
+        "consent_title": "Consent",
+        "welcome_title": "Welcome",
+        "consent_label": "Do you agree to take part in this study?",
+        "consent_yes": "I have read the information above and agree to take part.",
+        "consent_no": "I do not agree to take part.",
+        "default_consent": (
+            "This study is run by researchers who compare how people and language models solve the same tasks. "
+            "Taking part is voluntary and you may stop at any time by closing this window. We store your answers "
+            "and your Prolific ID, without your name, and publish only anonymised, aggregated results."
+        ),
+        "completion_title": "Thank you!",
+        "completion_body": "You have completed the study.",
+        "completion_code": "Your completion code",
+        "completion_redirect": "You will be sent back to Prolific in {seconds} seconds.",
+        "completion_button": "Return to Prolific now",
+        "screenout_title": "Thank you for your interest",
+        "screenout_body": "You cannot continue with this study.",
+        "screenout_code": "Please return to Prolific and enter this code",
+        "progress": "Item {current} of {total}",
+        "entry_title": "This link cannot start the study",
+        "entry_missing_id": (
+            "The link you opened does not include your Prolific ID, so we cannot give you a place in this study."
+        ),
+        "entry_malformed_id": (
+            "The link you opened holds a Prolific ID that is not valid, so we cannot give you a place in this study."
+        ),
+        "entry_retry": (
+            "Please go back to Prolific and open the study from there, without changing the link. If this happens "
+            "again, write to the researcher through Prolific."
+        ),
+        "full_title": "All places are taken",
+        "full_body": "Sorry: every place in this study has already been taken, so you cannot take part this time.",
+        "full_return": (
+            'Please return the study on Prolific (choose "Return submission") so that this does not count against '
+            "you. Do not enter a completion code."
+        ),
+        "full_contact": "If you believe this is a mistake, send the researcher a message through Prolific.",
+    },
+    "de": {
+        "consent_title": "Einwilligung",
+        "welcome_title": "Willkommen",
+        "consent_label": "Sind Sie einverstanden, an dieser Studie teilzunehmen?",
+        "consent_yes": "Ich habe die Informationen gelesen und möchte teilnehmen.",
+        "consent_no": "Ich möchte nicht teilnehmen.",
+        "default_consent": (
+            "Diese Studie wird von Forschenden durchgeführt, die vergleichen, wie Menschen und Sprachmodelle "
+            "dieselben Aufgaben lösen. Die Teilnahme ist freiwillig; Sie können jederzeit abbrechen, indem Sie das "
+            "Fenster schließen. Wir speichern Ihre Antworten und Ihre Prolific-ID, nicht Ihren Namen, und "
+            "veröffentlichen nur anonymisierte, zusammengefasste Ergebnisse."
+        ),
+        "completion_title": "Vielen Dank!",
+        "completion_body": "Sie haben die Studie abgeschlossen.",
+        "completion_code": "Ihr Abschlusscode",
+        "completion_redirect": "Sie werden in {seconds} Sekunden zu Prolific zurückgeleitet.",
+        "completion_button": "Jetzt zu Prolific zurückkehren",
+        "screenout_title": "Vielen Dank für Ihr Interesse",
+        "screenout_body": "Sie können an dieser Studie nicht weiter teilnehmen.",
+        "screenout_code": "Bitte kehren Sie zu Prolific zurück und geben Sie diesen Code ein",
+        "progress": "Aufgabe {current} von {total}",
+        "entry_title": "Mit diesem Link kann die Studie nicht beginnen",
+        "entry_missing_id": (
+            "Der geöffnete Link enthält Ihre Prolific-ID nicht, daher können wir Ihnen keinen Platz in dieser Studie "
+            "geben."
+        ),
+        "entry_malformed_id": (
+            "Der geöffnete Link enthält eine ungültige Prolific-ID, daher können wir Ihnen keinen Platz in dieser "
+            "Studie geben."
+        ),
+        "entry_retry": (
+            "Bitte kehren Sie zu Prolific zurück und öffnen Sie die Studie von dort aus, ohne den Link zu verändern. "
+            "Falls das erneut passiert, schreiben Sie den Forschenden bitte über Prolific."
+        ),
+        "full_title": "Alle Plätze sind vergeben",
+        "full_body": (
+            "Leider sind alle Plätze in dieser Studie bereits vergeben, daher können Sie diesmal nicht teilnehmen."
+        ),
+        "full_return": (
+            "Bitte geben Sie die Studie auf Prolific zurück („Return submission“), damit Ihnen daraus kein Nachteil "
+            "entsteht. Geben Sie keinen Abschlusscode ein."
+        ),
+        "full_contact": (
+            "Wenn Sie glauben, dass es sich um einen Fehler handelt, schreiben Sie den Forschenden bitte über Prolific."
+        ),
+    },
+    "it": {
+        "consent_title": "Consenso",
+        "welcome_title": "Benvenuto",
+        "consent_label": "Accetti di partecipare a questo studio?",
+        "consent_yes": "Ho letto le informazioni e accetto di partecipare.",
+        "consent_no": "Non accetto di partecipare.",
+        "default_consent": (
+            "Questo studio è condotto da ricercatori che confrontano come persone e modelli linguistici risolvono "
+            "gli stessi compiti. La partecipazione è volontaria e puoi interromperla in qualsiasi momento chiudendo "
+            "la finestra. Conserviamo le tue risposte e il tuo ID Prolific, non il tuo nome, e pubblichiamo solo "
+            "risultati anonimi e aggregati."
+        ),
+        "completion_title": "Grazie!",
+        "completion_body": "Hai completato lo studio.",
+        "completion_code": "Il tuo codice di completamento",
+        "completion_redirect": "Verrai reindirizzato a Prolific tra {seconds} secondi.",
+        "completion_button": "Torna subito a Prolific",
+        "screenout_title": "Grazie per l'interesse",
+        "screenout_body": "Non puoi proseguire con questo studio.",
+        "screenout_code": "Torna su Prolific e inserisci questo codice",
+        "progress": "Elemento {current} di {total}",
+        "entry_title": "Con questo link lo studio non può iniziare",
+        "entry_missing_id": (
+            "Il link che hai aperto non contiene il tuo ID Prolific, quindi non possiamo assegnarti un posto in "
+            "questo studio."
+        ),
+        "entry_malformed_id": (
+            "Il link che hai aperto contiene un ID Prolific non valido, quindi non possiamo assegnarti un posto in "
+            "questo studio."
+        ),
+        "entry_retry": (
+            "Torna su Prolific e apri lo studio da lì, senza modificare il link. Se succede di nuovo, scrivi al "
+            "ricercatore tramite Prolific."
+        ),
+        "full_title": "Tutti i posti sono occupati",
+        "full_body": (
+            "Ci dispiace: tutti i posti di questo studio sono già stati assegnati, quindi questa volta non puoi "
+            "partecipare."
+        ),
+        "full_return": (
+            "Restituisci lo studio su Prolific (scegli «Return submission») così non verrai penalizzato. Non inserire "
+            "alcun codice di completamento."
+        ),
+        "full_contact": "Se pensi che si tratti di un errore, scrivi al ricercatore tramite Prolific.",
+    },
+}
+
+
+SHARED_LANGUAGES = tuple(MESSAGES)
+
+
+def messages(language: str | None) -> dict[str, str]:
+    """The shared pages' texts in ``language`` (``en``, ``de`` or ``it``); unknown languages fall back to English.
+
+    >>> messages("de")["consent_title"]
+    'Einwilligung'
+    >>> messages(None)["consent_title"]
+    'Consent'
+    """
+    return MESSAGES.get(language or "en", MESSAGES["en"])
