@@ -54,7 +54,6 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.annotation_load import annotate, write_episodes  # noqa: E402
-from tests.apps.test_social_eval import Annotator  # noqa: E402
 from tests.support.dond_live_client import on_bargain, play  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     PROJECT_ROOT,
@@ -66,6 +65,7 @@ from tests.support.harness import (  # noqa: E402
     session_start_links,
     start_server,
 )
+from tests.support.participants import Annotator  # noqa: E402
 
 TARGET_PARTICIPANTS, TARGET_P95_MS = 300, 300.0
 PER_ANNOTATOR, ANNOTATORS_PER_EPISODE = 2, 2  # as bench/annotation_load.py: 2 regular episodes + 1 gold each

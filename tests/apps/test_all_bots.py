@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import runpy
-
 import pytest
 
-from tests.support import PROJECT_ROOT
 from tests.support.harness import run_bots
-
-SESSION_CONFIGS = runpy.run_path(str(PROJECT_ROOT / "settings.py"))["SESSION_CONFIGS"]
+from tests.support.session_configs import SESSION_CONFIGS
 
 
 @pytest.mark.bots

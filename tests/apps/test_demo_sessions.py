@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from tests.apps.test_all_bots import SESSION_CONFIGS
 from tests.support.harness import create_session, session_start_links
+from tests.support.session_configs import SESSION_CONFIGS
 
 
 def test_demo_page_lists_every_session_config(otree_server):

@@ -18,8 +18,6 @@ import requests
 
 from backend.core.csvio import restore_cell, unescape_text
 from backend.social import forms as social_forms
-from backend.social.episodes import load_episodes
-from backend.social.rubrics import load_rubric
 from study_flow import STUDY_IDS_COOKIE
 from tests.support import PROJECT_ROOT
 from tests.support.harness import (
@@ -31,51 +29,11 @@ from tests.support.harness import (
     session_start_links,
     start_server,
 )
+from tests.support.participants import Annotator
+from tests.support.social import RUBRIC
 
-SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "social" / "data" / "episodes")}
-RUBRIC = load_rubric()
 # A small study: one conversation per person, one person per conversation, reservations of two seconds.
 TIGHT = dict(annotators_per_episode=1, episodes_per_annotator=1, attention_checks=0, reservation_timeout_s=2)
-
-
-class Annotator:
-    """One participant driven over plain HTTP (oTree pages are forms with a CSRF token)."""
-
-    def __init__(self, start_url: str, *, cookies: dict | None = None):
-        self.http = requests.Session()
-        for name, value in (cookies or {}).items():
-            self.http.cookies.set(name, value)
-        self._keep(self.http.get(start_url, timeout=30))
-
-    def _keep(self, response):
-        response.raise_for_status()
-        self.url, self.html = response.url, response.text
-
-    @property
-    def page(self) -> str:
-        return self.url.rstrip("/").split("/")[-2]
-
-    def submit(self, data=None):
-        token = re.search(r'name="csrftoken" value="([^"]+)"', self.html)
-        payload = dict(data or {}, **({"csrftoken": token.group(1)} if token else {}))
-        self._keep(self.http.post(self.url, data=payload, timeout=30))
-        return self
-
-    def reload(self):
-        self._keep(self.http.get(self.url, timeout=30))
-        return self
-
-    def to_rating_page(self):
-        while self.page in ("Consent", "Instructions"):
-            self.submit(dict(consent_given="True") if self.page == "Consent" else {})
-        assert self.page == "Rate", self.url
-        return self
-
-    @property
-    def episode_id(self) -> str:
-        scenario = html.unescape(re.search(r'<p id="scenario">(.*?)</p>', self.html, re.S).group(1))
-        (found,) = [e.id for e in SAMPLES.values() if e.scenario == scenario]
-        return found
 
 
 def rating_form(reason: str = "A considered reason,\nwritten on two lines.") -> dict:

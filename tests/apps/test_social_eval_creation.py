@@ -20,7 +20,6 @@ import requests
 
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH
-from tests.apps.test_social_eval import Annotator
 from tests.support import PROJECT_ROOT
 from tests.support.harness import (
     base_env,
@@ -32,6 +31,7 @@ from tests.support.harness import (
     session_start_links,
     start_server,
 )
+from tests.support.participants import Annotator
 
 SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "social" / "data" / "episodes")}
 GOLD = SAMPLES["gold-concert-tickets"].as_dict()

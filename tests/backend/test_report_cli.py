@@ -19,9 +19,10 @@ import requests
 from backend import __main__ as cli
 from backend.core.csvio import read_csv_any
 from backend.social.episodes import load_episodes
-from tests.apps.test_social_eval import RUBRIC, Annotator
 from tests.support import PROJECT_ROOT
 from tests.support.harness import create_session, session_start_links
+from tests.support.participants import Annotator
+from tests.support.social import RUBRIC
 
 APPS = {"dond": "dond_llm", "social_eval": "social_eval", "payoff_reasoning_eval": "payoff_reasoning_eval"}
 APPS["bias_tests"] = "bias_tests"

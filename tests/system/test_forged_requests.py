@@ -11,10 +11,8 @@ on what the server does and stores (status codes, payloads, exports), so removin
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import urllib.parse
 
 import pytest
 import requests
@@ -23,12 +21,18 @@ import websockets
 from backend.bias import items as bias_items
 from backend.core.llm.fake_server import Reply
 from backend.social import forms as social_forms
-from backend.social.rubrics import load_rubric
-from tests.support.harness import create_session, export_rows, run_async, session_start_links
+from tests.support.harness import export_rows, run_async
+from tests.support.live import (
+    next_state,
+    pair_and_start,
+    payload_of,
+    receive,
+    send_until,
+)
+from tests.support.participants import Person, people
+from tests.support.social import RUBRIC
 
 pytestmark = pytest.mark.slow
-
-RUBRIC = load_rubric()
 
 
 class Raw(str):
@@ -38,106 +42,9 @@ class Raw(str):
 BAD_FRAME = Raw("{this is not JSON")  # the server closes the socket at this frame, after handling the ones before
 
 
-class Person:
-    """One participant driven over plain HTTP; keeps every page it was shown."""
-
-    def __init__(self, link: str, session_code: str):
-        self.session_code = session_code
-        self.http = requests.Session()
-        self.seen: list[str] = []
-        self._keep(self.http.get(link, timeout=30))
-
-    def _keep(self, response):
-        response.raise_for_status()
-        self.url, self.html = response.url, response.text
-        self.seen.append(response.text)
-
-    @property
-    def server(self) -> str:
-        return self.url.split("/p/")[0]
-
-    @property
-    def code(self) -> str:
-        return self.url.split("/p/")[1].split("/")[0]
-
-    @property
-    def page(self) -> str:
-        return self.url.rstrip("/").split("/")[-2]
-
-    @property
-    def index(self) -> int:
-        return int(self.url.rstrip("/").split("/")[-1])
-
-    def submit(self, data=None) -> Person:
-        self._keep(self.http.post(self.url, data=data or {}, timeout=30))
-        return self
-
-    def reload(self) -> Person:
-        self._keep(self.http.get(self.url, timeout=30))
-        return self
-
-    def advance_to(self, page: str) -> Person:
-        for _ in range(5):
-            if self.page == page:
-                return self
-            self.submit(dict(consent_given="True") if self.page == "Consent" else {})
-        raise AssertionError(f"{self.code} is on {self.url}, not on {page}")
-
-    def url_of(self, page: str, index: int, *, code: str | None = None) -> str:
-        app = self.url.split("/p/")[1].split("/")[1]
-        return f"{self.server}/p/{code or self.code}/{app}/{page}/{index}"
-
-    def live_url(self, **forged) -> str:
-        """The live socket of the current page, as the page's ``liveSend`` opens it, with ``forged`` query values."""
-        query = dict(
-            participant_code=self.code, page_name=self.page, page_index=self.index, session_code=self.session_code
-        )
-        query.update(forged)
-        return self.server.replace("http", "ws", 1) + "/live?" + urllib.parse.urlencode(query)
-
-    def js_vars(self) -> dict:
-        return json.loads(re.search(r"var js_vars = (.*?);</script>", self.html, re.S).group(1))
-
-
-def people(server_url: str, config: str, count: int, **config_fields) -> list[Person]:
-    session = create_session(server_url, config, count, **config_fields)
-    return [Person(link, session["code"]) for link in session_start_links(server_url, session["code"])]
-
-
 def player_rows(person: Person, app: str) -> list[dict]:
     rows = export_rows(person.server, app, session_code=person.session_code)
     return [row for row in rows if row["participant.code"] == person.code]
-
-
-def payload_of(frame: dict) -> dict:
-    return frame.get("live_method_payload") or {}
-
-
-async def receive(socket, timeout_s: float = 15) -> dict:
-    return json.loads(await asyncio.wait_for(socket.recv(), timeout=timeout_s))
-
-
-def chat_until_the_model_replies(person: Person, text: str) -> list[dict]:
-    """Send ``text`` on the person's Bargain page and wait for the model's reply; returns the chat then shown."""
-
-    async def talk():
-        async with websockets.connect(person.live_url(), max_size=None) as socket:
-            await socket.send(json.dumps({"type": "message", "text": text}))
-            while True:
-                chat = payload_of(await receive(socket, timeout_s=60)).get("chat", [])
-                if any(item.get("who") == "other" for item in chat):
-                    return chat
-
-    return run_async(talk())
-
-
-async def next_state(socket, log: list) -> dict:
-    """Frames until the next state payload (all of them appended to ``log``); returns that payload."""
-    while True:
-        frame = await receive(socket)
-        log.append(frame)
-        if payload_of(frame).get("type") == "state":
-            return payload_of(frame)
 
 
 async def settle(url: str, *frames) -> list[dict]:
@@ -160,17 +67,6 @@ async def settle(url: str, *frames) -> list[dict]:
     except websockets.exceptions.InvalidStatusCode as refusal:  # refused at the handshake (lab_server/limits.py)
         assert refusal.status_code == 403, refusal
         return received
-
-
-async def send_until(url: str, message, until) -> list[dict]:
-    """Send one message as ``liveSend`` does; the frames received until ``until(payload)``."""
-    received = []
-    async with websockets.connect(url, max_size=None, open_timeout=30) as socket:
-        await socket.send(json.dumps(message))
-        while True:
-            received.append(await receive(socket))
-            if until(payload_of(received[-1])):
-                return received
 
 
 def others_said(payload: dict) -> list[str]:
@@ -555,16 +451,6 @@ def test_a_rejected_payload_is_stored_clipped(otree_server):
     assert [payload_of(reply)["type"] for reply in replies] == ["rejected"] * 3
     stored = [len(event["error"]) for event in dond_events(attacker)[attacker.code]]
     assert len(stored) == 3 and max(stored) <= 1000, stored
-
-
-def pair_and_start(players: list[Person]) -> None:
-    """Pair the players in the order given (two by two, as the Pairing page's heartbeat does), then open Bargain."""
-    for player in players:
-        player.advance_to("Pairing")
-    for player in players:
-        run_async(send_until(player.live_url(), {"type": "wait"}, until=lambda p: True))
-    for player in players:
-        player.advance_to("Bargain")
 
 
 def test_in_a_person_vs_person_game_nobody_sees_the_others_values_or_speaks_for_them(otree_server):

@@ -21,13 +21,8 @@ import websockets
 from backend.core.llm.fake_server import Reply
 from tests.support import PROJECT_ROOT
 from tests.support.harness import create_session, run_async, session_start_links
-from tests.system.test_forged_requests import (
-    Person,
-    chat_until_the_model_replies,
-    next_state,
-    pair_and_start,
-    people,
-)
+from tests.support.live import chat_until_the_model_replies, next_state, pair_and_start
+from tests.support.participants import Person, Visitor, people
 
 pytestmark = pytest.mark.browser
 
@@ -212,7 +207,6 @@ def test_the_admin_monitor_and_payments_pages_show_labels_as_text(otree_server, 
     """oTree's own admin pages through the escaping wrappers: a label is shown as it is on the Monitor (rows come
     over its websocket) and on Payments, and markup in a label would be printed as text there."""
     from lab_server.outputs import LabelEscaped
-    from tests.system.test_csv_neutralisation import Visitor
 
     session = create_session(otree_server.url, "bias_tests", 1, participant_id_format="any")
     Visitor(otree_server.url, session["code"], "pilot-07_a")

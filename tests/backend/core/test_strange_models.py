@@ -23,7 +23,7 @@ from backend.dond import selfplay
 from backend.dond.game import GameConfig
 from backend.reasoning.judge import JudgementParseError, parse_judgement
 from backend.reasoning.logs import Attempt, ReasoningLog
-from tests.backend.dond.test_play import run_turns
+from tests.support.dond_turns import run_turns
 from tests.support.harness import run_async
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

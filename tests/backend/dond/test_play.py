@@ -10,27 +10,8 @@ from backend.core.rate_limit import requests_used
 from backend.dond import rules as dond
 from backend.dond.game import GameConfig, replay
 from backend.dond.play import llm_turns
+from tests.support.dond_turns import INSTANCE, run_turns
 from tests.support.harness import run_async
-
-INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
-
-
-def run_turns(events, role, config, settings, **options):
-    async def collect():
-        return [
-            item
-            async for item in llm_turns(
-                load_events=lambda: events,
-                store_event=events.append,
-                instance=INSTANCE,
-                config=config,
-                role=role,
-                settings=settings,
-                **options,
-            )
-        ]
-
-    return run_async(collect())
 
 
 def test_scripted_players_complete_a_game_in_every_language():

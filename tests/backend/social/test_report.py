@@ -13,24 +13,7 @@ from hypothesis import strategies as st
 from backend.__main__ import main as backend_main
 from backend.core import csvio
 from backend.social import report as social_report
-
-
-def _row(episode, annotator, agent, dimension, rating, *, model=None, gold=False, passed="", reasoning="Because."):
-    row = dict.fromkeys(social_report.EXPORT_COLUMNS, "")
-    row.update(
-        session_code="s1",
-        episode_id=episode,
-        episode_group="gold" if gold else "demo",
-        is_gold=int(gold),
-        agent_index=agent,
-        dimension=dimension,
-        rating=rating,
-        reasoning=csvio.escape_text(reasoning),
-        model_rating="" if model is None else model,
-        annotator=annotator,
-        attention_passed=passed,
-    )
-    return row
+from tests.support.social import human_export_row as _row
 
 
 @pytest.fixture
