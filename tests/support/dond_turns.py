@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from backend import dond
 from backend.dond.play import llm_turns
+from tests.backend.dond.events import INSTANCE  # the small instance every DoND backend test plays
 from tests.support.harness import run_async
 
-# Three kinds of item; each side values them differently (one side's zero is the other's best item).
-INSTANCE = dond.Instance(("apple", "knife", "egg"), (3, 2, 1), (2, 2, 0), (0, 3, 4))
+__all__ = ["INSTANCE", "run_turns"]
 
 
 def run_turns(events, role, config, settings, **options):
