@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from backend.dond.play import llm_turns
 from tests.backend.dond.events import INSTANCE  # the small instance every DoND backend test plays
 from tests.support.harness import run_async
@@ -9,21 +11,29 @@ from tests.support.harness import run_async
 __all__ = ["INSTANCE", "run_turns"]
 
 
-def run_turns(events, role, config, settings, **options):
-    """Every item ``llm_turns`` yields for ``role``'s turn on ``INSTANCE``, with ``events`` as the stored events."""
+def run_turns(events, role, config, settings, protocol=None, *, item_times=None, **options):
+    """Every item ``llm_turns`` yields for ``role``'s turn on ``INSTANCE``, with ``events`` as the stored events.
+
+    ``protocol``: the research protocol to play under, if any; ``item_times``: a list that receives
+    ``(time.monotonic(), item)`` as each item arrives; ``options`` go to ``llm_turns``.
+    """
+    if protocol is not None:
+        options["protocol"] = protocol
 
     async def collect():
-        return [
-            item
-            async for item in llm_turns(
-                load_events=lambda: events,
-                store_event=events.append,
-                instance=INSTANCE,
-                config=config,
-                role=role,
-                settings=settings,
-                **options,
-            )
-        ]
+        items = []
+        async for item in llm_turns(
+            load_events=lambda: events,
+            store_event=events.append,
+            instance=INSTANCE,
+            config=config,
+            role=role,
+            settings=settings,
+            **options,
+        ):
+            items.append(item)
+            if item_times is not None:
+                item_times.append((time.monotonic(), item))
+        return items
 
     return run_async(collect())

@@ -10,33 +10,12 @@ from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
 from backend.dond import export as dond_export
 from backend.dond.game import GameConfig, participant_view, replay
-from backend.dond.play import llm_turns
 from backend.dond.protocol import Protocol, player_metrics, turn_analysis
 from tests.backend.dond.events import INSTANCE
-from tests.support.harness import run_async
+from tests.support.dond_turns import run_turns
 
 NOTES = Protocol("notes", word_limit=20, probe_external=False)
 NOTES_AND_PROBE = Protocol("notes", word_limit=20, probe_external=True)
-
-
-def run_turns(events, role, config, settings, protocol, *, item_times=None):
-    async def collect():
-        items = []
-        async for item in llm_turns(
-            load_events=lambda: events,
-            store_event=events.append,
-            instance=INSTANCE,
-            config=config,
-            role=role,
-            settings=settings,
-            protocol=protocol,
-        ):
-            items.append(item)
-            if item_times is not None:
-                item_times.append((time.monotonic(), item))
-        return items
-
-    return run_async(collect())
 
 
 def kind_of_request(request) -> str:
