@@ -11,6 +11,10 @@ Coverage of an item = people who finished it + people holding a live (unexpired)
 2. among items they have never finished or live-reserved and whose coverage is below ``per_item``, the one with
    the fewest finished ratings, then the fewest live reservations, then the earliest in the item list;
 3. nothing (``None``) when every item is covered or already theirs.
+
+How long a reservation lasts is the session key ``reservation_timeout_s`` (seconds, the same key, default and bounds in
+both annotation apps): `reservation_timeout` reads it. The oTree side (the ``Assignment`` rows, reserving, finishing,
+releasing, the export of who did what) is ``study_flow/assignments.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,39 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from backend.core import session_keys
+
 STATUSES = ("reserved", "done", "released")
+
+TIMEOUT_KEY = "reservation_timeout_s"
+DEFAULT_TIMEOUT_S = 1800  # 30 minutes
+MAX_TIMEOUT_S = 7 * 24 * 3600
+
+
+def reservation_timeout(config: Mapping[str, Any]) -> float:
+    """The session key ``reservation_timeout_s``: seconds from 1 to a week, `DEFAULT_TIMEOUT_S` when left out.
+
+    The former minutes key of the payoff app is refused with what to set instead, so an old config cannot silently
+    run with the default.
+
+    >>> reservation_timeout({}), reservation_timeout({"reservation_timeout_s": "90"})
+    (1800.0, 90.0)
+    >>> reservation_timeout({"reservation_minutes": 30})
+    Traceback (most recent call last):
+    ...
+    ValueError: The session key 'reservation_minutes' is no longer read: reservations are set in seconds. Set 'reservation_timeout_s' = 1800 instead.
+    """
+    if "reservation_minutes" in config:
+        minutes = config["reservation_minutes"]
+        try:
+            hint = f"{float(minutes) * 60:g}"
+        except (TypeError, ValueError):
+            hint = "the minutes times 60"
+        raise ValueError(
+            "The session key 'reservation_minutes' is no longer read: reservations are set in seconds. "
+            f"Set {TIMEOUT_KEY!r} = {hint} instead."
+        )
+    return session_keys.number(config, TIMEOUT_KEY, minimum=1, maximum=MAX_TIMEOUT_S, default=DEFAULT_TIMEOUT_S)
 
 
 def _get(row: Any, name: str) -> Any:

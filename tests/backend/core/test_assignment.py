@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.core.assignment import choose_item, coverage, is_live_reservation, items_left_for
+from backend.core.assignment import (
+    DEFAULT_TIMEOUT_S,
+    choose_item,
+    coverage,
+    is_live_reservation,
+    items_left_for,
+    reservation_timeout,
+)
 
 ITEMS = ["e1", "e2", "e3", "e4"]
 
@@ -102,3 +109,15 @@ def test_invariants_hold_for_any_arrival_order(people, per_item, items_each, see
         assert sum(1 for i, _ in done if i == item) <= per_item
     live = coverage(ITEMS, rows, now=now, timeout_s=30)
     assert all(d + r <= per_item for d, r in live.values())
+
+
+def test_the_reservation_timeout_is_one_key_in_seconds_and_the_minutes_key_is_refused():
+    assert reservation_timeout({}) == DEFAULT_TIMEOUT_S == 1800
+    assert reservation_timeout({"reservation_timeout_s": "120"}) == 120.0
+    with pytest.raises(ValueError, match=r"'reservation_timeout_s' must be a number from 1 to 604800, not 0"):
+        reservation_timeout({"reservation_timeout_s": 0})
+    for minutes, seconds in [(30, "1800"), ("2.5", "150"), ("soon", "the minutes times 60")]:
+        with pytest.raises(ValueError) as refused:
+            reservation_timeout({"reservation_minutes": minutes, "reservation_timeout_s": 60})
+        assert "'reservation_minutes' is no longer read" in str(refused.value)
+        assert f"Set 'reservation_timeout_s' = {seconds} instead." in str(refused.value)

@@ -1,0 +1,140 @@
+"""Who annotates what, on the oTree side: the ``Assignment`` rows both annotation apps keep, and what they do with them.
+
+The policy (which item next, coverage, when a reservation expires) is pure and lives in ``backend/core/assignment.py``;
+this module stores its rows and hands them to it. ``social_eval`` and ``payoff_reasoning_eval`` share:
+
+- one model, ``model(Subsession)``: the same columns with the same meaning in both apps (``participant_code``,
+  ``reserved_at`` and ``finished_at`` in epoch seconds, ``status`` one of ``reserved``, ``done``, ``released``);
+- ``reserve``, ``finish``, ``release`` and ``is_expired`` (the timeout is ``reservation_timeout_s``, in seconds, in
+  both apps);
+- ``policy_rows``: the rows as the policy reads them; ``held_rows``: a participant's unreleased rows of an item;
+- ``log_rows``: who held or finished which item and when, with the Prolific identifiers, for the apps' exports.
+
+Rows are session-wide: they link to the round-1 subsession (``root_id`` below is its id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from otree.api import ExtraModel, models
+
+from backend.core import assignment
+from backend.core.csvio import iso_utc
+
+from .entry import identifiers
+
+IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "prolific_session_id")
+
+
+def model(subsession_class: type) -> type:
+    """The app's ``Assignment`` ExtraModel, linked to its ``Subsession`` (oTree names the table after the app)."""
+
+    class Assignment(ExtraModel):
+        """Who holds or finished which item; session-wide, linked to the round-1 subsession."""
+
+        __module__ = subsession_class.__module__  # the app's: oTree derives the table name from it
+        subsession = models.Link(subsession_class)
+        item_id = models.StringField()  # the episode id (social_eval) or the log file (payoff_reasoning_eval)
+        participant_code = models.StringField()
+        status = models.StringField()  # reserved, done or released
+        reserved_at = models.FloatField()  # epoch seconds
+        finished_at = models.FloatField(blank=True)  # epoch seconds, set when the status becomes done
+        round_number = models.IntegerField()  # the round the item was given in
+        is_gold = models.BooleanField()  # a gold item (attention check); the policy hands out the others
+
+    return Assignment
+
+
+def reserve(
+    Assignment, root_id: int, *, item_id: str, participant_code: str, round_number: int, now: float, is_gold=False
+):
+    """A new reservation row of ``item_id`` for the participant."""
+    return Assignment.create(
+        subsession_id=root_id,
+        item_id=item_id,
+        participant_code=participant_code,
+        status="reserved",
+        reserved_at=now,
+        round_number=round_number,
+        is_gold=is_gold,
+    )
+
+
+def finish(rows: Iterable[Any], *, now: float) -> None:
+    """Mark the reserved ones among ``rows`` done at ``now``."""
+    for row in rows:
+        if row.status == "reserved":
+            row.status, row.finished_at = "done", now
+
+
+def release(row) -> None:
+    """Give a reservation up: the item goes back to the pool; the row stays in the log."""
+    row.status = "released"
+
+
+def policy_rows(Assignment, root_id: int, *, except_id: int | None = None) -> list[dict[str, Any]]:
+    """The session's regular (non-gold) rows in order, as the dicts ``backend.core.assignment`` reads. Five columns
+    as plain tuples: a session has a row per annotator and task, and whole ORM rows made this the costliest read of
+    a page step."""
+    query = (
+        Assignment.objects_filter(subsession_id=root_id, is_gold=False)
+        .order_by(Assignment.id)
+        .with_entities(
+            Assignment.id, Assignment.item_id, Assignment.participant_code, Assignment.status, Assignment.reserved_at
+        )
+    )
+    return [
+        dict(item_id=item_id, participant=participant_code, status=status, reserved_at=reserved_at)
+        for row_id, item_id, participant_code, status, reserved_at in query
+        if row_id != except_id
+    ]
+
+
+def held_rows(Assignment, root_id: int, *, participant_code: str, item_id: str, round_number: int | None = None):
+    """The participant's rows of ``item_id`` that were not released (of one round when ``round_number`` is given)."""
+    where = dict(subsession_id=root_id, participant_code=participant_code, item_id=item_id)
+    if round_number is not None:
+        where["round_number"] = round_number
+    return [row for row in Assignment.objects_filter(**where).order_by(Assignment.id) if row.status != "released"]
+
+
+def is_expired(row, *, now: float, timeout_s: float) -> bool:
+    """A reservation older than the timeout (a done or released row never expires)."""
+    policy_row = dict(
+        item_id=row.item_id, participant=row.participant_code, status=row.status, reserved_at=row.reserved_at
+    )
+    return row.status == "reserved" and not assignment.is_live_reservation(policy_row, now=now, timeout_s=timeout_s)
+
+
+def still_needed(Assignment, root_id: int, row, *, now: float, timeout_s: float, per_item: int) -> bool:
+    """Whether the item of ``row`` lacks people without it (so the holder of an expired reservation may keep it)."""
+    others = policy_rows(Assignment, root_id, except_id=row.id)
+    done, live = assignment.coverage([row.item_id], others, now=now, timeout_s=timeout_s)[row.item_id]
+    return done + live < per_item
+
+
+def log_rows(Assignment, players) -> Iterator[dict[str, Any]]:
+    """Every assignment row of the sessions of ``players`` (times as ISO-8601 UTC, ``finished_at`` empty until done),
+    with the participant's identifiers (empty for a participant not among ``players``)."""
+    sessions, participants = {}, {}
+    for player in players:
+        participants.setdefault(player.participant.code, player.participant)
+        if player.round_number == 1:
+            sessions.setdefault(player.session.code, player.subsession)
+    for code, root in sessions.items():
+        for row in Assignment.filter(subsession=root):
+            participant = participants.get(row.participant_code)
+            identity = identifiers(participant) if participant else dict.fromkeys(IDENTITY_COLUMNS, "")
+            yield dict(
+                identity,
+                session_code=code,
+                item_id=row.item_id,
+                participant_code=row.participant_code,
+                status=row.status,
+                reserved_at=iso_utc(row.reserved_at),
+                finished_at=iso_utc(row.finished_at) if row.status == "done" else "",
+                round_number=row.round_number,
+                is_gold=int(bool(row.is_gold)),
+            )
