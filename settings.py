@@ -4,6 +4,8 @@ import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
+from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
@@ -84,24 +86,18 @@ SESSION_CONFIGS = [
         opponent="human",
     ),
     # social_eval: session configs are edited by the social_eval app.
+    # Keys and defaults: backend/social/settings.py (README "social_eval"); a config overrides them.
     dict(
         name="social_eval",
         display_name="Social evaluation: rate conversations on seven dimensions",
         app_sequence=["social_eval"],
         num_demo_participants=2,
         doc="Sotopia-style annotation; keys documented in README section 'social_eval'.",
-        rubric_file="",  # "" = backend/social/data/sotopia_rubric.json; else a path (relative to the project) to your own
-        episodes="backend/social/data/episodes",  # folders / .json / .jsonl files, comma-separated
-        episodes_json="",  # or paste episodes (JSON) here when creating the session
-        annotators_per_episode=2,
-        episodes_per_annotator=3,
-        attention_checks=1,  # gold episodes mixed into each annotator's sequence
-        gold_tolerance=2,
-        reservation_timeout_s=1800,
-        min_reasoning_chars=20,
-        comprehension_check=False,
-        comprehension_attempts=2,
-        qualification_mode=False,
+        **{
+            **SOCIAL_DEFAULTS,
+            "episodes": "backend/social/data/episodes",  # folders / .json / .jsonl files, comma-separated
+            "attention_checks": 1,  # gold episodes mixed into each annotator's sequence
+        },
     ),
     dict(
         name="social_eval_pilot",
@@ -109,18 +105,12 @@ SESSION_CONFIGS = [
         app_sequence=["social_eval"],
         num_demo_participants=2,
         doc="Every annotator rates the gold episodes; export custom_export_qualified lists who qualified.",
-        rubric_file="",
-        episodes="backend/social/data/episodes",
-        episodes_json="",
-        annotators_per_episode=2,
-        episodes_per_annotator=3,
-        attention_checks=0,
-        gold_tolerance=2,
-        reservation_timeout_s=1800,
-        min_reasoning_chars=20,
-        comprehension_check=True,
-        comprehension_attempts=2,
-        qualification_mode=True,
+        **{
+            **SOCIAL_DEFAULTS,
+            "episodes": "backend/social/data/episodes",
+            "comprehension_check": True,
+            "qualification_mode": True,
+        },
     ),
     # payoff_reasoning_eval: session configs are edited by the payoff_reasoning_eval app.
     dict(
@@ -128,16 +118,8 @@ SESSION_CONFIGS = [
         display_name="Payoff reasoning: judge LLM reasoning about 2x2 games",
         app_sequence=["payoff_reasoning_eval"],
         num_demo_participants=3,
-        # Keys and defaults: backend/reasoning/task.py and README "payoff_reasoning_eval".
-        logs_folder="payoff_reasoning_eval/logs",
-        logs_upload="",
-        default_game="",
-        extra_games="",
-        judges_per_log=3,
-        logs_per_judge=6,
-        reservation_minutes=30,
-        csv_separator=";",
-        aggregation_rule="unanimity",
+        # Keys and defaults: backend/reasoning/task.py and README "payoff_reasoning_eval"; a config overrides them.
+        **REASONING_DEFAULTS,
     ),
     # bias_tests: session configs are edited by the bias_tests app.
     # Keys and defaults: backend/bias/settings.py (item_file, ask_confidence, order_seed); a config overrides them.

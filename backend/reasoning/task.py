@@ -7,7 +7,9 @@ Session-config keys (defaults in `DEFAULTS`):
   REST API's ``modified_session_config_fields``; when set, ``logs_folder`` is not read.
 - ``default_game``: game code for files whose names do not state one.
 - ``extra_games``: more games (or replacements), as in `backend.reasoning.games.games_with` (mapping or JSON text).
-- ``judges_per_log`` (3; 1-100), ``logs_per_judge`` (6; 1-30), ``reservation_minutes`` (30; 1-1440): the assignment.
+- ``judges_per_log`` (3; 1-100), ``logs_per_judge`` (6; 1-30), ``reservation_timeout_s`` (1800 s; 1 s to a week,
+  as in social_eval: `backend.core.assignment.reservation_timeout`, which refuses the former ``reservation_minutes``):
+  the assignment.
 - ``csv_separator`` (``;``) for the protocol CSV download, ``aggregation_rule`` (``unanimity``/``majority``).
 
 Logs are read within bounds (`backend.reasoning.log_files`: how many, how large each and together), whether they
@@ -44,7 +46,7 @@ DEFAULTS: Mapping[str, Any] = {
     "extra_games": "",
     "judges_per_log": 3,
     "logs_per_judge": 6,
-    "reservation_minutes": 30,
+    "reservation_timeout_s": assignment.DEFAULT_TIMEOUT_S,
     "csv_separator": ";",
     "aggregation_rule": "unanimity",
 }
@@ -62,7 +64,7 @@ class TaskSettings:
     games: Mapping[str, Game]
     judges_per_log: int
     logs_per_judge: int
-    reservation_minutes: float
+    reservation_timeout_s: float
     csv_separator: str
     aggregation_rule: str
 
@@ -120,7 +122,7 @@ def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> Task
         games=games,
         judges_per_log=session_keys.whole_number(merged, "judges_per_log", minimum=1, maximum=100),
         logs_per_judge=session_keys.whole_number(merged, "logs_per_judge", minimum=1, maximum=max_logs_per_judge),
-        reservation_minutes=session_keys.number(merged, "reservation_minutes", minimum=1, maximum=24 * 60),
+        reservation_timeout_s=assignment.reservation_timeout(config),
         csv_separator=session_keys.choice(merged, "csv_separator", SEPARATORS),
         aggregation_rule=session_keys.choice(merged, "aggregation_rule", RULES),
     )
@@ -131,7 +133,7 @@ def normalised_config(settings: TaskSettings) -> dict[str, Any]:
     return {
         "judges_per_log": settings.judges_per_log,
         "logs_per_judge": settings.logs_per_judge,
-        "reservation_minutes": settings.reservation_minutes,
+        "reservation_timeout_s": settings.reservation_timeout_s,
     }
 
 
@@ -329,7 +331,7 @@ def next_log(
     done = sum(row["participant"] == participant and row["status"] == "done" for row in rows)
     if done >= min(settings.logs_per_judge, len(files)):
         return None, False
-    timeout_s = settings.reservation_minutes * 60
+    timeout_s = settings.reservation_timeout_s
     file = assignment.choose_item(
         files, rows, participant=participant, per_item=settings.judges_per_log, now=now, timeout_s=timeout_s
     )
@@ -352,7 +354,7 @@ def admin_report(
     now: float,
 ) -> dict[str, Any]:
     """The admin report's variables: progress per log, the figures, and the protocol CSV with the chosen separator."""
-    coverage = assignment.coverage(files, rows, now=now, timeout_s=settings.reservation_minutes * 60)
+    coverage = assignment.coverage(files, rows, now=now, timeout_s=settings.reservation_timeout_s)
     summary = summary_rows(verdicts, rule=settings.aggregation_rule) if verdicts else []
     return dict(
         logs=coverage_table(files, coverage, per_log=settings.judges_per_log),

@@ -43,7 +43,8 @@ def test_defaults_and_validation():
     for bad, fragment in [
         ({"judges_per_log": 0}, "judges_per_log"),
         ({"logs_per_judge": 31}, "from 1 to 30"),
-        ({"reservation_minutes": True}, "reservation_minutes"),
+        ({"reservation_timeout_s": True}, "reservation_timeout_s"),
+        ({"reservation_minutes": 30}, "Set 'reservation_timeout_s' = 1800 instead"),
         ({"csv_separator": ":"}, "csv_separator"),
         ({"aggregation_rule": "mean"}, "aggregation_rule"),
         ({"logs_upload": "{not json"}, "JSON"),
@@ -132,7 +133,7 @@ def test_verdict_checks_and_rows():
 
 
 def test_next_log_respects_k_the_per_judge_limit_and_held_reservations():
-    config = settings(judges_per_log=2, logs_per_judge=2, reservation_minutes=1)
+    config = settings(judges_per_log=2, logs_per_judge=2, reservation_timeout_s=60)
     files = ["a", "b", "c"]
     rows = [
         {"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0.0},
@@ -290,7 +291,7 @@ def test_every_key_is_typed_and_bounded_with_its_name_in_the_message():
         ({"judges_per_log": "three"}, "The session key 'judges_per_log' must be a whole number from 1 to 100"),
         ({"judges_per_log": 101}, "'judges_per_log' must be a whole number from 1 to 100, not 101"),
         ({"logs_per_judge": 2.5}, "'logs_per_judge' must be a whole number from 1 to 30, not 2.5"),
-        ({"reservation_minutes": float("inf")}, "'reservation_minutes' must be a number from 1 to 1440"),
+        ({"reservation_timeout_s": float("inf")}, "'reservation_timeout_s' must be a number from 1 to 604800"),
         ({"csv_separator": ":"}, "'csv_separator' must be one of ;, ,, \t, |, not ':'"),
         ({"aggregation_rule": 1}, "'aggregation_rule' must be one of unanimity, majority, not 1"),
         ({"default_game": "bos"}, "'default_game' must be a known game (hd, pd, sh), not 'bos'"),
@@ -301,8 +302,8 @@ def test_every_key_is_typed_and_bounded_with_its_name_in_the_message():
         with pytest.raises(ValueError) as caught:
             settings(**bad)
         assert message in str(caught.value)
-    typed = settings(judges_per_log="2", logs_per_judge=4.0, reservation_minutes="7.5")
-    assert (typed.judges_per_log, typed.logs_per_judge, typed.reservation_minutes) == (2, 4, 7.5)
+    typed = settings(judges_per_log="2", logs_per_judge=4.0, reservation_timeout_s="450")
+    assert (typed.judges_per_log, typed.logs_per_judge, typed.reservation_timeout_s) == (2, 4, 450.0)
 
 
 def test_extra_games_are_bounded():

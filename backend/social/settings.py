@@ -1,0 +1,172 @@
+"""The social_eval app's session keys as one typed, checked object; the defaults are defined here once.
+
+``settings.py`` spreads `DEFAULTS` into the app's session configs and overrides only what differs. Keys:
+
+- ``annotators_per_episode`` (2; 1-100): people who rate each regular episode;
+- ``episodes_per_annotator`` (3) and ``attention_checks`` (0, gold episodes mixed in): together at most the app's
+  rounds;
+- ``gold_tolerance`` (2): the largest distance from a gold rating that still passes;
+- ``reservation_timeout_s`` (1800): seconds an episode stays reserved (`backend.core.assignment.reservation_timeout`);
+- ``min_reasoning_chars`` (20): the shortest reasoning accepted;
+- ``comprehension_check`` (off) and ``comprehension_attempts`` (2): the rubric's quiz before the first episode;
+- ``qualification_mode`` (off): every annotator rates the gold episodes only;
+- ``rubric_file`` ("" = the Sotopia rubric), ``episodes`` (files or folders, comma-separated) and ``episodes_json``
+  (episodes pasted into the admin form): the material, relative paths starting at the project root.
+
+>>> settings = social_settings({"annotators_per_episode": "3"}, max_tasks=15)
+>>> settings.annotators_per_episode, settings.reservation_timeout_s
+(3, 1800.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backend.core import assignment, session_keys
+from backend.social import forms
+from backend.social.episodes import load_episodes, parse_episode_text
+from backend.social.rubrics import SCALE_LIMIT, Rubric, load_rubric
+
+if TYPE_CHECKING:
+    from backend.social.episodes import Episode
+
+MAX_EPISODES_JSON_CHARS = 5_000_000  # pasted into the admin form; larger sets belong in files
+
+
+@dataclass(frozen=True)
+class SocialSettings:
+    annotators_per_episode: int = 2
+    episodes_per_annotator: int = 3
+    attention_checks: int = 0
+    gold_tolerance: float = 2
+    reservation_timeout_s: float = assignment.DEFAULT_TIMEOUT_S
+    min_reasoning_chars: int = 20
+    comprehension_check: bool = False
+    comprehension_attempts: int = 2
+    qualification_mode: bool = False
+    rubric_file: str = ""
+    episodes: str = ""
+    episodes_json: str = ""
+
+    def as_config(self) -> dict[str, Any]:
+        """The typed values, to store in the session config (a form or the REST API may have sent text)."""
+        return asdict(self)
+
+
+DEFAULTS: Mapping[str, Any] = {field.name: field.default for field in fields(SocialSettings)}
+
+
+def social_settings(config: Mapping[str, Any], *, max_tasks: int) -> SocialSettings:
+    """Read every key (missing keys take `DEFAULTS`); one ValueError naming every key at fault.
+
+    ``max_tasks``: the app's rounds, the most episodes one annotator can get.
+    """
+    config = {**DEFAULTS, **config}
+    readers = dict(
+        annotators_per_episode=lambda key: session_keys.whole_number(config, key, minimum=1, maximum=100),
+        episodes_per_annotator=lambda key: session_keys.whole_number(config, key, minimum=1, maximum=max_tasks),
+        attention_checks=lambda key: session_keys.whole_number(config, key, minimum=0, maximum=max_tasks),
+        gold_tolerance=lambda key: session_keys.number(config, key, minimum=0, maximum=2 * SCALE_LIMIT),
+        reservation_timeout_s=lambda key: assignment.reservation_timeout(config),
+        min_reasoning_chars=lambda key: session_keys.whole_number(config, key, minimum=0, maximum=2000),
+        comprehension_check=lambda key: session_keys.flag(config, key),
+        comprehension_attempts=lambda key: session_keys.whole_number(config, key, minimum=1, maximum=20),
+        qualification_mode=lambda key: session_keys.flag(config, key),
+        rubric_file=lambda key: session_keys.text(config, key, max_chars=500),
+        episodes=lambda key: session_keys.text(config, key, max_chars=5000),
+        episodes_json=lambda key: session_keys.text(config, key, max_chars=MAX_EPISODES_JSON_CHARS),
+    )
+    values, problems = {}, []
+    for key, read in readers.items():
+        try:
+            values[key] = read(key)
+        except ValueError as error:
+            problems.append(str(error))
+    if problems:
+        raise ValueError(" ".join(problems))
+    return SocialSettings(**values)
+
+
+def _path(value: str, project_root: Path) -> Path:
+    path = Path(value.strip())
+    return path if path.is_absolute() else project_root / path
+
+
+def load_material(settings: SocialSettings, *, project_root: Path) -> tuple[Rubric, list[Episode]]:
+    """The rubric and episodes the settings name; ValueError naming the key, file and field at fault."""
+    rubric_value = settings.rubric_file.strip()
+    rubric = load_rubric(
+        _path(rubric_value, project_root) if rubric_value else None,
+        what=f"The rubric_file {rubric_value!r}" if rubric_value else None,
+    )
+    forms.check_rubric_fits(rubric)
+    episodes = []
+    if settings.episodes.strip():
+        parts = [_path(part, project_root) for part in settings.episodes.split(",") if part.strip()]
+        try:
+            episodes += load_episodes(parts, rubric=rubric)
+        except ValueError as error:
+            raise ValueError(f"The session key 'episodes' names a file that cannot be used: {error}") from None
+    if settings.episodes_json.strip():
+        episodes += parse_episode_text(settings.episodes_json, source="session config episodes_json", rubric=rubric)
+    ids = [episode.id for episode in episodes]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"The episode ids {duplicates} occur twice (in 'episodes' and 'episodes_json').")
+    if not episodes:
+        raise ValueError("The session keys 'episodes' and 'episodes_json' are both empty: there is nothing to rate.")
+    return rubric, episodes
+
+
+def check_material(
+    settings: SocialSettings, rubric: Rubric, episodes: Sequence[Episode], *, max_tasks: int, max_questions: int
+) -> None:
+    """The keys checked against each other and the material; one ValueError naming every problem.
+
+    ``max_tasks``: the app's rounds; ``max_questions``: the comprehension questions a rubric may have.
+    """
+    regular = [e for e in episodes if not e.is_gold]
+    gold = [e for e in episodes if e.is_gold]
+    problems = []
+    if settings.qualification_mode:
+        if not gold:
+            problems.append("The session key 'qualification_mode' needs episodes with gold_ratings; there are none.")
+        if len(gold) > max_tasks:
+            problems.append(
+                f"The session key 'qualification_mode' supports at most {max_tasks} gold episodes, "
+                f"the episodes hold {len(gold)}."
+            )
+    else:
+        per_person = settings.episodes_per_annotator + settings.attention_checks
+        if per_person > max_tasks:
+            problems.append(
+                f"The session keys 'episodes_per_annotator' plus 'attention_checks' must be <= {max_tasks}, "
+                f"not {per_person}."
+            )
+        if not regular:
+            problems.append("The session key 'episodes' holds no regular (non-gold) episode.")
+        if settings.attention_checks > len(gold):
+            problems.append(
+                f"The session key 'attention_checks' ({settings.attention_checks}) exceeds the {len(gold)} gold "
+                "episodes (episodes with gold_ratings)."
+            )
+    if settings.comprehension_check and not 0 < len(rubric.comprehension) <= max_questions:
+        problems.append(
+            f"The session key 'comprehension_check' needs 1 to {max_questions} comprehension questions in the "
+            f"rubric, which has {len(rubric.comprehension)}."
+        )
+    if problems:
+        raise ValueError(" ".join(problems))
+
+
+def checked_settings(
+    config: Mapping[str, Any], *, project_root: Path, max_tasks: int, max_questions: int
+) -> tuple[SocialSettings, Rubric, list[Episode]]:
+    """Settings, rubric and episodes of a session config, everything checked (what creation runs)."""
+    settings = social_settings(config, max_tasks=max_tasks)
+    rubric, episodes = load_material(settings, project_root=project_root)
+    check_material(settings, rubric, episodes, max_tasks=max_tasks, max_questions=max_questions)
+    return settings, rubric, episodes
