@@ -3,7 +3,8 @@ from otree.api import Bot, SubmissionMustFail, expect
 from backend.reasoning.logs import confusion_label
 from backend.reasoning.task import sentence_index
 
-from . import Consent, Instructions, Judge, load_player_log, settings_of
+from . import Consent, Instructions, Judge
+from .study import load_player_log, settings_of
 
 # The bots' verdicts (orig_cor, fin_cor) on the sample logs; judge 3 is harsh on 1002, so that the export holds all
 # four con_mat cells: TP (1002, 1004), FP (1002 by judge 3), FN (1006: correct, but the check failed), TN (others).

@@ -2,9 +2,9 @@ import html
 import time
 
 from otree.api import Bot, SubmissionMustFail, expect
-from otree.database import db
 
 from backend.social import forms as social_forms
+from lab_server.otree_internals import db
 
 from . import (
     Assignment,
@@ -13,13 +13,13 @@ from . import (
     Consent,
     Instructions,
     Rate,
-    _player_episode,
-    _root,
-    _rubric,
-    _study,
     custom_export_qualified,
     custom_export_ratings_long,
 )
+from .study import player_episode as _player_episode
+from .study import root as _root
+from .study import rubric as _rubric
+from .study import study as _study
 
 
 def _values(bot, *, miss_gold=False):
@@ -68,7 +68,7 @@ def _check_session(bot):
     root, config = _root(bot.player), bot.session.config
     k = int(config["annotators_per_episode"])
     done = [row for row in Assignment.filter(subsession=root) if row.status == "done"]
-    pairs = [(row.annotator, row.item_id) for row in done]
+    pairs = [(row.participant_code, row.item_id) for row in done]
     expect(len(pairs), "==", len(set(pairs)))
     regular_ids = _study(bot.session)["regular_ids"]
     counts = {item: sum(1 for row in done if row.item_id == item) for item in regular_ids}
@@ -160,7 +160,7 @@ class PlayerBot(Bot):
     def _expire_only(self):
         (mine,) = [
             r
-            for r in Assignment.filter(subsession=_root(self.player), annotator=self.participant.code)
+            for r in Assignment.filter(subsession=_root(self.player), participant_code=self.participant.code)
             if r.item_id == self.player.episode_id
         ]
         mine.reserved_at = time.time() - float(self.session.config["reservation_timeout_s"]) - 5
@@ -168,16 +168,18 @@ class PlayerBot(Bot):
     def _expire_and_reassign(self, values):
         root, config = _root(self.player), self.session.config
         first = self.player.episode_id
-        (mine,) = [r for r in Assignment.filter(subsession=root, annotator=self.participant.code) if r.item_id == first]
+        (mine,) = [
+            r for r in Assignment.filter(subsession=root, participant_code=self.participant.code) if r.item_id == first
+        ]
         mine.reserved_at = time.time() - float(config["reservation_timeout_s"]) - 5
         for other in range(int(config["annotators_per_episode"])):
             Assignment.create(
                 subsession=root,
                 item_id=first,
-                annotator=f"someone-else-{other}",
+                participant_code=f"someone-else-{other}",
                 status="done",
                 reserved_at=time.time(),
-                done_at=time.time(),
+                finished_at=time.time(),
                 round_number=1,
                 is_gold=False,
             )
@@ -185,7 +187,9 @@ class PlayerBot(Bot):
         db.expire_all()  # this bot's database session still holds the rows it changed above
         expect("given to someone else", "in", self.html)
         expect(self.player.episode_id, "!=", first)
-        (mine,) = [r for r in Assignment.filter(subsession=root, annotator=self.participant.code) if r.item_id == first]
+        (mine,) = [
+            r for r in Assignment.filter(subsession=root, participant_code=self.participant.code) if r.item_id == first
+        ]
         expect(mine.status, "==", "released")
         return _values(self)
 
