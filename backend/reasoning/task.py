@@ -35,6 +35,7 @@ from backend.reasoning.protocol import (
     SEPARATORS,
     protocol_csv,
     protocol_row,
+    split_hash_field,
     verdict_errors,
 )
 from backend.reasoning.report import RULES, format_figure, prepare_verdict_rows, summarise
@@ -204,12 +205,7 @@ def split_codes(raw: str | None) -> list[str]:
     >>> split_codes("pa#rga, pa")
     ['pa', 'rga']
     """
-    found = []
-    for code in (raw or "").replace(",", "#").split("#"):
-        code = code.strip()
-        if code and code not in found:
-            found.append(code)
-    return found
+    return list(dict.fromkeys(split_hash_field((raw or "").replace(",", "#"))))
 
 
 def check_verdict(
