@@ -71,6 +71,4 @@ def assignment_log(players):
     """Who judged which log and when (reservations included; ISO-8601 UTC times), for auditing the assignment."""
     from . import Assignment
 
-    yield list(ASSIGNMENT_COLUMNS)
-    for row in assignments.log_rows(Assignment, players):
-        yield [row[column] for column in ASSIGNMENT_COLUMNS.values()]
+    return assignments.export(Assignment, players, ASSIGNMENT_COLUMNS)

@@ -139,6 +139,4 @@ def assignment_log(players):
     """The assignment log: which annotator held or finished which episode, and when (ISO-8601 UTC)."""
     from . import Assignment
 
-    yield list(ASSIGNMENT_COLUMNS)
-    for row in assignments.log_rows(Assignment, players):
-        yield [row[column] for column in ASSIGNMENT_COLUMNS.values()]
+    return assignments.export(Assignment, players, ASSIGNMENT_COLUMNS)

@@ -8,14 +8,15 @@ this module stores its rows and hands them to it. ``social_eval`` and ``payoff_r
 - ``reserve``, ``finish``, ``release`` and ``is_expired`` (the timeout is ``reservation_timeout_s``, in seconds, in
   both apps);
 - ``policy_rows``: the rows as the policy reads them; ``held_rows``: a participant's unreleased rows of an item;
-- ``log_rows``: who held or finished which item and when, with the Prolific identifiers, for the apps' exports.
+- ``log_rows``: who held or finished which item and when, with the Prolific identifiers; ``export``: those rows as
+  an app's ``custom_export_assignments`` (each app keeps its own column names).
 
 Rows are session-wide: they link to the round-1 subsession (``root_id`` below is its id).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from otree.api import ExtraModel, models
@@ -138,3 +139,11 @@ def log_rows(Assignment, players) -> Iterator[dict[str, Any]]:
                 round_number=row.round_number,
                 is_gold=int(bool(row.is_gold)),
             )
+
+
+def export(Assignment, players, columns: Mapping[str, str]) -> Iterator[list[Any]]:
+    """The assignment log as an export: a header of ``columns``' names, then per row the values of the `log_rows`
+    keys they map to (``{"episode_id": "item_id", ...}``)."""
+    yield list(columns)
+    for row in log_rows(Assignment, players):
+        yield [row[key] for key in columns.values()]
