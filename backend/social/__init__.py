@@ -7,6 +7,7 @@
 | ``episode_model`` | the episode (``Episode``, ``Agent``, ``Turn``), ``EpisodeFormatError`` and the readers' ``FieldReader`` |
 | ``episodes`` | our episode format and the loading API (``load_episodes``, ``parse_episode_text``, ``attach_model_ratings``) |
 | ``sotopia_episodes`` | Sotopia's ``EpisodeLog`` and ``episodes_to_jsonl`` layouts, converted to ``Episode`` |
+| ``settings`` | the social_eval app's typed session settings (``SocialSettings``, ``social_settings``) |
 | ``forms`` | the rating form as pure functions: fields, checks, gold scoring, task plan, the long and wide export rows |
 | ``report`` | export columns (``RATING_CELLS``, ``EXPORT_COLUMNS``, ``rating_cells``) and the metrics: means, agreement, human vs model |
 | ``sotopia_release`` | reading the released Sotopia-π human evaluation |
