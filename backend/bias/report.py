@@ -42,6 +42,7 @@ from backend.bias.metrics import (
     bootstrap_ci,
     confidence_distribution,
 )
+from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
 
 PEOPLE = "people"
@@ -352,16 +353,6 @@ def summarise(rows: pd.DataFrame, *, exclude_inattentive: bool = False) -> dict[
 
 
 # --- output --------------------------------------------------------------------------------------------------------
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(item) for item in value]
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
 def _figure(value: Any) -> str:
     if value is None:
         return "n/a"
@@ -394,7 +385,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inatte
     """The printed report of ``python -m backend report`` for bias-test exports (people and models side by side)."""
     summary = summarise(read_rows(paths), exclude_inattentive=exclude_inattentive)
     if as_json:
-        return json.dumps(_json_safe(summary), indent=2, ensure_ascii=False)
+        return json.dumps(jsonable(summary), indent=2, ensure_ascii=False)
     groups = summary["groups"]
     lines = [f"Bias tests: {len(groups)} respondent group(s); figures per group side by side."]
     header = pd.DataFrame(
@@ -421,7 +412,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inatte
 
 
 def _script_json(value: Any) -> str:
-    return script_json(_json_safe(value), ensure_ascii=False)
+    return script_json(jsonable(value), ensure_ascii=False)
 
 
 def admin_view(rows: Sequence[dict]) -> dict[str, Any]:

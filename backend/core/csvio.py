@@ -123,6 +123,18 @@ def unescape_text(text: str) -> str:
     return "".join(out)
 
 
+def truthy_cell(value) -> bool:
+    """A boolean cell read back from any export: ``True``/``1``/``yes`` (text in any case, or numbers) are true; empty,
+    ``False``, ``0`` and NaN are false.
+
+    >>> [truthy_cell(v) for v in ("True", " yes ", "1", 1, "false", "0", "", float("nan"))]
+    [True, True, True, True, False, False, False, False]
+    """
+    if isinstance(value, str):
+        return value.strip().casefold() in ("true", "1", "yes")
+    return bool(value) if value == value else False  # NaN → False
+
+
 def iso_utc(timestamp: float | None) -> str:
     """A Unix time as ISO-8601 UTC with milliseconds (``Z`` suffix); empty for a missing time.
 

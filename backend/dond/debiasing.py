@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from backend.core import stats
+from backend.core.csvio import truthy_cell
 
 
 def _aggregation_inputs(values, side, first_mover, cluster=None):
@@ -171,7 +172,7 @@ def summarise(
             stats = debiased_summary(
                 pd.to_numeric(group[metric], errors="coerce").to_numpy(dtype=float),
                 side=group[side].astype(str).to_numpy(),
-                first_mover=group[first_mover].map(_truthy).to_numpy(),
+                first_mover=group[first_mover].map(truthy_cell).to_numpy(),
                 cluster=group[cluster].astype(str).to_numpy() if cluster else None,
                 n_boot=n_boot,
                 seed=seed,
@@ -181,10 +182,3 @@ def summarise(
             rows.append({**dict(zip(by, key, strict=True)), "metric": metric, **stats})
     columns = [*by, "metric", "n", "n_cells", "mean", "debiased_mean", "se", "ci_low", "ci_high"]
     return pd.DataFrame(rows, columns=columns)
-
-
-def _truthy(value: Any) -> bool:
-    """Booleans as exported to CSV (True/False, 1/0, "true"/"false") read back as bool."""
-    if isinstance(value, str):
-        return value.strip().casefold() in ("true", "1", "yes")
-    return bool(value) if value == value else False  # NaN → False

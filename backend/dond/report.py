@@ -53,6 +53,7 @@ import pandas as pd
 
 from backend.core import stats
 from backend.core.csvio import read_csv_any
+from backend.core.jsonable import jsonable
 from backend.dond import debiasing
 from backend.dond.protocol import PLAYER_METRICS
 
@@ -332,19 +333,6 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(_aligned(lines)) + "\n\n" + notes
 
 
-def _jsonable(value: Any) -> Any:
-    """NaN becomes null (strict JSON), numpy scalars plain numbers."""
-    if isinstance(value, dict):
-        return {key: _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, float | np.floating):
-        return None if math.isnan(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     """The printed report of one or more ``dond_games`` CSV files (or JSON with ``as_json``)."""
     if not paths:
@@ -358,7 +346,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
             for row in rows:
                 key = (row["mode"], row["language"], row["model"])
                 row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
-        return json.dumps(_jsonable(rows), indent=2, allow_nan=False, ensure_ascii=False)
+        return json.dumps(jsonable(rows), indent=2, allow_nan=False, ensure_ascii=False)
     if not rows:
         return "No finished DoND games in the file(s)."
     text = _text_table(rows)

@@ -34,6 +34,7 @@ import pandas as pd
 
 from backend.core.agreement import fleiss_kappa
 from backend.core.csvio import read_csv_any
+from backend.core.jsonable import jsonable
 from backend.reasoning.logs import confusion_label, parse_failed_queries_field, parse_log_name
 from backend.reasoning.protocol import ERROR_TYPES, PROTOCOL_COLUMNS, read_protocol_form, split_hash_field
 
@@ -286,10 +287,6 @@ def looks_like(columns: Iterable[str]) -> bool:
     return set(PROTOCOL_COLUMNS) <= {str(column).strip() for column in columns}
 
 
-def _nan_to_none(value: object) -> object:
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
 def format_figure(value: object) -> str:
     """A summary value as table text: floats with 3 decimals (NaN as n/a), dicts as ``key:count``."""
     if isinstance(value, float):
@@ -309,10 +306,10 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "u
     summary = summarise(judged, rule=rule)
     beside = model_judge_scores(people, models, rule=rule) if len(models) and len(people) else []
     if as_json:
-        groups = [{key: _nan_to_none(value) for key, value in group.items()} for group in summary]
+        groups = [jsonable(group) for group in summary]
         result = {"rule": rule, "groups": groups}
         if beside:
-            result["model_judges"] = [{key: _nan_to_none(value) for key, value in group.items()} for group in beside]
+            result["model_judges"] = [jsonable(group) for group in beside]
         return json.dumps(result, indent=2)
     main_columns = ["model", "game", "logs", "ratings", *CONFUSION_CELLS, "accuracy", "precision", "recall"]
     more_columns = ["model", "game", "error_recall", "error_precision", "kappa_orig", "kappa_fin"]

@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from backend.core import agreement
-from backend.core.csvio import read_csv_any
+from backend.core.csvio import read_csv_any, truthy_cell
+from backend.core.jsonable import jsonable
 from backend.social import sotopia_release
 from backend.social.episodes import Episode, parse_episode_data
 from backend.social.rubrics import Dimension
@@ -193,7 +194,7 @@ def ratings_from_export(table: pd.DataFrame) -> pd.DataFrame:
             is_gold=table.get("is_gold", False),
         )
     )
-    frame["is_gold"] = frame["is_gold"].map(_truthy).astype(bool)
+    frame["is_gold"] = frame["is_gold"].map(truthy_cell).astype(bool)
     # Someone never rates an episode twice in the app, so annotator + episode identifies one annotation.
     frame["annotation"] = frame["annotator"] + "|" + frame["episode_id"]
     frame["is_focus"] = pd.array([pd.NA] * len(frame), dtype="boolean")
@@ -229,7 +230,7 @@ def ratings_from_wide_export(table: pd.DataFrame) -> pd.DataFrame:
                         rating=pd.to_numeric(table[column], errors="coerce"),
                         annotator=table["annotator"].astype(str),
                         model_rating=np.nan,
-                        is_gold=table["is_gold"].map(_truthy).astype(bool),
+                        is_gold=table["is_gold"].map(truthy_cell).astype(bool),
                     )
                 )
             )
@@ -238,12 +239,6 @@ def ratings_from_wide_export(table: pd.DataFrame) -> pd.DataFrame:
     frame["annotation"] = frame["annotator"] + "|" + frame["episode_id"]
     frame["is_focus"] = pd.array([pd.NA] * len(frame), dtype="boolean")
     return frame.reset_index(drop=True)[RATING_COLUMNS]
-
-
-def _truthy(value) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes")
-    return bool(value) if value == value else False
 
 
 def _with_overall(ratings: pd.DataFrame, dimensions: Sequence[str]) -> pd.DataFrame:
@@ -342,10 +337,10 @@ def attention_summary(table: pd.DataFrame) -> dict[str, float] | None:
     """Share of annotators whose gold episodes were all within tolerance (from an export's attention column)."""
     if "attention_passed" not in table or "is_gold" not in table:
         return None
-    gold = table[table["is_gold"].map(_truthy)]
+    gold = table[table["is_gold"].map(truthy_cell)]
     if gold.empty:
         return None
-    per_annotator = gold.groupby("annotator")["attention_passed"].agg(lambda values: all(map(_truthy, values)))
+    per_annotator = gold.groupby("annotator")["attention_passed"].agg(lambda values: all(map(truthy_cell, values)))
     return dict(n_annotators=int(len(per_annotator)), share_passed=float(per_annotator.mean()))
 
 
@@ -424,16 +419,6 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     return ratings, notes
 
 
-def _json_safe(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return None if np.isnan(value) else float(value)
-    return value
-
-
 def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     """The printed report of ``python -m backend report`` for social-evaluation files."""
     ratings, notes = load_ratings(paths)
@@ -448,7 +433,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
         **notes,
     )
     if as_json:
-        records = [{key: _json_safe(value) for key, value in record.items()} for record in table.to_dict("records")]
+        records = [jsonable(record) for record in table.to_dict("records")]
         return json.dumps(dict(header, summary=records), indent=2, ensure_ascii=False)
     lines = [
         f"Social evaluation: {header['annotations']} annotations of {header['episodes']} episodes "
