@@ -203,7 +203,7 @@ class ScreenOut(study_flow.ScreenOutPage, Page):
 
 
 class Completion(study_flow.CompletionPage, Page):
-    pass
+    hooks = study_flow.AppHooks(num_rounds=C.NUM_ROUNDS)
 
 
 page_sequence = [Consent, Pairing, Instructions, Bargain, Results, ScreenOut, Completion]

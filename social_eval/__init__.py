@@ -223,5 +223,7 @@ class ScreenOut(study_flow.ScreenOutPage, Page):
 class Completion(study_flow.CompletionPage, Page):
     """Shown as soon as tasks_over(player) says the participant has no task left (study_flow)."""
 
+    hooks = study_flow.AppHooks(num_rounds=C.NUM_ROUNDS, tasks_over=tasks_over)
+
 
 page_sequence = [Consent, Instructions, Comprehension, Rate, NothingLeft, ScreenOut, Completion]

@@ -6,13 +6,11 @@ An app declares on its completion page what the shared pages need to know about 
     class Completion(study_flow.CompletionPage, Page):
         hooks = study_flow.AppHooks(num_rounds=C.NUM_ROUNDS, tasks_over=tasks_over)
 
-A page without ``hooks`` falls back to reading the app module's ``C.NUM_ROUNDS`` and ``tasks_over`` by name
-(``app_hooks_by_name``), as before; remove that fallback once every app declares its hooks.
+(dond, which has no ``tasks_over``, declares ``num_rounds`` only.)
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,13 +39,6 @@ def is_first_app(player) -> bool:
 def in_last_app(player) -> bool:
     """Whether the player belongs to the session's last app."""
     return player.session.config["app_sequence"][-1] == app_name(player)
-
-
-def app_hooks_by_name(player) -> AppHooks:
-    """The hooks of an app that declares none: ``C.NUM_ROUNDS`` and ``tasks_over`` found on its module by name."""
-    app_module = sys.modules[type(player).__module__]
-    num_rounds = getattr(getattr(app_module, "C", None), "NUM_ROUNDS", 1)
-    return AppHooks(num_rounds=num_rounds, tasks_over=getattr(app_module, "tasks_over", None))
 
 
 def is_last_round(player, hooks: AppHooks) -> bool:

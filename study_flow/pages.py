@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .entry import completion_url, record_arrival
-from .hooks import AppHooks, app_hooks_by_name, in_last_app, is_first_app, is_last_round, tasks_over
+from .hooks import AppHooks, in_last_app, is_first_app, is_last_round, tasks_over
 from .texts import messages
 
 
@@ -149,10 +149,14 @@ class CompletionPage:
 
     @classmethod
     def is_displayed(cls, player):
+        if cls.hooks is None:
+            raise TypeError(
+                f"{cls.__name__} must declare hooks = study_flow.AppHooks(num_rounds=C.NUM_ROUNDS, ...): "
+                "without them the completion page cannot know the app's last round."
+            )
         if not (is_active(player) and in_last_app(player)):
             return False
-        hooks = cls.hooks or app_hooks_by_name(player)
-        return is_last_round(player, hooks) or tasks_over(player, hooks)
+        return is_last_round(player, cls.hooks) or tasks_over(player, cls.hooks)
 
     @staticmethod
     def vars_for_template(player):

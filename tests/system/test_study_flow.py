@@ -40,7 +40,6 @@ def app_player(round_number: int, *, last_app: bool = True, screened_out: bool =
         (study_flow.AppHooks(num_rounds=3), [3]),
         (study_flow.AppHooks(num_rounds=3, tasks_over=lambda player: player.round_number >= 2), [2, 3]),
         (study_flow.AppHooks(), [1]),
-        (None, [1]),  # no hooks declared: found by name on the app's module (this one has neither C nor tasks_over)
     ],
 )
 def test_the_completion_page_shows_in_the_last_round_or_when_the_app_says_the_tasks_are_over(hooks, rounds_shown):
@@ -63,3 +62,11 @@ def test_the_consent_question_in_each_language():
             study_flow.messages(language)["consent_yes"],
             study_flow.messages(language)["consent_no"],
         )
+
+
+def test_a_completion_page_without_hooks_is_refused_with_what_to_declare():
+    class Completion(study_flow.CompletionPage):
+        pass
+
+    with pytest.raises(TypeError, match=r"hooks = study_flow.AppHooks\(num_rounds=C.NUM_ROUNDS"):
+        Completion.is_displayed(app_player(1))
