@@ -41,8 +41,6 @@ even though fresh conversations make the order matter less than for people). Cal
 from __future__ import annotations
 
 import argparse
-import asyncio
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -73,6 +71,7 @@ from backend.bias.replies import (
 from backend.core import runs
 from backend.core.csvio import iso_utc
 from backend.core.llm import CallRecord, LLMSettings, add_endpoint_options, complete, reply_budget, settings_from_args
+from backend.core.llm.records import CallTotals
 from backend.core.progress import RunTally
 
 FINAL_STATUSES = ("answered", "unparseable")
@@ -101,8 +100,7 @@ class RunSummary(RunTally):
 
 
 def output_path(out_dir: str | Path, model: str, items: ItemSet) -> Path:
-    safe_model = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
-    return Path(out_dir) / f"bias_{safe_model}_{items.name}.csv"
+    return Path(out_dir) / f"bias_{runs.safe_name(model)}_{items.name}.csv"
 
 
 def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Job]:
@@ -128,7 +126,7 @@ def read_finished(path: Path) -> list[dict[str, str]]:
     return [row for row in rows if row["status"] in FINAL_STATUSES]
 
 
-def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict:
+def _row(job: Job, model: str, status: str, totals: CallTotals, reply: str, **answer: Any) -> dict:
     return export_row(
         job.item,
         job.presented,
@@ -139,8 +137,9 @@ def _row(job: Job, model: str, status: str, calls: int, latency: float, reply: s
         status=status,
         model=model,
         run=job.run,
-        attempts=calls,
-        seconds=round(latency, 3),
+        attempts=totals.attempts,
+        seconds=round(totals.latency_s, 3),
+        reasoning=totals.thinking,
         answered_at=iso_utc(time.time()),
         raw_reply=reply,
         **answer,
@@ -163,7 +162,7 @@ async def ask(
         return await _ask_letters(job, settings)
     shown, model = job.presented, settings.model
     messages = build_messages(shown)
-    calls, latency, reply, problem, thinking = 0, 0.0, "", "", []
+    totals, reply, problem = CallTotals(), "", ""
     options = {"logprobs": True, "top_logprobs": 5} if use_logprobs and not settings.is_scripted else {}
     if answer_mode == "structured":
         schema = (
@@ -173,13 +172,11 @@ async def ask(
     row = _row_maker(job, model, answer_mode)
     for _ in range(parse_retries + 1):
         record = await complete(messages, settings, scripted=policy, max_tokens=reply_budget(ANSWER_CHARS), **options)
-        calls += record.attempts
-        latency += record.latency_s
+        totals.add(record)
         reply = record.reply
-        thinking.append(record.reasoning)
         if not record.ok:
             error = f"{record.error_kind}: {record.error}"
-            return row("error", calls, latency, error, problem=error, reasoning=_joined(thinking))
+            return row("error", totals, error, problem=error)
         try:
             if shown.kind == "arguments":
                 numbers = parse_selection(reply, len(shown.arguments))
@@ -187,12 +184,10 @@ async def ask(
                 source = "structured" if record.structured else "json"
                 return row(
                     "answered",
-                    calls,
-                    latency,
+                    totals,
                     reply,
                     selected=selected,
                     answer_source=source,
-                    reasoning=_joined(thinking),
                 )
             parsed = parse_choice(reply, [option.label for option in shown.options])
         except ReplyParseError as error:
@@ -206,14 +201,12 @@ async def ask(
                 probabilities, confidence_source = from_logprobs, "logprobs"
         return row(
             "answered",
-            calls,
-            latency,
+            totals,
             reply,
             **_choice(shown, record, parsed),
             confidence=probabilities[parsed.index] if probabilities is not None else None,
             option_probabilities=probabilities,
             confidence_source=confidence_source,
-            reasoning=_joined(thinking),
         )
     if shown.kind == "choice":
         # The answer itself may be clear while its stated probabilities are not (they must add up to 1): keep the
@@ -226,14 +219,12 @@ async def ask(
             answer = _choice(shown, record, parsed)
             return row(
                 "answered",
-                calls,
-                latency,
+                totals,
                 reply,
                 **answer,
                 problem=f"no confidence: {problem}",
-                reasoning=_joined(thinking),
             )
-    return row("unparseable", calls, latency, reply, problem=problem, reasoning=_joined(thinking))
+    return row("unparseable", totals, reply, problem=problem)
 
 
 def _choice(shown: Presented, record: CallRecord, parsed: ChoiceReply) -> dict[str, Any]:
@@ -243,13 +234,9 @@ def _choice(shown: Presented, record: CallRecord, parsed: ChoiceReply) -> dict[s
     return {"answer": shown.options[parsed.index].value, "answer_source": source}
 
 
-def _joined(thoughts: list[str]) -> str:
-    return "\n\n".join(thought for thought in thoughts if thought)
-
-
 def _row_maker(job: Job, model: str, answer_mode: str) -> Callable[..., dict[str, Any]]:
-    def row(status: str, calls: int, latency: float, reply: str, **answer: Any) -> dict[str, Any]:
-        return _row(job, model, status, calls, latency, reply, answer_mode=answer_mode, **answer)
+    def row(status: str, totals: CallTotals, reply: str, **answer: Any) -> dict[str, Any]:
+        return _row(job, model, status, totals, reply, answer_mode=answer_mode, **answer)
 
     return row
 
@@ -267,19 +254,19 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         records = [await _letter_call(build_argument_letter_messages(shown, number), settings) for number in numbers]
     else:
         records = [await _letter_call(build_letter_messages(shown), settings)]
-    calls = sum(record.attempts for record in records)
-    latency = sum(record.latency_s for record in records)
+    totals = CallTotals()
+    for record in records:
+        totals.add(record)
     replies = " | ".join(record.reply for record in records)
-    thinking = _joined([record.reasoning for record in records])
     failed = next((record for record in records if not record.ok), None)
     if failed is not None:
         error = f"{failed.error_kind}: {failed.error}"
-        return row("error", calls, latency, error, problem=error, reasoning=thinking)
+        return row("error", totals, error, problem=error)
     n_letters = 2 if shown.kind == "arguments" else len(shown.options)
     scored = [letter_scores(record.extra.get("logprobs"), n_letters) for record in records]
     unusable = [note for probabilities, _, note in scored if not probabilities]
     if unusable:
-        return row("unparseable", calls, latency, replies, problem=unusable[0], reasoning=thinking)
+        return row("unparseable", totals, replies, problem=unusable[0])
     notes = "; ".join(dict.fromkeys(note for _, _, note in scored if note))
     if shown.kind == "arguments":
         yes = [probabilities[0] for probabilities, _, _ in scored]
@@ -288,8 +275,7 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         ]
         return row(
             "answered",
-            calls,
-            latency,
+            totals,
             replies,
             selected=[shown.arguments[index].id for index in chosen],
             answer_source="letter_logprob_per_argument",
@@ -298,17 +284,15 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
                 for part in (notes, "" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument")
                 if part
             ),
-            reasoning=thinking,
         )
     probabilities = scored[0][0]
     best = max(range(len(probabilities)), key=probabilities.__getitem__)
     if sorted(probabilities)[-2:] == [probabilities[best]] * 2:
         tie = ", ".join(LETTERS[k] for k, p in enumerate(probabilities) if p == probabilities[best])
-        return row("unparseable", calls, latency, replies, problem=f"the letters {tie} are exactly as likely")
+        return row("unparseable", totals, replies, problem=f"the letters {tie} are exactly as likely")
     return row(
         "answered",
-        calls,
-        latency,
+        totals,
         replies,
         answer=shown.options[best].value,
         confidence=probabilities[best],
@@ -316,7 +300,6 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         confidence_source="logprobs",
         answer_source="letter_logprob" if not notes else "letter_logprob_alternatives",
         problem=notes,
-        reasoning=thinking,
     )
 
 
@@ -370,31 +353,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answer-mode", choices=ANSWER_MODES, default="stated", help="how a model is asked")
     add_endpoint_options(parser)
     parser.add_argument("--seed", default="1", help="seed of each run's order and argument shuffles")
-    args = parser.parse_args(argv)
-    try:
-        items = load_items(args.items)
-        settings = settings_from_args(args, model=args.model)
-        started = time.monotonic()
-        summary = asyncio.run(
-            run_tests(
-                items,
-                settings,
-                out_dir=args.out,
-                repeats=args.repeats,
-                concurrency=args.concurrency,
-                parse_retries=args.parse_retries,
-                use_logprobs=args.confidence == "logprobs",
-                answer_mode=args.answer_mode,
-                seed=args.seed,
-                progress=None if args.quiet else sys.stderr,
-            )
+
+    async def start(args: argparse.Namespace, progress: TextIO | None) -> RunSummary:
+        return await run_tests(
+            load_items(args.items),
+            settings_from_args(args, model=args.model),
+            **runs.run_options(args),
+            repeats=args.repeats,
+            use_logprobs=args.confidence == "logprobs",
+            answer_mode=args.answer_mode,
+            seed=args.seed,
+            progress=progress,
         )
-    except ValueError as error:
-        parser.error(str(error))
-    return summary.finish(
-        f"{summary.path}: {summary.planned} test versions planned, {summary.kept} kept from before, "
-        f"{summary.counts_text()} ({time.monotonic() - started:.1f} s)."
-    )
+
+    def finish(summary: RunSummary, seconds: float) -> int:
+        return summary.finish(
+            f"{summary.path}: {summary.planned} test versions planned, {summary.kept} kept from before, "
+            f"{summary.counts_text()} ({seconds:.1f} s)."
+        )
+
+    return runs.run_command(parser, argv, start, finish)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ import argparse
 import asyncio
 import csv
 import os
+import re
+import sys
+import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -126,8 +129,7 @@ async def run_each(
     >>> sorted(seen)
     [1, 4, 9]
     """
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency!r}.")
+    check_concurrency(concurrency)
     bar = ProgressBar(len(units), progress)
     bar.show()
     gate = asyncio.Semaphore(concurrency)
@@ -152,6 +154,55 @@ def add_run_options(
     parser.add_argument("--concurrency", type=int, default=4, help=f"{unit} in flight at once")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unusable reply")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run's keyword arguments from the options of ``add_run_options``: ``out_dir``, ``concurrency`` and
+    ``parse_retries``, checked before a file is touched."""
+    check_concurrency(args.concurrency)
+    check_parse_retries(args.parse_retries)
+    return dict(out_dir=args.out, concurrency=args.concurrency, parse_retries=args.parse_retries)
+
+
+def safe_name(text: str, *, empty: str = "model") -> str:
+    """``text`` as part of a file name: every run of characters other than ``A-Z a-z 0-9 . _ -`` becomes one ``_``.
+
+    >>> safe_name("org/model:7b"), safe_name("///"), safe_name("my episodes", empty="x")
+    ('org_model_7b', 'model', 'my_episodes')
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or empty
+
+
+def run_command(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    start: Callable[[argparse.Namespace, TextIO | None], Awaitable[Any]],
+    finish: Callable[[Any, float], int],
+    *,
+    refused: tuple[type[Exception], ...] = (ValueError,),
+) -> int:
+    """A runner's ``main``: parse ``argv``, run ``start(args, progress)`` (progress is stderr unless ``--quiet``) and
+    return ``finish(summary, seconds)``, the exit status. A refused input (``refused``) exits with the parser's usage
+    error (status 2) and its sentence, before anything is asked."""
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        summary = asyncio.run(start(args, None if getattr(args, "quiet", False) else sys.stderr))
+    except refused as error:
+        parser.error(str(error))
+    return finish(summary, time.monotonic() - started)
+
+
+def check_concurrency(concurrency: int) -> None:
+    """Refuse fewer than one unit in flight with a sentence.
+
+    >>> check_concurrency(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: concurrency must be at least 1, got 0.
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency!r}.")
 
 
 def check_parse_retries(parse_retries: int) -> None:

@@ -17,7 +17,6 @@ interrupted game are dropped first), so an interrupted run resumes without repla
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import sys
@@ -243,37 +242,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probe-external", action="store_true", help="ask each turn what the other would accept")
     add_endpoint_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    try:
+
+    async def start(args: argparse.Namespace, progress: TextIO | None) -> RunSummary:
         protocol = Protocol(args.protocol, args.word_limit, args.probe_external)
         base = settings_from_args(args, model=args.model_a)  # validates the options before anything runs
-        options = {name: value for name, value in dataclasses.asdict(base).items() if name != "model"}
-        summary = asyncio.run(
-            run_selfplay(
-                model_a=args.model_a,
-                model_b=args.model_b or args.model_a,
-                instances=args.instances,
-                mode=args.mode,
-                language=args.language,
-                out_dir=args.out,
-                concurrency=args.concurrency,
-                instance_seed=args.instance_seed,
-                max_messages=args.max_messages,
-                llm_reprompts=args.llm_reprompts,
-                protocol=protocol,
-                settings_options=options,
-                progress=None if args.quiet else sys.stderr,
-            )
+        return await run_selfplay(
+            model_a=args.model_a,
+            model_b=args.model_b or args.model_a,
+            instances=args.instances,
+            mode=args.mode,
+            language=args.language,
+            out_dir=args.out,
+            concurrency=args.concurrency,
+            instance_seed=args.instance_seed,
+            max_messages=args.max_messages,
+            llm_reprompts=args.llm_reprompts,
+            protocol=protocol,
+            settings_options={name: value for name, value in dataclasses.asdict(base).items() if name != "model"},
+            progress=progress,
         )
-    except ValueError as error:
-        parser.error(str(error))
-    outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(summary.outcomes.items())) or "none"
-    print(
-        f"{summary.games_path / GAMES_FILE}: {summary.planned} games planned, {summary.kept} kept from before, "
-        f"{summary.played} played ({outcomes}) in {summary.seconds:.1f} s."
-    )
-    print(json.dumps({"games_per_minute": round(60 * summary.played / summary.seconds, 1) if summary.played else 0}))
-    return 0
+
+    def finish(summary: RunSummary, seconds: float) -> int:
+        outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(summary.outcomes.items())) or "none"
+        print(
+            f"{summary.games_path / GAMES_FILE}: {summary.planned} games planned, {summary.kept} kept from before, "
+            f"{summary.played} played ({outcomes}) in {summary.seconds:.1f} s."
+        )
+        games_per_minute = round(60 * summary.played / summary.seconds, 1) if summary.played else 0
+        print(json.dumps({"games_per_minute": games_per_minute}))
+        return 0
+
+    return runs.run_command(parser, argv, start, finish)
 
 
 if __name__ == "__main__":

@@ -26,13 +26,11 @@ scripted`` judges offline: its verdict is the automated check's (`scripted_judge
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
 import io
-import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,6 +38,7 @@ from typing import Any, TextIO
 from backend.core import runs
 from backend.core.csvio import iso_utc, neutralise_row
 from backend.core.llm import LLMSettings, add_endpoint_options, complete, settings_from_args
+from backend.core.llm.records import CallTotals
 from backend.core.progress import RunTally
 from backend.reasoning import task
 from backend.reasoning.games import Game
@@ -87,10 +86,6 @@ CALL_COLUMNS = (
 
 
 # --- asking --------------------------------------------------------------------------------------------------------
-def _joined(parts: Iterable[str]) -> str:
-    return "\n\n".join(part for part in parts if part)
-
-
 async def judge_log(
     log: ReasoningLog,
     game: Game,
@@ -104,28 +99,21 @@ async def judge_log(
     messages = build_messages(log, game, remark_chars=remark_chars)
     budget, schema = token_budget(log, remark_chars=remark_chars), judgement_schema(log)
     row: dict[str, Any] = dict.fromkeys(CALL_COLUMNS, "")
-    row.update(file=log.filename, game=log.game, model=settings.model, asks=0, attempts=0, latency_s=0.0)
-    thinking, prompt_tokens, completion_tokens = [], None, None
+    row.update(file=log.filename, game=log.game, model=settings.model)
+    totals = CallTotals()  # tokens summed over the asks; blank when the endpoint reported none (the scripted model)
     for _ in range(parse_retries + 1):
         record = await complete(
             messages, settings, scripted=lambda _messages: policy(log), max_tokens=budget, response_schema=schema
         )
-        row["asks"] += 1
-        row["attempts"] += record.attempts
-        row["latency_s"] = round(row["latency_s"] + record.latency_s, 3)
-        # Summed over the asks; blank when the endpoint reported no usage at all (the scripted model).
-        if record.prompt_tokens is not None:
-            prompt_tokens = (prompt_tokens or 0) + record.prompt_tokens
-        if record.completion_tokens is not None:
-            completion_tokens = (completion_tokens or 0) + record.completion_tokens
-        thinking.append(record.reasoning)
+        totals.add(record)
+        cells = totals.cells()
         row.update(
+            asks=cells.pop("calls"),
+            **cells,
             reply=record.reply,
-            reasoning=_joined(thinking),
+            reasoning=totals.thinking,
             structured="" if record.structured is None else int(record.structured),
             max_tokens=record.max_tokens or "",
-            prompt_tokens="" if prompt_tokens is None else prompt_tokens,
-            completion_tokens="" if completion_tokens is None else completion_tokens,
             judged_at=iso_utc(time.time()),
         )
         if not record.ok:
@@ -158,7 +146,7 @@ def output_paths(out_dir: str | Path, model: str) -> tuple[Path, Path]:
     >>> [path.name for path in output_paths("out", "org/model:7b")]
     ['reasoning_judge_org_model_7b.csv', 'reasoning_judge_calls_org_model_7b.csv']
     """
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
+    safe = runs.safe_name(model)
     return Path(out_dir) / f"reasoning_judge_{safe}.csv", Path(out_dir) / f"reasoning_judge_calls_{safe}.csv"
 
 
@@ -291,31 +279,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--remark-chars", type=int, default=DEFAULT_REMARK_CHARS, help="longest remark asked for")
     runs.add_run_options(parser, unit="calls")
     add_endpoint_options(parser, temperature=0.0, timeout_s=120.0)
-    args = parser.parse_args(argv)
-    try:
+
+    async def start(args: argparse.Namespace, progress: TextIO | None) -> JudgeSummary:
         extra_games = args.extra_games.read_text(encoding="utf-8-sig") if args.extra_games else ""
         logs, games = load_judged_logs(args.logs, default_game=args.default_game, extra_games=extra_games)
-        settings = settings_from_args(args, model=args.model)
-        started = time.monotonic()
-        summary = asyncio.run(
-            run_judge(
-                logs,
-                games,
-                settings,
-                out_dir=args.out,
-                concurrency=args.concurrency,
-                parse_retries=args.parse_retries,
-                remark_chars=args.remark_chars,
-                separator=args.separator,
-                progress=None if args.quiet else sys.stderr,
-            )
+        return await run_judge(
+            logs,
+            games,
+            settings_from_args(args, model=args.model),
+            **runs.run_options(args),
+            remark_chars=args.remark_chars,
+            separator=args.separator,
+            progress=progress,
         )
-    except (ValueError, OSError) as error:
-        parser.error(str(error))
-    return summary.finish(
-        f"{summary.protocol_path}: {summary.planned} logs, {summary.kept} kept from before, {summary.counts_text()} "
-        f"({time.monotonic() - started:.1f} s); calls in {summary.calls_path.name}."
-    )
+
+    def finish(summary: JudgeSummary, seconds: float) -> int:
+        return summary.finish(
+            f"{summary.protocol_path}: {summary.planned} logs, {summary.kept} kept from before, "
+            f"{summary.counts_text()} ({seconds:.1f} s); calls in {summary.calls_path.name}."
+        )
+
+    return runs.run_command(parser, argv, start, finish, refused=(ValueError, OSError))
 
 
 if __name__ == "__main__":

@@ -45,9 +45,7 @@ answers offline with ``scripted_policy`` (a hash of episode, agent and dimension
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import re
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -58,6 +56,7 @@ from typing import Any, TextIO
 from backend.core import runs
 from backend.core.csvio import iso_utc
 from backend.core.llm import LLMSettings, add_endpoint_options, complete, settings_from_args
+from backend.core.llm.records import CallTotals
 from backend.core.progress import RunTally
 from backend.social.annotator_prompts import (
     AGENT_INDEXES,
@@ -153,8 +152,7 @@ async def ask_unit(
     )
     policy = scripted_policy(rubric, unit.episode.id, unit.episode.agents[unit.agent_index - 1].name)
     budget, schema = unit_budget(rubric, max_reasoning_chars=max_reasoning_chars), ratings_schema(rubric)
-    totals: dict[str, Any] = dict(calls=0, attempts=0, latency_s=0.0, prompt_tokens=None, completion_tokens=None)
-    thinking: list[str] = []
+    totals = CallTotals()
 
     def common(status: str, source: str, problem: str, reply: str, max_tokens: int | None) -> dict[str, Any]:
         return dict(
@@ -162,9 +160,9 @@ async def ask_unit(
             answer_source=source,
             problem=problem,
             model=settings.model,
-            model_thinking="\n\n".join(part for part in thinking if part),
+            model_thinking=totals.thinking,
             raw_reply=reply,
-            **{**totals, "latency_s": round(totals["latency_s"], 3)},
+            **totals.cells(),
             max_tokens=max_tokens if max_tokens is not None else "",
             answered_at=iso_utc(time.time()),
         )
@@ -172,13 +170,7 @@ async def ask_unit(
     problem, reply, source, max_tokens = "", "", "", None
     for _ in range(parse_retries + 1):
         record = await complete(messages, settings, scripted=policy, max_tokens=budget, response_schema=schema)
-        totals["calls"] += 1
-        totals["attempts"] += record.attempts
-        totals["latency_s"] += record.latency_s
-        for name in ("prompt_tokens", "completion_tokens"):
-            if getattr(record, name) is not None:
-                totals[name] = (totals[name] or 0) + getattr(record, name)
-        thinking.append(record.reasoning)
+        totals.add(record)
         max_tokens = record.max_tokens if record.max_tokens is not None else settings.token_limit(budget)
         if not record.ok:
             error = f"{record.error_kind}: {record.error}"
@@ -205,11 +197,10 @@ def output_stem(out_dir: str | Path, model: str, episodes_path: str | Path) -> P
     >>> output_stem("out", "org/model:7b", "data/my episodes.jsonl").as_posix()
     'out/social_org_model_7b_my_episodes'
     """
-
-    def safe(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
-
-    return Path(out_dir) / f"social_{safe(model)}_{safe(Path(episodes_path).stem)}"
+    return (
+        Path(out_dir)
+        / f"social_{runs.safe_name(model, empty='x')}_{runs.safe_name(Path(episodes_path).stem, empty='x')}"
+    )
 
 
 def read_finished(path: Path, units: Sequence[Unit], rubric: Rubric) -> list[dict[str, str]]:
@@ -343,32 +334,27 @@ def main(argv: list[str] | None = None) -> int:
     add_endpoint_options(parser, timeout_s=120.0)
     parser.add_argument("--min-reasoning-chars", type=int, default=MIN_REASONING_CHARS, help="per explanation")
     parser.add_argument("--max-reasoning-chars", type=int, default=MAX_REASONING_CHARS, help="per explanation")
-    args = parser.parse_args(argv)
-    started = time.monotonic()
-    try:
+
+    async def start(args: argparse.Namespace, progress: TextIO | None) -> RunSummary:
         rubric = load_rubric(args.rubric)
-        episodes = load_episodes(args.episodes, rubric=rubric)
-        settings = settings_from_args(args, model=args.model)
-        summary = asyncio.run(
-            annotate(
-                episodes,
-                rubric,
-                settings,
-                out_dir=args.out,
-                episodes_name=args.episodes,
-                concurrency=args.concurrency,
-                parse_retries=args.parse_retries,
-                min_reasoning_chars=args.min_reasoning_chars,
-                max_reasoning_chars=args.max_reasoning_chars,
-                progress=None if args.quiet else sys.stderr,
-            )
+        return await annotate(
+            load_episodes(args.episodes, rubric=rubric),
+            rubric,
+            settings_from_args(args, model=args.model),
+            **runs.run_options(args),
+            episodes_name=args.episodes,
+            min_reasoning_chars=args.min_reasoning_chars,
+            max_reasoning_chars=args.max_reasoning_chars,
+            progress=progress,
         )
-    except ValueError as error:
-        parser.error(str(error))
-    return summary.finish(
-        f"{summary.csv_path}: {summary.planned} units (episode x agent) planned, {summary.kept} kept from before, "
-        f"{summary.counts_text()} ({time.monotonic() - started:.1f} s); rated episodes in {summary.episodes_path.name}."
-    )
+
+    def finish(summary: RunSummary, seconds: float) -> int:
+        return summary.finish(
+            f"{summary.csv_path}: {summary.planned} units (episode x agent) planned, {summary.kept} kept from before, "
+            f"{summary.counts_text()} ({seconds:.1f} s); rated episodes in {summary.episodes_path.name}."
+        )
+
+    return runs.run_command(parser, argv, start, finish)
 
 
 if __name__ == "__main__":

@@ -46,3 +46,48 @@ class CallRecord:
         row["messages"] = json.dumps(self.messages, ensure_ascii=False)
         row["extra"] = json.dumps(self.extra, ensure_ascii=False)
         return row
+
+
+@dataclass
+class CallTotals:
+    """What the calls made for one unit of a run (an ask and its re-asks) add up to: ``calls``, ``attempts``,
+    ``latency_s`` and tokens (None while no call reported them), and the thinking of each call.
+
+    >>> totals = CallTotals()
+    >>> totals.add(CallRecord(model="m", messages=[], attempts=2, latency_s=0.5, prompt_tokens=10, reasoning="hm"))
+    >>> totals.add(CallRecord(model="m", messages=[], attempts=1, latency_s=0.25))
+    >>> totals.cells(), totals.thinking
+    ({'calls': 2, 'attempts': 3, 'latency_s': 0.75, 'prompt_tokens': 10, 'completion_tokens': ''}, 'hm')
+    """
+
+    calls: int = 0
+    attempts: int = 0
+    latency_s: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    thoughts: list[str] = field(default_factory=list)
+
+    def add(self, record: CallRecord) -> None:
+        self.calls += 1
+        self.attempts += record.attempts
+        self.latency_s += record.latency_s
+        if record.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + record.prompt_tokens
+        if record.completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + record.completion_tokens
+        self.thoughts.append(record.reasoning)
+
+    @property
+    def thinking(self) -> str:
+        """The calls' thinking, in order, blank parts left out."""
+        return "\n\n".join(part for part in self.thoughts if part)
+
+    def cells(self) -> dict[str, Any]:
+        """CSV cells: latency rounded to milliseconds, unknown token counts empty."""
+        return dict(
+            calls=self.calls,
+            attempts=self.attempts,
+            latency_s=round(self.latency_s, 3),
+            prompt_tokens="" if self.prompt_tokens is None else self.prompt_tokens,
+            completion_tokens="" if self.completion_tokens is None else self.completion_tokens,
+        )

@@ -71,3 +71,27 @@ def test_run_each_never_exceeds_the_concurrency_and_counts_statuses():
     assert stream.getvalue().rstrip().endswith("answered 6 error 3")
     with pytest.raises(ValueError, match="concurrency"):
         asyncio.run(runs.run_each([1], work, concurrency=0, progress=None, on_done=lambda n, r: "x"))
+
+
+def test_run_command_refuses_bad_input_as_a_usage_error_and_returns_finishs_status(capsys):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="runner")
+    parser.add_argument("--items", type=int, required=True)
+    runs.add_run_options(parser, unit="calls")
+    seen = {}
+
+    async def start(args, progress):
+        runs.run_options(args)
+        if args.items < 0:
+            raise ValueError("items must be 0 or more.")
+        seen["progress"] = progress
+        return args.items
+
+    assert runs.run_command(parser, ["--items", "3", "--out", "x", "--quiet"], start, lambda n, s: n + 1) == 4
+    assert seen["progress"] is None
+    for argv in (["--items", "-1", "--out", "x"], ["--items", "1", "--out", "x", "--concurrency", "0"]):
+        with pytest.raises(SystemExit) as refused:
+            runs.run_command(parser, argv, start, lambda n, s: 0)
+        assert refused.value.code == 2
+    assert "concurrency must be at least 1" in capsys.readouterr().err
