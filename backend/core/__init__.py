@@ -2,10 +2,11 @@
 
 | module | holds |
 |---|---|
-| ``llm/`` | the only code that talks to a model (``complete``, ``stream``, ``LLMSettings``); ``llm.replies`` reads JSON in replies; ``llm.fake_server`` is a scriptable OpenAI-compatible server for faults |
+| ``llm/`` | the only code that talks to a model (``complete``, ``stream``, ``LLMSettings``); ``llm.replies`` reads JSON in replies; ``llm.records`` holds ``CallRecord`` and ``CallTotals``; ``llm.fake_server`` is a scriptable OpenAI-compatible server for faults |
 | ``stats`` | the one cell-mean estimator (``debiased_mean``) and the one bootstrap (``bootstrap_replicates``, ``bootstrap_statistic``, ``percentile_interval``) |
-| ``csvio`` | spreadsheet-safe cells and their exact inverse, text escaping, ISO-8601 times, the tolerant CSV reader |
-| ``runs`` | what resumable runners share: their CSV state files, the bounded run loop, the common CLI options |
+| ``csvio`` | spreadsheet-safe cells and their exact inverse, text escaping, boolean cells, ISO-8601 times, the tolerant CSV reader |
+| ``runs`` | what resumable runners share: their CSV state files, the bounded run loop, one ``main`` (``run_command``) and the common CLI options |
+| ``jsonable`` | report figures as strict JSON (NaN as null) |
 | ``progress`` | the runners' progress bar and run tally |
 | ``assignment`` | k people per item, least-covered first, expiring reservations (both annotation apps) |
 | ``agreement`` | inter-annotator agreement (Krippendorff's alpha, Fleiss' kappa, pairwise) |
