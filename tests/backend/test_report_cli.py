@@ -7,9 +7,9 @@ social_eval session has gold episodes and text that the server neutralises for s
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
-import re
 import subprocess
 import sys
 
@@ -39,8 +39,18 @@ GROUP = '=HYPERLINK("http://x","group")'  # a researcher's episode group that a 
 
 
 def _custom_exports(app: str) -> list[str]:
-    source = (PROJECT_ROOT / app / "__init__.py").read_text(encoding="utf-8")
-    return re.findall(r"^def (custom_export\w*)\(", source, re.M)
+    """The custom exports oTree offers for ``app``: every name its ``__init__`` binds at the top level (a def, an
+    assignment or an import from a sibling module) that starts with ``custom_export``."""
+    tree = ast.parse((PROJECT_ROOT / app / "__init__.py").read_text(encoding="utf-8"))
+    bound = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            bound.append(node.name)
+        elif isinstance(node, ast.Assign):
+            bound += [target.id for target in node.targets if isinstance(target, ast.Name)]
+        elif isinstance(node, ast.ImportFrom):
+            bound += [alias.asname or alias.name for alias in node.names]
+    return [name for name in bound if name.startswith("custom_export")]
 
 
 def _episodes_json() -> str:
