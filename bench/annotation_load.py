@@ -32,11 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backend import social_forms  # noqa: E402
+from backend.social import forms as social_forms  # noqa: E402
 from backend.social.episodes import load_episodes  # noqa: E402
 from backend.social.rubrics import load_rubric  # noqa: E402
-from tests.apps.test_social_eval import Annotator  # noqa: E402
 from tests.support.harness import base_env, create_session, deployment_mode, session_start_links, start_server  # noqa: E402
+from tests.support.participants import Annotator  # noqa: E402
 
 # Mean seconds the fastest plausible annotator spends on a page before submitting it (see the module docstring).
 HUMAN_PAGE_SECONDS = {"Consent": 10.0, "Instructions": 30.0, "Rate": 90.0, "Completion": 0.0}
