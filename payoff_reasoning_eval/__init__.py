@@ -5,7 +5,10 @@ from otree.api import *
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 import study_flow
 from backend.reasoning import task
-from study_flow import assignments
+from study_flow import (
+    assignments,
+    consent_given_choices,  # noqa: F401  (oTree finds the consent field's choices here)
+)
 
 from . import exports, study, tasks
 from .study import load_player_log, settings_of
@@ -40,7 +43,7 @@ class Group(BaseGroup):
 
 
 class Player(BasePlayer):
-    consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    consent_given = study_flow.consent_field()
     log_file = models.StringField(blank=True)
     game = models.StringField(blank=True)
     attempts = models.IntegerField(blank=True)
@@ -73,10 +76,6 @@ Assignment = assignments.model(Subsession)  # who judges which log (columns: stu
 
 
 # FUNCTIONS
-def consent_given_choices(player: Player):
-    return study_flow.consent_choices(player.session.config.get("language"))
-
-
 def creating_session(subsession: Subsession):
     if subsession.round_number == 1:
         study.create(subsession)

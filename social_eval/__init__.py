@@ -3,7 +3,10 @@ from otree.api import *
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 import study_flow
 from backend.social import forms as social_forms
-from study_flow import assignments
+from study_flow import (
+    assignments,
+    consent_given_choices,  # noqa: F401  (oTree finds the consent field's choices here)
+)
 
 from . import admin, exports, study, tasks, views
 from .form import *  # the form's hooks oTree looks up by name: rating_*_min/_max, reason_*_error_message, quiz_*_choices
@@ -37,7 +40,7 @@ class Group(BaseGroup):
 
 
 class Player(BasePlayer):
-    consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    consent_given = study_flow.consent_field()
     episode_id = models.StringField(initial="", blank=True)
     is_gold = models.BooleanField(initial=False)
     shown_at = models.FloatField(blank=True)

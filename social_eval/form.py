@@ -5,7 +5,6 @@ The Player declares one field per slot (``rating_<agent>_<slot>``, ``reason_<age
 one line per slot so that a search for a field name finds them; the app's ``__init__`` imports them (``__all__``).
 """
 
-import study_flow
 from backend.social import forms as social_forms
 
 from .study import rubric, settings_of
@@ -47,10 +46,6 @@ def _slot_hooks(agent, slot):
 
 def _quiz_choices(number):
     return lambda player: quiz_options(player, number)
-
-
-def consent_given_choices(player):
-    return study_flow.consent_choices(player.session.config.get("language"))
 
 
 rating_1_1_min, rating_1_1_max, reason_1_1_error_message = _slot_hooks(1, 1)
