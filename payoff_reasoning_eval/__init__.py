@@ -102,7 +102,7 @@ class Instructions(Page):
     @staticmethod
     def vars_for_template(player: Player):
         settings = settings_of(player.session)
-        games = sorted({item.game for item in LogItem.filter(subsession=study.first_subsession(player))})
+        games = sorted({item.game for item in LogItem.filter(subsession=assignments.root(player))})
         return dict(
             games=[{"name": settings.games[code].name, "table": settings.games[code].table()} for code in games],
             error_types=task.error_type_help(),

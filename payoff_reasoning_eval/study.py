@@ -5,6 +5,7 @@ from pathlib import Path
 from backend.reasoning import task
 from backend.reasoning.logs import format_log, parse_log
 from backend.reasoning.protocol import PROTOCOL_COLUMNS
+from study_flow.assignments import root  # the round-1 subsession, which holds the session-wide rows
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,21 +44,16 @@ def create(subsession) -> None:
         LogItem.create(subsession=subsession, file=log.filename, game=log.game, text=format_log(log))
 
 
-def first_subsession(player_or_subsession):
-    subsession = getattr(player_or_subsession, "subsession", player_or_subsession)
-    return subsession.in_round(1)
-
-
 def log_files(player_or_subsession) -> list[str]:
     from . import LogItem
 
-    return [item.file for item in LogItem.filter(subsession=first_subsession(player_or_subsession))]
+    return [item.file for item in LogItem.filter(subsession=root(player_or_subsession))]
 
 
 def load_player_log(player):
     from . import LogItem
 
-    [item] = LogItem.filter(subsession=first_subsession(player), file=player.log_file)
+    [item] = LogItem.filter(subsession=root(player), file=player.log_file)
     return parse_log(item.text, item.file, game=item.game)
 
 

@@ -7,14 +7,14 @@ from backend.reasoning import task
 from backend.reasoning.logs import failed_queries_field
 from study_flow import assignments
 
-from .study import first_subsession, load_player_log, log_files, settings_of
+from .study import load_player_log, log_files, settings_of
 
 
 def assignment_rows(player_or_subsession):
     """The session's rows as the policy reads them."""
     from . import Assignment
 
-    return assignments.policy_rows(Assignment, first_subsession(player_or_subsession).id)
+    return assignments.policy_rows(Assignment, assignments.root(player_or_subsession).id)
 
 
 def judge_total(player) -> int:
@@ -41,7 +41,7 @@ def assign_log(player) -> bool:
     if reserve:
         assignments.reserve(
             Assignment,
-            first_subsession(player).id,
+            assignments.root(player).id,
             item_id=file,
             participant_code=code,
             round_number=player.round_number,
@@ -65,6 +65,6 @@ def finish_judgement(player) -> None:
     from . import Assignment
 
     held = assignments.held_rows(
-        Assignment, first_subsession(player).id, participant_code=player.participant.code, item_id=player.log_file
+        Assignment, assignments.root(player).id, participant_code=player.participant.code, item_id=player.log_file
     )
     assignments.finish(held, now=time.time())

@@ -11,6 +11,7 @@ from pathlib import Path
 from backend.social.episodes import episode_from_dict
 from backend.social.rubrics import rubric_from_dict
 from backend.social.settings import SocialSettings, checked_settings, social_settings
+from study_flow.assignments import root  # the round-1 subsession, which holds the session-wide rows
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,12 +70,6 @@ def rubric(session):
     if session.code not in _RUBRICS:
         _RUBRICS[session.code] = rubric_from_dict(study(session)["rubric"], source="session rubric")
     return _RUBRICS[session.code]
-
-
-def root(obj):
-    """The round-1 subsession, which holds the session-wide rows, for a player or a subsession."""
-    subsession = getattr(obj, "subsession", obj)
-    return subsession if subsession.round_number == 1 else subsession.in_round(1)
 
 
 def root_id(player):

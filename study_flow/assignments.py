@@ -11,7 +11,7 @@ this module stores its rows and hands them to it. ``social_eval`` and ``payoff_r
 - ``log_rows``: who held or finished which item and when, with the Prolific identifiers; ``export``: those rows as
   an app's ``custom_export_assignments`` (each app keeps its own column names).
 
-Rows are session-wide: they link to the round-1 subsession (``root_id`` below is its id).
+Rows are session-wide: they link to the round-1 subsession (``root``; ``root_id`` below is its id).
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ def model(subsession_class: type) -> type:
         is_gold = models.BooleanField()  # a gold item (attention check); the policy hands out the others
 
     return Assignment
+
+
+def root(player_or_subsession):
+    """The round-1 subsession of the app, which holds its session-wide rows (assignments, the items)."""
+    subsession = getattr(player_or_subsession, "subsession", player_or_subsession)
+    return subsession if subsession.round_number == 1 else subsession.in_round(1)
 
 
 def reserve(
