@@ -245,8 +245,7 @@ def commit_keeping_loaded_rows():
     """Commit without expiring the rows this live call has loaded. oTree reads the participant row again after
     every yield of a live method; expired by a commit, it is reloaded each time (about a tenth of the server's CPU
     in a game, measured with py-spy). The rows a live call holds are its own participant's, so none goes stale."""
-    db = otree_internals.db
-    session = db._db  # the SQLAlchemy session behind oTree's wrapper
+    db, session = otree_internals.db, otree_internals.request_session()
     session.expire_on_commit = False
     try:
         db.commit()

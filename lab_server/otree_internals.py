@@ -42,6 +42,12 @@ USED: dict[str, Internal] = {
         "the request's database session: dond commits a move before it answers; creation and entry roll back a "
         "refused request; social_eval's bots expire what they changed",
     ),
+    "DBWrapper._db": Internal(
+        "otree.database:DBWrapper._db",
+        "attribute",
+        "the SQLAlchemy session behind `db` for the current request (it changes per request: read it through "
+        "request_session(), never cache it): dond commits a move without expiring the rows its live call loaded",
+    ),
     "session_scope": Internal(
         "otree.database:session_scope",
         "function",
@@ -258,6 +264,11 @@ def replace(where: str, wrap: Callable):
     replacement = wrap(getattr(owner, attribute))
     setattr(owner, attribute, replacement)
     return replacement
+
+
+def request_session():
+    """The current request's SQLAlchemy session behind oTree's ``db`` wrapper (``DBWrapper._db``, listed in USED)."""
+    return sys.modules[__name__].db._db
 
 
 def built_asgi_app():
