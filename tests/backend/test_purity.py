@@ -50,20 +50,3 @@ def test_study_flow_imports_outside_a_project_folder(tmp_path):
         text=True,
     )
     assert result.stdout.strip() == "ok", result.stderr
-
-
-def test_no_module_imports_another_modules_private_name():
-    """A name used across modules is public: ``from x import _name`` is refused anywhere in the project."""
-    folders = ("backend", "study_flow", "lab_server", "dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
-    offenders = []
-    for path in sorted(
-        path for folder in (*folders, "tests", "bench") for path in (PROJECT_ROOT / folder).rglob("*.py")
-    ):
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
-                offenders += [
-                    f"{path.relative_to(PROJECT_ROOT)}:{node.lineno}: {alias.name}"
-                    for alias in node.names
-                    if alias.name.startswith("_") and not alias.name.startswith("__")
-                ]
-    assert offenders == []
