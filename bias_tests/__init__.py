@@ -6,6 +6,7 @@ import lab_server  # noqa: F401  (guards oTree's own pages, exports and session 
 import study_flow
 from backend.bias import items as bias_items
 from backend.bias.export import check_selection
+from study_flow import consent_given_choices  # noqa: F401  (oTree finds the consent field's choices here)
 
 from . import admin, exports, loading
 from .loading import presented, settings_of
@@ -38,7 +39,7 @@ class Group(BaseGroup):
 
 
 class Player(BasePlayer):
-    consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    consent_given = study_flow.consent_field()
     item_id = models.StringField(blank=True)
     bias = models.StringField(blank=True)
     version = models.StringField(blank=True)
@@ -55,10 +56,6 @@ class Player(BasePlayer):
 
 
 # FUNCTIONS
-def consent_given_choices(player: Player):
-    return study_flow.consent_choices(player.session.config.get("language"))
-
-
 def validate_session_config(config: dict) -> None:
     """Check this app's keys and its item file before the session exists (lab_server/creation.py)."""
     loading.validate_session_config(config, max_versions=C.NUM_ROUNDS)

@@ -4,6 +4,7 @@ from otree.api import *
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 import study_flow
 from backend.dond.settings import DondSettings, validated_settings
+from study_flow import consent_given_choices  # noqa: F401  (oTree finds the consent field's choices here)
 
 from . import storage, views
 from .admin import vars_for_admin_report  # noqa: F401  (oTree's hook)
@@ -38,7 +39,7 @@ class Group(BaseGroup):
 
 
 class Player(BasePlayer):
-    consent_given = models.BooleanField(label="", widget=widgets.RadioSelect)
+    consent_given = study_flow.consent_field()
     game_id = models.IntegerField(initial=0)  # id of the Game row; 0 = none yet
     game_role = models.StringField(initial="")  # A or B
     is_unpaired = models.BooleanField(initial=False)
@@ -98,10 +99,6 @@ class Event(ExtraModel):
 
 
 # FUNCTIONS
-def consent_given_choices(player: Player):
-    return study_flow.consent_choices(settings_of(player.session).language)
-
-
 def validate_session_config(config: dict) -> None:
     """Check every dond key and the instances file before the session exists (``lab_server/creation.py``); each
     key is stored back in its proper type, absent keys get their defaults. Raises one ValueError naming them all."""

@@ -41,31 +41,21 @@ class BiasSettings:
     order_seed: int
 
 
-_READERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "ask_confidence": lambda config: session_keys.flag(config, "ask_confidence"),
-    "order_seed": lambda config: session_keys.whole_number(config, "order_seed", minimum=0, maximum=MAX_ORDER_SEED),
-    "item_file": lambda config: session_keys.text(
-        config, "item_file", max_chars=1000, pattern=r"[^\x00-\x1f]*"
-    ).strip(),
+_READERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
+    "ask_confidence": session_keys.flag,
+    "order_seed": session_keys.whole_number_reader(0, MAX_ORDER_SEED),
+    "item_file": lambda config, key: session_keys.text(config, key, max_chars=1000, pattern=r"[^\x00-\x1f]*").strip(),
 }
 
 
 def _read_keys(config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    merged = {**DEFAULTS, **{key: config[key] for key in DEFAULTS if key in config}}
-    values, problems = {}, []
-    for key, read in _READERS.items():
-        try:
-            values[key] = read(merged)
-        except ValueError as error:
-            problems.append(str(error))
-    return values, problems
+    return session_keys.read_keys({**DEFAULTS, **{key: config[key] for key in DEFAULTS if key in config}}, _READERS)
 
 
 def bias_settings(config: Mapping[str, Any]) -> BiasSettings:
     """The app's keys of ``config`` (missing keys take ``DEFAULTS``), typed; ValueError names every key at fault."""
     values, problems = _read_keys(config)
-    if problems:
-        raise ValueError(" ".join(problems))
+    session_keys.refuse_problems(problems)
     return BiasSettings(**values)
 
 
@@ -116,6 +106,5 @@ def checked_session(
             text, items = read_item_file(values["item_file"], project_root=project_root, max_versions=max_versions)
         except ValueError as error:
             problems.append(str(error))
-    if problems:
-        raise ValueError(" ".join(problems))
+    session_keys.refuse_problems(problems)
     return BiasSettings(**values), text, items

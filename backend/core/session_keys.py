@@ -20,7 +20,7 @@ import decimal
 import math
 import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 _MISSING = object()
@@ -125,6 +125,36 @@ def text(
         shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "..."
         raise ValueError(f"The session key {key!r} must be {what}(at most {max_chars} characters), not {shown!r}.")
     return value
+
+
+def read_keys(
+    config: Mapping[str, Any], readers: Mapping[str, Callable[[Mapping[str, Any], str], Any]]
+) -> tuple[dict[str, Any], list[str]]:
+    """Every key of ``readers`` read from ``config`` with its reader ``read(config, key)``: the values read, and the
+    sentence of each key at fault, in the readers' order. A caller adds problems of its own (a file the keys name),
+    then ``refuse_problems``, so a researcher learns of every mistake at once.
+
+    >>> read_keys({"a": "2", "b": "x"}, {"a": whole_number_reader(0, 9), "b": whole_number_reader(0, 9)})
+    ({'a': 2}, ["The session key 'b' must be a whole number from 0 to 9, not 'x'."])
+    """
+    values, problems = {}, []
+    for key, read in readers.items():
+        try:
+            values[key] = read(config, key)
+        except ValueError as error:
+            problems.append(str(error))
+    return values, problems
+
+
+def refuse_problems(problems: Sequence[str]) -> None:
+    """Raise one ValueError holding every problem (sentences joined by a space); nothing when there is none."""
+    if problems:
+        raise ValueError(" ".join(problems))
+
+
+def whole_number_reader(minimum: int, maximum: int) -> Callable[[Mapping[str, Any], str], int]:
+    """``whole_number`` with its bounds fixed, as a reader for ``read_keys``."""
+    return lambda config, key: whole_number(config, key, minimum=minimum, maximum=maximum)
 
 
 def _as_number(value: Any) -> float | None:

@@ -54,8 +54,7 @@ def _key(default: Any, read: Callable[..., Any]) -> Any:
     return dataclasses.field(default=default, metadata={"read": read})
 
 
-def _whole(minimum: int, maximum: int) -> Callable[..., int]:
-    return functools.partial(session_keys.whole_number, minimum=minimum, maximum=maximum)
+_whole = session_keys.whole_number_reader
 
 
 def _one_of(options) -> Callable[..., str]:
@@ -116,15 +115,9 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
 
     Raises one ValueError naming every refused key (sentences joined by a space, in field order).
     """
-    values, problems = {}, []
-    for field in dataclasses.fields(DondSettings):
-        if field.name in config:
-            try:
-                values[field.name] = field.metadata["read"](config, field.name)
-            except ValueError as error:
-                problems.append(str(error))
-    if problems:
-        raise ValueError(" ".join(problems))
+    readers = {field.name: field.metadata["read"] for field in dataclasses.fields(DondSettings) if field.name in config}
+    values, problems = session_keys.read_keys(config, readers)
+    session_keys.refuse_problems(problems)
     return DondSettings(**values)
 
 

@@ -64,29 +64,23 @@ def social_settings(config: Mapping[str, Any], *, max_tasks: int) -> SocialSetti
 
     ``max_tasks``: the app's rounds, the most episodes one annotator can get.
     """
-    config = {**DEFAULTS, **config}
+    whole = session_keys.whole_number_reader
     readers = dict(
-        annotators_per_episode=lambda key: session_keys.whole_number(config, key, minimum=1, maximum=100),
-        episodes_per_annotator=lambda key: session_keys.whole_number(config, key, minimum=1, maximum=max_tasks),
-        attention_checks=lambda key: session_keys.whole_number(config, key, minimum=0, maximum=max_tasks),
-        gold_tolerance=lambda key: session_keys.number(config, key, minimum=0, maximum=2 * SCALE_LIMIT),
-        reservation_timeout_s=lambda key: assignment.reservation_timeout(config),
-        min_reasoning_chars=lambda key: session_keys.whole_number(config, key, minimum=0, maximum=2000),
-        comprehension_check=lambda key: session_keys.flag(config, key),
-        comprehension_attempts=lambda key: session_keys.whole_number(config, key, minimum=1, maximum=20),
-        qualification_mode=lambda key: session_keys.flag(config, key),
-        rubric_file=lambda key: session_keys.text(config, key, max_chars=500),
-        episodes=lambda key: session_keys.text(config, key, max_chars=5000),
-        episodes_json=lambda key: session_keys.text(config, key, max_chars=MAX_EPISODES_JSON_CHARS),
+        annotators_per_episode=whole(1, 100),
+        episodes_per_annotator=whole(1, max_tasks),
+        attention_checks=whole(0, max_tasks),
+        gold_tolerance=lambda config, key: session_keys.number(config, key, minimum=0, maximum=2 * SCALE_LIMIT),
+        reservation_timeout_s=lambda config, key: assignment.reservation_timeout(config),
+        min_reasoning_chars=whole(0, 2000),
+        comprehension_check=session_keys.flag,
+        comprehension_attempts=whole(1, 20),
+        qualification_mode=session_keys.flag,
+        rubric_file=lambda config, key: session_keys.text(config, key, max_chars=500),
+        episodes=lambda config, key: session_keys.text(config, key, max_chars=5000),
+        episodes_json=lambda config, key: session_keys.text(config, key, max_chars=MAX_EPISODES_JSON_CHARS),
     )
-    values, problems = {}, []
-    for key, read in readers.items():
-        try:
-            values[key] = read(key)
-        except ValueError as error:
-            problems.append(str(error))
-    if problems:
-        raise ValueError(" ".join(problems))
+    values, problems = session_keys.read_keys({**DEFAULTS, **config}, readers)
+    session_keys.refuse_problems(problems)
     return SocialSettings(**values)
 
 
@@ -158,8 +152,7 @@ def check_material(
             f"The session key 'comprehension_check' needs 1 to {max_questions} comprehension questions in the "
             f"rubric, which has {len(rubric.comprehension)}."
         )
-    if problems:
-        raise ValueError(" ".join(problems))
+    session_keys.refuse_problems(problems)
 
 
 def checked_settings(
