@@ -31,14 +31,6 @@ REASON_TO_ERROR = {
 
 
 @pytest.fixture(scope="module")
-def dond_data(shared_data: Path) -> Path:
-    folder = shared_data / "dond"
-    if not (folder / "episodes.csv").is_file():
-        pytest.skip(f"DoND conformance data not found in {folder}")
-    return folder
-
-
-@pytest.fixture(scope="module")
 def episodes(dond_data: Path) -> pd.DataFrame:
     frame = pd.read_csv(dond_data / "episodes.csv", keep_default_na=False)
     assert len(frame) == 150

@@ -6,8 +6,6 @@ aggregation. Skips with a reason where ../shared is absent.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
@@ -25,14 +23,6 @@ from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
 from backend.reasoning.report import combine_rows, read_verdict_rows, summarise
 
 MODELS = {"gpt": ("GPT4_OMNI", "gpt4_full.csv"), "gemini": ("GEMINI_10_PRO", "gemini_full.csv")}
-
-
-@pytest.fixture(scope="module")
-def lelma(shared_data) -> Path:
-    folder = shared_data / "lelma"
-    if not folder.is_dir():
-        pytest.skip(f"LELMA data not found at {folder}")
-    return folder
 
 
 @pytest.fixture(scope="module")

@@ -29,14 +29,6 @@ from backend.social.sotopia_release import DIMENSIONS, EPISODE_FOLDERS, group_of
 
 
 @pytest.fixture(scope="module")
-def sotopia(shared_data) -> Path:
-    folder = shared_data / "sotopia"
-    if not folder.is_dir():
-        pytest.skip(f"{folder} is absent")
-    return folder
-
-
-@pytest.fixture(scope="module")
 def annotation_files(sotopia) -> list[Path]:
     return sorted((sotopia / "annotations").glob("*_final.csv"))
 
