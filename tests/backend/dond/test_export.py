@@ -12,7 +12,7 @@ from backend.core.csvio import iso_utc
 from backend.dond import export as dond_export
 from backend.dond import game, instances, prompts, proposals, rules, scoring
 from backend.dond.game import GameConfig, replay
-from tests.backend.dond.events import INSTANCE, message, proposal, violation
+from tests.support.dond_events import INSTANCE, message, proposal, violation
 
 # ---------------------------------------------------------------------------------------------------------------
 # Scripted agent and export rows

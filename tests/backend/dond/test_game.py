@@ -6,7 +6,7 @@ import pytest
 
 from backend.dond import errors, game
 from backend.dond.game import GameConfig, replay
-from tests.backend.dond.events import INSTANCE, message, proposal, violation
+from tests.support.dond_events import INSTANCE, message, proposal, violation
 
 
 def test_players_alternate_from_the_opener_until_the_messages_are_used():

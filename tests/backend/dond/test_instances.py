@@ -12,7 +12,7 @@ from scipy import stats
 
 from backend.dond import instances, items, rules
 from tests.backend.dond import oracles
-from tests.backend.dond.events import INSTANCE
+from tests.support.dond_events import INSTANCE
 
 # ---------------------------------------------------------------------------------------------------------------
 # Instances

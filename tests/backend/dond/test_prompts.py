@@ -6,7 +6,7 @@ import pytest
 
 from backend.dond import errors, instances, prompts, proposals, rules
 from backend.dond.game import GameConfig
-from tests.backend.dond.events import INSTANCE, message, proposal, violation
+from tests.support.dond_events import INSTANCE, message, proposal, violation
 
 # ---------------------------------------------------------------------------------------------------------------
 # Prompts

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.dond import errors, instances, items, proposals, rules
-from tests.backend.dond.events import INSTANCE
+from tests.support.dond_events import INSTANCE
 
 # ---------------------------------------------------------------------------------------------------------------
 # Parsing

@@ -11,7 +11,7 @@ from backend.core.llm.fake_server import Reply
 from backend.dond import export as dond_export
 from backend.dond.game import GameConfig, participant_view, replay
 from backend.dond.protocol import Protocol, player_metrics, turn_analysis
-from tests.backend.dond.events import INSTANCE
+from tests.support.dond_events import INSTANCE
 from tests.support.dond_turns import run_turns
 
 NOTES = Protocol("notes", word_limit=20, probe_external=False)

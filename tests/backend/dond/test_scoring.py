@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from backend.dond import instances, rules, scoring
 from tests.backend.dond import oracles
-from tests.backend.dond.events import INSTANCE
+from tests.support.dond_events import INSTANCE
 
 # clembench semi_en game 0: 3 crayons, 1 chalk, 2 bolts.
 COUNTS, VALUES_A, VALUES_B = (3, 1, 2), (0, 0, 5), (1, 3, 2)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH, RubricError, load_rubric, overall_score, rubric_from_dict
-from tests.backend.social.edits import edited
+from tests.support.json_edits import edited
 
 # The ranges stated in the issue (and in Sotopia's evaluator); the data file must match them.
 SOTOPIA_RANGES = {
