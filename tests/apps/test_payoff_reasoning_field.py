@@ -24,6 +24,7 @@ from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
 from backend.reasoning.task import IDENTITY_COLUMNS
 from tests.support import PROJECT_ROOT
 from tests.support.harness import create_session, export_rows, rest, session_start_links
+from tests.support.participants import Person
 
 APP = "payoff_reasoning_eval"
 SAMPLE_FOLDER = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
@@ -33,30 +34,16 @@ FORMULA_STARTS = tuple("=+-@\t\r")
 MB = 1024 * 1024
 
 
-class Judge:
-    """One participant over plain HTTP: a Prolific-shaped label and the welcome page's study-id cookie."""
+class Judge(Person):
+    """One judge over plain HTTP: a Prolific-shaped label and the welcome page's study-id cookie."""
+
+    keeps_pages = False
 
     def __init__(self, link: str, *, pid: str, study_id: str):
-        self.http = requests.Session()
-        cookie = urllib.parse.quote(json.dumps({"pid": pid, "study_id": study_id, "session_id": "S" + pid[:8]}))
-        self.http.cookies.set("study_ids", cookie)
-        self._keep(self.http.get(f"{link}?participant_label={pid}", timeout=30))
-
-    def _keep(self, response):
-        response.raise_for_status()
-        self.url, self.html = response.url, response.text
-
-    @property
-    def page(self) -> str:
-        return self.url.rstrip("/").split("/")[-2]
-
-    @property
-    def code(self) -> str:
-        return self.url.split("/p/")[1].split("/")[0]
-
-    def submit(self, data: dict | None = None) -> Judge:
-        self._keep(self.http.post(self.url, data=data or {}, timeout=30))
-        return self
+        ids = {"pid": pid, "study_id": study_id, "session_id": "S" + pid[:8]}
+        super().__init__(
+            link, cookies={"study_ids": urllib.parse.quote(json.dumps(ids))}, params={"participant_label": pid}
+        )
 
     def judge_all(self, verdict) -> int:
         """Go through consent and instructions, then judge every log offered with ``verdict(html) -> form``."""
