@@ -4,6 +4,7 @@ import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+from backend.dond.settings import form_defaults as dond_form_defaults
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
 
@@ -50,21 +51,15 @@ SESSION_CONFIG_DEFAULTS = dict(
 )
 
 # dond: session configs are edited by the DoND app; the variants differ only in the keys they set. Every dond key, its
-# default, bounds and meaning: backend/dond/settings.py (README "DoND"). Set here what a study varies (shown in the
-# admin's "Create session" form); any other key (timeouts, limits, the LLM protocol) is added here to change it.
+# default, bounds and meaning: backend/dond/settings.py (README "DoND"); the admin's "Create session" form shows the
+# keys a study may change per session (form_defaults); any other key (benchmark switch, rate limits) is added here.
 _DOND_LLM = dict(
     name="dond_llm",
     display_name="Deal or No Deal: person vs LLM",
     app_sequence=["dond"],
     num_demo_participants=1,
     doc="Keys documented in README section 'DoND'.",
-    mode="semi",  # semi (own points), coop (sum of both), comp (own minus other)
-    language="en",  # en, de, it: every participant-facing word and the LLM's prompts
-    opponent="llm",  # llm or human
-    max_messages=5,  # per player
-    first_mover="counterbalance",  # human, llm, or counterbalance (cycle through the four cells)
-    instance_seed=1,  # games 4k..4k+3 play generate_instance(instance_seed + k)
-    instances_file="",  # or a JSON list of instances (path relative to the project)
+    **dond_form_defaults(opponent="llm"),
 )
 
 SESSION_CONFIGS = [
@@ -78,12 +73,12 @@ SESSION_CONFIGS = [
         llm_probe_external=True,
     ),
     dict(
-        _DOND_LLM,
         name="dond_human",
         display_name="Deal or No Deal: person vs person",
+        app_sequence=["dond"],
         num_demo_participants=2,
         doc="Two participants paired by arrival; keys documented in README section 'DoND'.",
-        opponent="human",
+        **dond_form_defaults(opponent="human"),
     ),
     # social_eval: session configs are edited by the social_eval app.
     # Keys and defaults: backend/social/settings.py (README "social_eval"); a config overrides them.

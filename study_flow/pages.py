@@ -147,13 +147,17 @@ class CompletionPage:
     template_name = "global/Completion.html"
     hooks: AppHooks | None = None
 
+    def __init_subclass__(cls, **kwargs):
+        # Refused when the app is imported, so the server does not start, rather than a 500 on the last page.
+        super().__init_subclass__(**kwargs)
+        if not isinstance(cls.hooks, AppHooks):
+            raise TypeError(
+                f"{cls.__module__}.{cls.__name__} must declare hooks = study_flow.AppHooks(num_rounds=C.NUM_ROUNDS, "
+                "tasks_over=...): without them the completion page cannot know the app's last round."
+            )
+
     @classmethod
     def is_displayed(cls, player):
-        if cls.hooks is None:
-            raise TypeError(
-                f"{cls.__name__} must declare hooks = study_flow.AppHooks(num_rounds=C.NUM_ROUNDS, ...): "
-                "without them the completion page cannot know the app's last round."
-            )
         if not (is_active(player) and in_last_app(player)):
             return False
         return is_last_round(player, cls.hooks) or tasks_over(player, cls.hooks)

@@ -32,9 +32,11 @@ def read_rows(
 ) -> list[dict[str, str]]:
     """The rows of an earlier run's CSV, every cell restored as it was before neutralisation; ``[]`` without a file.
 
-    The header must hold ``columns``, of which those in ``optional`` (columns added in a later version) may be
-    missing; a missing one reads as ``""``. Any other header is refused, naming ``what`` the file should be, so a
-    run never appends to a foreign file. A UTF-8 BOM (Excel's "CSV UTF-8") is accepted.
+    The header must hold ``columns`` in any order, of which those in ``optional`` (columns added in a later version)
+    may be missing; a missing one reads as ``""``. Any other header is refused, naming ``what`` the file should be,
+    so a run never appends to a foreign file. A UTF-8 BOM (Excel's "CSV UTF-8") is accepted. A last record cut off
+    by a crash (the file does not end with a line break) is removed from the file first (``drop_cut_record``): it
+    was never finished, and the next row appended would run into it.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -45,14 +47,40 @@ def read_rows(
     path = Path(path)
     if not path.exists():
         return []
+    drop_cut_record(path)
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         names = list(reader.fieldnames or [])
-        expected = [name for name in columns if name in names]
-        if names != expected or set(columns) - set(names) - set(optional):
+        if len(set(names)) != len(names) or not set(columns) - set(optional) <= set(names) <= set(columns):
             raise ValueError(f"{path} exists but does not have the columns of {what}; move it away or pick --out.")
         rows = [restore_row(row) for row in reader]
     return [dict.fromkeys(columns, "") | row for row in rows]
+
+
+def drop_cut_record(path: str | Path) -> bool:
+    """Remove the last record of a CSV file that does not end with a line break (a write cut off by a crash); a
+    record may span lines inside quotes. Returns whether anything was removed.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "run.csv"
+    >>> _ = path.write_text('id,reply\\r\\n1,"two\\r\\nlines"\\r\\n2,"cut off\\r\\nin the mid', encoding="utf-8")
+    >>> drop_cut_record(path), path.read_text(encoding="utf-8").splitlines()
+    (True, ['id,reply', '1,"two', 'lines"'])
+    """
+    path = Path(path)
+    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    if not text or text.endswith("\n"):
+        return False
+    lines = re.findall(r"[^\n]*\n|[^\n]+$", text)
+    reader = csv.reader(lines)
+    record_ends = [0]
+    for _ in reader:
+        record_ends.append(reader.line_num)
+    kept = "".join(lines[: record_ends[-2] if len(record_ends) > 1 else 0])
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(kept.encode("utf-8", errors="surrogateescape"))
+    os.replace(temporary, path)
+    return True
 
 
 def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]], *, columns: Sequence[str]) -> None:

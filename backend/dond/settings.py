@@ -108,6 +108,22 @@ class DondSettings:
 
 
 KEYS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(DondSettings))
+# What the admin's "Create session" form shows, so a study can change it per session: the keys up to the LLM protocol
+# (the later ones, benchmark switch and rate limits, are added to a config to change them). A person-vs-person
+# config leaves out the keys only an LLM player reads.
+LLM_ONLY_KEYS: tuple[str, ...] = ("llm_protocol", "llm_word_limit", "llm_probe_external")
+FORM_KEYS: tuple[str, ...] = KEYS[: KEYS.index("llm_probe_external") + 1]
+
+
+def form_defaults(*, opponent: str) -> dict[str, Any]:
+    """The defaults of the keys the admin's form shows for a config of ``opponent`` (``llm`` or ``human``).
+
+    >>> list(form_defaults(opponent="human"))[-1], form_defaults(opponent="llm")["llm_word_limit"]
+    ('pairing_timeout_s', 64)
+    """
+    defaults = DondSettings(opponent=opponent).as_config()
+    keys = [key for key in FORM_KEYS if opponent == "llm" or key not in LLM_ONLY_KEYS]
+    return {key: defaults[key] for key in keys}
 
 
 def dond_settings(config: Mapping[str, Any]) -> DondSettings:

@@ -38,6 +38,10 @@ MAX_EPISODES_JSON_CHARS = 5_000_000  # pasted into the admin form; larger sets b
 
 @dataclass(frozen=True)
 class SocialSettings:
+    # In the order the configs in settings.py have always listed them (the wide export's session columns follow it).
+    rubric_file: str = ""
+    episodes: str = ""
+    episodes_json: str = ""
     annotators_per_episode: int = 2
     episodes_per_annotator: int = 3
     attention_checks: int = 0
@@ -47,9 +51,6 @@ class SocialSettings:
     comprehension_check: bool = False
     comprehension_attempts: int = 2
     qualification_mode: bool = False
-    rubric_file: str = ""
-    episodes: str = ""
-    episodes_json: str = ""
 
     def as_config(self) -> dict[str, Any]:
         """The typed values, to store in the session config (a form or the REST API may have sent text)."""

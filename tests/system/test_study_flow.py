@@ -43,10 +43,7 @@ def app_player(round_number: int, *, last_app: bool = True, screened_out: bool =
     ],
 )
 def test_the_completion_page_shows_in_the_last_round_or_when_the_app_says_the_tasks_are_over(hooks, rounds_shown):
-    class Completion(study_flow.CompletionPage):
-        pass
-
-    Completion.hooks = hooks
+    Completion = type("Completion", (study_flow.CompletionPage,), {"hooks": hooks})
     shown = [number for number in (1, 2, 3) if Completion.is_displayed(app_player(number))]
     assert shown == rounds_shown
     assert not Completion.is_displayed(app_player(3, screened_out=True))
@@ -64,9 +61,10 @@ def test_the_consent_question_in_each_language():
         )
 
 
-def test_a_completion_page_without_hooks_is_refused_with_what_to_declare():
-    class Completion(study_flow.CompletionPage):
-        pass
+def test_a_completion_page_without_hooks_is_refused_when_the_app_is_imported():
+    with pytest.raises(
+        TypeError, match=r"Completion must declare hooks = study_flow.AppHooks\(num_rounds=C.NUM_ROUNDS"
+    ):
 
-    with pytest.raises(TypeError, match=r"hooks = study_flow.AppHooks\(num_rounds=C.NUM_ROUNDS"):
-        Completion.is_displayed(app_player(1))
+        class Completion(study_flow.CompletionPage):
+            pass

@@ -36,9 +36,11 @@ def test_a_foreign_or_reordered_file_is_refused_and_optional_columns_may_be_miss
     path.write_text("name,score\nx,1\n")
     with pytest.raises(ValueError, match="does not have the columns of a bias run"):
         runs.read_rows(path, columns=COLUMNS, what="a bias run")
-    path.write_text("status,id,reply\nanswered,1,x\n")
+    path.write_text("id,status,reply,extra\n1,answered,x,y\n")
     with pytest.raises(ValueError, match="move it away"):
         runs.read_rows(path, columns=COLUMNS, what="a bias run")
+    path.write_text("status,id,reply\nanswered,1,x\n")  # the same columns in another order: the same data
+    assert runs.read_rows(path, columns=COLUMNS, what="a bias run") == [{"id": "1", "status": "answered", "reply": "x"}]
     path.write_text("\ufeffid,status\n1,answered\n")
     assert runs.read_rows(path, columns=COLUMNS, optional=["reply"], what="x") == [
         {"id": "1", "status": "answered", "reply": ""}
@@ -95,3 +97,18 @@ def test_run_command_refuses_bad_input_as_a_usage_error_and_returns_finishs_stat
             runs.run_command(parser, argv, start, lambda n, s: 0)
         assert refused.value.code == 2
     assert "concurrency must be at least 1" in capsys.readouterr().err
+
+
+def test_a_record_cut_off_by_a_crash_is_dropped_and_the_next_row_stands_on_its_own(tmp_path):
+    path = tmp_path / "games.csv"
+    with runs.RowAppender(path, columns=COLUMNS) as out:
+        out.write([{"id": 1, "status": "answered", "reply": "first\nline"}])
+    with path.open("a", encoding="utf-8", newline="") as handle:
+        handle.write('2,answered,"a reply cut\r\noff mid')  # the crash: no line break at the end
+    assert runs.read_rows(path, columns=COLUMNS, what="x") == [
+        {"id": "1", "status": "answered", "reply": "first\nline"}
+    ]
+    with runs.RowAppender(path, columns=COLUMNS) as out:
+        out.write([{"id": 3, "status": "answered", "reply": "ok"}])
+    assert [row["id"] for row in runs.read_rows(path, columns=COLUMNS, what="x")] == ["1", "3"]
+    assert not runs.drop_cut_record(path)
