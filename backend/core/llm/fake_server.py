@@ -11,7 +11,11 @@ Another process (oTree bots under ``otree test``) scripts it over HTTP: ``POST {
 ``{"replies": [{"text": ..., "status": ..., ...}, "plain text", ...]}``, ``POST {base_url}/_clear``, and
 ``GET {base_url}/_requests`` lists the requests received.
 
-Run one by hand: ``python -m backend.core.llm.fake_server --port 8001 --latency 1.0``.
+Run one by hand: ``python -m backend.core.llm.fake_server --port 8001 --latency 1.0``. By hand it answers with
+``demo_responder`` (``--responder demo``, the default): a DoND game's chat gets a player that follows the game's
+format and proposes (``backend.dond.demo_responder``), so the offline demo plays real games; anything else, and
+``--responder echo``, gets ``default_responder``'s "I read N words.". A server made in code answers with
+``default_responder`` unless given another.
 """
 
 from __future__ import annotations
@@ -52,6 +56,17 @@ Responder = Callable[[dict[str, Any]], "str | Reply"]
 def default_responder(request: dict[str, Any]) -> str:
     last = next((m.get("content", "") for m in reversed(request.get("messages", [])) if m.get("role") == "user"), "")
     return f"I read {len(str(last).split())} words."
+
+
+def demo_responder(request: dict[str, Any]) -> str:
+    """The offline demo's answers: a DoND game's chat gets the demo player, anything else ``default_responder``.
+    The DoND player is imported on first use: ``backend.core`` needs no domain package when it is imported."""
+    from backend.dond import demo_responder as dond_demo
+
+    return dond_demo.respond(request) or default_responder(request)
+
+
+RESPONDERS: dict[str, Responder] = {"demo": demo_responder, "echo": default_responder}
 
 
 def _pieces(text: str) -> list[str]:
@@ -310,10 +325,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run a scriptable OpenAI-compatible server on loopback.")
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply starts")
+    parser.add_argument(
+        "--responder",
+        choices=sorted(RESPONDERS),
+        default="demo",
+        help="demo (default): DoND games get a player that follows the format and proposes; echo: 'I read N words.'",
+    )
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(port=args.port)
+    server = FakeOpenAIServer(port=args.port, responder=RESPONDERS[args.responder])
     server.default_delay_s = args.latency
-    print(f"Fake OpenAI-compatible server on {server.start()} (Ctrl+C to stop)")
+    print(f"Fake OpenAI-compatible server on {server.start()} (Ctrl+C to stop)", flush=True)
     try:
         while True:
             time.sleep(3600)
