@@ -67,6 +67,7 @@ class Game(ExtraModel):
     llm_word_limit = models.IntegerField(initial=DEFAULTS.llm_word_limit)
     llm_probe_external = models.BooleanField(initial=DEFAULTS.llm_probe_external)
     instance_json = models.LongStringField()
+    treatment_json = models.LongStringField(initial="")  # the treatment keys as created (backend.dond.treatments)
     participant_a = models.StringField()
     participant_b = models.StringField()
     created_at = models.FloatField()

@@ -15,6 +15,7 @@ from backend.dond import export as dond_export
 from backend.dond import game as dond_game
 from backend.dond import settings as dond_settings
 from backend.dond.protocol import Protocol
+from backend.dond.treatments import Treatment
 from lab_server import otree_internals
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +91,7 @@ def create_game(subsession, players, opponent):
         llm_word_limit=protocol.word_limit,
         llm_probe_external=protocol.probe_external,
         instance_json=json.dumps(instance_for(session, number).to_dict()),
+        treatment_json=settings.treatment.to_json(),
         participant_a=codes["A"],
         participant_b=codes["B"],
         created_at=time.time(),
@@ -122,6 +124,11 @@ def config_of(game):
     )
 
 
+def treatment_of(game):
+    """The game's treatment keys as the session had them when it was created (defaults for an older game)."""
+    return Treatment.from_json(getattr(game, "treatment_json", ""))
+
+
 def instance_of(game):
     return instance_from_json(game.instance_json)
 
@@ -151,6 +158,7 @@ SNAPSHOT_FIELDS = [
     "llm_reprompts",
     "max_message_chars",
     "instance_json",
+    "treatment_json",
     "opponent",
     "model",
     "participant_a",

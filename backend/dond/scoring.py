@@ -4,6 +4,8 @@ the Pareto metrics (every complete split, the frontier, the maximum Pareto impro
 - ``is_complementary`` / ``outcome``: proposals succeed when A's count + B's count <= available for every type;
 - ``points``: Σ count × own value of the items a player takes;
 - ``goal_score`` / ``bonus``: what the mode asks a player to maximise, and the bonus it pays (success only);
+- ``pay_rule`` / ``person_bonus`` / ``model_failure_bonus``: the pay rule when the model side breaks the game
+  (session key ``model_failure_pay``) and ``model_failure_pay_statement``, the sentence that states it;
 - ``max_pareto_improvement``, ``pareto_frontier``, ``quality_score``, ``main_score``, ``game_metrics``.
 
 A *complete split* gives each of the ``counts[t]`` items of type ``t`` to A or to B (A gets ``0..counts[t]``, B the
@@ -105,6 +107,101 @@ def bonus(mode: str, own_points: float | None, other_points: float | None, *, ou
     if outcome != "success":
         return 0
     return max(0, goal_score(mode, own_points, other_points))
+
+
+MODEL_FAILURE_PAYS = ("half_total", "zero")  # session key model_failure_pay (backend.dond.treatments)
+MODEL_FAILURES = ("llm_error", "llm_invalid", "llm_budget")  # abort reasons where the model side broke the game
+PAY_RULES = ("mode_goal", "model_failure_half_total", "model_failure_zero")  # the export's pay_rule column
+
+
+def pay_rule(outcome: str, abort_code: str, *, model_failure_pay: str, person_vs_llm: bool) -> str:
+    """Which rule pays the person: ``mode_goal`` (`bonus`), or ``model_failure_<pay>`` when the person faced an LLM
+    and the game was aborted because the model broke it (``MODEL_FAILURES``: unreachable, invalid, out of budget).
+
+    >>> pay_rule("aborted", "llm_invalid", model_failure_pay="half_total", person_vs_llm=True)
+    'model_failure_half_total'
+    >>> pay_rule("aborted", "time_limit", model_failure_pay="half_total", person_vs_llm=True)
+    'mode_goal'
+    """
+    if model_failure_pay not in MODEL_FAILURE_PAYS:
+        raise ValueError(
+            f"model_failure_pay must be one of {', '.join(MODEL_FAILURE_PAYS)}, not {model_failure_pay!r}."
+        )
+    if person_vs_llm and outcome == "aborted" and abort_code in MODEL_FAILURES:
+        return f"model_failure_{model_failure_pay}"
+    return "mode_goal"
+
+
+def model_failure_bonus(model_failure_pay: str, counts: Sequence[int], own_values: Sequence[int]) -> int:
+    """The person's bonus points when the model broke the game: ``half_total`` pays ceil(half the person's total
+    value of all items), what an even split is worth in expectation; ``zero`` pays nothing.
+
+    >>> model_failure_bonus("half_total", (3, 1, 2), (1, 3, 2)), model_failure_bonus("zero", (3, 1, 2), (1, 3, 2))
+    (5, 0)
+    >>> model_failure_bonus("half_total", (1, 2), (3, 2))  # total 7: ceil(3.5)
+    4
+    """
+    if model_failure_pay not in MODEL_FAILURE_PAYS:
+        raise ValueError(
+            f"model_failure_pay must be one of {', '.join(MODEL_FAILURE_PAYS)}, not {model_failure_pay!r}."
+        )
+    if model_failure_pay == "zero":
+        return 0
+    return math.ceil(points(counts, own_values) / 2)
+
+
+def person_bonus(
+    mode: str,
+    own_points: float | None,
+    other_points: float | None,
+    *,
+    outcome: str,
+    rule: str,
+    counts: Sequence[int],
+    own_values: Sequence[int],
+) -> float:
+    """The person's bonus points under ``rule`` (`pay_rule`): `bonus` for ``mode_goal``, else `model_failure_bonus`.
+
+    >>> person_bonus("semi", None, None, outcome="aborted", rule="model_failure_half_total", counts=(2,), own_values=(5,))
+    5
+    """
+    if rule not in PAY_RULES:
+        raise ValueError(f"rule must be one of {', '.join(PAY_RULES)}, not {rule!r}.")
+    if rule == "mode_goal":
+        return bonus(mode, own_points, other_points, outcome=outcome)
+    return model_failure_bonus(rule.removeprefix("model_failure_"), counts, own_values)
+
+
+# The sentence the Results page (and the instructions) state the rule with; {points} is the bonus it pays.
+MODEL_FAILURE_PAY_TEXT = {
+    "en": {
+        "half_total": "If the game breaks off because the other side fails, you receive half the total value of all items to you, rounded up "
+        "({points} points): what an even split is worth.",
+        "zero": "If the game breaks off because the other side fails, no bonus is paid.",
+    },
+    "de": {
+        "half_total": "Bricht das Spiel ab, weil die Gegenseite versagt, erhalten Sie die Hälfte des Gesamtwerts aller Gegenstände für "
+        "Sie, aufgerundet ({points} Punkte): so viel ist eine gleichmäßige Aufteilung wert.",
+        "zero": "Bricht das Spiel ab, weil die Gegenseite versagt, wird kein Bonus gezahlt.",
+    },
+    "it": {
+        "half_total": "Se il gioco si interrompe perché l'altra parte non risponde correttamente, Lei riceve la metà del valore totale di tutti gli oggetti per Lei, "
+        "arrotondata per eccesso ({points} punti): quanto vale una divisione equa.",
+        "zero": "Se il gioco si interrompe perché l'altra parte non risponde correttamente, non viene pagato alcun bonus.",
+    },
+}
+
+
+def model_failure_pay_statement(
+    model_failure_pay: str, language: str, counts: Sequence[int], own_values: Sequence[int]
+) -> str:
+    """The rule for a game the model breaks, as one sentence in ``language``, with the points it pays this person.
+
+    >>> model_failure_pay_statement("half_total", "en", (3, 1, 2), (1, 3, 2))
+    'If the game breaks off because the other side fails, you receive half the total value of all items to you, rounded up (5 points): what an even split is worth.'
+    """
+    points_paid = model_failure_bonus(model_failure_pay, counts, own_values)
+    return MODEL_FAILURE_PAY_TEXT[language][model_failure_pay].format(points=points_paid)
 
 
 def quality_score(improvement: float, normaliser: float) -> float:

@@ -27,6 +27,17 @@ ValueError: The session key 'llm_word_limit' must be a whole number from 2 to 10
 Traceback (most recent call last):
 ...
 ValueError: The session key 'language' must be one of en, de, it, not 'fr'. The session key 'max_messages' must be a whole number from 1 to 50, not 0.
+>>> dond_settings({"value_visibility": "both", "agent_description": "expert", "disclose_description": "yes"}).treatment
+Treatment(value_visibility='both', agent_description='expert', disclose_description=True, opponent_intro='auto', model_failure_pay='half_total')
+>>> dond_settings({"opponent": "human", "value_visibility": "person_sees_llm"})  # doctest: +NORMALIZE_WHITESPACE
+Traceback (most recent call last):
+...
+ValueError: The session key 'value_visibility' must be own or both when opponent is human (two people are alike, so
+one cannot see more than the other by kind), not 'person_sees_llm'.
+>>> dond_settings({"model_failure_pay": "all"})
+Traceback (most recent call last):
+...
+ValueError: The session key 'model_failure_pay' must be one of half_total, zero, not 'all'.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files, session_keys
+from backend.dond import treatments
 from backend.dond.instances import Instance, entry_lines, instances_from_data
 from backend.dond.protocol import PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES
@@ -81,6 +93,12 @@ class DondSettings:
     turn_timeout_s: int = _key(300, _whole(10, DAY_S))  # person vs person: silent this long on their turn
     disconnect_timeout_s: int = _key(90, _whole(10, DAY_S))  # person vs person: page closed this long
     pairing_timeout_s: int = _key(600, _whole(10, DAY_S))  # person vs person: wait for a partner
+    # Treatments (backend.dond.treatments): whose values each side sees; how the person is told of the opponent
+    value_visibility: str = _key("own", _one_of(treatments.VISIBILITIES))  # or llm_sees_other, person_sees_llm, both
+    opponent_intro: str = _key("auto", _one_of(treatments.OPPONENT_INTROS))  # auto = the truth; ai, person, neutral
+    agent_description: str = _key("none", _one_of(treatments.AGENT_DESCRIPTIONS))  # none = neutral representative
+    disclose_description: bool = _key(False, session_keys.flag)  # the person is told the model's description
+    model_failure_pay: str = _key("half_total", _one_of(treatments.MODEL_FAILURE_PAYS))  # bonus if the model breaks
     llm_protocol: str = _key(_PLAIN.name, _one_of(PROTOCOLS))  # or notes: a private note before each public reply
     llm_word_limit: int = _key(_PLAIN.word_limit, _whole(2, 1000))  # stated in the notes protocol's prompts
     llm_probe_external: bool = _key(_PLAIN.probe_external, session_keys.flag)  # ask which split the other accepts
@@ -98,6 +116,11 @@ class DondSettings:
         """How the LLM player is asked (``backend.dond.protocol``)."""
         return Protocol(self.llm_protocol, self.llm_word_limit, self.llm_probe_external)
 
+    @property
+    def treatment(self) -> treatments.Treatment:
+        """The treatment keys, as each game snapshots them (``backend.dond.treatments``)."""
+        return treatments.Treatment.from_config(self.as_config())
+
     def as_config(self) -> dict[str, Any]:
         """Every key in its proper type (``"5"`` read as 5), to store back into the session's config.
 
@@ -111,7 +134,14 @@ KEYS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(DondSet
 # What the admin's "Create session" form shows, so a study can change it per session: the keys up to the LLM protocol
 # (the later ones, benchmark switch and rate limits, are added to a config to change them). A person-vs-person
 # config leaves out the keys only an LLM player reads.
-LLM_ONLY_KEYS: tuple[str, ...] = ("llm_protocol", "llm_word_limit", "llm_probe_external")
+LLM_ONLY_KEYS: tuple[str, ...] = (
+    "agent_description",
+    "disclose_description",
+    "model_failure_pay",
+    "llm_protocol",
+    "llm_word_limit",
+    "llm_probe_external",
+)
 FORM_KEYS: tuple[str, ...] = KEYS[: KEYS.index("llm_probe_external") + 1]
 
 
@@ -119,7 +149,7 @@ def form_defaults(*, opponent: str) -> dict[str, Any]:
     """The defaults of the keys the admin's form shows for a config of ``opponent`` (``llm`` or ``human``).
 
     >>> list(form_defaults(opponent="human"))[-1], form_defaults(opponent="llm")["llm_word_limit"]
-    ('pairing_timeout_s', 64)
+    ('opponent_intro', 64)
     """
     defaults = DondSettings(opponent=opponent).as_config()
     keys = [key for key in FORM_KEYS if opponent == "llm" or key not in LLM_ONLY_KEYS]
@@ -133,6 +163,10 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
     """
     readers = {field.name: field.metadata["read"] for field in dataclasses.fields(DondSettings) if field.name in config}
     values, problems = session_keys.read_keys(config, readers)
+    if not problems:  # a key that depends on another, checked once both are read
+        opponent = values.get("opponent", DondSettings.opponent)
+        problems = [treatments.visibility_problem(values.get("value_visibility", "own"), opponent)]
+        problems = [problem for problem in problems if problem]
     session_keys.refuse_problems(problems)
     return DondSettings(**values)
 
