@@ -11,6 +11,7 @@ own module:
 | ``entry`` | Prolific links: the PID's shape, no slot for invalid visits, one participation per PID, the full session |
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
+| ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
 
 Nothing here changes what an app stores; each guard is documented in README "Security and data safety".
@@ -27,9 +28,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import creation, entry, limits, outputs
+    from . import creation, entry, languages, limits, outputs
 
-    for module in (creation, entry, outputs, limits):
+    for module in (creation, entry, outputs, limits, languages):
         module.install()
 
 

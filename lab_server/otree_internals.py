@@ -108,6 +108,42 @@ USED: dict[str, Internal] = {
         "class",
         "the error oTree shows as 'Failed to create session: ...' (admin) and answers with HTTP 400 (REST)",
     ),
+    # -- admin_pages.py: the per-study status page and the DoND transcripts -----------------------------------
+    "AdminSessionPage": Internal(
+        "otree.views.cbv:AdminSessionPage",
+        "class",
+        "admin_pages' views are oTree admin session pages: the same login check, redirect and session lookup",
+    ),
+    "otree_settings": Internal(
+        "otree.settings",
+        "module",
+        "admin_pages reads AUTH_LEVEL as oTree resolved it, to require the login exactly where oTree's pages do",
+    ),
+    "Participant._current_app_name": Internal(
+        "otree.models:Participant._current_app_name",
+        "attribute",
+        "the study status page shows the app a participant is in (oTree's Monitor reads it too)",
+    ),
+    "Participant._current_page_name": Internal(
+        "otree.models:Participant._current_page_name",
+        "attribute",
+        "the study status page shows the page a participant is on, by name",
+    ),
+    "Participant._index_in_pages": Internal(
+        "otree.models:Participant._index_in_pages",
+        "attribute",
+        "the study status page turns the page index into a percentage where an app sets no item progress",
+    ),
+    "Participant._max_page_index": Internal(
+        "otree.models:Participant._max_page_index",
+        "attribute",
+        "the number of pages of the session, for that percentage",
+    ),
+    "Participant._last_page_timestamp": Internal(
+        "otree.models:Participant._last_page_timestamp",
+        "attribute",
+        "the study status page shows when a participant last opened a page and marks the long inactive as left",
+    ),
     # -- running oTree outside its command line (tests/support/bots_on_database.py) --------------------------
     "setup": Internal("otree.main:setup", "function", "loads settings.py and the apps as `otree test` does"),
     "run_all_bots_for_session_config": Internal(
@@ -235,11 +271,25 @@ PATCHED: dict[str, Internal] = {
         "chat has a writer of its own: neutralised",
         ("fp",),
     ),
+    # -- languages.py: oTree's own words in the session's language -------------------------------------------
+    "otree.templating.nodes:NextButton.wrender": Internal(
+        "otree.templating.nodes:NextButton.wrender",
+        "function",
+        "{{ next_button }} says Next in the server's language: the session's language instead",
+        ("self", "context", "label"),
+    ),
+    "otree.views.abstract:FormPageOrInGameWaitPage.get_context_data": Internal(
+        "otree.views.abstract:FormPageOrInGameWaitPage.get_context_data",
+        "function",
+        "every page's context: oTree's English timer, wait-page, form-error and footer words in the session's language",
+        ("self",),
+    ),
     # -- limits.py: sockets and logins -----------------------------------------------------------------------
     "otree.middleware:PerfMiddleware": Internal(
         "otree.middleware:PerfMiddleware",
         "class",
-        "the outermost middleware oTree builds its app with: our limits run around it",
+        "the outermost middleware oTree builds its app with: our limits run around it, and admin_pages "
+        "adds its routes to the app's router on the first request through it",
         ("app",),
     ),
 }

@@ -9,6 +9,18 @@ from __future__ import annotations
 
 MESSAGES = {
     "en": {
+        # oTree's own words on every page, in the session's language (lab_server/languages.py puts them there).
+        "study_title": "Research study",
+        "next": "Next",
+        "timer_text": "Time left to complete this page:",
+        "form_errors": "Please fix the errors.",
+        "powered_by": "Powered by {product_name}",
+        "wait_title": "Please wait",
+        "wait_one": "Waiting for the other participant.",
+        "wait_many": "Waiting for the other participants.",
+        "wait_group": "Waiting to form a group with other participants.",
+        "loading": "Loading the study…",
+        "needs_javascript": "This study needs JavaScript. Please enable it and reload the page.",
         "consent_title": "Consent",
         "welcome_title": "Welcome",
         "consent_label": "Do you agree to take part in this study?",
@@ -48,6 +60,17 @@ MESSAGES = {
         "full_contact": "If you believe this is a mistake, send the researcher a message through Prolific.",
     },
     "de": {
+        "study_title": "Forschungsstudie",
+        "next": "Weiter",
+        "timer_text": "Verbleibende Zeit für diese Seite:",
+        "form_errors": "Bitte korrigieren Sie die markierten Angaben.",
+        "powered_by": "Umgesetzt mit {product_name}",
+        "wait_title": "Bitte warten Sie",
+        "wait_one": "Wir warten auf die andere teilnehmende Person.",
+        "wait_many": "Wir warten auf die anderen Teilnehmenden.",
+        "wait_group": "Wir warten, bis sich eine Gruppe mit anderen Teilnehmenden bildet.",
+        "loading": "Die Studie wird geladen …",
+        "needs_javascript": "Diese Studie benötigt JavaScript. Bitte aktivieren Sie es und laden Sie die Seite neu.",
         "consent_title": "Einwilligung",
         "welcome_title": "Willkommen",
         "consent_label": "Sind Sie einverstanden, an dieser Studie teilzunehmen?",
@@ -94,49 +117,60 @@ MESSAGES = {
         ),
     },
     "it": {
+        "study_title": "Studio di ricerca",
+        "next": "Avanti",
+        "timer_text": "Tempo rimasto per completare questa pagina:",
+        "form_errors": "La preghiamo di correggere le risposte segnalate.",
+        "powered_by": "Realizzato con {product_name}",
+        "wait_title": "Attenda, per favore",
+        "wait_one": "In attesa dell'altro partecipante.",
+        "wait_many": "In attesa degli altri partecipanti.",
+        "wait_group": "In attesa di formare un gruppo con altri partecipanti.",
+        "loading": "Caricamento dello studio…",
+        "needs_javascript": "Questo studio richiede JavaScript. La preghiamo di attivarlo e di ricaricare la pagina.",
         "consent_title": "Consenso",
         "welcome_title": "Benvenuto",
-        "consent_label": "Accetti di partecipare a questo studio?",
+        "consent_label": "Accetta di partecipare a questo studio?",
         "consent_yes": "Ho letto le informazioni e accetto di partecipare.",
         "consent_no": "Non accetto di partecipare.",
         "default_consent": (
             "Questo studio è condotto da ricercatori che confrontano come persone e modelli linguistici risolvono "
-            "gli stessi compiti. La partecipazione è volontaria e puoi interromperla in qualsiasi momento chiudendo "
-            "la finestra. Conserviamo le tue risposte e il tuo ID Prolific, non il tuo nome, e pubblichiamo solo "
+            "gli stessi compiti. La partecipazione è volontaria e può interromperla in qualsiasi momento chiudendo "
+            "la finestra. Conserviamo le Sue risposte e il Suo ID Prolific, non il Suo nome, e pubblichiamo solo "
             "risultati anonimi e aggregati."
         ),
         "completion_title": "Grazie!",
-        "completion_body": "Hai completato lo studio.",
-        "completion_code": "Il tuo codice di completamento",
-        "completion_redirect": "Verrai reindirizzato a Prolific tra {seconds} secondi.",
-        "completion_button": "Torna subito a Prolific",
+        "completion_body": "Ha completato lo studio.",
+        "completion_code": "Il Suo codice di completamento",
+        "completion_redirect": "Tra {seconds} secondi sarà riportato a Prolific.",
+        "completion_button": "Torni subito a Prolific",
         "screenout_title": "Grazie per l'interesse",
-        "screenout_body": "Non puoi proseguire con questo studio.",
-        "screenout_code": "Torna su Prolific e inserisci questo codice",
+        "screenout_body": "Non può proseguire con questo studio.",
+        "screenout_code": "Torni su Prolific e inserisca questo codice",
         "progress": "Elemento {current} di {total}",
         "entry_title": "Con questo link lo studio non può iniziare",
         "entry_missing_id": (
-            "Il link che hai aperto non contiene il tuo ID Prolific, quindi non possiamo assegnarti un posto in "
+            "Il link che ha aperto non contiene il Suo ID Prolific, quindi non possiamo assegnarLe un posto in "
             "questo studio."
         ),
         "entry_malformed_id": (
-            "Il link che hai aperto contiene un ID Prolific non valido, quindi non possiamo assegnarti un posto in "
+            "Il link che ha aperto contiene un ID Prolific non valido, quindi non possiamo assegnarLe un posto in "
             "questo studio."
         ),
         "entry_retry": (
-            "Torna su Prolific e apri lo studio da lì, senza modificare il link. Se succede di nuovo, scrivi al "
+            "Torni su Prolific e apra lo studio da lì, senza modificare il link. Se succede di nuovo, scriva al "
             "ricercatore tramite Prolific."
         ),
         "full_title": "Tutti i posti sono occupati",
         "full_body": (
-            "Ci dispiace: tutti i posti di questo studio sono già stati assegnati, quindi questa volta non puoi "
+            "Ci dispiace: tutti i posti di questo studio sono già stati assegnati, quindi questa volta non può "
             "partecipare."
         ),
         "full_return": (
-            "Restituisci lo studio su Prolific (scegli «Return submission») così non verrai penalizzato. Non inserire "
+            "Restituisca lo studio su Prolific (scelga «Return submission») così non sarà penalizzato. Non inserisca "
             "alcun codice di completamento."
         ),
-        "full_contact": "Se pensi che si tratti di un errore, scrivi al ricercatore tramite Prolific.",
+        "full_contact": "Se pensa che si tratti di un errore, scriva al ricercatore tramite Prolific.",
     },
 }
 
