@@ -40,10 +40,10 @@ def _pick_regular(player, now):
 
     settings = settings_of(player.session)
     item = assignment.choose_item(
-        study(player.session)["regular_ids"],
+        settings.handed_out(study(player.session)["regular_ids"]),  # a pilot (pilot_overlap): the shared episodes
         assignments.policy_rows(Assignment, root_id(player)),
         participant=player.participant.code,
-        per_item=settings.annotators_per_episode,
+        per_item=settings.per_episode,
         now=now,
         timeout_s=settings.reservation_timeout_s,
     )
@@ -130,7 +130,7 @@ def _lost(player, row, now):
     settings = settings_of(player.session)
     timeout_s = settings.reservation_timeout_s
     return assignments.is_expired(row, now=now, timeout_s=timeout_s) and not assignments.still_needed(
-        Assignment, root_id(player), row, now=now, timeout_s=timeout_s, per_item=settings.annotators_per_episode
+        Assignment, root_id(player), row, now=now, timeout_s=timeout_s, per_item=settings.per_episode
     )
 
 

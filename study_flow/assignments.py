@@ -115,8 +115,11 @@ def is_expired(row, *, now: float, timeout_s: float) -> bool:
     return row.status == "reserved" and not assignment.is_live_reservation(policy_row, now=now, timeout_s=timeout_s)
 
 
-def still_needed(Assignment, root_id: int, row, *, now: float, timeout_s: float, per_item: int) -> bool:
-    """Whether the item of ``row`` lacks people without it (so the holder of an expired reservation may keep it)."""
+def still_needed(Assignment, root_id: int, row, *, now: float, timeout_s: float, per_item: int | None) -> bool:
+    """Whether the item of ``row`` lacks people without it (so the holder of an expired reservation may keep it);
+    always in a pilot (``per_item`` None: everybody rates every pilot item)."""
+    if per_item is None:
+        return True
     others = policy_rows(Assignment, root_id, except_id=row.id)
     done, live = assignment.coverage([row.item_id], others, now=now, timeout_s=timeout_s)[row.item_id]
     return done + live < per_item

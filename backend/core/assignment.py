@@ -12,6 +12,10 @@ Coverage of an item = people who finished it + people holding a live (unexpired)
    the fewest finished ratings, then the fewest live reservations, then the earliest in the item list;
 3. nothing (``None``) when every item is covered or already theirs.
 
+In a pilot (``pilot_overlap``, a session key of both annotation apps) every annotator gets the same items: the items
+handed out are `pilot_items` (the first ones of the list, as many as one person annotates) and ``per_item`` is None
+(no cap), so each person is given every pilot item once, least-covered first, which varies the order between people.
+
 How long a reservation lasts is the session key ``reservation_timeout_s`` (seconds, the same key, default and bounds in
 both annotation apps): `reservation_timeout` reads it. The oTree side (the ``Assignment`` rows, reserving, finishing,
 releasing, the export of who did what) is ``study_flow/assignments.py``.
@@ -101,11 +105,23 @@ def coverage(
     return {item: (done[item], live[item]) for item in item_ids}
 
 
+def pilot_items(item_ids: Sequence[str], per_annotator: int) -> list[str]:
+    """The items of a pilot: the first ``per_annotator`` of the list, which every annotator gets.
+
+    >>> pilot_items(["a", "b", "c"], 2), pilot_items(["a"], 3)
+    (['a', 'b'], ['a'])
+    """
+    if per_annotator < 1:
+        raise ValueError(f"A pilot needs at least one item per annotator, got {per_annotator}.")
+    return list(item_ids[:per_annotator])
+
+
 def _open_candidates(
-    item_ids: Sequence[str], rows: list[Any], *, participant: str, per_item: int, now: float, timeout_s: float
+    item_ids: Sequence[str], rows: list[Any], *, participant: str, per_item: int | None, now: float, timeout_s: float
 ) -> list[tuple[int, int, int, str]]:
-    """(finished, live, position, item) for items still open to ``participant``: not theirs, below ``per_item``."""
-    if per_item < 1:
+    """(finished, live, position, item) for items still open to ``participant``: not theirs, below ``per_item``
+    (None: no cap, a pilot)."""
+    if per_item is not None and per_item < 1:
         raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
     if len(set(item_ids)) != len(item_ids):
         raise ValueError("The item ids must be unique.")
@@ -118,7 +134,7 @@ def _open_candidates(
     return [
         (done, live, position, item)
         for position, (item, (done, live)) in enumerate(counts.items())
-        if item not in mine_done and done + live < per_item
+        if item not in mine_done and (per_item is None or done + live < per_item)
     ]
 
 
@@ -127,11 +143,12 @@ def choose_item(
     assignments: Iterable[Any],
     *,
     participant: str,
-    per_item: int,
+    per_item: int | None,
     now: float,
     timeout_s: float,
 ) -> str | None:
-    """The item ``participant`` should work on next, or None when nothing is left for them (see module doc).
+    """The item ``participant`` should work on next, or None when nothing is left for them (see module doc);
+    ``per_item`` None: no cap (a pilot, in which everyone gets every item).
 
     >>> rows = [
     ...     {"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0},
@@ -143,6 +160,8 @@ def choose_item(
     'b'
     >>> choose_item(["a"], rows, participant="p1", per_item=2, now=100, timeout_s=60) is None
     True
+    >>> choose_item(["a", "b"], rows, participant="p1", per_item=None, now=100, timeout_s=60)  # a pilot: no cap
+    'b'
     """
     rows = list(assignments)
     candidates = _open_candidates(
@@ -163,7 +182,7 @@ def items_left_for(
     assignments: Iterable[Any],
     *,
     participant: str,
-    per_item: int,
+    per_item: int | None,
     now: float,
     timeout_s: float,
 ) -> int:

@@ -10,6 +10,10 @@
 - ``min_reasoning_chars`` (20): the shortest reasoning accepted;
 - ``comprehension_check`` (off) and ``comprehension_attempts`` (2): the rubric's quiz before the first episode;
 - ``qualification_mode`` (off): every annotator rates the gold episodes only;
+- ``pilot_overlap`` (off): a pilot in which every annotator rates the same regular episodes (the first
+  ``episodes_per_annotator`` of the list, each person in a least-covered-first order), so agreement can be computed;
+  ``annotators_per_episode`` is not read then; not with ``qualification_mode``;
+- ``quality_floor_s`` (60; 0-3600): the admin report's quality view flags episodes rated faster than this;
 - ``rubric_file`` ("" = the Sotopia rubric), ``episodes`` (files or folders, comma-separated) and ``episodes_json``
   (episodes pasted into the admin form): the material, relative paths starting at the project root.
 
@@ -51,6 +55,19 @@ class SocialSettings:
     comprehension_check: bool = False
     comprehension_attempts: int = 2
     qualification_mode: bool = False
+    pilot_overlap: bool = False
+    quality_floor_s: float = 60
+
+    def handed_out(self, regular_ids: Sequence[str]) -> list[str]:
+        """The regular episodes the assignment hands out: all of them, or in a pilot the ones everybody rates."""
+        if self.pilot_overlap:
+            return assignment.pilot_items(regular_ids, self.episodes_per_annotator)
+        return list(regular_ids)
+
+    @property
+    def per_episode(self) -> int | None:
+        """Annotators per regular episode for the assignment: None (no cap) in a pilot."""
+        return None if self.pilot_overlap else self.annotators_per_episode
 
     def as_config(self) -> dict[str, Any]:
         """The typed values, to store in the session config (a form or the REST API may have sent text)."""
@@ -76,6 +93,8 @@ def social_settings(config: Mapping[str, Any], *, max_tasks: int) -> SocialSetti
         comprehension_check=session_keys.flag,
         comprehension_attempts=whole(1, 20),
         qualification_mode=session_keys.flag,
+        pilot_overlap=session_keys.flag,
+        quality_floor_s=lambda config, key: session_keys.number(config, key, minimum=0, maximum=3600),
         rubric_file=lambda config, key: session_keys.text(config, key, max_chars=500),
         episodes=lambda config, key: session_keys.text(config, key, max_chars=5000),
         episodes_json=lambda config, key: session_keys.text(config, key, max_chars=MAX_EPISODES_JSON_CHARS),
@@ -126,6 +145,11 @@ def check_material(
     regular = [e for e in episodes if not e.is_gold]
     gold = [e for e in episodes if e.is_gold]
     problems = []
+    if settings.pilot_overlap and settings.qualification_mode:
+        problems.append(
+            "The session keys 'pilot_overlap' and 'qualification_mode' exclude each other: a qualification session "
+            "already gives every annotator the same (gold) episodes. Switch one of them off."
+        )
     if settings.qualification_mode:
         if not gold:
             problems.append("The session key 'qualification_mode' needs episodes with gold_ratings; there are none.")
