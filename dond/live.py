@@ -18,6 +18,7 @@ from .storage import (
     events_of,
     instance_of,
     llm_role,
+    llm_view_of,
     partner_of,
     protocol_of,
     settings_of,
@@ -26,7 +27,7 @@ from .storage import (
     write_events,
 )
 from .texts import texts
-from .views import payloads
+from .views import page_text, payloads
 
 logger = logging.getLogger("dond")
 DELTA_INTERVAL_S = 0.05
@@ -52,7 +53,7 @@ def too_fast(player):
 
 
 def rejected(player, game, error):
-    text = texts(game.language)
+    text = page_text(game)
     kind = error.kind if isinstance(error, dond.MoveError) else "bad_request"
     message = text.get(f"error_{kind}", text["error_bad_request"]).format(limit=game.max_message_chars)
     # Clipped: the error can quote the forged input, which must not grow the game's rows (re-read every live call).
@@ -184,6 +185,7 @@ async def bargain_steps(player, data):
         call_model=dond_play.blocking_stream if settings.llm_blocking else start_stream,
         protocol=protocol_of(game),
         max_requests=settings.llm_requests_per_game,
+        view=llm_view_of(game),
     )
     try:
         async for item in llm_steps(seat, game, events, turns, save, answer):

@@ -15,7 +15,7 @@ from backend.dond import export as dond_export
 from backend.dond import game as dond_game
 from backend.dond import settings as dond_settings
 from backend.dond.protocol import Protocol
-from backend.dond.treatments import Treatment
+from backend.dond.treatments import Treatment, llm_view
 from lab_server import otree_internals
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -127,6 +127,11 @@ def config_of(game):
 def treatment_of(game):
     """The game's treatment keys as the session had them when it was created (defaults for an older game)."""
     return Treatment.from_json(getattr(game, "treatment_json", ""))
+
+
+def llm_view_of(game):
+    """What the game's LLM player is told of the treatment (``backend.dond.treatments.llm_view``)."""
+    return llm_view(treatment_of(game), "llm")
 
 
 def instance_of(game):

@@ -59,6 +59,7 @@ from backend.dond.protocol import (
     scripted_probe,
     split_chars,
 )
+from backend.dond.treatments import NEUTRAL_VIEW, LLMView
 
 
 async def blocking_stream(messages, settings, *, scripted=None, stream_reply=True, **options):
@@ -133,6 +134,7 @@ async def llm_turns(
     call_model: Callable[..., AsyncIterator[TextDelta | CallRecord]] = stream,
     protocol: Protocol = PLAIN,
     max_requests: int | None = None,
+    view: LLMView = NEUTRAL_VIEW,
     **options: Any,
 ) -> AsyncIterator[dict[str, Any]]:
     """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc).
@@ -141,7 +143,7 @@ async def llm_turns(
     ``blocking_stream`` (to measure what a blocking call costs).
     ``max_requests`` caps the model requests of ``role`` in this game (the attempts of its stored calls): when it is
     reached, no further call starts and the game is aborted (``llm_budget``). A call already started may still use
-    its retries.
+    its retries. ``view`` (``backend.dond.treatments.llm_view``) is the game's treatment as the model's prompt states it.
     """
     if max_requests is not None and (isinstance(max_requests, bool) or max_requests < 1):
         raise ValueError(f"max_requests must be a whole number of at least 1 (or None), got {max_requests!r}.")
@@ -158,7 +160,7 @@ async def llm_turns(
                 store_event(abort)
                 yield {"type": "event", "event": abort}
                 return
-            chat = llm_messages(events, role, instance, config)
+            chat = llm_messages(events, role, instance, config, view)
             turn = public_moves(events, role)
             if protocol.probe_external and turn not in probed and _has(events, "probe", role, turn) is None:
                 probed.add(turn)

@@ -2,8 +2,12 @@
 and the scripted agent that plays offline (``llm_model = "scripted"``).
 
 Prompts are templates in ``backend/dond/data/dond_prompts/<language>/`` (``initial_<mode>.txt``, ``reprompt.txt``,
-the notices and ``problems.json``); the chat is rebuilt from the stored events each time, so it is the same after a
+the notices, ``problems.json``, and ``treatments.json`` + ``other_values.txt`` for the treatments); the chat is rebuilt from the stored events each time, so it is the same after a
 restart (``llm_messages``).
+
+Treatments (``backend.dond.treatments.LLMView``): the initial prompt opens with the agent description (``none``:
+the neutral representative), states in rule 1 who sees whose values, and lists the other's values after the
+model's own only when the model sees them; otherwise the other's values never reach the prompt.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from backend.dond.errors import MoveError
 from backend.dond.game import GameConfig, GameState, apply_event, event_value, other_role, replay
 from backend.dond.instances import Instance, format_items, format_values
 from backend.dond.proposals import PROPOSAL_PREFIX, format_proposal
+from backend.dond.treatments import NEUTRAL_VIEW, LLMView
 
 PROMPTS_DIR = Path(__file__).with_name("data") / "dond_prompts"
 FORMAT_HINT = {
@@ -38,15 +43,34 @@ def _problems(language: str) -> dict[str, str]:
     return json.loads((PROMPTS_DIR / language / "problems.json").read_text(encoding="utf-8"))
 
 
-def initial_prompt(instance: Instance, role: str, config: GameConfig) -> str:
-    """The rules, the goal of the mode, the items and the player's own values (template ``initial_<mode>.txt``)."""
+@cache
+def _treatments(language: str) -> dict[str, dict[str, str]]:
+    return json.loads((PROMPTS_DIR / language / "treatments.json").read_text(encoding="utf-8"))
+
+
+def initial_prompt(instance: Instance, role: str, config: GameConfig, view: LLMView = NEUTRAL_VIEW) -> str:
+    """The agent description, the rules, the goal of the mode, the items and the player's own values (template
+    ``initial_<mode>.txt``); the other player's values too only when ``view.sees_other``.
+
+    >>> instance = Instance(("egg", "knife"), (1, 2), (4, 3), (10, 0))
+    >>> "worth to the other player: egg: 10" in initial_prompt(instance, "A", GameConfig("semi", "en"), LLMView(True))
+    True
+    """
     language = config.language
-    return _template(language, f"initial_{config.mode}.txt").substitute(
+    texts = _treatments(language)
+    other_table = ""
+    if view.sees_other:
+        other_values = format_values(instance.values(other_role(role)), instance, language)
+        other_table = "\n" + _template(language, "other_values.txt").substitute(other_values=other_values)
+    rules = _template(language, f"initial_{config.mode}.txt").substitute(
         max_messages=config.max_messages,
         format=FORMAT_HINT[language],
         items=format_items(instance, language),
         values=format_values(instance.values(role), instance, language),
+        other_table=other_table,
+        visibility_rule=texts["visibility"][view.visibility_rule],
     )
+    return texts["agent"][view.description] + "\n\n" + rules
 
 
 def notice(name: str, config: GameConfig) -> str:
@@ -88,7 +112,11 @@ def reprompt_text(error: MoveError, instance: Instance, config: GameConfig) -> s
 
 
 def llm_messages(
-    events: Iterable[Mapping[str, Any] | Any], role: str, instance: Instance, config: GameConfig
+    events: Iterable[Mapping[str, Any] | Any],
+    role: str,
+    instance: Instance,
+    config: GameConfig,
+    view: LLMView = NEUTRAL_VIEW,
 ) -> list[dict[str, str]]:
     """The chat an LLM playing ``role`` sees, rebuilt from the events (so it is the same after a restart).
 
@@ -106,7 +134,7 @@ def llm_messages(
         else:
             chat.append({"role": side, "content": text})
 
-    add("user", initial_prompt(instance, role, config))
+    add("user", initial_prompt(instance, role, config, view))
     state = replay((), config, counts=instance.counts)
     told_time_up = False
     for event in events:
@@ -137,12 +165,12 @@ def llm_messages(
 
 _SCRIPTED_OPENING = {
     "en": "Hello! What matters most to me are the {items}. Which items matter most to you?",
-    "de": "Hallo! Am wichtigsten sind mir: {items}. Welche Gegenstände sind dir am wichtigsten?",
-    "it": "Ciao! Per me contano soprattutto: {items}. Quali oggetti contano di più per te?",
+    "de": "Guten Tag! Am wichtigsten sind mir: {items}. Welche Gegenstände sind Ihnen am wichtigsten?",
+    "it": "Buongiorno! Per me contano soprattutto: {items}. Quali oggetti contano di più per Lei?",
 }
 _SCRIPTED_CLOSING = {
     "en": "Thanks. I will make my proposal based on that.",
-    "de": "Danke. Ich mache meinen Vorschlag auf dieser Grundlage.",
+    "de": "Vielen Dank. Ich mache meinen Vorschlag auf dieser Grundlage.",
     "it": "Grazie. Farò la mia proposta su questa base.",
 }
 

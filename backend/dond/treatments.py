@@ -140,5 +140,86 @@ class Treatment:
         return cls.from_config(json.loads(text)) if text else cls()
 
 
+@dataclasses.dataclass(frozen=True)
+class LLMView:
+    """What a model player's prompt states: whether it sees the other's values, whether the other sees its values,
+    and how it is described (``none`` is the neutral representative)."""
+
+    sees_other: bool = False
+    other_sees: bool = False
+    description: str = "none"
+
+    def __post_init__(self):
+        if self.description not in AGENT_DESCRIPTIONS:
+            raise ValueError(
+                f"agent_description must be one of {', '.join(AGENT_DESCRIPTIONS)}, not {self.description!r}."
+            )
+
+    @property
+    def visibility_rule(self) -> str:
+        """The key of the rule sentence in the prompt files: own, sees_other, other_sees or both."""
+        return {(False, False): "own", (True, False): "sees_other", (False, True): "other_sees"}.get(
+            (self.sees_other, self.other_sees), "both"
+        )
+
+
+NEUTRAL_VIEW = LLMView()  # the default: own values only, the neutral representative
+
+
+def llm_view(treatment: Treatment, opponent: str) -> LLMView:
+    """The model's view under ``treatment`` facing ``opponent``: ``llm`` (a person faces the model) or ``self``
+    (model vs model, where both sides are models and ``value_visibility`` must be own or both).
+
+    >>> llm_view(Treatment(value_visibility="person_sees_llm"), "llm")
+    LLMView(sees_other=False, other_sees=True, description='none')
+    >>> llm_view(Treatment(value_visibility="both", agent_description="expert"), "self")
+    LLMView(sees_other=True, other_sees=True, description='expert')
+    """
+    if problem := visibility_problem(treatment.value_visibility, opponent):
+        raise ValueError(problem)
+    other_side = "llm" if opponent == "self" else "person"
+    return LLMView(
+        sees_other=treatment.sees_other_values("llm"),
+        other_sees=treatment.sees_other_values(other_side),
+        description=treatment.agent_description,
+    )
+
+
+# What the person is told about the model's description when disclose_description is on (formal: Sie, Lei).
+DISCLOSED_DESCRIPTION = {
+    "en": {
+        "none": "Your counterpart negotiates as a representative.",
+        "average": "Your counterpart negotiates as a representative with average negotiation skills.",
+        "expert": "Your counterpart negotiates as a representative who is highly experienced at negotiating.",
+        "awful": "Your counterpart negotiates as a representative who negotiates very poorly.",
+    },
+    "de": {
+        "none": "Ihr Gegenüber verhandelt als Vertretung.",
+        "average": "Ihr Gegenüber verhandelt als Vertretung mit durchschnittlichem Verhandlungsgeschick.",
+        "expert": "Ihr Gegenüber verhandelt als Vertretung und ist im Verhandeln sehr erfahren.",
+        "awful": "Ihr Gegenüber verhandelt als Vertretung und verhandelt sehr schlecht.",
+    },
+    "it": {
+        "none": "La Sua controparte negozia come rappresentante.",
+        "average": "La Sua controparte negozia come rappresentante con capacità di negoziazione nella media.",
+        "expert": "La Sua controparte negozia come rappresentante con grande esperienza nelle trattative.",
+        "awful": "La Sua controparte negozia come rappresentante e negozia molto male.",
+    },
+}
+
+
+def disclosed_description(treatment: Treatment, language: str) -> str:
+    """The sentence the person reads about the model's description, or ``""`` when it is not disclosed.
+
+    >>> disclosed_description(Treatment(agent_description="expert", disclose_description=True), "de")
+    'Ihr Gegenüber verhandelt als Vertretung und ist im Verhandeln sehr erfahren.'
+    >>> disclosed_description(Treatment(agent_description="expert"), "de")
+    ''
+    """
+    if not treatment.disclose_description:
+        return ""
+    return DISCLOSED_DESCRIPTION[language][treatment.agent_description]
+
+
 DEFAULT = Treatment()
 TREATMENT_COLUMNS = tuple(field.name for field in dataclasses.fields(Treatment))
