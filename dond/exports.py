@@ -4,7 +4,7 @@ game row that the Results page and the admin report read too."""
 import study_flow
 from backend.dond import export as dond_export
 
-from .storage import config_of, instance_of, llm_role, protocol_of, stored_events
+from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
 
 
 def game_meta(game):
@@ -20,6 +20,7 @@ def game_meta(game):
         participant_b=game.participant_b,
         llm_models={llm_role(game): game.model} if game.opponent == "llm" else {},
         protocol=protocol_of(game),
+        treatment=treatment_of(game),
     )
 
 

@@ -20,10 +20,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from backend.core.csvio import escape_text, iso_utc
-from backend.dond.game import GameConfig, event_value, other_role, replay
+from backend.dond.game import GameConfig, abort_reason_code, event_value, other_role, replay
 from backend.dond.instances import Instance
 from backend.dond.protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
-from backend.dond.scoring import bonus, game_metrics
+from backend.dond.scoring import game_metrics, pay_rule, person_bonus
+from backend.dond.treatments import DEFAULT as DEFAULT_TREATMENT
+from backend.dond.treatments import TREATMENT_COLUMNS, Treatment
 
 AGENCY_METRICS = PLAYER_METRICS
 
@@ -89,6 +91,9 @@ DOND_GAMES_COLUMNS = [
     "llm_protocol",
     "llm_word_limit",
     *[f"{metric}_{side}" for side in ("a", "b") for metric in AGENCY_METRICS],
+    # The game's treatment (backend.dond.treatments), as the session had it when the game was created.
+    *TREATMENT_COLUMNS,  # value_visibility, agent_description, disclose_description, opponent_intro, model_failure_pay
+    "pay_rule",  # what paid bonus_points: mode_goal, or model_failure_half_total / _zero (the model broke the game)
 ]
 
 DOND_EVENTS_COLUMNS = [
@@ -228,6 +233,7 @@ def game_row(
     llm_models: Mapping[str, str] | None = None,
     protocol: Protocol = PLAIN,
     people: Mapping[str, Mapping[str, str]] | None = None,
+    treatment: Treatment = DEFAULT_TREATMENT,
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``backend.dond.scoring.game_metrics``.
 
@@ -236,7 +242,9 @@ def game_row(
     ``backend.dond.protocol.player_metrics``) with ``protocol``'s word limit.
 
     ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
-    (0 unless the game succeeded). Counts of messages, violations, failed model calls (``llm_errors_*``, never
+    (0 unless the game succeeded), except when a person faced an LLM that broke the game (``llm_error``,
+    ``llm_invalid``, ``llm_budget``): then ``treatment.model_failure_pay`` pays (``pay_rule`` says which rule paid;
+    ``backend.dond.scoring.pay_rule``). The treatment keys are columns of their own. Counts of messages, violations, failed model calls (``llm_errors_*``, never
     counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
     a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
@@ -244,6 +252,7 @@ def game_row(
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
     row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
+    row.update({name: _cell(value) for name, value in treatment.to_dict().items()})
     row.update(
         session_code=session_code,
         game_id=game_id,
@@ -322,5 +331,20 @@ def game_row(
     )
     if not state.aborted:
         row.update(points_focal=focal, points_opponent=opponent_points)
-    row["bonus_points"] = bonus(config.mode, focal, opponent_points, outcome=outcome)
+    rule = pay_rule(
+        outcome,
+        abort_reason_code(state.abort_reason),
+        model_failure_pay=treatment.model_failure_pay,
+        person_vs_llm=opponent == "llm",
+    )
+    row["pay_rule"] = rule
+    row["bonus_points"] = person_bonus(
+        config.mode,
+        focal,
+        opponent_points,
+        outcome=outcome,
+        rule=rule,
+        counts=instance.counts,
+        own_values=instance.values(focal_role),
+    )
     return row
