@@ -75,7 +75,7 @@ def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
     frames = []
     for path in paths:
         frame = read_csv_any(path, dtype=str, keep_default_na=False)
-        for column in ADDED_COLUMNS:
+        for column in (*ADDED_COLUMNS, "model", "run", "option_probabilities", "attempts", "raw_reply"):  # app: none
             if column not in frame.columns:
                 frame[column] = ""
         for column in ESCAPED_COLUMNS:  # multi-line model text, kept on one line by the export
