@@ -12,6 +12,7 @@ own module:
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
+| ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
 
 Nothing here changes what an app stores; each guard is documented in README "Security and data safety".
@@ -28,9 +29,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import creation, entry, languages, limits, outputs
+    from . import admin_pages, creation, entry, languages, limits, outputs
 
-    for module in (creation, entry, outputs, limits, languages):
+    for module in (creation, entry, outputs, limits, languages, admin_pages):
         module.install()
 
 

@@ -1,0 +1,202 @@
+"""DoND for researchers: every game of a session as a readable transcript (the admin page ``/DondTranscripts/<session
+code>``, served by ``lab_server/admin_pages.py``, template ``admin_transcripts.html``), and what the study status page
+says about a dond participant (``participant_status``).
+
+A transcript lists the game's events in order: who said what (role, person with PID or the model by name), the
+secret proposals, every refused LLM reply, re-prompt, failed or retried model call, private note and belief probe
+(marked as such), the end with both proposals, outcome, points and bonus, and the game's treatment keys when the
+game row has them. Everything is plain text here; the template escapes all of it (PIDs and model text are
+outside text).
+"""
+
+import dataclasses
+import time
+
+from backend.dond.game import abort_reason_code, replay
+
+from . import exports, storage
+
+OUTCOME_TEXT = {
+    "success": "deal: the proposals fit together",
+    "lose": "no deal: the proposals ask for more than there is, both earn 0",
+    "aborted": "aborted",
+    "unfinished": "still running",
+}
+ABORT_TEXT = {
+    "partner_left": "the other person left",
+    "partner_timeout": "the other person ran out of time",
+    "time_limit": "the game's time limit was reached",
+    "llm_invalid": "the model broke the rules more often than the re-prompts allow",
+    "llm_error": "the model could not be reached more often than the re-prompts allow",
+    "llm_budget": "the model used up its call budget",
+    "other": "ended by the system",
+}
+TIMED_OUT = ("time_limit", "partner_timeout")
+GAME_COLUMNS = ("mode", "language", "opponent", "model", "cell", "focal_role", "opener", "max_messages")
+LLM_COLUMNS = ("llm_reprompts", "llm_protocol", "llm_word_limit")
+
+
+def treatment_keys():
+    """The DoND treatment keys (``backend.dond.treatments.Treatment``'s fields) where that module exists."""
+    try:
+        from backend.dond import treatments
+    except ImportError:
+        return ()
+    treatment = getattr(treatments, "Treatment", None)
+    return tuple(field.name for field in dataclasses.fields(treatment)) if dataclasses.is_dataclass(treatment) else ()
+
+
+def items_text(vector, instance, language):
+    """``2 belts, 1 drum`` for a proposal vector (``nothing`` when it asks for nothing)."""
+    singulars, plurals = instance.singular(language), instance.plural(language)
+    parts = [f"{n} {singulars[i] if n == 1 else plurals[i]}" for i, n in enumerate(vector) if n]
+    return ", ".join(parts) or "nothing"
+
+
+def _games_of(session):
+    from . import Game
+
+    return [game for subsession in session.get_subsessions() for game in Game.filter(subsession=subsession)]
+
+
+def _participants_of(session):
+    return {participant.code: participant for participant in session.get_participants()}
+
+
+def who(game, role, people):
+    """``A · person 5f3c…`` or ``B · model gpt-x`` (plain text)."""
+    code = game.participant_a if role == "A" else game.participant_b
+    if code:
+        pid = people.get(role, {}).get("prolific_pid") or code
+        return f"{role} · person {pid}"
+    return f"{role} · model {game.model}"
+
+
+def event_line(event, game, instance, people, started_at):
+    """One event as the transcript shows it: ``at`` (seconds into the game), ``who``, ``kind`` (a CSS class), a
+    ``label`` and the ``text``; None for events a reader need not see."""
+    kind, role = event.get("kind"), event.get("role") or ""
+    text = event.get("text") or ""
+    at = f"+{max(0.0, (event.get('created_at') or started_at) - started_at):.1f} s"
+    line = dict(at=at, who=who(game, role, people) if role else "system", kind=kind, label="", text=text)
+    if kind == "message":
+        line["label"] = "message"
+    elif kind == "proposal":
+        vector = event.get("proposal") or []
+        line["label"] = "secret proposal: " + items_text(vector, instance, game.language)
+    elif kind == "violation":
+        line["label"] = f"refused reply ({event.get('error_kind') or 'rule'}): {event.get('error') or ''}".strip()
+    elif kind == "reprompt":
+        line["label"] = "re-prompt sent to the model"
+    elif kind == "llm_error":
+        line["label"] = f"model call failed ({event.get('llm_error_kind') or event.get('error_kind') or 'error'})"
+        line["text"] = event.get("error") or text
+    elif kind == "abort":
+        code = abort_reason_code(text)
+        line["label"] = f"game ended: {ABORT_TEXT[code]}"
+    elif kind == "note":
+        line["label"] = "private note (never shown to the other player)"
+    elif kind == "probe":
+        line["label"] = "belief probe (never shown to the other player)"
+    elif kind == "input_rejected":
+        line["label"] = f"input refused ({event.get('error_kind') or ''}): {event.get('error') or ''}"
+    elif kind == "llm_call":
+        attempts = int(event.get("attempts") or 1)
+        latency = float(event.get("latency_s") or 0)
+        retried = f", retried: {attempts} attempts" if attempts > 1 else ""
+        failed = f", failed: {event.get('llm_error_kind')}" if event.get("llm_error_kind") else ""
+        line["label"] = f"model call ({event.get('purpose') or 'message'}): {latency:.2f} s{retried}{failed}"
+        line["text"] = ""
+        line["kind"] = "llm_call retried" if attempts > 1 or failed else "llm_call"
+    else:
+        line["label"] = kind or "event"
+    return line
+
+
+def transcript(game, events, participants):
+    """One game for the transcripts page (plain text values)."""
+    instance = storage.instance_of(game)
+    config = storage.config_of(game)
+    people = exports.people_of(game, participants)
+    row = exports.game_row(game, events, people=people)
+    state = replay(events, config, counts=instance.counts)
+    language = game.language
+    items = [
+        dict(name=word, count=count, value_a=a, value_b=b)
+        for word, count, a, b in zip(
+            instance.singular(language), instance.counts, instance.values_a, instance.values_b, strict=True
+        )
+    ]
+    proposals = {
+        role: items_text(state.proposals[role], instance, language) if state.proposals[role] is not None else "none"
+        for role in ("A", "B")
+    }
+    outcome = str(row.get("outcome") or "unfinished")
+    outcome_text = OUTCOME_TEXT.get(outcome, outcome)
+    if state.aborted:
+        by = f" ({state.aborted_by})" if state.aborted_by else ""
+        outcome_text = f"aborted{by}: {ABORT_TEXT[abort_reason_code(state.abort_reason)]}"
+    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else ())
+    settings = [dict(name=name, value=str(row.get(name, ""))) for name in columns]
+    treatments = [dict(name=name, value=str(row[name])) for name in treatment_keys() if name in row]
+    lines = [event_line(event, game, instance, people, game.created_at) for event in events]
+    return dict(
+        game_id=str(row["game_id"]),
+        anchor=f"game-{game.number + 1}",
+        players=[
+            dict(
+                role=role,
+                who=who(game, role, people),
+                proposal=proposals[role],
+                points=str(row.get(f"points_{role.lower()}", "")),
+            )
+            for role in ("A", "B")
+        ],
+        settings=settings,
+        treatments=treatments,
+        item_rows=items,
+        lines=[line for line in lines if line is not None],
+        outcome=outcome,
+        outcome_text=outcome_text,
+        bonus_points=str(row.get("bonus_points", "")),
+        started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(game.created_at)),
+    )
+
+
+def session_transcripts(session):
+    """Every game of the session, in order."""
+    participants = _participants_of(session)
+    games = sorted(_games_of(session), key=lambda game: game.number)
+    return [transcript(game, storage.stored_events(game), participants) for game in games]
+
+
+def participant_status(player):
+    """What the study status page says about a dond player: ``status`` (``timed_out`` or None: the shared flow
+    decides), ``detail`` (plain text) and ``last_active`` (epoch seconds of the person's last move, or None)."""
+    from . import Game
+
+    if player.is_unpaired:
+        return dict(status="timed_out", detail="no partner found within the pairing time", last_active=None)
+    if not player.game_id:
+        waiting = "waiting for a partner" if player.pairing_started_at else ""
+        return dict(status=None, detail=waiting, last_active=player.last_seen or None)
+    found = Game.filter(subsession=player.subsession, id=player.game_id)
+    if not found:
+        return dict(status=None, detail="", last_active=None)
+    game = found[0]
+    events = storage.stored_events(game)
+    instance = storage.instance_of(game)
+    state = replay(events, storage.config_of(game), counts=instance.counts)
+    own = [e.get("created_at") for e in events if e.get("role") == player.game_role and e.get("actor") == "human"]
+    last_active = max((t for t in own if t), default=None)
+    link = f"game {game.number + 1}"
+    if state.aborted:
+        code = abort_reason_code(state.abort_reason)
+        status = "timed_out" if code in TIMED_OUT else None
+        return dict(status=status, detail=f"{link} aborted: {ABORT_TEXT[code]}", last_active=last_active)
+    if state.finished:
+        return dict(status=None, detail=f"{link}: {OUTCOME_TEXT[state.outcome]}", last_active=last_active)
+    sent = state.messages_sent[player.game_role]
+    proposals = sum(p is not None for p in state.proposals.values())
+    detail = f"{link} running: {sent} of {game.max_messages} messages sent, {proposals} of 2 proposals in"
+    return dict(status=None, detail=detail, last_active=last_active)

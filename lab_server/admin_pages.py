@@ -1,0 +1,285 @@
+"""Researcher pages beyond oTree's own admin: a status page per study (session) and, for DoND, every game's transcript.
+
+- ``/StudyStatus/<session code>`` (template ``_templates/admin/StudyStatus.html``): every participant who opened a
+  page, with the Prolific ID, a status and progress as a meaning, and counts per status. Statuses (``STATUSES``):
+  *finished* (reached the completion page), *screened out* (failed a check; the reason is shown), *returned*
+  (declined consent, or no page opened for ``LAB_INACTIVE_AFTER_S`` seconds, default 3600, without finishing:
+  they left), *timed out* (a DoND pairing or game time limit, an annotation reservation that expired) and
+  *working*; slots nobody opened are counted as *not started*. Progress is ``item 3 of 10`` where the app counts
+  items (``study_flow.set_progress``), else ``page Bargain`` with the share of the session's pages done.
+- ``/DondTranscripts/<session code>``: ``dond/transcripts.py``.
+
+Both are oTree admin session pages (``AdminSessionPage``): oTree's login guards them wherever ``AUTH_LEVEL`` is set
+(``STUDY``, and also ``DEMO``, where oTree leaves its Monitor open: these pages show PIDs). Every session page links
+to them from the top bar (``_templates/otree/includes/navbar.html``). Every text shown is escaped by the templates.
+oTree has no hook for routes of a project, so the routes are added to oTree's router on the first request that passes
+its outermost middleware (``otree_internals.PATCHED``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import time
+
+from . import otree_internals
+
+STATUSES = {
+    "working": "working",
+    "finished": "finished",
+    "screened_out": "screened out",
+    "returned": "returned",
+    "timed_out": "timed out",
+    "not_started": "not started",
+}
+SCREENOUT_REASONS = {"failed_comprehension": "failed the comprehension check", "declined_consent": "declined consent"}
+# Per app: the module that says more about its participants (``participant_status``), and its own admin page.
+APP_PAGES = {"dond": dict(module="dond.transcripts", view="DondTranscripts", title="DoND transcripts")}
+DEFAULT_INACTIVE_AFTER_S = 3600
+
+
+def inactive_after_s() -> float:
+    raw = os.environ.get("LAB_INACTIVE_AFTER_S", "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_INACTIVE_AFTER_S
+    except ValueError:
+        raise SystemExit(
+            f"The environment variable LAB_INACTIVE_AFTER_S must be a number of seconds, not {raw!r}."
+        ) from None
+    return value if value > 0 else DEFAULT_INACTIVE_AFTER_S
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``2 h 05 min``.
+
+    >>> duration(45), duration(720), duration(7500)
+    ('45 s', '12 min', '2 h 05 min')
+    """
+    seconds = int(max(seconds, 0))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def classify(facts: dict, *, now: float, inactive_after: float) -> tuple[str, str]:
+    """A participant's status and its reason from plain facts: ``visited``, ``completed``, ``page``,
+    ``screened_out``, ``screenout_reason``, ``app_status`` (``timed_out`` or None), ``app_detail`` and
+    ``last_active`` (epoch seconds).
+
+    >>> base = dict(visited=True, completed=False, page="Bargain", screened_out=False, screenout_reason="",
+    ...             app_status=None, app_detail="", last_active=1000.0)
+    >>> classify(base, now=1100, inactive_after=3600)
+    ('working', '')
+    >>> classify(dict(base, screened_out=True, screenout_reason="declined_consent"), now=1100, inactive_after=3600)
+    ('returned', 'declined consent')
+    >>> classify(dict(base, app_status="timed_out", app_detail="no partner"), now=1100, inactive_after=3600)
+    ('timed_out', 'no partner')
+    >>> classify(base, now=9000, inactive_after=3600)
+    ('returned', 'left: no page opened for 2 h 13 min')
+    >>> classify(dict(base, page="Completion", app_status="timed_out"), now=9000, inactive_after=3600)
+    ('finished', '')
+    """
+    if not facts["visited"]:
+        return "not_started", ""
+    if facts["completed"] or facts["page"] == "Completion":
+        return "finished", facts["app_detail"] if facts["app_status"] else ""
+    if facts["screened_out"]:
+        reason = facts["screenout_reason"] or ""
+        text = SCREENOUT_REASONS.get(reason, reason.replace("_", " "))
+        return ("returned" if reason == "declined_consent" else "screened_out"), text
+    if facts["app_status"] == "timed_out":
+        return "timed_out", facts["app_detail"]
+    last = facts["last_active"]
+    if last and now - last > inactive_after:
+        return "returned", f"left: no page opened for {duration(now - last)}"
+    return "working", ""
+
+
+def progress(participant_vars: dict, *, status: str, page: str, app: str, index: int, pages: int) -> tuple[str, int]:
+    """Progress as a meaning and a percentage.
+
+    >>> progress({"progress_done": 2, "progress_total": 10}, status="working", page="Rate", app="x", index=9, pages=40)
+    ('item 3 of 10', 20)
+    >>> progress({}, status="working", page="Bargain", app="dond", index=4, pages=7)
+    ('page Bargain (dond)', 57)
+    >>> progress({}, status="finished", page="Completion", app="dond", index=7, pages=7)
+    ('finished', 100)
+    """
+    if status == "finished":
+        return "finished", 100
+    if status == "not_started":
+        return "not started", 0
+    total = int(participant_vars.get("progress_total") or 0)
+    if total > 0:
+        done = min(int(participant_vars.get("progress_done") or 0), total)
+        return f"item {min(done + 1, total)} of {total}", round(100 * done / total)
+    percent = round(100 * index / pages) if pages else 0
+    return f"page {page or '?'} ({app})" if app else f"page {page or '?'}", min(percent, 100)
+
+
+def _app_of(subsession) -> str:
+    return type(subsession).__module__.split(".")[0]
+
+
+def _reservation_status(app_module, subsession, session, now: float) -> dict[str, dict]:
+    """Participant code -> timed-out status for an annotation app whose reservation expired (study_flow.assignments)."""
+    Assignment = getattr(app_module, "Assignment", None)
+    timeout_s = session.config.get("reservation_timeout_s")
+    if Assignment is None or not timeout_s:
+        return {}
+    from study_flow import assignments
+
+    found = {}
+    for row in Assignment.filter(subsession=subsession):
+        if assignments.is_expired(row, now=now, timeout_s=float(timeout_s)):
+            detail = f"reservation of {row.item_id} expired {duration(now - row.reserved_at - float(timeout_s))} ago"
+            found[row.participant_code] = dict(status="timed_out", detail=detail, last_active=None)
+    return found
+
+
+def app_statuses(session, now: float) -> dict[str, dict]:
+    """Participant code -> what the participant's apps say (status, detail, last_active), round 1 of each app."""
+    statuses: dict[str, dict] = {}
+    for subsession in session.get_subsessions():
+        if subsession.round_number != 1:
+            continue
+        app = _app_of(subsession)
+        pages = APP_PAGES.get(app)
+        if pages:
+            module = importlib.import_module(pages["module"])
+            for player in subsession.get_players():
+                found = module.participant_status(player)
+                if found.get("status") or found.get("detail"):
+                    statuses[player.participant.code] = found
+        for code, found in _reservation_status(importlib.import_module(app), subsession, session, now).items():
+            statuses.setdefault(code, found)
+    return statuses
+
+
+def participant_rows(session, now: float) -> tuple[list[dict], dict[str, int]]:
+    """The status page's rows (plain text values) of everyone who opened a page, and the count per status."""
+    inactive_after = inactive_after_s()
+    statuses = app_statuses(session, now)
+    rows, counts = [], dict.fromkeys(STATUSES, 0)
+    for participant in session.get_participants():
+        pvars = participant.vars
+        found = statuses.get(participant.code, {})
+        page = participant._current_page_name or ""
+        last_active = max(filter(None, (participant._last_page_timestamp, found.get("last_active"))), default=None)
+        facts = dict(
+            visited=bool(participant.visited),
+            completed=bool(pvars.get("completed")),
+            page=page,
+            screened_out=bool(pvars.get("screened_out")),
+            screenout_reason=str(pvars.get("screenout_reason") or ""),
+            app_status=found.get("status"),
+            app_detail=found.get("detail") or "",
+            last_active=last_active,
+        )
+        status, reason = classify(facts, now=now, inactive_after=inactive_after)
+        counts[status] += 1
+        if status == "not_started":
+            continue
+        text, percent = progress(
+            pvars,
+            status=status,
+            page=page,
+            app=participant._current_app_name or "",
+            index=participant._index_in_pages or 0,
+            pages=participant._max_page_index or 0,
+        )
+        details = [part for part in (reason, found.get("detail") or "") if part]
+        rows.append(
+            dict(
+                pid=str(pvars.get("prolific_pid") or participant.label or "") or "—",
+                code=participant.code,
+                status=status,
+                status_text=STATUSES[status],
+                detail="; ".join(dict.fromkeys(details)),
+                progress=text,
+                percent=percent,
+                last_active=f"{duration(now - last_active)} ago" if last_active else "",
+            )
+        )
+    order = list(STATUSES)
+    rows.sort(key=lambda row: (order.index(row["status"]), row["pid"], row["code"]))
+    return rows, counts
+
+
+def study_vars(session, now: float) -> dict:
+    rows, counts = participant_rows(session, now)
+    apps = session.config.get("app_sequence") or []
+    return dict(
+        rows=rows,
+        counts=[dict(key=key, text=STATUSES[key], n=counts[key]) for key in STATUSES],
+        app_pages=[
+            dict(view=APP_PAGES[app]["view"], title=APP_PAGES[app]["title"]) for app in apps if app in APP_PAGES
+        ],
+        inactive_after=duration(inactive_after_s()),
+        generated=time.strftime("%H:%M:%S UTC", time.gmtime(now)),
+    )
+
+
+@functools.cache
+def views() -> tuple[type, ...]:
+    """The admin views, made on first use (oTree's view classes can be imported only inside a project)."""
+    base = otree_internals.AdminSessionPage
+
+    class StudyStatus(base):
+        def get_template_name(self):
+            return "admin/StudyStatus.html"
+
+        def vars_for_template(self):
+            return study_vars(self.session, time.time())
+
+    class DondTranscripts(base):
+        def get_template_name(self):
+            return "dond/admin_transcripts.html"
+
+        def vars_for_template(self):
+            from dond import transcripts
+
+            games = transcripts.session_transcripts(self.session)
+            return dict(games=games, n_games=len(games))
+
+    auth_level = getattr(otree_internals.otree_settings, "AUTH_LEVEL", None)
+    for view in (StudyStatus, DondTranscripts):
+        view._requires_login = auth_level in ("STUDY", "DEMO")
+    return StudyStatus, DondTranscripts
+
+
+def add_routes(app) -> None:
+    """Put the views' routes first in the router of oTree's app ``app`` (once per app)."""
+    if app is None or getattr(app, "lab_admin_pages", False):
+        return
+    from starlette.routing import Route
+
+    for view in views():
+        app.router.routes.insert(0, Route(view.url_pattern(), view, name=view.__name__))
+    app.lab_admin_pages = True
+
+
+def install() -> None:
+    from .otree_internals import built_asgi_app, replace
+
+    inactive_after_s()  # a bad LAB_INACTIVE_AFTER_S stops the server at start, not a page later
+
+    def routing(inner_class):  # maybe already wrapped by another guard: we chain
+        class AdminPagesMiddleware:
+            def __init__(self, app, **options):
+                self.app = inner_class(app=app, **options)
+
+            async def __call__(self, scope, receive, send):
+                if scope["type"] == "http":
+                    add_routes(scope.get("app"))
+                await self.app(scope, receive, send)
+
+        return AdminPagesMiddleware
+
+    replace("otree.middleware:PerfMiddleware", routing)
+    app = built_asgi_app()
+    if app is not None:  # the stack was built before us: build it again
+        app.middleware_stack = app.build_middleware_stack()
