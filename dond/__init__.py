@@ -12,7 +12,6 @@ from .exports import custom_export_dond_events, custom_export_dond_games  # noqa
 from .live import live_bargain
 from .pairing import live_pairing
 from .storage import game_of, settings_of
-from .texts import texts
 
 doc = """
 Deal or No Deal: a person splits items with an LLM (or another person) by chat and secret proposals. Every message,
@@ -126,13 +125,19 @@ class Pairing(Page):
     def is_displayed(player: Player):
         return study_flow.is_active(player) and settings_of(player.session).opponent == "human"
 
+    @property
+    def timer_text(self):  # oTree's countdown line, in the session's language
+        return views.timer_text(self.player, "timer_pairing")
+
     @staticmethod
     def get_timeout_seconds(player: Player):
-        return settings_of(player.session).pairing_timeout_s + 30
+        # The pairing's own limit: the countdown shows the true wait (a 30 s margin once made 600 s read 10:28).
+        # When it runs out the page is submitted and before_next_page marks the person unpaired.
+        return settings_of(player.session).pairing_timeout_s
 
     @staticmethod
     def vars_for_template(player: Player):
-        return dict(text=texts(settings_of(player.session).language))
+        return dict(text=views.session_text(player.session))
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
@@ -152,6 +157,10 @@ class Instructions(Page):
 
 class Bargain(Page):
     live_method = live_bargain
+
+    @property
+    def timer_text(self):  # oTree's countdown line, in the session's language (shown in the last minutes only)
+        return views.timer_text(self.player, "timer_bargain")
 
     @staticmethod
     def is_displayed(player: Player):
@@ -173,7 +182,7 @@ class Bargain(Page):
     def error_message(player: Player, values):
         game = game_of(player)
         if not views.replayed(game).finished:
-            return texts(game.language)["error_not_finished"]
+            return views.page_text(game)["error_not_finished"]
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):

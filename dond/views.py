@@ -6,7 +6,7 @@ from otree.api import cu
 from backend import dond
 from backend.core import csvio
 from backend.dond import game as dond_game
-from backend.dond import scoring as pareto
+from backend.dond import scoring, treatments
 
 from . import storage
 from .exports import game_row
@@ -15,14 +15,41 @@ from .texts import texts
 
 BARGAIN_TEXT_KEYS = [
     *("you", "other", "send", "placeholder", "messages_left", "your_turn", "waiting", "typing"),
-    *("must_propose", "propose", "confirm_proposal", "finished", "continue", "error_server"),
+    *("must_propose", "propose", "finished", "continue", "error_server", "error_empty_message"),
+    *("chars", "error_too_long_typed", "preview", "confirm_summary", "error_count", "notice_nothing"),
 ]
 CHART_TEXT_KEYS = ("chart_all", "chart_frontier", "chart_agreed", "chart_x", "chart_y")
+QUIET_TIMER_S = 300  # the Bargain page's countdown shows in its last 5 minutes (or last 20%, if that is shorter)
+
+
+def introduced_as(game):
+    """``ai``, ``person`` or ``neutral``: what the person is told the opponent is (the game's ``opponent_intro``)."""
+    return treatments.introduced_as(storage.treatment_of(game).opponent_intro, game.opponent)
+
+
+def page_text(game):
+    """The game's texts, the opponent named as the person is told (``dond/texts.py``)."""
+    return texts(game.language, introduced_as(game))
+
+
+def session_text(session):
+    """The texts of a session's pages before a game exists (the Pairing page)."""
+    settings = storage.settings_of(session)
+    return texts(settings.language, treatments.introduced_as(settings.opponent_intro, settings.opponent))
+
+
+def person_sees_other(game):
+    """Whether the person's pages show the other side's values (the game's ``value_visibility``)."""
+    return storage.treatment_of(game).sees_other_values("person")
+
+
+def opponent_sees_mine(game):
+    return storage.treatment_of(game).sees_other_values("llm" if game.opponent == "llm" else "person")
 
 
 def view_for(player, game, events):
     """The localised chat and controls of ``player`` (texts shown with textContent in the browser)."""
-    text = texts(game.language)
+    text = page_text(game)
     instance = instance_of(game)
     view = dond_game.participant_view(events, player.game_role, config_of(game), counts=instance.counts)
     words = instance.plural(game.language)
@@ -51,45 +78,82 @@ def payloads(player, game, events, *, both=False):
 
 
 def game_vars(player):
-    """The Instructions (and Bargain) page: the rules of this player's game and their items' values."""
+    """The Instructions and Bargain pages: the rules of this player's game and the values the player may see."""
     game = game_of(player)
     instance = instance_of(game)
-    text = texts(game.language)
+    text = page_text(game)
+    treatment = storage.treatment_of(game)
     values = instance.values(player.game_role)
+    shows_other = person_sees_other(game)
+    values_rule = " ".join(
+        [
+            text["values_shown"] if shows_other else text["values_own"],
+            text["values_other_sees"] if opponent_sees_mine(game) else text["values_other_blind"],
+        ]
+    )
     first = text["first_you"] if game.opener == player.game_role else text["first_other"]
     per_point = cu(1).to_real_world_currency(player.session)
+    rows = [
+        dict(word=w, count=c, value=v)
+        for w, c, v in zip(instance.plural(game.language), instance.counts, values, strict=True)
+    ]
+    if shows_other:  # only then do the other's values reach the page
+        for row, value in zip(rows, instance.values(dond_game.other_role(player.game_role)), strict=True):
+            row["other_value"] = value
+    llm_game = game.opponent == "llm"
     return dict(
         text=text,
-        intro=text["intro"].format(opponent=text[f"opponent_{game.opponent}"]),
-        rules=[rule.format(max_messages=game.max_messages, first=first) for rule in text["rules"]],
+        intro=text["intro"],
+        rules=[
+            rule.format(max_messages=game.max_messages, first=first, values_rule=values_rule) for rule in text["rules"]
+        ],
         goal=text[f"goal_{game.mode}"],
         bonus_rule=text["bonus_rule"].format(per_point=per_point),
-        rows=[
-            dict(word=w, count=c, value=v)
-            for w, c, v in zip(instance.plural(game.language), instance.counts, values, strict=True)
-        ],
+        failure_rule=scoring.model_failure_pay_statement(
+            treatment.model_failure_pay, game.language, instance.counts, values
+        )
+        if llm_game
+        else "",
+        description=text[f"describe_{treatment.agent_description}"]
+        if llm_game and treatment.disclose_description
+        else "",
+        show_other=shows_other,
+        rows=rows,
     )
 
 
 def bargain_js_vars(player):
+    """The Bargain page's script: the state, the items with the person's own values (the proposal's preview),
+    texts and limits. The other side's values are never here."""
     game = game_of(player)
     instance = instance_of(game)
-    text = texts(game.language)
+    text = page_text(game)
+    own = instance.values(player.game_role)
+    items = zip(instance.item_types, instance.plural(game.language), instance.counts, own, strict=True)
+    timeout_s = storage.settings_of(player.session).game_timeout_s
     return dict(
         view=view_for(player, game, events_of(game)),
-        items=[
-            dict(id=i, word=w, count=c)
-            for i, w, c in zip(instance.item_types, instance.plural(game.language), instance.counts, strict=True)
-        ],
+        items=[dict(id=i, word=w, count=c, value=v) for i, w, c, v in items],
         text={key: text[key] for key in BARGAIN_TEXT_KEYS},
         max_chars=game.max_message_chars,
         opponent=game.opponent,
+        timer_shows_at_s=min(QUIET_TIMER_S, 0.2 * timeout_s),
     )
 
 
 def replayed(game):
     """The game's state, replayed from its events."""
     return dond_game.replay(events_of(game), config_of(game), counts=instance_of(game).counts)
+
+
+def pay_rule(game, row):
+    """The rule that pays the person (``backend.dond.scoring.pay_rule``) and the abort's reason code."""
+    code = dond_game.abort_reason_code(csvio.unescape_text(row["abort_reason"]))
+    treatment = storage.treatment_of(game)
+    rule = scoring.pay_rule(
+        row["outcome"], code, model_failure_pay=treatment.model_failure_pay, person_vs_llm=game.opponent == "llm"
+    )
+    return rule, code
 
 
 def finish(player):
@@ -104,28 +168,89 @@ def finish(player):
     if row["outcome"] in ("success", "lose"):
         player.points = int(row[f"points_{role}"])
     mine, theirs = row[f"points_{role}"], row[f"points_{other}"]
-    player.bonus_points = float(dond.bonus(game.mode, mine, theirs, outcome=row["outcome"]))  # success only
+    instance = instance_of(game)
+    bonus = scoring.person_bonus(
+        game.mode,
+        mine,
+        theirs,
+        outcome=row["outcome"],
+        rule=pay_rule(game, row)[0],
+        counts=instance.counts,
+        own_values=instance.values(player.game_role),
+    )
+    player.bonus_points = float(bonus)
     player.outcome = row["outcome"]
     player.payoff = player.bonus_points
     return row
 
 
+def proposals_table(game, player, state, text):
+    """Both proposals item by item, with what each would earn its maker; the items they over-asked together."""
+    instance = instance_of(game)
+    me, other = player.game_role, dond_game.other_role(player.game_role)
+    mine, theirs = state.proposals[me], state.proposals[other]
+    words = instance.plural(game.language)
+    rows, over = [], []
+    for index, (word, count) in enumerate(zip(words, instance.counts, strict=True)):
+        asked = [proposal[index] if proposal is not None else None for proposal in (mine, theirs)]
+        rows.append(dict(word=word, count=count, mine=shown(asked[0], "–"), theirs=shown(asked[1], "–")))
+        if None not in asked and sum(asked) > count:
+            over.append(text["over_asked"].format(item=word, asked=sum(asked), count=count))
+    worth = [
+        dond.points(proposal, instance.values(role)) if proposal is not None else None
+        for proposal, role in ((mine, me), (theirs, other))
+    ]
+    none = text["no_proposal"]
+    table = dict(rows=rows, worth_mine=shown(worth[0], none), worth_theirs=shown(worth[1], none))
+    return dict(table, any=mine is not None or theirs is not None), over
+
+
+def shown(value, missing):
+    return missing if value is None else str(value)
+
+
 def results_vars(player):
-    text = texts(storage.settings_of(player.session).language)
     row = finish(player)
     if row is None:
-        return dict(text=text, unpaired=True)
+        return dict(text=session_text(player.session), unpaired=True)
+    game = game_of(player)
+    text = page_text(game)
+    state = replayed(game)
+    outcome = row["outcome"]
     role, other = player.game_role.lower(), "b" if player.game_role == "A" else "a"
-    reason = text[f"reason_{dond_game.abort_reason_code(csvio.unescape_text(row['abort_reason']))}"]
+    rule, code = pay_rule(game, row)
+    proposals, over = proposals_table(game, player, state, text)
+    per_point = cu(1).to_real_world_currency(player.session)
+    scored = outcome in ("success", "lose")
+    if outcome == "success":
+        outcome_text = text["outcome_success"]
+    elif outcome == "lose":
+        outcome_text = text["outcome_lose"].format(items="; ".join(over))
+    else:
+        outcome_text = text["outcome_aborted"].format(reason=text[f"reason_{code}"])
+    if rule != "mode_goal":
+        instance = instance_of(game)
+        treatment = storage.treatment_of(game)
+        paid = scoring.model_failure_pay_statement(
+            treatment.model_failure_pay, game.language, instance.counts, instance.values(player.game_role)
+        )
+    elif outcome == "success":
+        score = scoring.goal_score(game.mode, int(row[f"points_{role}"]), int(row[f"points_{other}"]))
+        paid = text["paid_success"].format(score=score, per_point=per_point)
+    else:
+        paid = text[f"paid_{'lose' if outcome == 'lose' else 'aborted'}"]
     return dict(
         text=text,
         unpaired=False,
-        outcome=row["outcome"],
-        outcome_text=text[f"outcome_{row['outcome']}"].format(reason=reason) if row["outcome"] != "unfinished" else "",
-        my_points=row[f"points_{role}"],
-        other_points=row[f"points_{other}"],
+        outcome=outcome,
+        outcome_text=outcome_text,
+        scored=scored,
+        proposals=proposals,
+        my_points=row[f"points_{role}"] if scored else "",
+        other_points=row[f"points_{other}"] if scored else "",
         main_score="–" if row["main_score"] == "" else f"{float(row['main_score']):.0f} / 100",
         bonus=player.payoff.to_real_world_currency(player.session),
+        paid=paid,
     )
 
 
@@ -133,16 +258,16 @@ def results_js_vars(player):
     game = game_of(player)
     if game is None:
         return {}
-    text = texts(game.language)
+    text = page_text(game)
     state = replayed(game)
-    agreed = None
+    if state.outcome not in ("success", "lose"):  # an aborted game has no result to place among the splits
+        return {}
+    agreed = {"x": 0, "y": 0}
     if state.outcome == "success":
         instance = instance_of(game)
         mine = dond.points(state.proposals[player.game_role], instance.values(player.game_role))
         other_role = dond_game.other_role(player.game_role)
         agreed = {"x": mine, "y": dond.points(state.proposals[other_role], instance.values(other_role))}
-    elif state.outcome == "lose":
-        agreed = {"x": 0, "y": 0}
     labels = {key: text[key] for key in CHART_TEXT_KEYS}
     return dict(chart=chart_data(game, player), agreed=agreed, labels=labels)
 
@@ -152,7 +277,12 @@ def chart_data(game, player):
     instance = instance_of(game)
     mine, theirs = (instance.values_a, instance.values_b)[:: 1 if player.game_role == "A" else -1]
     counts = instance.counts
-    pa, pb = pareto.split_points(counts, mine, theirs)
+    pa, pb = scoring.split_points(counts, mine, theirs)
     points = sorted({(int(a), int(b)) for a, b in zip(pa, pb, strict=True)})
-    frontier = pareto.pareto_frontier(counts, mine, theirs).tolist()
+    frontier = scoring.pareto_frontier(counts, mine, theirs).tolist()
     return dict(all=[{"x": a, "y": b} for a, b in points], frontier=[{"x": a, "y": b} for a, b in frontier])
+
+
+def timer_text(player, key):
+    """oTree's countdown line of a page, in the session's language (``key``: timer_bargain or timer_pairing)."""
+    return texts(storage.settings_of(player.session).language)[key]

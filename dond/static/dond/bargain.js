@@ -1,5 +1,6 @@
 // Chat and secret proposal of the dond Bargain page. Every text from the server or a player is inserted with
-// textContent, never as HTML. The server's state payload is the truth; this script only renders it.
+// textContent, never as HTML. The server's state payload is the truth; this script only renders it, checks input
+// before it is sent (the server checks it again) and shows the countdown only in the last minutes.
 (function () {
   var T = js_vars.text;
   var view = js_vars.view;
@@ -7,22 +8,28 @@
   var input = document.getElementById('dond-input');
   var sendButton = document.getElementById('dond-send');
   var proposeButton = document.getElementById('dond-propose');
+  var chars = document.getElementById('dond-chars');
+  var preview = document.getElementById('dond-preview');
+  var confirmBox = document.getElementById('dond-confirm');
   var typingBubble = null;
   var busy = false;
   var unconfirmedText = null;  // the message sent, until the server stores it: a refusal puts it back
   var mineBeforeSending = 0;  // the person's messages in the chat when it was sent
 
+  function fill(text, values) {
+    return text.replace(/\{(\w+)\}/g, function (whole, key) { return key in values ? values[key] : whole; });
+  }
+
   sendButton.textContent = T.send;
   proposeButton.textContent = T.propose;
-  input.placeholder = T.placeholder;
-  input.maxLength = js_vars.max_chars;
+  input.placeholder = T.placeholder;  // no maxLength: a paste over the limit is kept whole and the counter says so
 
   var fields = document.getElementById('dond-proposal-fields');
   js_vars.items.forEach(function (item) {
     var row = document.createElement('div');
     row.className = 'd-flex align-items-center gap-2 mb-1';
     var box = document.createElement('input');
-    box.type = 'number'; box.min = 0; box.max = item.count; box.step = 1; box.value = 0;
+    box.type = 'number'; box.min = 0; box.max = item.count; box.step = 1; box.value = 0; box.inputMode = 'numeric';
     box.className = 'form-control form-control-sm'; box.dataset.item = item.id; box.id = 'take-' + item.id;
     var label = document.createElement('label');
     label.htmlFor = box.id;
@@ -30,6 +37,43 @@
     row.appendChild(box); row.appendChild(label);
     fields.appendChild(row);
   });
+  var boxes = Array.prototype.slice.call(fields.querySelectorAll('input'));
+
+  // The proposal as typed: {counts, points, errors} (each count a whole number from 0 to what is available).
+  function readProposal() {
+    var counts = {}, points = 0, errors = [], taken = [];
+    js_vars.items.forEach(function (item, index) {
+      var box = boxes[index];
+      var raw = box.value.trim();
+      var ok = /^[0-9]+$/.test(raw) && Number(raw) <= item.count;
+      box.setAttribute('aria-invalid', ok ? 'false' : 'true');
+      if (!ok) { errors.push(fill(T.error_count, {item: item.word, count: item.count})); return; }
+      var n = Number(raw);
+      counts[item.id] = n;
+      points += n * item.value;
+      if (n) { taken.push(n + ' ' + item.word); }
+    });
+    return {counts: counts, points: points, errors: errors, taken: taken.join(', ') || T.notice_nothing};
+  }
+
+  function updatePreview() {
+    var proposal = readProposal();
+    preview.classList.toggle('invalid', proposal.errors.length > 0);
+    preview.textContent = proposal.errors.length ? proposal.errors.join(' ') : fill(T.preview, {points: proposal.points});
+    return proposal;
+  }
+  boxes.forEach(function (box) { box.addEventListener('input', function () { hideConfirm(); updatePreview(); }); });
+
+  // The message counter: visible from the start, an error (not a cut) once the text is over the limit.
+  function overBy() { return input.value.length - js_vars.max_chars; }
+  function updateCounter() {
+    var over = overBy();
+    chars.classList.toggle('over', over > 0);
+    chars.textContent = over > 0 ? fill(T.error_too_long_typed, {over: over, max: js_vars.max_chars})
+                                 : fill(T.chars, {n: input.value.length, max: js_vars.max_chars});
+    input.setAttribute('aria-invalid', over > 0 ? 'true' : 'false');
+  }
+  input.addEventListener('input', updateCounter);
 
   function bubble(who, text, extraClass) {
     var div = document.createElement('div');
@@ -64,12 +108,14 @@
     state.chat.forEach(function (item) { chat.appendChild(bubble(item.who, item.text)); });
     if (state.typing) { showTyping(); }
     chat.scrollTop = chat.scrollHeight;
+    if (!state.can_propose) { hideConfirm(); }
     var composing = state.can_message && !busy;
     show('dond-compose', !state.finished && !state.must_propose);
     input.disabled = sendButton.disabled = !composing;
     show('dond-proposal', state.can_propose);
     proposeButton.disabled = busy;
-    document.getElementById('dond-left').textContent = T.messages_left.replace('{n}', state.messages_left);
+    document.getElementById('dond-left').textContent = fill(T.messages_left, {n: state.messages_left});
+    updateCounter();
     if (state.finished) {
       setStatus('');
       show('dond-finished', true);
@@ -112,27 +158,65 @@
 
   function sendMessage() {
     var text = input.value;
-    if (!text.trim() || busy) { return; }
+    if (busy) { return; }
+    if (!text.trim()) { setError(T.error_empty_message); input.focus(); return; }
+    if (overBy() > 0) {
+      setError(fill(T.error_too_long_typed, {over: overBy(), max: js_vars.max_chars}));
+      input.focus();
+      return;
+    }
     busy = true; setError('');
     input.disabled = sendButton.disabled = true;
     unconfirmedText = text;
     mineBeforeSending = mine(view.chat);
     liveSend({type: 'message', text: text});
     input.value = '';
+    updateCounter();
   }
   sendButton.addEventListener('click', sendMessage);
   input.addEventListener('keydown', function (event) {
     if (event.key === 'Enter' && !event.shiftKey) { event.preventDefault(); sendMessage(); }
   });
+
+  // A proposal is checked first, then confirmed in the page with its summary (never a browser dialog).
+  var pending = null;
+  function hideConfirm() { confirmBox.hidden = true; pending = null; proposeButton.hidden = false; }
   proposeButton.addEventListener('click', function () {
-    var counts = {};
-    fields.querySelectorAll('input').forEach(function (box) { counts[box.dataset.item] = box.value; });
-    if (busy || !window.confirm(T.confirm_proposal)) { return; }
+    if (busy) { return; }
+    var proposal = updatePreview();
+    if (proposal.errors.length) { setError(proposal.errors.join(' ')); return; }
+    setError('');
+    pending = proposal;
+    document.getElementById('dond-confirm-text').textContent =
+      fill(T.confirm_summary, {items: proposal.taken, points: proposal.points});
+    confirmBox.hidden = false;
+    proposeButton.hidden = true;
+    document.getElementById('dond-confirm-yes').focus();
+  });
+  document.getElementById('dond-confirm-no').addEventListener('click', function () {
+    hideConfirm();
+    boxes[0].focus();
+  });
+  document.getElementById('dond-confirm-yes').addEventListener('click', function () {
+    if (busy || !pending) { return; }
+    var counts = pending.counts;
+    hideConfirm();
     busy = true; setError('');
     proposeButton.disabled = true;
     liveSend({type: 'proposal', counts: counts});
   });
 
+  // oTree's countdown (its own script) is hidden until the last minutes of the page's time limit.
+  if (window.jQuery) {
+    jQuery(function () {
+      jQuery('.otree-timer__time-left').on('update.countdown', function (event) {
+        var due = event.offset.totalSeconds <= js_vars.timer_shows_at_s;
+        jQuery('.otree-timer').toggleClass('dond-timer-due', due);
+      });
+    });
+  }
+
+  updatePreview();
   render(view);
   liveSend({type: 'load'});
   if (js_vars.opponent === 'human') {
