@@ -38,6 +38,11 @@ without the agency columns).
 
 Worked example: an LLM playing B, three games as second mover with internal faithfulness 1, 1 and 0.4, one game as
 first mover with 0: plain mean 2.4 / 4 = 0.6, debiased mean (0.8 + 0) / 2 = 0.4.
+
+Treatments (exports with the ``value_visibility`` ... ``opponent_intro`` columns): figures per condition and each
+condition minus the default ("visibility gain", "description effect"), paired on instances with a clustered
+bootstrap interval (``backend.dond.effects``). The text report prints them as two more tables; the JSON gives each
+row a key ``treatments`` with ``conditions`` and ``effects`` of that row's mode, language and model.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import pandas as pd
 from backend.core import stats
 from backend.core.csvio import read_csv_any
 from backend.core.jsonable import jsonable
-from backend.dond import debiasing
+from backend.dond import debiasing, effects
 from backend.dond.protocol import PLAYER_METRICS
 
 REQUIRED_COLUMNS = {"game_id", "mode", "language", "model", "cell", "outcome", "main_score", "mode_score", "values_a"}
@@ -341,15 +346,26 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     frame = pd.concat(frames, ignore_index=True)
     rows = summarise(frame)
     agency = summarise_agency(frame)
+    treated = effects.has_conditions(frame) and bool(rows)
+    conditions = effects.condition_summaries(frame) if treated else []
+    gains = effects.treatment_effects(frame) if treated else []
     if as_json:
-        if agency is not None:
-            for row in rows:
-                key = (row["mode"], row["language"], row["model"])
+        for row in rows:
+            key = (row["mode"], row["language"], row["model"])
+            if agency is not None:
                 row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
+            if treated:
+                same = [c for c in conditions if (c["mode"], c["language"], c["model"]) == key]
+                row["treatments"] = {
+                    "conditions": same,
+                    "effects": [e for e in gains if (e["mode"], e["language"], e["model"]) == key],
+                }
         return json.dumps(jsonable(rows), indent=2, allow_nan=False, ensure_ascii=False)
     if not rows:
         return "No finished DoND games in the file(s)."
     text = _text_table(rows)
     if agency:
         text += "\n\n" + _agency_text_table(agency)
+    if treated:
+        text += "\n\n" + effects.text_report(conditions, gains)
     return text
