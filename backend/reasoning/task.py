@@ -11,6 +11,9 @@ Session-config keys (defaults in `DEFAULTS`):
   as in social_eval: `backend.core.assignment.reservation_timeout`, which refuses the former ``reservation_minutes``):
   the assignment.
 - ``csv_separator`` (``;``) for the protocol CSV download, ``aggregation_rule`` (``unanimity``/``majority``).
+- ``pilot_overlap`` (off): a pilot in which every judge gets the same logs (the first ``logs_per_judge`` of the
+  session, each judge in a least-covered-first order), so agreement can be computed; ``judges_per_log`` is not read.
+- ``quality_floor_s`` (30; 0-3600): the admin report's quality view flags logs judged faster than this.
 
 Logs are read within bounds (`backend.reasoning.log_files`: how many, how large each and together), whether they
 come from a folder, a ``.zip`` or ``logs_upload``, so a crafted archive or upload cannot fill the server's memory.
@@ -50,6 +53,8 @@ DEFAULTS: Mapping[str, Any] = {
     "reservation_timeout_s": assignment.DEFAULT_TIMEOUT_S,
     "csv_separator": ";",
     "aggregation_rule": "unanimity",
+    "pilot_overlap": False,
+    "quality_floor_s": 30,
 }
 
 
@@ -68,6 +73,8 @@ class TaskSettings:
     reservation_timeout_s: float
     csv_separator: str
     aggregation_rule: str
+    pilot_overlap: bool = False
+    quality_floor_s: float = 30
 
 
 def _json_object(value: Any, *, key: str, max_chars: int) -> Mapping | None:
@@ -126,6 +133,8 @@ def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> Task
         reservation_timeout_s=assignment.reservation_timeout(config),
         csv_separator=session_keys.choice(merged, "csv_separator", SEPARATORS),
         aggregation_rule=session_keys.choice(merged, "aggregation_rule", RULES),
+        pilot_overlap=session_keys.flag(merged, "pilot_overlap"),
+        quality_floor_s=session_keys.number(merged, "quality_floor_s", minimum=0, maximum=3600),
     )
 
 
@@ -135,6 +144,8 @@ def normalised_config(settings: TaskSettings) -> dict[str, Any]:
         "judges_per_log": settings.judges_per_log,
         "logs_per_judge": settings.logs_per_judge,
         "reservation_timeout_s": settings.reservation_timeout_s,
+        "pilot_overlap": settings.pilot_overlap,
+        "quality_floor_s": settings.quality_floor_s,
     }
 
 
@@ -317,20 +328,26 @@ def next_log(
     """The log ``participant`` judges next and whether a reservation row must be added for it.
 
     None when they reached ``logs_per_judge`` (or all logs) or when every remaining log has its judges. A log the
-    participant already holds a live reservation on is returned again (a reload), without a new row.
+    participant already holds a live reservation on is returned again (a reload), without a new row. In a pilot
+    (``pilot_overlap``) the logs are the first ``logs_per_judge`` ones and every judge gets each of them.
 
     >>> settings = task_settings({"judges_per_log": 1, "logs_per_judge": 2}, max_logs_per_judge=30)
     >>> rows = [{"item_id": "a", "participant": "p1", "status": "done", "reserved_at": 0.0}]
     >>> next_log(["a", "b"], rows, participant="p2", settings=settings, now=10.0)
     ('b', True)
+    >>> pilot = task_settings({"pilot_overlap": True, "logs_per_judge": 1}, max_logs_per_judge=30)
+    >>> next_log(["a", "b"], rows, participant="p2", settings=pilot, now=10.0)
+    ('a', True)
     """
     done = sum(row["participant"] == participant and row["status"] == "done" for row in rows)
     if done >= min(settings.logs_per_judge, len(files)):
         return None, False
     timeout_s = settings.reservation_timeout_s
-    file = assignment.choose_item(
-        files, rows, participant=participant, per_item=settings.judges_per_log, now=now, timeout_s=timeout_s
-    )
+    if settings.pilot_overlap:
+        files, per_item = assignment.pilot_items(files, settings.logs_per_judge), None
+    else:
+        per_item = settings.judges_per_log
+    file = assignment.choose_item(files, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s)
     held = any(
         row["item_id"] == file
         and row["participant"] == participant
