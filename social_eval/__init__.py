@@ -8,7 +8,7 @@ from study_flow import (
     consent_given_choices,  # noqa: F401  (oTree finds the consent field's choices here)
 )
 
-from . import admin, exports, study, tasks, views
+from . import admin, exports, study, tasks, texts, views
 from .form import *  # the form's hooks oTree looks up by name: rating_*_min/_max, reason_*_error_message, quiz_*_choices
 from .form import failed_comprehension, wrong_answers
 
@@ -161,18 +161,16 @@ class Comprehension(Page):
     @staticmethod
     def error_message(player, values):
         wrong = wrong_answers(player, values)
+        # The page shown again keeps every answer and marks the wrong ones (views.comprehension_vars).
+        player.participant.vars[views.QUIZ_STATE] = dict(answers=dict(values), wrong=wrong)
         if not wrong:
             return None
         player.comprehension_attempts += 1
         attempts = study.settings_of(player.session).comprehension_attempts
         if player.comprehension_attempts >= attempts:
             return None  # out of attempts: before_next_page screens out
-        return social_forms.message(
-            "quiz_wrong_one" if len(wrong) == 1 else "quiz_wrong_many",
-            language=player.session.config.get("language"),
-            wrong=len(wrong),
-            attempts=attempts - player.comprehension_attempts,
-        )
+        language = player.session.config.get("language")
+        return social_forms.quiz_retry_message(wrong, attempts - player.comprehension_attempts, language=language)
 
     @staticmethod
     def before_next_page(player, timeout_happened):
@@ -216,7 +214,8 @@ class NothingLeft(Page):
     @staticmethod
     def vars_for_template(player):
         code = player.session.config.get("screenout_code") or ""
-        return dict(code=code, url=study_flow.completion_url(code) if code else "")
+        words = texts.page_texts(texts.language_of(player.session))
+        return dict(t=words, code=code, url=study_flow.completion_url(code) if code else "")
 
 
 class ScreenOut(study_flow.ScreenOutPage, Page):

@@ -8,14 +8,17 @@ import html
 import study_flow
 from backend.social import forms as social_forms
 
+from . import texts as page_words
 from .study import player_episode, rubric, settings_of
 
 _RATING_ROWS = {}  # session code -> per agent, the rating form's rows (the rubric is fixed for the session's life)
 
 
-def guideline(session_rubric):
-    """The rubric's texts for templates, HTML-escaped (a researcher's file is data, not markup)."""
+def guideline(session_rubric, language="en"):
+    """The rubric's texts for templates, HTML-escaped (a researcher's file is data, not markup); our own words
+    (range, verdicts) in ``language``."""
     escape = html.escape
+    words = page_words.page_texts(language)
     return dict(
         title=escape(session_rubric.title),
         instructions=[escape(p) for p in session_rubric.instructions],
@@ -23,13 +26,13 @@ def guideline(session_rubric):
             dict(
                 key=d.key,
                 label=escape(d.label),
-                range_text=d.range_text,
+                range_text=page_words.range_text(d, language),
                 definition=escape(d.definition),
                 examples=[
                     dict(
                         rationale=escape(e.rationale),
                         rating=e.rating,
-                        verdict="Good example" if e.is_good else "Bad example",
+                        verdict=words["good_example"] if e.is_good else words["bad_example"],
                         css="good" if e.is_good else "bad",
                         why=escape(e.why),
                     )
@@ -41,7 +44,7 @@ def guideline(session_rubric):
     )
 
 
-def worked_example(session_rubric):
+def worked_example(session_rubric, language="en"):
     worked = session_rubric.worked_example
     if not worked:
         return None
@@ -57,7 +60,7 @@ def worked_example(session_rubric):
                 ratings=[
                     dict(
                         label=escape(d.label),
-                        range_text=d.range_text,
+                        range_text=page_words.range_text(d, language),
                         rating=worked["ratings"][index][d.key]["rating"],
                         reasoning=escape(worked["ratings"][index][d.key]["reasoning"]),
                     )
@@ -73,10 +76,11 @@ def worked_example(session_rubric):
     )
 
 
-def episode_view(episode):
+def episode_view(episode, language="en"):
     escape = html.escape
+    words = page_words.page_texts(language)
     names = [agent.name for agent in episode.agents]
-    kinds = {"speech": "", "action": "[action]", "non-verbal": "[non-verbal]", "leave": "left the conversation."}
+    kinds = {"speech": "", "action": words["action"], "non-verbal": words["non_verbal"], "leave": words["left"]}
     return dict(
         scenario=escape(episode.scenario),
         agents=[
@@ -85,7 +89,7 @@ def episode_view(episode):
                 name=escape(agent.name),
                 background=escape(agent.background),
                 goal=escape(agent.goal),
-                secret=escape(agent.secret or "(none)"),
+                secret=escape(agent.secret),
             )
             for index, agent in enumerate(episode.agents, start=1)
         ],
@@ -102,30 +106,33 @@ def episode_view(episode):
     )
 
 
-def _rating_row(agent_index, slot, dimension, texts):
-    """One rating of the form (``rating_row.html``): its guideline and every value of the dimension's range,
-    negative ones shown with a true minus."""
+def _rating_row(agent_index, slot, dimension, texts, language):
+    """One rating of the form (``rating_row.html``): its guideline, what the scale's ends mean and every value of
+    the dimension's range, negative ones shown with a true minus."""
     rating_name = social_forms.rating_field(agent_index, slot)
+    low, high = page_words.endpoints(dimension, language)
     return dict(
         texts,
         min=dimension.min,
         max=dimension.max,
+        low_end=f"{page_words.signed(dimension.min)} = {low}",
+        high_end=f"{page_words.signed(dimension.max)} = {high}",
         rating_field=rating_name,
         reason_field=social_forms.reason_field(agent_index, slot),
         choices=[
-            dict(value=value, input_id=f"id_{rating_name}_{value}".replace("-", "m"), text=str(value).replace("-", "−"))
+            dict(value=value, input_id=f"id_{rating_name}_{value}".replace("-", "m"), text=page_words.signed(value))
             for value in dimension.choices
         ],
     )
 
 
-def rating_rows(session_code, session_rubric):
-    """Per agent, the rows of the rating form, built once per session (the rubric is fixed)."""
+def rating_rows(session_code, session_rubric, language="en"):
+    """Per agent, the rows of the rating form, built once per session (the rubric and language are fixed)."""
     if session_code not in _RATING_ROWS:
-        texts = guideline(session_rubric)["dimensions"]
+        texts = guideline(session_rubric, language)["dimensions"]
         _RATING_ROWS[session_code] = [
             [
-                _rating_row(agent_index, slot, dimension, dimension_texts)
+                _rating_row(agent_index, slot, dimension, dimension_texts, language)
                 for slot, (dimension, dimension_texts) in enumerate(
                     zip(session_rubric.dimensions, texts, strict=True), start=1
                 )
@@ -135,8 +142,8 @@ def rating_rows(session_code, session_rubric):
     return _RATING_ROWS[session_code]
 
 
-def rating_blocks(session_code, session_rubric, episode):
-    rows = rating_rows(session_code, session_rubric)
+def rating_blocks(session_code, session_rubric, episode, language="en"):
+    rows = rating_rows(session_code, session_rubric, language)
     return [
         dict(agent_index=agent_index, agent_name=html.escape(agent.name), rows=rows[agent_index - 1])
         for agent_index, agent in enumerate(episode.agents, start=1)
@@ -145,57 +152,91 @@ def rating_blocks(session_code, session_rubric, episode):
 
 def instructions_vars(player):
     session_rubric, settings = rubric(player.session), settings_of(player.session)
+    language = page_words.language_of(player.session)
+    words = page_words.page_texts(language)
     return dict(
-        guideline=guideline(session_rubric),
-        worked=worked_example(session_rubric),
-        min_reasoning_chars=settings.min_reasoning_chars,
-        episodes_per_annotator=settings.episodes_per_annotator,
+        t=words,
+        guideline=guideline(session_rubric, language),
+        worked=worked_example(session_rubric, language),
+        plan_text=page_words.plural(words, "regular_plan", settings.episodes_per_annotator),
+        reasoning_rule=words["reasoning_rule"].format(minimum=settings.min_reasoning_chars),
         qualification_mode=settings.qualification_mode,
         progress=study_flow.progress(player),
     )
 
 
+QUIZ_STATE = "social_eval_quiz"  # participant.vars: the last refused answers and which were wrong (Comprehension)
+
+
 def comprehension_vars(player):
     settings = settings_of(player.session)
-    questions = rubric(player.session).comprehension
+    session_rubric = rubric(player.session)
+    language = page_words.language_of(player.session)
+    words = page_words.page_texts(language)
+    refused = player.participant.vars.get(QUIZ_STATE) or {}
+    answers, wrong = refused.get("answers", {}), set(refused.get("wrong", []))
+    attempts_left = settings.comprehension_attempts - player.comprehension_attempts
     return dict(
+        t=words,
+        intro=page_words.plural(words, "quiz_intro", attempts_left),
+        retry=bool(wrong),
+        guideline=guideline(session_rubric, language),
         questions=[
             dict(
+                number=n,
                 field=f"quiz_{n}",
                 text=html.escape(q.question),
+                wrong=n in wrong,
                 options=[
-                    dict(value=i, label=html.escape(o), input_id=f"id_quiz_{n}_{i}") for i, o in enumerate(q.options)
+                    dict(
+                        value=i,
+                        label=html.escape(o),
+                        input_id=f"id_quiz_{n}_{i}",
+                        checked=answers.get(f"quiz_{n}") == i,
+                    )
+                    for i, o in enumerate(q.options)
                 ],
             )
-            for n, q in enumerate(questions, start=1)
+            for n, q in enumerate(session_rubric.comprehension, start=1)
         ],
-        attempts_left=settings.comprehension_attempts - player.comprehension_attempts,
     )
 
 
 def rate_vars(player, *, task_total):
     session_rubric, settings = rubric(player.session), settings_of(player.session)
+    language = page_words.language_of(player.session)
+    words = page_words.page_texts(language)
     context = dict(
+        t=words,
+        title=words["rate_title"].format(number=player.round_number, total=task_total),
+        hint=words["hint"].format(
+            minimum=settings.min_reasoning_chars, minutes=round(settings.reservation_timeout_s / 60)
+        ),
         progress=study_flow.progress(player),
-        task_number=player.round_number,
-        task_total=task_total,
         min_reasoning_chars=settings.min_reasoning_chars,
-        max_reasoning_chars=social_forms.MAX_REASONING_CHARS,
         reasoning_hint=html.escape(session_rubric.reasoning_hint),
-        timeout_minutes=round(settings.reservation_timeout_s / 60),
         has_episode=bool(player.episode_id),
     )
     if player.episode_id:
         episode = player_episode(player)
         context.update(
-            episode=episode_view(episode), blocks=rating_blocks(player.session.code, session_rubric, episode)
+            episode=episode_view(episode, language),
+            blocks=rating_blocks(player.session.code, session_rubric, episode, language),
         )
     return context
 
 
+# The words rate.js shows (counter, step, refusals), in the session's language.
+SCRIPT_TEXTS = ("counter_empty", "counter_short", "counter_ok", "counter_long", "step", "need_reason")
+SCRIPT_TEXTS += ("need_shorter", "need_rating")
+
+
 def rate_js_vars(player):
+    words = page_words.page_texts(page_words.language_of(player.session))
     return dict(
         storage_key=f"social_eval:{player.participant.code}:{player.episode_id}",
         storage_prefix=f"social_eval:{player.participant.code}:",
         min_chars=settings_of(player.session).min_reasoning_chars,
+        max_chars=social_forms.MAX_REASONING_CHARS,
+        texts={key: words[key] for key in SCRIPT_TEXTS},
     )

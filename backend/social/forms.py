@@ -22,20 +22,20 @@ MAX_REASONING_CHARS = 5000  # one explanation; a forged form could otherwise sto
 AGENTS = (1, 2)
 
 
-# What a participant is told about their own input, in the session's language (en, de, it).
+# What a participant is told about their own input, in the session's language (en, de, it; German "Sie", Italian
+# the formal "Lei"). Counts pick ``<key>_one`` or ``<key>_many``.
 MESSAGES = {
     "en": {
         "reason_missing": "Please explain your rating.",
         "reason_short": "Please explain your rating in at least {minimum} characters (you wrote {count}).",
         "reason_long": "Please keep this explanation to at most {maximum} characters (you wrote {count}).",
-        "quiz_wrong_one": (
-            "1 of your answers is not right yet. Please re-read the guideline above and try again "
-            "({attempts} attempt(s) left)."
+        "quiz_wrong_one": "Question {questions} is not right yet.",
+        "quiz_wrong_many": "Questions {questions} are not right yet.",
+        "quiz_retry_one": "Please re-read the guideline at the top of this page and try again (1 attempt left).",
+        "quiz_retry_many": (
+            "Please re-read the guideline at the top of this page and try again ({count} attempts left)."
         ),
-        "quiz_wrong_many": (
-            "{wrong} of your answers are not right yet. Please re-read the guideline above and try again "
-            "({attempts} attempt(s) left)."
-        ),
+        "and": "and",
         "reservation_lost": (
             "This page was open for more than {minutes} minutes, so the conversation was given to someone else and "
             "your ratings of it cannot be used. Please rate the conversation shown now instead."
@@ -45,14 +45,17 @@ MESSAGES = {
         "reason_missing": "Bitte begründen Sie Ihre Bewertung.",
         "reason_short": "Bitte begründen Sie Ihre Bewertung mit mindestens {minimum} Zeichen (Sie haben {count} geschrieben).",
         "reason_long": "Bitte kürzen Sie diese Begründung auf höchstens {maximum} Zeichen (Sie haben {count} geschrieben).",
-        "quiz_wrong_one": (
-            "1 Ihrer Antworten ist noch nicht richtig. Bitte lesen Sie die Anleitung oben noch einmal und versuchen "
-            "Sie es erneut (verbleibende Versuche: {attempts})."
+        "quiz_wrong_one": "Frage {questions} ist noch nicht richtig beantwortet.",
+        "quiz_wrong_many": "Die Fragen {questions} sind noch nicht richtig beantwortet.",
+        "quiz_retry_one": (
+            "Bitte lesen Sie die Anleitung oben auf dieser Seite noch einmal und versuchen Sie es erneut "
+            "(noch 1 Versuch)."
         ),
-        "quiz_wrong_many": (
-            "{wrong} Ihrer Antworten sind noch nicht richtig. Bitte lesen Sie die Anleitung oben noch einmal und "
-            "versuchen Sie es erneut (verbleibende Versuche: {attempts})."
+        "quiz_retry_many": (
+            "Bitte lesen Sie die Anleitung oben auf dieser Seite noch einmal und versuchen Sie es erneut "
+            "(noch {count} Versuche)."
         ),
+        "and": "und",
         "reservation_lost": (
             "Diese Seite war länger als {minutes} Minuten geöffnet. Das Gespräch wurde deshalb einer anderen Person "
             "gegeben, und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das "
@@ -60,20 +63,19 @@ MESSAGES = {
         ),
     },
     "it": {
-        "reason_missing": "Per favore, motiva la tua valutazione.",
-        "reason_short": "Per favore, motiva la tua valutazione con almeno {minimum} caratteri (ne hai scritti {count}).",
-        "reason_long": "Per favore, limita questa motivazione a non più di {maximum} caratteri (ne hai scritti {count}).",
-        "quiz_wrong_one": (
-            "1 delle tue risposte non è ancora corretta. Rileggi le istruzioni qui sopra e riprova "
-            "(tentativi rimasti: {attempts})."
+        "reason_missing": "La preghiamo di motivare la Sua valutazione.",
+        "reason_short": (
+            "La preghiamo di motivare la Sua valutazione con almeno {minimum} caratteri (ne ha scritti {count})."
         ),
-        "quiz_wrong_many": (
-            "{wrong} delle tue risposte non sono ancora corrette. Rileggi le istruzioni qui sopra e riprova "
-            "(tentativi rimasti: {attempts})."
-        ),
+        "reason_long": "La preghiamo di limitare questa motivazione a {maximum} caratteri (ne ha scritti {count}).",
+        "quiz_wrong_one": "La risposta alla domanda {questions} non è ancora corretta.",
+        "quiz_wrong_many": "Le risposte alle domande {questions} non sono ancora corrette.",
+        "quiz_retry_one": ("Rilegga le istruzioni in cima a questa pagina e riprovi (resta 1 tentativo)."),
+        "quiz_retry_many": ("Rilegga le istruzioni in cima a questa pagina e riprovi (restano {count} tentativi)."),
+        "and": "e",
         "reservation_lost": (
             "Questa pagina è rimasta aperta per più di {minutes} minuti, quindi la conversazione è stata assegnata a "
-            "un'altra persona e le tue valutazioni non possono essere usate. Valuta invece la conversazione "
+            "un'altra persona e le Sue valutazioni non possono essere usate. Valuti invece la conversazione "
             "mostrata ora."
         ),
     },
@@ -87,6 +89,29 @@ def message(key: str, *, language: str | None = None, **values: Any) -> str:
     'Bitte begründen Sie Ihre Bewertung mit mindestens 20 Zeichen (Sie haben 5 geschrieben).'
     """
     return MESSAGES.get(language or "en", MESSAGES["en"])[key].format(**values)
+
+
+def quiz_retry_message(wrong: Sequence[int], attempts_left: int, *, language: str | None = None) -> str:
+    """Which comprehension questions were answered wrongly, and how many attempts are left, in ``language``.
+
+    >>> quiz_retry_message([2], 1)
+    'Question 2 is not right yet. Please re-read the guideline at the top of this page and try again (1 attempt left).'
+    >>> quiz_retry_message([1, 2, 3], 2, language="de").split(". ")[0]
+    'Die Fragen 1, 2 und 3 sind noch nicht richtig beantwortet'
+    >>> quiz_retry_message([1, 3], 2, language="it")
+    'Le risposte alle domande 1 e 3 non sono ancora corrette. Rilegga le istruzioni in cima a questa pagina e riprovi (restano 2 tentativi).'
+    """
+    numbers = [str(n) for n in wrong]
+    joined = (
+        numbers[0]
+        if len(numbers) == 1
+        else f"{', '.join(numbers[:-1])} {message('and', language=language)} {numbers[-1]}"
+    )
+    which = message("quiz_wrong_one" if len(numbers) == 1 else "quiz_wrong_many", language=language, questions=joined)
+    retry = message(
+        "quiz_retry_one" if attempts_left == 1 else "quiz_retry_many", language=language, count=attempts_left
+    )
+    return f"{which} {retry}"
 
 
 def rating_field(agent: int, slot: int) -> str:

@@ -218,7 +218,7 @@ def test_every_export_row_carries_the_identifiers_and_iso_times(otree_server):
     ("language", "too_short", "too_long"),
     [
         ("de", "mit mindestens 20 Zeichen (Sie haben 5 geschrieben)", "auf höchstens 5000 Zeichen (Sie haben 5001"),
-        ("it", "con almeno 20 caratteri (ne hai scritti 5)", "a non più di 5000 caratteri (ne hai scritti 5001)"),
+        ("it", "con almeno 20 caratteri (ne ha scritti 5)", "a 5000 caratteri (ne ha scritti 5001)"),
     ],
 )
 def test_a_refused_reasoning_is_explained_in_the_participants_language(otree_server, language, too_short, too_long):

@@ -1,0 +1,164 @@
+// social_eval rating page: one rating (agent x dimension) at a time with Back / Next rating and a progress line,
+// character counters, a draft of every field and of the current step that survives reloads, and the keyboard flow
+// the page's hint describes. Without this script every rating is shown at once and the form still works.
+(function () {
+  const form = document.getElementById('form');
+  const root = document.getElementById('se-rate');
+  if (!form || !root || typeof js_vars === 'undefined') return;
+  const words = js_vars.texts;
+  const key = js_vars.storage_key;
+  const rows = Array.from(root.querySelectorAll('.se-row'));
+  const blocks = Array.from(root.querySelectorAll('.se-block'));
+  const nextButton = document.getElementById('se-next');
+  const backButton = document.getElementById('se-back');
+  const submit = root.querySelector('.se-submit');
+  const progress = document.getElementById('se-step-progress');
+  let current = 0;
+
+  function say(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (_, name) { return String(values[name]); });
+  }
+  function length(text) { return Array.from(text.trim()).length; }  // characters as the server counts them
+  function area(row) { return row.querySelector('textarea.se-reason'); }
+  function radios(row) { return Array.from(row.querySelectorAll('.se-scale input[type=radio]')); }
+  function chosen(row) { return radios(row).find(function (r) { return r.checked; }); }
+
+  // Drafts: every field and the current step, per conversation; earlier conversations' drafts are dropped.
+  for (let i = localStorage.length - 1; i >= 0; i--) {
+    const name = localStorage.key(i);
+    if (name && name.startsWith(js_vars.storage_prefix) && name !== key) localStorage.removeItem(name);
+  }
+  function load() {
+    try { return JSON.parse(localStorage.getItem(key) || '{}'); } catch (e) { return {}; }
+  }
+  function save() {
+    const data = {_step: current};
+    for (const row of rows) {
+      const text = area(row), pick = chosen(row);
+      if (text.value) data[text.name] = text.value;
+      if (pick) data[pick.name] = pick.value;
+    }
+    try { localStorage.setItem(key, JSON.stringify(data)); } catch (e) { /* storage full or blocked: no draft */ }
+  }
+  const kept = load();
+  for (const row of rows) {
+    const text = area(row);
+    if (!text.value && typeof kept[text.name] === 'string') text.value = kept[text.name];
+    for (const radio of radios(row)) {
+      if (radio.name in kept) radio.checked = radio.value === kept[radio.name];
+    }
+  }
+  form.addEventListener('input', save);
+  form.addEventListener('change', save);
+
+  // Counters: neutral before anyone types, then what is missing, then a tick; over the limit says so (nothing is cut).
+  function count(text) {
+    const counter = root.querySelector('.se-counter[data-for="' + text.id + '"]');
+    if (!counter) return;
+    const n = length(text.value);
+    let state = 'ok', template = words.counter_ok;
+    if (n === 0) { state = 'empty'; template = words.counter_empty; }
+    else if (n < js_vars.min_chars) { state = 'short'; template = words.counter_short; }
+    else if (n > js_vars.max_chars) { state = 'long'; template = words.counter_long; }
+    counter.textContent = say(template, {count: n, minimum: js_vars.min_chars, maximum: js_vars.max_chars});
+    counter.dataset.state = state;
+  }
+  for (const row of rows) {
+    const text = area(row);
+    count(text);
+    text.addEventListener('input', function () { count(text); });
+  }
+
+  // What is missing in one rating, or '' (the same rules the server applies).
+  function problem(row) {
+    const n = length(area(row).value);
+    if (n < js_vars.min_chars) return say(words.need_reason, {minimum: js_vars.min_chars, count: n});
+    if (n > js_vars.max_chars) return say(words.need_shorter, {maximum: js_vars.max_chars, count: n});
+    if (!chosen(row)) return words.need_rating;
+    return '';
+  }
+  function showProblem(row, text) {
+    const box = row.querySelector('.se-step-error');
+    box.textContent = text;
+    box.hidden = !text;
+  }
+
+  // Steps.
+  root.classList.add('se-stepwise');
+  progress.hidden = false;
+  form.noValidate = true;  // the steps check each rating and say what to fix; the server checks again
+  function show(index, focus) {
+    current = Math.max(0, Math.min(rows.length - 1, index));
+    rows.forEach(function (row, i) { row.classList.toggle('se-current', i === current); });
+    const block = rows[current].closest('.se-block');
+    for (const b of blocks) b.classList.toggle('se-current', b === block);
+    document.getElementById('se-step-text').textContent =
+      say(words.step, {current: current + 1, total: rows.length}) + ' · ' + rows[current].dataset.label;
+    document.getElementById('se-step-fill').style.width = (100 * (current + 1) / rows.length) + '%';
+    const last = current === rows.length - 1;
+    backButton.hidden = current === 0;
+    nextButton.hidden = last;
+    submit.hidden = !last;
+    save();
+    if (focus) area(rows[current]).focus({preventScroll: true});
+    const top = form.querySelector('.se-form').getBoundingClientRect().top;
+    if (top < 0) form.querySelector('.se-form').scrollIntoView({block: 'start'});
+  }
+  // Forward only when this rating is complete; the message says what is missing.
+  function forward(focus) {
+    const row = rows[current];
+    const text = problem(row);
+    showProblem(row, text);
+    if (text) {
+      (length(area(row).value) < js_vars.min_chars || length(area(row).value) > js_vars.max_chars
+        ? area(row) : (chosen(row) || radios(row)[0])).focus();
+      return;
+    }
+    if (current === rows.length - 1) {
+      form.requestSubmit ? form.requestSubmit() : form.submit();
+    } else {
+      show(current + 1, focus);
+    }
+  }
+  // A click from the keyboard (Enter/space on the button, detail 0) or on a wide screen puts the focus in the next
+  // box; a tap on a phone leaves its keyboard closed.
+  function wide() { return window.matchMedia('(min-width: 1000px)').matches; }
+  nextButton.addEventListener('click', function (event) { forward(event.detail === 0 || wide()); });
+  backButton.addEventListener('click', function (event) { show(current - 1, event.detail === 0 || wide()); });
+  form.addEventListener('submit', function (event) {
+    const index = rows.findIndex(function (row) { return problem(row) !== ''; });
+    if (index < 0) return;
+    event.preventDefault();
+    show(index, true);
+    showProblem(rows[index], problem(rows[index]));
+  });
+
+  // Keyboard: a typed number picks a value on the scale; Enter on the scale, or Ctrl+Enter anywhere, goes on.
+  let typed = '', timer = null;
+  form.addEventListener('keydown', function (event) {
+    const target = event.target;
+    const onRadio = target instanceof HTMLInputElement && target.type === 'radio';
+    if (event.key === 'Enter' && ((event.ctrlKey || event.metaKey) || onRadio)) {
+      event.preventDefault();
+      forward(true);
+      return;
+    }
+    if (!onRadio || !/^[0-9-]$/.test(event.key)) return;
+    event.preventDefault();
+    typed = (event.key === '-' ? '-' : typed + event.key);
+    clearTimeout(timer);
+    timer = setTimeout(function () { typed = ''; }, 900);
+    const group = target.closest('.se-scale');
+    const match = group && group.querySelector('input[value="' + typed + '"]');
+    if (match) {
+      match.checked = true;
+      match.focus();
+      match.dispatchEvent(new Event('change', {bubbles: true}));
+    }
+  });
+
+  // Start where the server found a problem, else where the draft left off.
+  const refused = rows.findIndex(function (row) { return row.querySelector('.form-control-errors'); });
+  const start = refused >= 0 ? refused : (Number.isInteger(kept._step) ? kept._step : 0);
+  show(start, false);
+})();
