@@ -3,8 +3,11 @@
 import time
 
 import study_flow
+from backend.core import annotator_quality
+from backend.core.script_json import script_json
 from backend.reasoning import task
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell
+from lab_server.outputs import export_csv_text
 from study_flow import assignments
 
 from .study import log_files, session_players, settings_of, verdict_rows
@@ -12,14 +15,60 @@ from .tasks import assignment_rows
 
 
 def vars_for_admin_report(subsession):
-    return task.admin_report(
+    players = session_players(subsession.session)
+    settings = settings_of(subsession.session)
+    report = task.admin_report(
         log_files(subsession),
         assignment_rows(subsession),
-        verdict_rows(session_players(subsession.session)),
-        settings=settings_of(subsession.session),
+        verdict_rows(players),
+        settings=settings,
         session_code=subsession.session.code,
         now=time.time(),
     )
+    return dict(
+        report,
+        pilot_overlap=settings.pilot_overlap,
+        quality=quality_view(players),
+        quality_columns=annotator_quality.QUALITY_COLUMNS,
+        quality_floor_s=f"{settings.quality_floor_s:g}",
+        downloads_json=script_json(
+            [
+                dict(
+                    label=label,
+                    file=f"payoff_reasoning_{name}_{subsession.session.code}.csv",
+                    csv=export_csv_text(function(players)),
+                )
+                for label, function, name in SESSION_DOWNLOADS
+            ]
+        ),
+    )
+
+
+def quality_view(players):
+    """The quality table's rows: one per judge with a finished verdict. Time per log: from its reservation to the
+    verdict (the assignment log); agreement over the verdicts (first and, where asked, last response: 1 correct, 0
+    not) of logs someone else judged too. The app has no gold logs, so the gold column stays empty."""
+    from . import Assignment
+
+    done = [p for p in players if p.field_maybe_none("con_mat")]
+    times = {}
+    for p in done:
+        for row in Assignment.filter(subsession=assignments.root(p), participant_code=p.participant.code):
+            if row.item_id == p.log_file and row.status == "done":
+                times[(p.participant.code, p.log_file)] = row.finished_at - row.reserved_at
+    items = [(p.participant.code, times.get((p.participant.code, p.log_file)), None) for p in done]
+    ratings = [
+        (p.participant.code, (p.log_file, column), p.field_maybe_none(column))
+        for p in done
+        for column in ("orig_cor", "fin_cor")
+    ]
+    labels = {}
+    for p in done:
+        pid = study_flow.identifiers(p.participant)["prolific_pid"]
+        labels[p.participant.code] = f"{p.participant.code} ({pid})" if pid else p.participant.code
+    floor_s = settings_of(done[0].session).quality_floor_s if done else 0
+    qualities = annotator_quality.annotator_quality(items, ratings, floor_s=floor_s)
+    return annotator_quality.quality_rows(qualities, labels=labels)
 
 
 def protocol(players):
@@ -72,3 +121,10 @@ def assignment_log(players):
     from . import Assignment
 
     return assignments.export(Assignment, players, ASSIGNMENT_COLUMNS)
+
+
+# The exports the admin report offers for its own session (oTree's custom exports hold every session's rows).
+SESSION_DOWNLOADS = (
+    ("Protocol with judges and times", protocol_with_ids, "protocol_with_ids"),
+    ("Assignment log", assignment_log, "assignments"),
+)

@@ -1,15 +1,19 @@
-"""The admin report's variables: coverage, live reservations, figures per dimension, qualification."""
+"""The admin report's variables: coverage, live reservations, figures per dimension, qualification, and the quality
+view per annotator (time per episode, gold accuracy, agreement with the others: backend/core/annotator_quality.py)."""
 
 import time
 
-from backend.core import assignment
+import study_flow
+from backend.core import annotator_quality, assignment
 from backend.core.script_json import script_json
 from backend.social import forms as social_forms
 from backend.social import report as social_report
+from lab_server.outputs import export_csv_text
 from study_flow import assignments
 
+from . import exports
 from .exports import qualification, record
-from .study import all_players, episode, finished_players, root, rubric, settings_of, study
+from .study import all_players, episode, finished_players, maybe, root, rubric, settings_of, study
 
 
 def _summary_and_charts(records, session_rubric):
@@ -41,6 +45,27 @@ def _summary_and_charts(records, session_rubric):
             )
         )
     return summary, charts
+
+
+def quality_view(players, records, settings):
+    """The quality table's rows: one per annotator who finished an episode. Agreement is over regular episodes, one
+    unit per (episode, agent, dimension); time is the Rate page's seconds; gold = attention or qualification checks."""
+    finished = finished_players(players)
+    items = [
+        (p.participant.code, maybe(p, "seconds_spent"), bool(maybe(p, "attention_passed")) if p.is_gold else None)
+        for p in finished
+    ]
+    ratings = [
+        (row["annotator"], (row["episode_id"], row["agent_index"], row["dimension"]), row["rating"])
+        for row in records
+        if not int(row["is_gold"] or 0)
+    ]
+    labels = {}
+    for p in finished:
+        pid = study_flow.identifiers(p.participant)["prolific_pid"]
+        labels[p.participant.code] = f"{p.participant.code} ({pid})" if pid else p.participant.code
+    qualities = annotator_quality.annotator_quality(items, ratings, floor_s=settings.quality_floor_s)
+    return annotator_quality.quality_rows(qualities, labels=labels)
 
 
 def vars_for_admin_report(subsession):
@@ -76,4 +101,28 @@ def vars_for_admin_report(subsession):
         n_attention=len(qualified),
         n_qualified=sum(entry["qualified"] for entry in qualified.values()),
         qualification_mode=settings.qualification_mode,
+        pilot_overlap=settings.pilot_overlap,
+        n_pilot=len(settings.handed_out(ids["regular_ids"])),
+        quality=quality_view(players, records, settings),
+        quality_columns=annotator_quality.QUALITY_COLUMNS,
+        quality_floor_s=f"{settings.quality_floor_s:g}",
+        downloads_json=script_json(session_downloads(players, session.code)),
     )
+
+
+# The exports the report offers for its own session: (what, export function, file name part).
+SESSION_DOWNLOADS = (
+    ("Ratings, one row per rating (long)", exports.ratings_long, "ratings_long"),
+    ("Ratings, one row per annotation (wide, Sotopia's columns)", exports.ratings_wide, "ratings_wide"),
+    ("Gold results per annotator (qualified)", exports.qualified, "qualified"),
+    ("Assignment log", exports.assignment_log, "assignments"),
+)
+
+
+def session_downloads(players, session_code):
+    """This session's rows of each custom export, as CSV text for the report's download buttons (oTree's own
+    custom exports hold every session's rows)."""
+    return [
+        dict(label=label, file=f"social_eval_{name}_{session_code}.csv", csv=export_csv_text(function(players)))
+        for label, function, name in SESSION_DOWNLOADS
+    ]

@@ -144,7 +144,7 @@ def annotator_quality(
 
 QUALITY_COLUMNS = (
     ("annotator", "Annotator"),
-    ("items", "Items"),
+    ("n_items", "Items"),
     ("median_seconds", "Median s / item"),
     ("fast_items", "Faster than floor"),
     ("gold", "Gold passed"),
@@ -173,7 +173,7 @@ def quality_rows(qualities: Iterable[AnnotatorQuality], *, labels: dict[str, str
         rows.append(
             dict(
                 annotator=labels.get(q.annotator, q.annotator),
-                items=q.items,
+                n_items=q.items,
                 median_seconds=_figure(q.median_seconds, 1),
                 fast_items=q.fast_items,
                 gold=gold,
