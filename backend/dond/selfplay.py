@@ -12,6 +12,14 @@ Games run concurrently (asyncio, ``--concurrency`` games at once) against any Op
 ``python -m backend report DIR/dond_games.csv`` covers both. A game's events are written first and its games row
 last; a rerun of the same command keeps every game that has a games row and replays only the others (events of an
 interrupted game are dropped first), so an interrupted run resumes without replaying finished games.
+
+Treatments (``backend.dond.treatments``): ``--visibility own,both`` and ``--describe none,expert`` (each a list of
+one or more conditions) play the SAME instances under every condition (the cross product when both are given),
+each counterbalanced as above, so conditions compare in pairs (``python -m backend report``: "visibility gain",
+"description effect"). ``own``: each model sees only its own values; ``both``: each sees both tables. The
+description is given to model A (the focal player), whose figures the report compares; model B stays the neutral
+representative. Each games row carries its condition columns; game ids of a condition other than own/none end in
+``-v<visibility>-d<description>``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,14 @@ from backend.dond.instances import Instance, generate_instance
 from backend.dond.play import llm_turns, system_event
 from backend.dond.protocol import PLAIN, PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES, check_language, check_mode
+from backend.dond.treatments import (
+    AGENT_DESCRIPTIONS,
+    SELFPLAY_VISIBILITIES,
+    LLMView,
+    Treatment,
+    llm_view,
+    visibility_problem,
+)
 
 SESSION_CODE = "selfplay"
 GAMES_FILE, EVENTS_FILE, RUN_FILE = "dond_games.csv", "dond_events.csv", "run.json"
@@ -45,16 +61,68 @@ class Match:
     instance_number: int
     cell: int
     models: tuple[tuple[str, str], ...]  # ((role, model), ...)
+    visibility: str = "own"
+    description: str = "none"
 
     @property
     def game_id(self) -> str:
-        return f"i{self.instance_number}-c{self.cell}"
+        base = f"i{self.instance_number}-c{self.cell}"
+        if (self.visibility, self.description) == ("own", "none"):
+            return base  # as before the treatments, so older runs resume
+        return f"{base}-v{self.visibility}-d{self.description}"
+
+    @property
+    def focal(self) -> str:
+        return cell_roles(self.cell)[0]
+
+    def treatment(self) -> Treatment:
+        """The condition as the games row records it (the description is model A's, the focal player's)."""
+        return Treatment(value_visibility=self.visibility, agent_description=self.description)
+
+    def view(self, role: str) -> LLMView:
+        """What the model playing ``role`` is told: both models share the visibility; model A gets the description."""
+        view = llm_view(self.treatment(), "self")
+        return dataclasses.replace(view, description=self.description if role == self.focal else "none")
 
 
-def plan_matches(*, model_a: str, model_b: str, instances: int) -> list[Match]:
-    """Every instance in every cell that differs: 2 per instance for one model, 4 for two.
+def conditions(text: str, *, option: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated list of one or more distinct conditions of ``allowed``, as given on the command line.
+
+    >>> conditions("own, both", option="--visibility", allowed=SELFPLAY_VISIBILITIES)
+    ('own', 'both')
+    >>> conditions("own,mine", option="--visibility", allowed=SELFPLAY_VISIBILITIES)
+    Traceback (most recent call last):
+    ...
+    ValueError: --visibility takes a comma-separated list of own, both; 'mine' is none of them.
+    """
+    names = tuple(name.strip() for name in str(text).split(","))
+    if not names or "" in names:
+        raise ValueError(f"{option} takes a comma-separated list of one or more of {', '.join(allowed)}, got {text!r}.")
+    for name in names:
+        if name not in allowed:
+            raise ValueError(
+                f"{option} takes a comma-separated list of {', '.join(allowed)}; {name!r} is none of them."
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"{option} names a condition twice in {text!r}; name each once.")
+    return names
+
+
+def plan_matches(
+    *,
+    model_a: str,
+    model_b: str,
+    instances: int,
+    visibilities: tuple[str, ...] = ("own",),
+    descriptions: tuple[str, ...] = ("none",),
+) -> list[Match]:
+    """Every instance in every cell that differs: 2 per instance for one model, 4 for two; under every condition
+    (visibility × description), so each condition plays the same instances in the same cells.
 
     Model A is the focal player of the cell (``backend.dond.game.cell_roles``).
+
+    >>> [m.game_id for m in plan_matches(model_a="x", model_b="x", instances=1, visibilities=("own", "both"))]
+    ['i0-c1', 'i0-c2', 'i0-c1-vboth-dnone', 'i0-c2-vboth-dnone']
 
     >>> [m.game_id for m in plan_matches(model_a="x", model_b="x", instances=2)]
     ['i0-c1', 'i0-c2', 'i1-c1', 'i1-c2']
@@ -65,12 +133,21 @@ def plan_matches(*, model_a: str, model_b: str, instances: int) -> list[Match]:
         raise ValueError(f"The number of instances must be a positive whole number, got {instances!r}.")
     if not model_a or not model_b:
         raise ValueError("Both model names must be given (use 'scripted' to play offline).")
+    for visibility in visibilities:
+        if problem := visibility_problem(visibility, "self"):
+            raise ValueError(problem)
+    for description in descriptions:
+        if description not in AGENT_DESCRIPTIONS:
+            raise ValueError(f"The description must be one of {', '.join(AGENT_DESCRIPTIONS)}, not {description!r}.")
     cells = (1, 2) if model_a == model_b else (1, 2, 3, 4)
     matches = []
     for number in range(instances):
-        for cell in cells:
-            focal, _ = cell_roles(cell)
-            matches.append(Match(number, cell, ((focal, model_a), (other_role(focal), model_b))))
+        for visibility in visibilities:
+            for description in descriptions:
+                for cell in cells:
+                    focal, _ = cell_roles(cell)
+                    models = ((focal, model_a), (other_role(focal), model_b))
+                    matches.append(Match(number, cell, models, visibility, description))
     return matches
 
 
@@ -126,6 +203,7 @@ async def play_match(
             settings=settings[role],
             stream_reply=False,
             protocol=protocol,
+            view=match.view(role),
         ):
             pass
     events.append(system_event("abort", "", "stalled"))
@@ -157,6 +235,8 @@ async def run_selfplay(
     protocol: Protocol = PLAIN,
     settings_options: dict | None = None,
     progress: TextIO | None = None,
+    visibilities: tuple[str, ...] = ("own",),
+    descriptions: tuple[str, ...] = ("none",),
 ) -> RunSummary:
     """Plan, skip finished games, play the rest ``concurrency`` at a time, append rows as games end."""
     check_mode(mode)
@@ -165,10 +245,22 @@ async def run_selfplay(
         raise ValueError(f"concurrency must be a positive whole number, got {concurrency!r}.")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    matches = plan_matches(model_a=model_a, model_b=model_b, instances=instances)
+    matches = plan_matches(
+        model_a=model_a,
+        model_b=model_b,
+        instances=instances,
+        visibilities=tuple(visibilities),
+        descriptions=tuple(descriptions),
+    )
+    treatments = {}  # recorded only when set, so a run from before the treatments resumes
+    if tuple(visibilities) != ("own",):
+        treatments["visibilities"] = list(visibilities)
+    if tuple(descriptions) != ("none",):
+        treatments["descriptions"] = list(descriptions)
     check_run_settings(
         out,
         dict(
+            **treatments,
             model_a=model_a,
             model_b=model_b,
             mode=mode,
@@ -206,6 +298,7 @@ async def run_selfplay(
             focal_role=focal,
             llm_models=models,
             protocol=protocol,
+            treatment=match.treatment(),
         )
         return event_rows(events, instance, config, **meta), row
 
@@ -240,11 +333,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--protocol", choices=PROTOCOLS, default="plain", help="'notes': a private note per turn")
     parser.add_argument("--word-limit", type=int, default=64, help="word limit stated in the notes protocol")
     parser.add_argument("--probe-external", action="store_true", help="ask each turn what the other would accept")
+    parser.add_argument(
+        "--visibility",
+        default="own",
+        help="value visibility conditions, comma-separated: own (each its own values), both (each sees both)",
+    )
+    parser.add_argument(
+        "--describe",
+        default="none",
+        help="descriptions of model A, comma-separated: none (neutral representative), average, expert, awful",
+    )
     add_endpoint_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
     async def start(args: argparse.Namespace, progress: TextIO | None) -> RunSummary:
         protocol = Protocol(args.protocol, args.word_limit, args.probe_external)
+        visibilities = conditions(args.visibility, option="--visibility", allowed=SELFPLAY_VISIBILITIES)
+        descriptions = conditions(args.describe, option="--describe", allowed=AGENT_DESCRIPTIONS)
         base = settings_from_args(args, model=args.model_a)  # validates the options before anything runs
         return await run_selfplay(
             model_a=args.model_a,
@@ -260,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
             protocol=protocol,
             settings_options={name: value for name, value in dataclasses.asdict(base).items() if name != "model"},
             progress=progress,
+            visibilities=visibilities,
+            descriptions=descriptions,
         )
 
     def finish(summary: RunSummary, seconds: float) -> int:

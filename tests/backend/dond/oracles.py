@@ -104,3 +104,37 @@ def bootstrap_replicates_naive(values, *, side, first_mover, cluster=None, n_boo
                     chosen_firsts.append(f == "True")
         replicates.append(debiased_mean_naive(chosen_values, side=chosen_sides, first_mover=chosen_firsts))
     return replicates
+
+
+def _drawn_debiased_mean(rows, drawn) -> float:
+    """Mean over cells of the cell means of the games of the drawn instances, each game once per draw."""
+    by_cell: dict[str, list[float]] = {}
+    for label in drawn:
+        for x, c, g in rows:
+            if g == label:
+                by_cell.setdefault(c, []).append(x)
+    return sum(sum(v) / len(v) for v in by_cell.values()) / len(by_cell)
+
+
+def paired_difference_replicates_naive(
+    values, cells, clusters, baseline_values, baseline_cells, baseline_clusters, *, n_boot, seed
+) -> list[float]:
+    """Loop-based twin of ``backend.dond.effects.paired_difference``'s replicates (test oracle): the instances with
+    a value under both conditions, one draw of them per replicate (the same random draws as the production code),
+    and for each condition the mean over cells of the cell means of the drawn games (a game counted as often as its
+    instance was drawn); the replicate is the condition's minus the baseline's."""
+
+    def games(xs, cs, gs):
+        return [(float(x), str(c), str(g)) for x, c, g in zip(xs, cs, gs, strict=True) if not math.isnan(float(x))]
+
+    mine, theirs = games(values, cells, clusters), games(baseline_values, baseline_cells, baseline_clusters)
+    common = sorted({g for _, _, g in mine} & {g for _, _, g in theirs})
+    mine = [game for game in mine if game[2] in common]
+    theirs = [game for game in theirs if game[2] in common]
+    rng = np.random.default_rng(seed)
+    replicates = []
+    for _ in range(n_boot):
+        picks = rng.integers(0, len(common), size=len(common))
+        drawn = [common[pick] for pick in picks]
+        replicates.append(_drawn_debiased_mean(mine, drawn) - _drawn_debiased_mean(theirs, drawn))
+    return replicates
