@@ -1,12 +1,11 @@
 """Researcher pages beyond oTree's own admin: a status page per study (session) and, for DoND, every game's transcript.
 
 - ``/StudyStatus/<session code>`` (template ``_templates/admin/StudyStatus.html``): every participant who opened a
-  page, with the Prolific ID, a status and progress as a meaning, and counts per status. Statuses (``STATUSES``):
-  *finished* (reached the completion page), *screened out* (failed a check; the reason is shown), *returned*
-  (declined consent, or no page opened for ``LAB_INACTIVE_AFTER_S`` seconds, default 3600, without finishing:
-  they left), *timed out* (a DoND pairing or game time limit, an annotation reservation that expired) and
-  *working*; slots nobody opened are counted as *not started*. Progress is ``item 3 of 10`` where the app counts
-  items (``study_flow.set_progress``), else ``page Bargain`` with the share of the session's pages done.
+  page, with the Prolific ID, a status (working, finished, screened out, returned, timed out) and its reason, progress
+  as a meaning (``item 3 of 10``, ``page Bargain (dond)``, a percentage) and the last page opened; slots nobody
+  opened are counted as *not started*. The rules: ``backend/core/participant_status.py``; what an app adds (a DoND
+  pairing or game timeout, an expired annotation reservation) comes from here. Someone who opened no page for
+  ``LAB_INACTIVE_AFTER_S`` seconds (default 3600) without finishing counts as returned (left).
 - ``/DondTranscripts/<session code>``: ``dond/transcripts.py``.
 
 Both are oTree admin session pages (``AdminSessionPage``): oTree's login guards them wherever ``AUTH_LEVEL`` is set
@@ -23,17 +22,10 @@ import importlib
 import os
 import time
 
+from backend.core.participant_status import STATUSES, classify, duration, progress
+
 from . import otree_internals
 
-STATUSES = {
-    "working": "working",
-    "finished": "finished",
-    "screened_out": "screened out",
-    "returned": "returned",
-    "timed_out": "timed out",
-    "not_started": "not started",
-}
-SCREENOUT_REASONS = {"failed_comprehension": "failed the comprehension check", "declined_consent": "declined consent"}
 # Per app: the module that says more about its participants (``participant_status``), and its own admin page.
 APP_PAGES = {"dond": dict(module="dond.transcripts", view="DondTranscripts", title="DoND transcripts")}
 DEFAULT_INACTIVE_AFTER_S = 3600
@@ -48,76 +40,6 @@ def inactive_after_s() -> float:
             f"The environment variable LAB_INACTIVE_AFTER_S must be a number of seconds, not {raw!r}."
         ) from None
     return value if value > 0 else DEFAULT_INACTIVE_AFTER_S
-
-
-def duration(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``2 h 05 min``.
-
-    >>> duration(45), duration(720), duration(7500)
-    ('45 s', '12 min', '2 h 05 min')
-    """
-    seconds = int(max(seconds, 0))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
-def classify(facts: dict, *, now: float, inactive_after: float) -> tuple[str, str]:
-    """A participant's status and its reason from plain facts: ``visited``, ``completed``, ``page``,
-    ``screened_out``, ``screenout_reason``, ``app_status`` (``timed_out`` or None), ``app_detail`` and
-    ``last_active`` (epoch seconds).
-
-    >>> base = dict(visited=True, completed=False, page="Bargain", screened_out=False, screenout_reason="",
-    ...             app_status=None, app_detail="", last_active=1000.0)
-    >>> classify(base, now=1100, inactive_after=3600)
-    ('working', '')
-    >>> classify(dict(base, screened_out=True, screenout_reason="declined_consent"), now=1100, inactive_after=3600)
-    ('returned', 'declined consent')
-    >>> classify(dict(base, app_status="timed_out", app_detail="no partner"), now=1100, inactive_after=3600)
-    ('timed_out', 'no partner')
-    >>> classify(base, now=9000, inactive_after=3600)
-    ('returned', 'left: no page opened for 2 h 13 min')
-    >>> classify(dict(base, page="Completion", app_status="timed_out"), now=9000, inactive_after=3600)
-    ('finished', '')
-    """
-    if not facts["visited"]:
-        return "not_started", ""
-    if facts["completed"] or facts["page"] == "Completion":
-        return "finished", facts["app_detail"] if facts["app_status"] else ""
-    if facts["screened_out"]:
-        reason = facts["screenout_reason"] or ""
-        text = SCREENOUT_REASONS.get(reason, reason.replace("_", " "))
-        return ("returned" if reason == "declined_consent" else "screened_out"), text
-    if facts["app_status"] == "timed_out":
-        return "timed_out", facts["app_detail"]
-    last = facts["last_active"]
-    if last and now - last > inactive_after:
-        return "returned", f"left: no page opened for {duration(now - last)}"
-    return "working", ""
-
-
-def progress(participant_vars: dict, *, status: str, page: str, app: str, index: int, pages: int) -> tuple[str, int]:
-    """Progress as a meaning and a percentage.
-
-    >>> progress({"progress_done": 2, "progress_total": 10}, status="working", page="Rate", app="x", index=9, pages=40)
-    ('item 3 of 10', 20)
-    >>> progress({}, status="working", page="Bargain", app="dond", index=4, pages=7)
-    ('page Bargain (dond)', 57)
-    >>> progress({}, status="finished", page="Completion", app="dond", index=7, pages=7)
-    ('finished', 100)
-    """
-    if status == "finished":
-        return "finished", 100
-    if status == "not_started":
-        return "not started", 0
-    total = int(participant_vars.get("progress_total") or 0)
-    if total > 0:
-        done = min(int(participant_vars.get("progress_done") or 0), total)
-        return f"item {min(done + 1, total)} of {total}", round(100 * done / total)
-    percent = round(100 * index / pages) if pages else 0
-    return f"page {page or '?'} ({app})" if app else f"page {page or '?'}", min(percent, 100)
 
 
 def _app_of(subsession) -> str:

@@ -36,7 +36,7 @@ from tests.support.harness import (
     uses_server_database,
 )
 from tests.support.live import payload_of
-from tests.support.participants import Person
+from tests.support.participants import Annotator, Person
 
 HOSTILE_PID = "<img src=x onerror=alert(1)>"
 HOSTILE_TEXT = "<script>alert('model')</script><b onmouseover=alert(2)>bold</b>"
@@ -220,3 +220,16 @@ def test_a_person_left_without_a_partner_shows_as_timed_out(lab):
     assert '<tr class="status-timed_out">' in page
     assert "no partner found within the pairing time" in page
     assert "timed out: 1" in page and "not started: 1" in page
+
+
+def test_an_annotator_shows_item_progress_and_times_out_when_the_reservation_expires(lab):
+    session = create_session(lab.url, "social_eval", 2, reservation_timeout_s=2)
+    Annotator(session_start_links(lab.url, session["code"])[0], session["code"]).to_rating_page()
+    admin = logged_in(lab)
+    page = admin.get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
+    assert '<tr class="status-working">' in page
+    assert re.search(r'<td class="progress-text">item 1 of \d+</td>', page)  # the app's items, not pages
+    time.sleep(3)  # the reservation expires; the annotator has not come back
+    page = admin.get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
+    assert '<tr class="status-timed_out">' in page
+    assert re.search(r'<td class="detail">reservation of [^<]+ expired \d+ s ago</td>', page)
