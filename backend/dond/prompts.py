@@ -44,7 +44,9 @@ def _problems(language: str) -> dict[str, str]:
 
 
 @cache
-def _treatments(language: str) -> dict[str, dict[str, str]]:
+def treatment_texts(language: str) -> dict[str, dict[str, str]]:
+    """The treatment wording of ``language`` (``treatments.json``): ``visibility`` rule sentences, ``agent``
+    descriptions."""
     return json.loads((PROMPTS_DIR / language / "treatments.json").read_text(encoding="utf-8"))
 
 
@@ -57,7 +59,7 @@ def initial_prompt(instance: Instance, role: str, config: GameConfig, view: LLMV
     True
     """
     language = config.language
-    texts = _treatments(language)
+    texts = treatment_texts(language)
     other_table = ""
     if view.sees_other:
         other_values = format_values(instance.values(other_role(role)), instance, language)
