@@ -6,10 +6,12 @@ import lab_server  # noqa: F401  (guards oTree's own pages, exports and session 
 import study_flow
 from backend.bias import items as bias_items
 from backend.bias.export import check_selection
+from lab_server.languages import session_language
 from study_flow import consent_given_choices  # noqa: F401  (oTree finds the consent field's choices here)
 
 from . import admin, exports, loading
 from .loading import presented, settings_of
+from .texts import texts
 
 doc = """
 bias_tests: cognitive-bias tests (anchoring, halo effect, loss aversion, confirmation bias) within subject: every
@@ -44,7 +46,10 @@ class Player(BasePlayer):
     bias = models.StringField(blank=True)
     version = models.StringField(blank=True)
     arguments_shown = models.LongStringField(blank=True, doc="argument ids in display order, comma-separated")
-    choice = models.IntegerField(label="Your answer", doc="index of the chosen option as listed in the item file")
+    # blank=True: a missing answer is refused by Choice.error_message, in the session's language.
+    choice = models.IntegerField(
+        label="Your answer", blank=True, doc="index of the chosen option as listed in the item file"
+    )
     answer = models.FloatField(blank=True, doc="value of the chosen option (1/0 for accept or agree)")
     confidence = models.IntegerField(min=0, max=100, blank=True, doc="slider, 0 = pure guess, 100 = certain")
     selected_arguments = models.LongStringField(blank=True, doc="selected argument ids, comma-separated")
@@ -82,18 +87,56 @@ def choice_choices(player: Player):
     return [[index, option.label] for index, option in enumerate(presented(player)[1].options)]
 
 
+def text_of(player: Player) -> dict[str, str]:
+    """The pages' words in the session's language (texts.py)."""
+    return texts(session_language(player.session))
+
+
+DRAFT_KEY = "bias_draft"  # participant.vars: what a refused submission of this round held, shown again
+
+
+def keep_draft(player: Player, values: dict, fields: tuple[str, ...]) -> None:
+    """Keep a refused submission's input, so the page shows it again (a reload keeps it in the browser: drafts.js)."""
+    kept = {field: "" if values.get(field) is None else str(values[field]) for field in fields}
+    player.participant.vars[DRAFT_KEY] = {"round": player.round_number, **kept}
+
+
+def draft_of(player: Player) -> dict:
+    draft = player.participant.vars.get(DRAFT_KEY) or {}
+    return draft if draft.get("round") == player.round_number else {}
+
+
 def test_vars(player: Player):
     plan_length = len(player.participant.vars["bias_plan"])
     study_flow.set_progress(player, done=player.round_number - 1, total=plan_length)
     player.participant.vars.setdefault("bias_shown_at", {}).setdefault(str(player.round_number), time.time())
+    shown, draft = presented(player)[1], {"choice": "", "confidence": "", "selected_arguments": "", **draft_of(player)}
     return dict(
-        shown=presented(player)[1],
+        shown=shown,
+        options=[
+            {"index": index, "label": option.label, "checked": str(index) == draft["choice"]}
+            for index, option in enumerate(shown.options)
+        ],
         ask_confidence=settings_of(player.session).ask_confidence,
         progress=study_flow.progress(player),
+        text=text_of(player),
+        draft=draft,
+    )
+
+
+def test_js_vars(player: Player):
+    """The browser's draft of this round (drafts.js) and the counter's words."""
+    prefix = f"bias_tests:{player.participant.code}:"
+    return dict(
+        draft_key=f"{prefix}{player.round_number}",
+        draft_prefix=prefix,
+        unset=text_of(player)["confidence_unset"],
+        ticked=text_of(player)["arguments_count"],
     )
 
 
 def finish_test(player: Player):
+    player.participant.vars.pop(DRAFT_KEY, None)
     shown_at = player.participant.vars.get("bias_shown_at", {}).get(str(player.round_number))
     player.answered_at = time.time()
     player.seconds = round(player.answered_at - shown_at, 3) if shown_at else None
@@ -121,9 +164,11 @@ class Instructions(Page):
 
     @staticmethod
     def vars_for_template(player: Player):
+        text = text_of(player)
         return dict(
-            n_tests=len(player.participant.vars["bias_plan"]),
+            intro=text["intro"].format(n=len(player.participant.vars["bias_plan"])),
             ask_confidence=settings_of(player.session).ask_confidence,
+            text=text,
         )
 
 
@@ -139,11 +184,18 @@ class Choice(Page):
         return ["choice", "confidence"] if settings_of(player.session).ask_confidence else ["choice"]
 
     vars_for_template = staticmethod(test_vars)
+    js_vars = staticmethod(test_js_vars)
 
     @staticmethod
     def error_message(player: Player, values):
+        text, problems = text_of(player), {}
+        if values.get("choice") is None:
+            problems["choice"] = text["error_choice"]
         if settings_of(player.session).ask_confidence and values.get("confidence") is None:
-            return {"confidence": "Please move the slider to say how sure you are."}
+            problems["confidence"] = text["error_confidence"]
+        if problems:
+            keep_draft(player, values, ("choice", "confidence"))
+        return problems or None
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
@@ -159,6 +211,7 @@ class Arguments(Page):
     form_model = "player"
     form_fields = ["selected_arguments"]
     vars_for_template = staticmethod(test_vars)
+    js_vars = staticmethod(test_js_vars)
 
     @staticmethod
     def is_displayed(player: Player):
@@ -170,7 +223,8 @@ class Arguments(Page):
         try:
             check_selection(presented(player)[1], [part for part in raw.split(",") if part])
         except ValueError:
-            return {"selected_arguments": "Please tick at least one of the arguments listed."}
+            keep_draft(player, values, ("selected_arguments",))
+            return {"selected_arguments": text_of(player)["error_arguments"]}
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):

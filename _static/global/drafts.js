@@ -1,0 +1,72 @@
+// Drafts: a page's unsent input kept in the browser (localStorage), so that a reload or a refused submission loses
+// nothing. One mechanism for every page that needs it:
+//
+//   var draft = LabDrafts.keep(form, {key: js_vars.draft_key, prefix: js_vars.draft_prefix});
+//
+// restores what was kept under `key` into the form's named fields that are still empty (what the server sent back
+// wins), then saves on every input or change. A script that changes a field itself (a hidden field) calls
+// draft.save(). Drafts under `prefix` with another key (earlier items of the same participant) are dropped.
+(function () {
+  'use strict';
+  var SKIPPED = ['submit', 'button', 'file', 'password', 'reset', 'image'];
+
+  function storage() {
+    try { return window.localStorage; } catch (e) { return null; } // blocked storage: the page works without drafts
+  }
+
+  function named(form) {
+    return Array.prototype.filter.call(form.querySelectorAll('input[name], textarea[name], select[name]'),
+      function (el) { return SKIPPED.indexOf(el.type) < 0 && !el.disabled && el.name.charAt(0) !== '_'; });
+  }
+
+  function collect(form) {
+    var data = {};
+    named(form).forEach(function (el) {
+      if (el.type === 'radio') { if (el.checked) data[el.name] = el.value; }
+      else if (el.type === 'checkbox') {
+        data[el.name] = data[el.name] || [];
+        if (el.checked) data[el.name].push(el.value);
+      } else if (el.value !== '') data[el.name] = el.value;
+    });
+    return data;
+  }
+
+  function restore(form, kept) {
+    var fields = named(form);
+    var groupSet = function (name, type) {
+      return fields.some(function (el) { return el.name === name && el.type === type && el.checked; });
+    };
+    fields.forEach(function (el) {
+      if (!(el.name in kept)) return;
+      var value = kept[el.name];
+      if (el.type === 'radio') { if (!groupSet(el.name, 'radio') && el.value === value) el.checked = true; }
+      else if (el.type === 'checkbox') {
+        if (!groupSet(el.name, 'checkbox') && Array.isArray(value)) el.checked = value.indexOf(el.value) >= 0;
+      } else if (el.value === '' && typeof value === 'string') el.value = value;
+    });
+  }
+
+  function keep(form, options) {
+    var store = storage();
+    var key = options && options.key;
+    if (!form || !store || !key) return {save: function () {}, clear: function () {}};
+    var prefix = options.prefix || '';
+    if (prefix) {
+      for (var i = store.length - 1; i >= 0; i--) {
+        var name = store.key(i);
+        if (name && name !== key && name.indexOf(prefix) === 0) store.removeItem(name);
+      }
+    }
+    var kept = {};
+    try { kept = JSON.parse(store.getItem(key) || '{}') || {}; } catch (e) { kept = {}; }
+    restore(form, kept);
+    var save = function () {
+      try { store.setItem(key, JSON.stringify(collect(form))); } catch (e) { /* storage full: nothing kept */ }
+    };
+    form.addEventListener('input', save);
+    form.addEventListener('change', save);
+    return {save: save, clear: function () { store.removeItem(key); }};
+  }
+
+  window.LabDrafts = {keep: keep};
+})();
