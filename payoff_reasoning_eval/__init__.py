@@ -1,5 +1,3 @@
-import html
-
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
@@ -10,7 +8,7 @@ from study_flow import (
     consent_given_choices,  # noqa: F401  (oTree finds the consent field's choices here)
 )
 
-from . import exports, study, tasks
+from . import exports, judging, study, tasks
 from .study import load_player_log, settings_of
 from .tasks import assign_log, finish_judgement, judge_total, judged_count
 
@@ -23,8 +21,6 @@ Where things are: session keys and defaults in backend/reasoning/task.py (TaskSe
 settings in study.py; who judges which log in tasks.py (over study_flow/assignments.py); downloads and the admin
 report in exports.py.
 """
-
-DRAFT_KEY = "payoff_reasoning_draft"
 
 
 class C(BaseConstants):
@@ -50,11 +46,18 @@ class Player(BasePlayer):
     orig_choice = models.StringField(blank=True)
     final_choice = models.StringField(blank=True)
     failed_queries = models.LongStringField(blank=True)
+    # blank=True: a missing verdict is refused by Judge.error_message, in the session's language (judging.py).
     orig_cor = models.IntegerField(
-        label="Is the reasoning of the first response correct?", choices=C.VERDICT_CHOICES, widget=widgets.RadioSelect
+        label="Is the reasoning of the first response correct?",
+        choices=C.VERDICT_CHOICES,
+        widget=widgets.RadioSelect,
+        blank=True,
     )
     fin_cor = models.IntegerField(
-        label="Is the reasoning of the last response correct?", choices=C.VERDICT_CHOICES, widget=widgets.RadioSelect
+        label="Is the reasoning of the last response correct?",
+        choices=C.VERDICT_CHOICES,
+        widget=widgets.RadioSelect,
+        blank=True,
     )
     err_type = models.StringField(blank=True)
     marked_sentences = models.LongStringField(blank=True, doc="ids of the clicked sentences, e.g. f0#l2")
@@ -101,12 +104,13 @@ class Instructions(Page):
 
     @staticmethod
     def vars_for_template(player: Player):
-        settings = settings_of(player.session)
+        settings, text = settings_of(player.session), judging.text_of(player)
         games = sorted({item.game for item in LogItem.filter(subsession=assignments.root(player))})
         return dict(
             games=[{"name": settings.games[code].name, "table": settings.games[code].table()} for code in games],
             error_types=task.error_type_help(),
-            logs_per_judge=judge_total(player),
+            text=text,
+            intro_2=text["intro_2"].format(n=judge_total(player)),
         )
 
 
@@ -125,34 +129,16 @@ class Judge(Page):
     @staticmethod
     def vars_for_template(player: Player):
         study_flow.set_progress(player, done=judged_count(player), total=judge_total(player))
-        log = load_player_log(player)
-        settings = settings_of(player.session)
-        return dict(
-            sample=task.judging_view(log, settings.games[log.game]),
-            error_types=task.error_type_help(),
-            progress=study_flow.progress(player),
-            submitted={
-                "err_type": "",
-                "marked_sentences": "",
-                **player.participant.vars.get(DRAFT_KEY, {}).get(player.log_file, {}),
-            },
-        )
+        return dict(judging.page_vars(player), progress=study_flow.progress(player))
+
+    js_vars = staticmethod(judging.js_vars)
 
     @staticmethod
     def error_message(player: Player, values):
-        # Kept so that a rejected page shows the judge's marks and ticks again.
-        player.participant.vars[DRAFT_KEY] = {
-            player.log_file: {key: values.get(key) or "" for key in ("err_type", "marked_sentences")}
-        }
-        problems = task.check_verdict(
-            load_player_log(player),
-            orig_cor=values.get("orig_cor"),
-            fin_cor=values.get("fin_cor"),
-            err_type=values.get("err_type"),
-            marked=values.get("marked_sentences"),
-            remarks=values.get("remarks"),
-        )
-        return html.escape(" ".join(problems)) or None  # oTree prints the message unescaped
+        found = judging.problems(player, values)
+        if found:
+            judging.keep_draft(player, values)  # the page shows the refused verdict again, all of it
+        return found or None
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
@@ -169,7 +155,7 @@ class Judge(Page):
             setattr(player, column, row[column])
         finish_judgement(player)
         study_flow.set_progress(player, done=judged_count(player), total=judge_total(player))
-        player.participant.vars.pop(DRAFT_KEY, None)
+        judging.drop_draft(player)
 
 
 class ScreenOut(study_flow.ScreenOutPage, Page):

@@ -1,5 +1,11 @@
-// Judging page: clicked sentences and ticked error types fill two hidden fields, joined by '#'.
+// Judging page: clicked sentences and ticked error types fill two hidden fields, joined by '#'. A reload or a
+// refused verdict loses nothing: the server sends a refused verdict back, and the browser keeps a draft of every
+// mark, verdict and remark (global/drafts.js, the same mechanism for every page that keeps drafts).
 (function () {
+  var form = document.getElementById('form');
+  var draft = window.LabDrafts && typeof js_vars !== 'undefined'
+    ? LabDrafts.keep(form, {key: js_vars.draft_key, prefix: js_vars.draft_prefix})
+    : {save: function () {}};
   var markedField = document.getElementById('id_marked_sentences');
   var typesField = document.getElementById('id_err_type');
   var list = document.getElementById('marked-list');
@@ -17,6 +23,7 @@
     }));
     empty.hidden = marked.length > 0;
     typesField.value = boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; }).join('#');
+    draft.save();
   }
 
   function toggle(sentence) {
@@ -25,7 +32,7 @@
     sync();
   }
 
-  // After a rejected submission the hidden fields come back filled: restore the marks and ticks from them.
+  // The hidden fields may come back filled (a refused verdict, a kept draft): restore the marks and ticks from them.
   var ids = markedField.value.split('#');
   sentences.forEach(function (s) {
     if (ids.indexOf(s.dataset.id) >= 0) { s.classList.add('marked'); s.setAttribute('aria-pressed', 'true'); }
@@ -40,4 +47,20 @@
     b.addEventListener('change', sync);
   });
   sync();
+
+  // Remarks: the count and the limit are shown from the start; nothing typed or pasted is ever cut.
+  var remarks = document.getElementById('id_remarks');
+  var counter = document.getElementById('remarks-counter');
+  if (remarks && counter && typeof js_vars !== 'undefined') {
+    var max = js_vars.max_remarks;
+    var count = function () {
+      var n = Array.from(remarks.value).length;
+      var words = n > max ? js_vars.chars_over : js_vars.chars;
+      counter.textContent = words.replace('{n}', n).replace('{max}', max)
+        .replace('{over}', n - max);
+      counter.classList.toggle('over', n > max);
+    };
+    remarks.addEventListener('input', count);
+    count();
+  }
 })();

@@ -167,15 +167,15 @@ def test_log_text_is_shown_as_text_and_a_rejected_verdict_keeps_the_marks(otree_
     sentences.nth(0).click()
     page.locator("#id_orig_cor-1").check()
     next_page(page)
-    expect(page.locator(".otree-form-errors")).to_contain_text("needs at least one error type")
-    expect(page.locator("#marked-list li")).to_have_text(["R gives me <b>5</b> or 0."])  # marks restored
+    # The refusal names what to fix beside the field; the marks and the verdict are kept.
+    expect(page.locator("#error-types")).to_contain_text("please tick at least one error type")
+    expect(page.locator("#marked-list li")).to_have_text(["R gives me <b>5</b> or 0."])
+    expect(page.locator("#id_orig_cor-1")).to_be_checked()
 
-    page.locator("#id_orig_cor-1").check()
     page.evaluate("document.getElementById('id_err_type').value = '<i>zz</i>'")
     next_page(page)
     expect(page.locator(".otree-form-errors")).to_contain_text("Unknown error type(s) '<i>zz</i>'")
 
-    page.locator("#id_orig_cor-1").check()
     page.locator("#err-pc").check()
     next_page(page)
     expect(page.get_by_text("You have completed the study.", exact=True)).to_be_visible()
