@@ -1,5 +1,6 @@
-"""A person plays a whole DoND game in Chromium against the test-server LLM: chat, streamed reply, proposal,
-results page with the chart."""
+"""A person plays a whole DoND game in Chromium against the test-server LLM: chat, streamed reply, proposal confirmed
+in the page, results page with both proposals and the chart. Tests write nothing into docs/ (screenshots come from
+an explicit script)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,10 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.core.llm.fake_server import Reply
-from tests.support import PROJECT_ROOT
 from tests.support.harness import create_session, export_rows, next_page, session_start_links
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = PROJECT_ROOT / "docs" / "screenshots" / "dond.png"
 LLM_CHAT = "Hello! The apples matter little to me, but I would really like the other items. What about you?"
 
 
@@ -26,7 +25,8 @@ def responder(request):
 def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_server, page):
     llm_server.responder = responder
     session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="human")
-    page.on("dialog", lambda dialog: dialog.accept())
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(session_start_links(otree_server.url, session["code"])[0])
     page.get_by_label("I have read the information above and agree to take part.").check()
     next_page(page)
@@ -57,14 +57,17 @@ def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_se
     boxes = page.locator("#dond-proposal-fields input")
     boxes.first.fill("1")
     page.locator("#dond-propose").click()
+    assert "Submit this secret proposal?" in page.locator("#dond-confirm-text").inner_text()
+    page.locator("#dond-confirm-yes").click()
     page.wait_for_url("**/Results/**", timeout=30_000)
+    assert dialogs == []  # confirmed in the page, never by a browser dialog
     assert "Deal!" in page.locator("#dond-outcome").inner_text()
+    assert page.locator("#dond-proposals tbody tr").first.locator("td").nth(2).inner_text() == "1"
+    assert page.locator("#dond-paid").inner_text().startswith("Bonus rule applied: the deal is scored by your goal")
     assert page.locator("#main-score").inner_text().endswith("/ 100")
     page.wait_for_function("window.dondChart && window.dondChart.data.datasets.length === 3")
     points = page.evaluate("window.dondChart.data.datasets[0].data.length")
     assert points >= 3
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
 
     games = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])
     assert len(games) == 1 and games[0]["outcome"] == "success" and games[0]["model"] == "test-model"

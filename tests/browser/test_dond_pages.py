@@ -1,0 +1,244 @@
+"""The dond pages as a person uses them, in Chromium at 1280×800 and 390×844 (issues #17 and #18): rules that reopen,
+a proposal previewed and confirmed in the page, errors that say what to fix, results that explain the outcome, the
+other side's values only where the visibility condition shows them, German and Italian pages without English."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from backend.core.llm.fake_server import Reply, demo_responder
+from dond.texts import OPPONENTS, TEXTS, fill_opponent
+from tests.support import dond_pages
+from tests.support.dond_pages import DESKTOP, PHONE, body_text, game_row, live_keys, start, submit, to_bargain
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def desktop(browser):
+    page = dond_pages.open_page(browser, DESKTOP)
+    yield page
+    page.context.close()
+
+
+@pytest.fixture
+def phone(browser):
+    page = dond_pages.open_page(browser, PHONE)
+    yield page
+    page.context.close()
+
+
+def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_deal_is_explained(
+    otree_server, llm_server, desktop
+):
+    page = desktop
+    llm_server.responder = demo_responder  # proposes the items it values: a person who takes all gets no deal
+    session = start(otree_server.url, page, max_message_chars=40)
+    rules = page.locator(".dond-rules").inner_text()
+    to_bargain(page)
+
+    # The rules reopen in the page, the same text as on the Instructions page.
+    panel = page.locator("#dond-rules-panel")
+    assert not panel.locator(".dond-rules").is_visible()
+    panel.locator("summary").click()
+    assert panel.locator(".dond-rules").inner_text() == rules
+
+    # An empty message is refused with a reason; a counter shows the limit before it bites.
+    chars = page.locator("#dond-chars")
+    assert chars.inner_text() == "0 / 40 characters" and "over" not in (chars.get_attribute("class") or "")
+    page.locator("#dond-send").click()
+    assert page.locator("#dond-error").inner_text() == "Please write a message first."
+    # A paste over the limit is kept whole: the counter turns into an error and sending is refused.
+    pasted = "I would like all of the items, please, thank you!"  # 49 characters
+    page.locator("#dond-input").fill(pasted)
+    assert page.locator("#dond-input").input_value() == pasted
+    assert chars.inner_text().startswith("Your message is 9 characters too long (at most 40)")
+    page.locator("#dond-input").press("Enter")
+    assert "9 characters too long" in page.locator("#dond-error").inner_text()
+    assert page.locator("#dond-input").input_value() == pasted and page.locator(".dond-msg.me").count() == 0
+    assert not llm_server.requests
+
+    # The proposal previews its points from the person's own values; a bad count says which item and what to enter.
+    items = page.evaluate("js_vars.items")
+    boxes = page.locator("#dond-proposal-fields input")
+    boxes.nth(0).fill(str(items[0]["count"] + 1))
+    expect(page.locator("#dond-preview")).to_contain_text(f"{items[0]['word']}: please enter a whole number from 0")
+    page.locator("#dond-propose").click()
+    assert f"from 0 to {items[0]['count']}" in page.locator("#dond-error").inner_text()
+    assert page.locator("#dond-confirm").is_hidden()
+    for index, item in enumerate(items):
+        boxes.nth(index).fill(str(item["count"]))  # everything
+    total = sum(item["count"] * item["value"] for item in items)
+    assert page.locator("#dond-preview").inner_text() == f"This proposal is worth {total} points to you."
+
+    # Confirmed in the page with a summary (no browser dialog); "Change it" goes back to the form.
+    page.locator("#dond-propose").click()
+    summary = page.locator("#dond-confirm-text").inner_text()
+    assert f"This is worth {total} points to you." in summary and f"{items[0]['count']} {items[0]['word']}" in summary
+    page.locator("#dond-confirm-no").click()
+    assert page.locator("#dond-confirm").is_hidden() and page.locator("#dond-propose").is_visible()
+    page.locator("#dond-propose").click()
+    page.locator("#dond-confirm-yes").click()
+    page.wait_for_url("**/Results/**", timeout=30_000)
+    assert page.dialogs == []
+
+    # No deal, explained: both proposals, what each would earn, the item asked for too often, the bonus rule.
+    row = game_row(otree_server.url, session["code"])
+    assert row["outcome"] == "lose"
+    outcome = page.locator("#dond-outcome").inner_text()
+    assert outcome.startswith("No deal: together the two proposals asked for more than there is of:")
+    assert re.search(r"\((\d+) asked for, (\d+) available\)", outcome)
+    table = page.locator("#dond-proposals")
+    assert table.locator("tbody tr").count() == len(items) + 1
+    assert page.locator("#worth-mine").inner_text() == str(total)
+    assert page.locator("#worth-theirs").inner_text().isdigit()
+    assert page.locator("#my-points").inner_text() == "0"
+    assert page.locator("#dond-paid").inner_text() == "Bonus rule applied: without a deal there is no bonus."
+    page.wait_for_function("window.dondChart && window.dondChart.data.datasets.length === 3")
+
+
+def test_a_game_the_model_breaks_shows_why_the_pay_rule_and_no_blank_points_or_chart(otree_server, llm_server, phone):
+    page = phone
+    llm_server.responder = lambda request: Reply(status=500)
+    start(otree_server.url, page, llm_max_retries=0, llm_reprompts=0)
+    to_bargain(page)
+    page.locator("#dond-input").fill("Hello, what matters to you?")
+    page.locator("#dond-send").click()
+    page.wait_for_url("**/Results/**", timeout=30_000)
+    assert page.locator("#dond-outcome").inner_text().startswith("The game ended early: the AI opponent could not")
+    assert page.locator("#my-points").count() == 0 and page.locator("#dond-splits").count() == 0
+    assert page.locator("#dond-proposals").count() == 0  # nobody proposed
+    paid = page.locator("#dond-paid").inner_text()
+    assert "half the total value of all items" in paid  # the session's model_failure_pay (half_total)
+    points = int(re.search(r"\((\d+) points\)", paid).group(1))
+    assert points > 0 and page.locator("#bonus").inner_text().strip() not in ("", "0", "$0.00")
+    assert page.evaluate("js_vars") == {}
+
+
+CONDITIONS = [  # visibility, what the person's page shows of the other's values, viewport
+    ("own", False, PHONE),
+    ("llm_sees_other", False, DESKTOP),
+    ("person_sees_llm", True, PHONE),
+    ("both", True, DESKTOP),
+]
+
+
+@pytest.mark.parametrize(("visibility", "shown", "viewport"), CONDITIONS, ids=[c[0] for c in CONDITIONS])
+def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition_shows_them(
+    otree_server, llm_server, browser, visibility, shown, viewport
+):
+    page = dond_pages.open_page(browser, viewport)
+    try:
+        session = start(otree_server.url, page, value_visibility=visibility)
+        own, other = dond_pages.values_of(game_row(otree_server.url, session["code"]))
+        rules = page.locator(".dond-rules").inner_text()
+        other_cells = page.locator("#dond-items td.dond-other-values")
+        own_cells = page.locator("#dond-items tbody tr td:nth-child(3)")
+        assert [int(v) for v in own_cells.all_inner_texts()] == own
+        if shown:
+            assert [int(v) for v in other_cells.all_inner_texts()] == other
+            assert "also the AI model's points per item" in rules
+        else:
+            assert other_cells.count() == 0 and "dond-other-values" not in page.content()
+            assert "you do not see them" in rules
+        sees_mine = visibility in ("llm_sees_other", "both")
+        assert ("The AI model also sees your points" in rules) == sees_mine
+        assert ("The AI model does not see your points" in rules) == (not sees_mine)
+
+        to_bargain(page)
+        assert (other_cells.count() == len(other)) == shown and (other_cells.count() == 0) == (not shown)
+        js_vars = page.evaluate("js_vars")
+        assert [item["value"] for item in js_vars["items"]] == own  # the preview's own values only
+        assert set(js_vars) == {"view", "items", "text", "max_chars", "opponent", "timer_shows_at_s"}
+        assert all(set(item) == {"id", "word", "count", "value"} for item in js_vars["items"])
+        page.locator("#dond-input").fill("Which items matter to you?")
+        page.locator("#dond-send").click()
+        page.locator(".dond-msg.other:not(.typing)").first.wait_for()
+        assert page.live_payloads  # the live answers were seen, and none carries values
+        assert not live_keys(page) & {"value", "values", "values_a", "values_b", "other_value", "instance_json"}
+    finally:
+        page.context.close()
+
+
+def test_opponent_introduced_as_the_session_says_and_the_description_disclosed(otree_server, llm_server, desktop):
+    page = desktop
+    start(otree_server.url, page, opponent_intro="neutral", agent_description="expert", disclose_description=True)
+    assert "You will negotiate with another negotiator" in page.locator(".otree-body").inner_text()
+    assert "The other negotiator has been described as an expert negotiator." in page.content()
+    to_bargain(page)
+    page.locator("#dond-input").fill("Hello there.")
+    page.locator("#dond-send").click()
+    reply = page.locator(".dond-msg.other:not(.typing)").first
+    reply.wait_for()
+    assert reply.locator(".dond-who").inner_text() == "Other negotiator"
+    assert " AI" not in body_text(page)
+
+
+def english_words() -> set[str]:
+    """Every word of the English texts (opponent named every way), less words the German and Italian texts use."""
+    words: set[str] = set()
+    for names in OPPONENTS["en"].values():
+        filled = dict(names, Other=names["other"].capitalize())
+        for value in TEXTS["en"].values():
+            for text in value if isinstance(value, list) else [value]:
+                words |= set(re.findall(r"[A-Za-z]{3,}", fill_opponent(text, filled).lower()))
+    foreign = " ".join(str(v) for language in ("de", "it") for v in TEXTS[language].values()).lower()
+    return words - set(re.findall(r"[a-z]{3,}", foreign)) - {"otree"}
+
+
+@pytest.mark.parametrize("language", ["de", "it"])
+def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_keeps_the_form_in_reach(
+    otree_server, llm_server, phone, language
+):
+    page = phone
+    text = TEXTS[language]
+    start(otree_server.url, page, language=language, game_timeout_s=30, max_message_chars=10)
+    seen = [body_text(page)]
+    to_bargain(page)
+    page.locator("#dond-rules-panel summary").click()
+    page.locator("#dond-send").click()  # empty: the error
+    assert page.locator("#dond-error").inner_text() == text["error_empty_message"]
+    page.locator("#dond-input").fill("x" * 25)  # over the limit: the counter's error
+    page.locator("#dond-proposal-fields input").first.fill("1")
+    seen.append(body_text(page))
+    page.locator("#dond-propose").click()  # the confirmation
+    seen.append(body_text(page))
+    assert page.locator("#dond-confirm-yes").inner_text() == text["confirm_yes"]
+
+    # On the phone the chat has a bounded height; the input and the proposal form follow it on the same screen.
+    chat = page.locator("#dond-chat").bounding_box()
+    proposal = page.locator("#dond-proposal").bounding_box()
+    assert chat["height"] <= 0.4 * PHONE["height"]
+    compose = page.locator("#dond-compose").bounding_box()
+    assert compose["y"] + compose["height"] - chat["y"] <= 0.75 * PHONE["height"]  # chat and input on one screen
+    assert proposal["y"] - chat["y"] <= 0.75 * PHONE["height"]  # and the proposal form begins on it too
+
+    # The countdown is hidden until its last seconds (20% of 30 s here), then shown in the page's language.
+    timer = page.locator(".otree-timer")
+    assert timer.is_hidden()
+    expect(timer).to_be_visible(timeout=30_000)
+    assert text["timer_bargain"] in timer.inner_text()
+    seen.append(body_text(page))
+    page.wait_for_url("**/Results/**", timeout=30_000)  # the time limit ends the game
+    assert page.locator("#dond-splits").count() == 0 and page.locator("#my-points").count() == 0
+    seen.append(body_text(page))
+
+    english = english_words()
+    for shown in seen:
+        leftover = set(re.findall(r"[A-Za-z]{3,}", shown.lower())) & english
+        assert not leftover, (language, leftover, shown)
+
+
+def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop):
+    page = desktop
+    session = dond_pages.create_session(otree_server.url, "dond_human", 2, pairing_timeout_s=600, language="de")
+    page.goto(dond_pages.session_start_links(otree_server.url, session["code"])[0])
+    page.locator("input[name=consent_given][value=True]").check()
+    submit(page)
+    page.wait_for_url("**/Pairing/**")
+    timer = page.locator(".otree-timer")
+    expect(page.locator(".otree-timer__time-left")).to_have_text(re.compile(r"^(10:00|9:5\d)$"))
+    assert "Verbleibende Zeit für die Suche:" in timer.inner_text() and "complete" not in timer.inner_text()
