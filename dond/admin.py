@@ -1,7 +1,8 @@
-"""The dond admin report (``admin_report.html``): summaries per mode × language × model, the LLM agency table and
-every game's row, numbers formatted as text."""
+"""The dond admin report (``admin_report.html``): summaries per mode × language × model, the LLM agency table, the
+treatments (figures per condition and each condition minus the default) and every game's row, numbers as text."""
 
 from backend.core.script_json import script_json
+from backend.dond import effects
 from backend.dond import export as dond_export
 from backend.dond import report as dond_report
 
@@ -17,8 +18,20 @@ def vars_for_admin_report(subsession):
     frame = pd.DataFrame(rows, columns=dond_export.DOND_GAMES_COLUMNS).astype(str)
     summary = [summary_row(row) for row in dond_report.summarise(frame)] if rows else []
     agency = [agency_row(row) for row in (dond_report.summarise_agency(frame) or [])] if rows else []
+    treated = bool(rows) and effects.has_conditions(frame)
+    conditions = [condition_row(row) for row in effects.condition_summaries(frame)] if treated else []
+    gains = [effect_row(row) for row in effects.treatment_effects(frame)] if treated else []
     outcomes = {name: sum(row["outcome"] == name for row in rows) for name in OUTCOMES}
-    return dict(summary=summary, agency=agency, games=rows, outcomes_json=script_json(outcomes), n_games=len(rows))
+    return dict(
+        summary=summary,
+        agency=agency,
+        conditions=conditions,
+        effects=gains,
+        dropped=sum(row["dropped"] for row in gains),
+        games=rows,
+        outcomes_json=script_json(outcomes),
+        n_games=len(rows),
+    )
 
 
 def number(value, digits=1):
@@ -39,3 +52,18 @@ def agency_row(row):
     """One row of the "LLM agency" table (``dond_report.summarise_agency``), numbers as text."""
     formatted = {name: number(row[name], 3) for name in ("mean", "debiased_mean", "se")}
     return dict(row, **formatted, ci=f"{number(row['ci_low'], 3)} – {number(row['ci_high'], 3)}")
+
+
+def condition_row(row):
+    """One row of the "figures per condition" table (``effects.condition_summaries``), numbers as text."""
+    formatted = {name: number(row[name], 3) for name in ("mean", "debiased_mean")}
+    return dict(row, **formatted, ci=f"{number(row['ci_low'], 3)} – {number(row['ci_high'], 3)}")
+
+
+def effect_row(row):
+    """One row of the "treatment effects" table (``effects.treatment_effects``), numbers as text."""
+    return dict(
+        row,
+        difference=number(row["difference"], 3),
+        ci=f"{number(row['ci_low'], 3)} – {number(row['ci_high'], 3)}",
+    )

@@ -88,6 +88,12 @@ BAD_KEYS = [
     (dict(live_messages_per_minute=0), "'live_messages_per_minute'"),
     (dict(llm_requests_per_game=True), "'llm_requests_per_game'"),
     (dict(instances_file="data/\x00.json"), "'instances_file'"),
+    (dict(value_visibility="all"), "'value_visibility' must be one of own, llm_sees_other, person_sees_llm, both"),
+    (dict(opponent="human", value_visibility="llm_sees_other"), "must be own or both when opponent is human"),
+    (dict(agent_description="genius"), "'agent_description' must be one of none, average, expert, awful"),
+    (dict(disclose_description="perhaps"), "'disclose_description'"),
+    (dict(opponent_intro="robot"), "'opponent_intro' must be one of auto, ai, person, neutral"),
+    (dict(model_failure_pay="all"), "'model_failure_pay' must be one of half_total, zero"),
 ]
 
 ITEMS = ["gizmo", "widget", "sprocket"]
@@ -114,7 +120,7 @@ BAD_FILES = [
 ]
 
 
-@pytest.mark.parametrize(("config", "named"), BAD_KEYS, ids=[next(iter(c)) for c, _ in BAD_KEYS])
+@pytest.mark.parametrize(("config", "named"), BAD_KEYS, ids=[next(reversed(c)) for c, _ in BAD_KEYS])
 def test_a_bad_key_is_refused_before_a_session_exists(otree_server, played_session, config, named):
     check_refused(otree_server.url, config, named)
 
@@ -253,3 +259,38 @@ def test_exports_carry_participant_code_pid_study_id_session_and_iso_times(otree
         assert (event["session_code"], event["participant_code"]) == (session["code"], participant_code)
         assert (event["prolific_pid"], event["study_id"]) == (PID, STUDY)
         assert ISO_UTC.fullmatch(event["created_at"]), event["created_at"]
+
+
+OTHER_VALUES = "What each item is worth to the other player"
+EXPERT = "You are highly experienced at negotiating and regularly reach good deals."
+
+
+@pytest.mark.parametrize(
+    ("treatment", "sees_other", "described"),
+    [
+        (dict(), False, "You negotiate in this game as a representative.\n\n"),
+        (
+            dict(value_visibility="llm_sees_other", agent_description="expert", opponent_intro="neutral"),
+            True,
+            EXPERT,
+        ),
+        (dict(value_visibility="person_sees_llm", model_failure_pay="zero"), False, "as a representative.\n\n"),
+    ],
+    ids=["default", "model_sees_person", "person_sees_model"],
+)
+def test_the_treatment_reaches_the_models_prompt_the_export_and_the_admin_report(
+    otree_server, llm_server, treatment, sees_other, described
+):
+    llm_server.responder = lambda request: Reply(text="Let us see.")
+    session = create_session(otree_server.url, "dond_llm", 1, first_mover="human", llm_model="test-model", **treatment)
+    run_async(play(advance_to_bargain(session_start_links(otree_server.url, session["code"])[0]), 1))
+    first = llm_server.requests[0]["messages"][0]["content"]
+    assert (OTHER_VALUES in first) is sees_other and described in first
+    game = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])[0]
+    expected = dict(value_visibility="own", agent_description="none", disclose_description="0")
+    expected.update(opponent_intro="auto", model_failure_pay="half_total")
+    expected.update({key: str(value) for key, value in treatment.items()})
+    assert {key: game[key] for key in expected} == expected
+    report = requests.get(f"{otree_server.url}/AdminReport/{session['code']}", timeout=60).text
+    assert f"{expected['value_visibility']} / {expected['agent_description']} / {expected['opponent_intro']}" in report
+    assert "Treatments: figures per condition" not in report  # figures count finished games only
