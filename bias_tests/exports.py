@@ -46,8 +46,25 @@ def _option_value(view, choice):
     return view.options[choice].value if choice is not None and view.kind == "choice" else None
 
 
+# The LLM runner's columns that are empty for every person (a model's run, reply and how it answered).
+MODEL_ONLY_COLUMNS = (
+    "model",
+    "run",
+    "option_probabilities",
+    "attempts",
+    "raw_reply",
+    "answer_mode",
+    "answer_source",
+    "problem",
+    "reasoning",
+)
+PERSON_COLUMNS = tuple(column for column in EXPORT_COLUMNS if column not in MODEL_ONLY_COLUMNS)
+
+
 def custom_export(players):
-    """One row per person x test x version, columns backend.bias.export.EXPORT_COLUMNS (as the LLM runner's)."""
-    yield list(EXPORT_COLUMNS)
+    """One row per person x test x version: backend.bias.export.EXPORT_COLUMNS without the model-only columns,
+    session_code first (``python -m backend report`` reads it with the runner's files; the missing ones read empty)."""
+    columns = ["session_code", *(column for column in PERSON_COLUMNS if column != "session_code")]
+    yield columns
     for row in export_rows(players):
-        yield [row[column] for column in EXPORT_COLUMNS]
+        yield [row[column] for column in columns]

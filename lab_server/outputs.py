@@ -13,6 +13,14 @@
   pasted into the config made that export grow by the upload times the number of participants (64 MB for a 3.3 MB
   upload and 20 people), with cells past a spreadsheet's 32,767-character limit. A session-config cell longer than
   ``LONG_CONFIG_CHARS`` is written as a note saying how long it is; the app keeps the content itself with the session.
+- **Empty app columns in the wide export.** oTree's wide export has a column for every player, group and subsession
+  field of every round of every app (social_eval: 60 fields x 15 rounds = 900 columns; payoff_reasoning_eval: 19 x 30
+  = 570; bias_tests 760), whether or not a round was ever played. Two kinds of app columns
+  (``<app>.<round>.<model>.<field>``) are left out, so no value is lost and the participant and session columns always
+  stay: a column empty for every participant (``empty_app_columns_dropped``), and every column of a round nobody
+  played, i.e. a round whose cells are, for every participant, empty, oTree's bookkeeping (``id_in_group``,
+  ``role``, ``payoff``, ``id_in_subsession``, ``round_number``) or the field's ``initial`` value
+  (``unplayed_rounds_dropped``).
 - **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
   websocket; with or without the Excel byte-order mark) has its text cells neutralised with
   ``backend.core.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
@@ -23,8 +31,10 @@ from __future__ import annotations
 
 import csv
 import html
+import importlib
 import io
 import json
+from collections.abc import Callable
 
 from backend.core.csvio import neutralise_row
 from backend.core.script_json import script_safe
@@ -96,6 +106,97 @@ def session_config_cells_shortened(rows: list[list]) -> list[list]:
     return rows
 
 
+def empty_app_columns_dropped(rows: list[list]) -> list[list]:
+    """oTree's wide-export rows (header first) without the app columns that are empty (None or "") in every row;
+    ``participant.*`` and ``session.*`` columns are kept.
+
+    >>> rows = [["participant.code", "app.1.player.x", "app.2.player.x"], ["ab12", 3, None], ["cd34", "", ""]]
+    >>> empty_app_columns_dropped(rows)
+    [['participant.code', 'app.1.player.x'], ['ab12', 3], ['cd34', '']]
+    """
+    if len(rows) < 2 or not rows[0]:
+        return rows
+    header = rows[0]
+    kept = [
+        index
+        for index, name in enumerate(header)
+        if str(name).startswith(("participant.", "session."))
+        or any(index < len(row) and row[index] not in (None, "") for row in rows[1:])
+    ]
+    return [[row[index] if index < len(row) else "" for index in kept] for row in rows]
+
+
+def export_csv_text(rows) -> str:
+    """An export's rows (header first) as the CSV text oTree's custom export writes: None as an empty cell, booleans
+    as 1/0, every text cell neutralised. The admin reports offer it as a download of their own session's rows.
+
+    >>> export_csv_text([["session_code", "note"], ["s1", "=1+1"], ["s1", None]]).splitlines()
+    ['session_code,note', "s1,'=1+1", 's1,']
+    """
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    for row in rows:
+        cells = ["" if value is None else int(value) if isinstance(value, bool) else value for value in row]
+        writer.writerow(neutralise_row(cells))
+    return buffer.getvalue()
+
+
+# oTree's own columns of every round of an app: they hold a value whether or not the round was played.
+ROUND_BOOKKEEPING = frozenset(
+    {"player.id_in_group", "player.role", "player.payoff", "group.id_in_subsession", "subsession.round_number"}
+)
+
+
+def field_initials(app: str) -> dict[str, object]:
+    """``"player.<field>"`` (and group, subsession) -> the field's ``initial`` value as the wide export writes it
+    (booleans as 1/0), read from the app's models."""
+    module = importlib.import_module(app)
+    initials: dict[str, object] = {}
+    for model in ("player", "group", "subsession"):
+        table = getattr(getattr(module, model.capitalize(), None), "__table__", None)
+        for column in table.columns if table is not None else ():
+            if column.default is None or callable(column.default.arg):
+                continue
+            value = column.default.arg
+            initials[f"{model}.{column.name.lstrip('_')}"] = int(value) if isinstance(value, bool) else value
+    return initials
+
+
+def unplayed_rounds_dropped(rows: list[list], initials: Callable[[str], dict] = field_initials) -> list[list]:
+    """oTree's wide-export rows without the columns of app rounds nobody played: rounds whose cells are, in every row,
+    empty, oTree's bookkeeping (`ROUND_BOOKKEEPING`) or the field's initial value (``initials(app)``).
+
+    >>> rows = [["participant.code", "a.1.player.id_in_group", "a.1.player.x", "a.2.player.id_in_group", "a.2.player.x"],
+    ...         ["ab12", 1, 7, 1, 0], ["cd34", 1, "", 1, ""]]
+    >>> unplayed_rounds_dropped(rows, initials=lambda app: {"player.x": 0})
+    [['participant.code', 'a.1.player.id_in_group', 'a.1.player.x'], ['ab12', 1, 7], ['cd34', 1, '']]
+    """
+    if len(rows) < 2 or not rows[0]:
+        return rows
+    header, blocks = rows[0], {}
+    for index, name in enumerate(header):
+        parts = str(name).split(".", 2)
+        if len(parts) == 3 and parts[1].isdigit() and parts[0] not in ("participant", "session"):
+            blocks.setdefault((parts[0], parts[1]), []).append(index)
+    dropped, known = set(), {}
+    for (app, _), indices in blocks.items():
+        if app not in known:
+            try:
+                known[app] = initials(app)
+            except (ImportError, AttributeError):
+                known[app] = None  # an app that no longer exists: keep its columns as they are
+        if known[app] is None:
+            continue
+
+        def placeholder(index, value, app=app):
+            field = str(header[index]).split(".", 2)[2]
+            return value in (None, "") or field in ROUND_BOOKKEEPING or known[app].get(field, object()) == value
+
+        if all(placeholder(index, row[index]) for row in rows[1:] for index in indices if index < len(row)):
+            dropped.update(indices)
+    return [[value for index, value in enumerate(row) if index not in dropped] for row in rows]
+
+
 def neutralised_csv_text(csv_text: str) -> str:
     """CSV text (as oTree's own writers produce it) with every cell neutralised; numeric text is left as it is.
 
@@ -133,7 +234,8 @@ def _escaped_payment_labels(payments_context):
 
 def _short_config_cells(rows_for_wide_csv):
     def wide_rows_with_short_config(session_code):
-        return session_config_cells_shortened(rows_for_wide_csv(session_code))
+        rows = session_config_cells_shortened(rows_for_wide_csv(session_code))
+        return empty_app_columns_dropped(unplayed_rounds_dropped(rows))
 
     return wide_rows_with_short_config
 
