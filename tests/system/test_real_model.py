@@ -154,6 +154,7 @@ def test_a_person_plays_dond_in_chromium_against_the_real_model(real_model, page
             if page.locator("#dond-propose").is_visible() and page.locator("#dond-propose").is_enabled():
                 page.locator("#dond-proposal-fields input").first.fill("1")
                 page.locator("#dond-propose").click()
+                page.locator("#dond-confirm-yes").click()  # the proposal is confirmed in the page
             elif page.locator("#dond-input").is_visible() and page.locator("#dond-input").is_enabled():
                 page.locator("#dond-input").fill("Hello. I would like one of each item; you keep the rest.")
                 page.locator("#dond-input").press("Enter")
