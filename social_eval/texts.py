@@ -58,10 +58,13 @@ PAGE_TEXTS = {
         "ratings_for": "Ratings for",
         "hint": (
             "For each character and each dimension, explain your judgement in one or two sentences (at least "
-            "{minimum} characters), then choose a rating. Keyboard: Tab moves from the explanation to the scale; "
-            "the arrow keys or a typed number (for example - then 3) choose a value; Enter on the scale, or "
-            "Ctrl+Enter anywhere, goes to the next rating and, on the last one, submits. Your answers are kept if "
-            "you reload the page. This conversation is reserved for you for {minutes} minutes."
+            "{minimum} characters), then choose a rating. Your answers are kept if you reload the page. This "
+            "conversation is reserved for you for {minutes} minutes."
+        ),
+        "keys": (
+            "Keyboard: Tab moves from the explanation to the scale; the arrow keys or a typed number (for example - "
+            "then 3) choose a value; Enter on the scale, or Ctrl+Enter anywhere, goes to the next rating and, on the "
+            "last one, submits."
         ),
         "guide_toggle": "Guideline and examples",
         "step": "Rating {current} of {total}",
@@ -132,11 +135,13 @@ PAGE_TEXTS = {
         "ratings_for": "Bewertungen für",
         "hint": (
             "Begründen Sie für jede Figur und jede Dimension Ihr Urteil in ein oder zwei Sätzen (mindestens "
-            "{minimum} Zeichen) und wählen Sie dann eine Bewertung. Tastatur: Die Tabulatortaste führt von der "
-            "Begründung zur Skala; die Pfeiltasten oder eine getippte Zahl (zum Beispiel - und dann 3) wählen einen "
-            "Wert; die Eingabetaste auf der Skala oder Strg+Eingabe überall führt zur nächsten Bewertung und sendet "
-            "bei der letzten ab. Ihre Eingaben bleiben erhalten, wenn Sie die Seite neu laden. Dieses Gespräch ist "
-            "{minutes} Minuten lang für Sie reserviert."
+            "{minimum} Zeichen) und wählen Sie dann eine Bewertung. Ihre Eingaben bleiben erhalten, wenn Sie die "
+            "Seite neu laden. Dieses Gespräch ist {minutes} Minuten lang für Sie reserviert."
+        ),
+        "keys": (
+            "Tastatur: Die Tabulatortaste führt von der Begründung zur Skala; die Pfeiltasten oder eine getippte "
+            "Zahl (zum Beispiel - und dann 3) wählen einen Wert; die Eingabetaste auf der Skala oder Strg+Eingabe "
+            "überall führt zur nächsten Bewertung und sendet bei der letzten ab."
         ),
         "guide_toggle": "Anleitung und Beispiele",
         "step": "Bewertung {current} von {total}",
@@ -212,10 +217,13 @@ PAGE_TEXTS = {
         "ratings_for": "Valutazioni per",
         "hint": (
             "Per ogni personaggio e ogni dimensione, motivi il Suo giudizio in una o due frasi (almeno {minimum} "
-            "caratteri), poi scelga una valutazione. Tastiera: il tasto Tab porta dalla motivazione alla scala; i "
-            "tasti freccia o un numero digitato (per esempio - e poi 3) scelgono un valore; Invio sulla scala, o "
-            "Ctrl+Invio ovunque, porta alla valutazione successiva e, sull'ultima, invia. Le Sue risposte restano se "
-            "ricarica la pagina. Questa conversazione è riservata a Lei per {minutes} minuti."
+            "caratteri), poi scelga una valutazione. Le Sue risposte restano se ricarica la pagina. Questa "
+            "conversazione è riservata a Lei per {minutes} minuti."
+        ),
+        "keys": (
+            "Tastiera: il tasto Tab porta dalla motivazione alla scala; i tasti freccia o un numero digitato (per "
+            "esempio - e poi 3) scelgono un valore; Invio sulla scala, o Ctrl+Invio ovunque, porta alla valutazione "
+            "successiva e, sull'ultima, invia."
         ),
         "guide_toggle": "Istruzioni ed esempi",
         "step": "Valutazione {current} di {total}",

@@ -212,6 +212,7 @@ def rate_vars(player, *, task_total):
         hint=words["hint"].format(
             minimum=settings.min_reasoning_chars, minutes=round(settings.reservation_timeout_s / 60)
         ),
+        keys=words["keys"],
         progress=study_flow.progress(player),
         min_reasoning_chars=settings.min_reasoning_chars,
         reasoning_hint=html.escape(session_rubric.reasoning_hint),
