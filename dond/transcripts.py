@@ -159,6 +159,7 @@ def transcript(game, events, participants):
         outcome=outcome,
         outcome_text=outcome_text,
         bonus_points=str(row.get("bonus_points", "")),
+        pay_rule=str(row.get("pay_rule", "")),
         started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(game.created_at)),
     )
 

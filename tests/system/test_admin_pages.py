@@ -143,6 +143,7 @@ def test_a_persons_games_against_the_demo_model_end_in_a_deal_or_a_no_deal(lab, 
     assert "deal: the proposals fit together" in transcripts.text
     assert "no deal: the proposals ask for more than there is" in transcripts.text
     assert "model demo-model" in transcripts.text and "secret proposal: " in transcripts.text
+    assert '<th>pay rule</th><td colspan="2">mode_goal</td>' in transcripts.text
 
 
 def test_logged_out_requests_are_refused_when_a_password_is_set(lab):
@@ -223,13 +224,13 @@ def test_a_person_left_without_a_partner_shows_as_timed_out(lab):
 
 
 def test_an_annotator_shows_item_progress_and_times_out_when_the_reservation_expires(lab):
-    session = create_session(lab.url, "social_eval", 2, reservation_timeout_s=2)
+    session = create_session(lab.url, "social_eval", 2, reservation_timeout_s=6)
     Annotator(session_start_links(lab.url, session["code"])[0], session["code"]).to_rating_page()
     admin = logged_in(lab)
     page = admin.get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
     assert '<tr class="status-working">' in page
     assert re.search(r'<td class="progress-text">item 1 of \d+</td>', page)  # the app's items, not pages
-    time.sleep(3)  # the reservation expires; the annotator has not come back
+    time.sleep(7)  # the reservation expires; the annotator has not come back
     page = admin.get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
     assert '<tr class="status-timed_out">' in page
     assert re.search(r'<td class="detail">reservation of [^<]+ expired \d+ s ago</td>', page)

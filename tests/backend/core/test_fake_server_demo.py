@@ -96,3 +96,18 @@ def test_the_command_line_server_plays_dond_by_default_and_echoes_on_request():
         finally:
             process.terminate()
             process.wait(timeout=10)
+
+
+def test_it_reads_its_own_values_when_the_prompt_also_shows_the_others():
+    from backend.dond.treatments import LLMView
+
+    instance = generate_instance(4)
+    for language in ("en", "de", "it"):
+        view = LLMView(sees_other=True, other_sees=True, description="expert")
+        prompt = initial_prompt(instance, "B", GameConfig(mode="semi", language=language), view)
+        game = dond_demo.read_game(prompt)
+        assert (game.language, game.instance.counts, game.instance.values_a) == (
+            language,
+            instance.counts,
+            instance.values_b,
+        )
