@@ -118,7 +118,7 @@ class PlayerBot(Bot):
         config = self.session.config
         if config.get("consent", True):
             yield Consent, dict(consent_given=True)
-        expect("Annotation examples for Believability", "in", self.html)
+        expect("Annotation examples for <span data-material>Believability</span>", "in", self.html)
         expect("A pizza", "not in", self.html)  # our own examples, not the seed's
         yield Instructions
         if config.get("comprehension_check"):
