@@ -189,7 +189,7 @@ def paired_difference(
 def treatment_effects(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]]:
     """Each condition minus the default of one factor, the other factors fixed: per stratum × factor × level ×
     metric, ``effect`` (the factor's name, e.g. "visibility gain"), ``condition`` (level), ``baseline`` (default),
-    ``held`` (the other factors' levels), ``difference``, ``ci_low``/``ci_high``, ``instances``, ``dropped``."""
+    ``held`` (the other factors' levels other than their defaults), ``difference``, ``ci_low``/``ci_high``, ``instances``, ``dropped``."""
     games = condition_frame(frame)
     rows = []
     for stratum, group in games.groupby(list(STRATUM), sort=True):
@@ -222,12 +222,21 @@ def treatment_effects(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 
                                 "factor": factor,
                                 "condition": level,
                                 "baseline": default,
-                                "held": ", ".join(f"{n}={v}" for n, v in zip(held_names, held, strict=True)),
+                                "held": _held(held_names, held),
                                 "metric": metric,
                                 **paired,
                             }
                         )
     return rows
+
+
+def _held(names: Sequence[str], values: Sequence[str]) -> str:
+    """The other factors' levels of a comparison, the defaults left out ("" when all are defaults).
+
+    >>> _held(["agent_description", "opponent_intro"], ["expert", "auto"])
+    'agent_description=expert'
+    """
+    return ", ".join(f"{n}={v}" for n, v in zip(names, values, strict=True) if v != FACTORS[n][1])
 
 
 def has_conditions(frame: pd.DataFrame) -> bool:
@@ -272,7 +281,7 @@ def text_report(summaries: list[dict[str, Any]], effects: list[dict[str, Any]]) 
     lines[0] += ["instances", "dropped"]
     for r in effects:
         lines.append(
-            [str(r[name]) for name in (*STRATUM, "effect", "condition", "baseline", "held", "metric")]
+            [str(r[name]) or "–" for name in (*STRATUM, "effect", "condition", "baseline", "held", "metric")]
             + [_fmt(r["difference"]), f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"]
             + [str(r["instances"]), str(r["dropped"])]
         )
