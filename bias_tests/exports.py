@@ -58,13 +58,15 @@ MODEL_ONLY_COLUMNS = (
     "problem",
     "reasoning",
 )
-PERSON_COLUMNS = tuple(column for column in EXPORT_COLUMNS if column not in MODEL_ONLY_COLUMNS)
+# The app's export: session_code first, then the runner's columns without the model-only ones.
+PERSON_COLUMNS = ("session_code",) + tuple(
+    column for column in EXPORT_COLUMNS if column not in MODEL_ONLY_COLUMNS and column != "session_code"
+)
 
 
 def custom_export(players):
     """One row per person x test x version: backend.bias.export.EXPORT_COLUMNS without the model-only columns,
     session_code first (``python -m backend report`` reads it with the runner's files; the missing ones read empty)."""
-    columns = ["session_code", *(column for column in PERSON_COLUMNS if column != "session_code")]
-    yield columns
+    yield list(PERSON_COLUMNS)
     for row in export_rows(players):
-        yield [row[column] for column in columns]
+        yield [row[column] for column in PERSON_COLUMNS]

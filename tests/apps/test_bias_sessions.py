@@ -21,8 +21,8 @@ import pytest
 import requests
 
 from backend.bias import report as bias_report
-from backend.bias.export import EXPORT_COLUMNS
 from backend.bias.items import DEFAULT_ITEMS_PATH
+from bias_tests.exports import PERSON_COLUMNS
 from tests.support.harness import create_session, export_rows, rest, session_codes, session_start_links
 
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
@@ -197,7 +197,7 @@ def test_export_rows_carry_the_identifiers_a_researcher_joins_on(otree_server, t
     response.raise_for_status()
     text = response.content.decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert text.splitlines()[0] == ",".join(EXPORT_COLUMNS)
+    assert text.splitlines()[0] == ",".join(PERSON_COLUMNS)  # without the runner's model-only columns
     assert len(rows) == 5
     participant_code = rows[0]["participant_code"]
     assert re.fullmatch(r"[a-z0-9]{8}", participant_code)

@@ -13,10 +13,10 @@ import requests
 from playwright.sync_api import expect
 
 from backend.bias import report as bias_report
-from backend.bias.export import EXPORT_COLUMNS
 from backend.bias.items import DEFAULT_ITEMS_PATH, load_items
 from backend.bias.runner import main as run_model
 from backend.bias.runner import output_path
+from bias_tests.exports import PERSON_COLUMNS
 from tests.support.bias_replies import responder
 from tests.support.harness import create_session, export_rows, next_page, run_bots, session_start_links
 
@@ -39,7 +39,7 @@ def test_bots_export_and_the_report_shows_people_and_the_model_side_by_side(tmp_
     result = run_bots("bias_tests", participants=4, export_dir=tmp_path)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     people = tmp_path / "bias_tests_custom.csv"
-    assert people.read_text(encoding="utf-8").splitlines()[0] == ",".join(EXPORT_COLUMNS)
+    assert people.read_text(encoding="utf-8").splitlines()[0] == ",".join(PERSON_COLUMNS)
     with people.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 4 * PER_PERSON
