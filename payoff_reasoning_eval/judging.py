@@ -83,7 +83,11 @@ def number(value) -> int | None:
 def problems(player, values: dict) -> dict[str, str] | str:
     """What the judge must fix, per field, in the session's language; else what the final check refuses (a tampered
     form, in English, as one message); empty when the verdict may be saved."""
-    text, log = text_of(player), load_player_log(player)
+    return verdict_problems(load_player_log(player), values, text_of(player))
+
+
+def verdict_problems(log, values: dict, text: dict) -> dict[str, str] | str:
+    """``problems`` for a log and the texts of a language (escaped: oTree prints the messages unescaped)."""
     two = len(log.attempts) > 1
     orig, fin = number(values.get("orig_cor")), number(values.get("fin_cor")) if two else None
     found = {}

@@ -186,3 +186,48 @@ def test_log_text_is_shown_as_text_and_a_rejected_verdict_keeps_the_marks(otree_
         "0",
         "FP",  # people: incorrect; the check passed (no predicates)
     )
+
+
+@pytest.mark.parametrize("language", ["en", "de", "it"])
+def test_the_judge_page_refuses_exactly_what_the_protocol_refuses_and_names_the_field(language):
+    """Judge.error_message words the rules in the judge's language (judging.py); the protocol's own check
+    (backend.reasoning.task.check_verdict) must agree on every verdict a judge can send from the page."""
+    from backend.reasoning.task import MAX_REMARKS_CHARS, check_verdict
+    from payoff_reasoning_eval.judging import verdict_problems
+    from payoff_reasoning_eval.texts import TEXTS
+
+    text = TEXTS[language]
+    for log in sample_logs().values():
+        two = len(log.attempts) > 1
+        sentence = "f0"
+        for orig in (None, 0, 1):
+            for fin in (None, 0, 1) if two else (None,):
+                for types in ("", "pa", "pa#rga"):
+                    for marked in ("", sentence):
+                        for remarks in ("", "r" * (MAX_REMARKS_CHARS + 1)):
+                            values = dict(orig_cor=orig, fin_cor=fin, err_type=types, marked_sentences=marked)
+                            values["remarks"] = remarks
+                            ours = verdict_problems(log, values, text)
+                            protocol = check_verdict(
+                                log, orig_cor=orig, fin_cor=fin, err_type=types, marked=marked, remarks=remarks
+                            )
+                            assert bool(ours) == bool(protocol), (log.filename, values, ours, protocol)
+                            assert not isinstance(ours, str) or not ours  # every reachable refusal names a field
+    log = sample_logs()[TWO_ATTEMPTS]
+    found = verdict_problems(log, dict(orig_cor=0, fin_cor=None, err_type="", marked_sentences=""), text)
+    assert found == {"fin_cor": text["error_fin_missing"].replace("'", "&#x27;")}
+    found = verdict_problems(log, dict(orig_cor=0, fin_cor=1, err_type="", marked_sentences=""), text)
+    assert set(found) == {"err_type", "marked_sentences"}
+    tampered = verdict_problems(log, dict(orig_cor=0, fin_cor=1, err_type="zz", marked_sentences="f0"), text)
+    assert "Unknown error type(s)" in tampered
+
+
+def test_every_text_of_the_pages_exists_in_every_language_and_is_translated():
+    from bias_tests.texts import TEXTS as BIAS
+    from payoff_reasoning_eval.texts import TEXTS as PAYOFF
+
+    for texts in (BIAS, PAYOFF):
+        assert set(texts["de"]) == set(texts["en"]) == set(texts["it"])
+        for key, english in texts["en"].items():
+            for language in ("de", "it"):
+                assert texts[language][key] != english or not any(c.isalpha() for c in english), (language, key)
