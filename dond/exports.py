@@ -3,6 +3,7 @@ game row that the Results page and the admin report read too."""
 
 import study_flow
 from backend.dond import export as dond_export
+from backend.dond import scoring
 
 from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
 
@@ -27,6 +28,32 @@ def game_meta(game):
 def game_row(game, events, *, people=None):
     """The ``dond_games`` row of ``game`` with ``events`` (``people`` as `people_of` gives them, for the export)."""
     return dond_export.game_row(events, instance_of(game), config_of(game), **game_meta(game), people=people)
+
+
+def bonus_of(game, row, role):
+    """The bonus points of the player in ``role`` (A or B) of ``game``, whose ``dond_games`` row is ``row``: the
+    mode's goal on success, or the session's ``model_failure_pay`` when the person's LLM opponent broke the game
+    (``row["pay_rule"]``; ``backend.dond.scoring.person_bonus``). What the Results page pays."""
+    mine, other = role.lower(), "b" if role == "A" else "a"
+    instance = instance_of(game)
+    return scoring.person_bonus(
+        game.mode,
+        row[f"points_{mine}"],
+        row[f"points_{other}"],
+        outcome=row["outcome"],
+        rule=row["pay_rule"] if game.opponent == "llm" and row["pay_rule"] else "mode_goal",
+        counts=instance.counts,
+        own_values=instance.values(role),
+    )
+
+
+def failure_pay_statement(game, role):
+    """The sentence stating what a person facing an LLM is paid if the model breaks the game ("" otherwise)."""
+    if game.opponent != "llm":
+        return ""
+    instance = instance_of(game)
+    pay = treatment_of(game).model_failure_pay
+    return scoring.model_failure_pay_statement(pay, game.language, instance.counts, instance.values(role))
 
 
 def games_rows(subsessions):

@@ -294,3 +294,40 @@ def test_the_treatment_reaches_the_models_prompt_the_export_and_the_admin_report
     report = requests.get(f"{otree_server.url}/AdminReport/{session['code']}", timeout=60).text
     assert f"{expected['value_visibility']} / {expected['agent_description']} / {expected['opponent_intro']}" in report
     assert "Treatments: figures per condition" not in report  # figures count finished games only
+
+
+def test_the_results_bonus_follows_the_pay_rule_of_the_game():
+    import types
+
+    from backend.dond import export as dond_export
+    from backend.dond.game import GameConfig
+    from backend.dond.instances import Instance
+    from backend.dond.treatments import Treatment
+    from dond import exports
+
+    instance = Instance(("egg", "knife"), (1, 2), (4, 3), (10, 0))
+    abort = {"kind": "abort", "role": "B", "actor": "system", "text": "llm_invalid: over_ask"}
+    for pay, bonus in (("half_total", 5), ("zero", 0)):
+        game = types.SimpleNamespace(
+            mode="semi",
+            language="de",
+            opponent="llm",
+            instance_json=json.dumps(instance.to_dict()),
+            treatment_json=Treatment(model_failure_pay=pay).to_json(),
+        )
+        row = dond_export.game_row(
+            [abort],
+            instance,
+            GameConfig("semi", "de"),
+            session_code="s",
+            game_id="s-1",
+            opponent="llm",
+            model="m",
+            cell=1,
+            focal_role="A",
+            treatment=Treatment(model_failure_pay=pay),
+        )
+        assert exports.bonus_of(game, row, "A") == bonus == row["bonus_points"]
+        statement = exports.failure_pay_statement(game, "A")
+        assert statement.endswith(".") and ("erhalten Sie" in statement) is (pay == "half_total")
+    assert exports.failure_pay_statement(types.SimpleNamespace(opponent="human"), "A") == ""
