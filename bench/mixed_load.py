@@ -260,7 +260,17 @@ class FakeLLM:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "backend.core.llm.fake_server", "--port", str(self.port), "--latency", str(latency)],
+            [
+                sys.executable,
+                "-m",
+                "backend.core.llm.fake_server",
+                "--port",
+                str(self.port),
+                "--latency",
+                str(latency),
+                "--responder",
+                "echo",
+            ],
             cwd=PROJECT_ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
