@@ -133,7 +133,7 @@ def bargain_js_vars(player):
     timeout_s = storage.settings_of(player.session).game_timeout_s
     return dict(
         view=view_for(player, game, events_of(game)),
-        items=[dict(id=i, word=w, count=c, value=v) for i, w, c, v in items],
+        items=[dict(id=i, word=w, count=c, own_points=v) for i, w, c, v in items],
         text={key: text[key] for key in BARGAIN_TEXT_KEYS},
         max_chars=game.max_message_chars,
         opponent=game.opponent,

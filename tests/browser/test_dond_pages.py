@@ -71,7 +71,7 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     assert page.locator("#dond-confirm").is_hidden()
     for index, item in enumerate(items):
         boxes.nth(index).fill(str(item["count"]))  # everything
-    total = sum(item["count"] * item["value"] for item in items)
+    total = sum(item["count"] * item["own_points"] for item in items)
     assert page.locator("#dond-preview").inner_text() == f"This proposal is worth {total} points to you."
 
     # Confirmed in the page with a summary (no browser dialog); "Change it" goes back to the form.
@@ -151,14 +151,14 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         to_bargain(page)
         assert (other_cells.count() == len(other)) == shown and (other_cells.count() == 0) == (not shown)
         js_vars = page.evaluate("js_vars")
-        assert [item["value"] for item in js_vars["items"]] == own  # the preview's own values only
+        assert [item["own_points"] for item in js_vars["items"]] == own  # the preview's own values only
         assert set(js_vars) == {"view", "items", "text", "max_chars", "opponent", "timer_shows_at_s"}
-        assert all(set(item) == {"id", "word", "count", "value"} for item in js_vars["items"])
+        assert all(set(item) == {"id", "word", "count", "own_points"} for item in js_vars["items"])
         page.locator("#dond-input").fill("Which items matter to you?")
         page.locator("#dond-send").click()
         page.locator(".dond-msg.other:not(.typing)").first.wait_for()
         assert page.live_payloads  # the live answers were seen, and none carries values
-        assert not live_keys(page) & {"value", "values", "values_a", "values_b", "other_value", "instance_json"}
+        assert not any("value" in key or key == "instance_json" for key in live_keys(page))
     finally:
         page.context.close()
 

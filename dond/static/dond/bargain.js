@@ -50,7 +50,7 @@
       if (!ok) { errors.push(fill(T.error_count, {item: item.word, count: item.count})); return; }
       var n = Number(raw);
       counts[item.id] = n;
-      points += n * item.value;
+      points += n * item.own_points;
       if (n) { taken.push(n + ' ' + item.word); }
     });
     return {counts: counts, points: points, errors: errors, taken: taken.join(', ') || T.notice_nothing};
@@ -86,6 +86,7 @@
     }
     var body = document.createElement('span');
     body.className = 'dond-text';
+    if (who !== 'system') { body.dataset.ownText = ''; }  // typed by a person or written by the model: not ours
     body.textContent = text;
     div.appendChild(body);
     return div;
