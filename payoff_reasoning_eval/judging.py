@@ -98,18 +98,18 @@ def verdict_problems(log, values: dict, text: dict) -> dict[str, str] | str:
         found["orig_cor"] = text["error_orig_missing"]
     if two and fin is None:
         found["fin_cor"] = text["error_fin_missing"]
-    if "orig_cor" not in found and "fin_cor" not in found:
-        types, marked = task.split_codes(values.get("err_type")), task.split_codes(values.get("marked_sentences"))
-        if orig == 0 or fin == 0:
-            if not types:
-                found["err_type"] = text["error_types_missing"]
-            if not marked:
-                found["marked_sentences"] = text["error_sentences_missing"]
-        else:
-            if types:
-                found["err_type"] = text["error_types_extra"]
-            if marked:
-                found["marked_sentences"] = text["error_sentences_extra"]
+    # Everything to fix at once: a verdict already "incorrect" needs types and sentences, even if the other is unset.
+    types, marked = task.split_codes(values.get("err_type")), task.split_codes(values.get("marked_sentences"))
+    if 0 in (orig, fin):
+        if not types:
+            found["err_type"] = text["error_types_missing"]
+        if not marked:
+            found["marked_sentences"] = text["error_sentences_missing"]
+    elif "orig_cor" not in found and "fin_cor" not in found:
+        if types:
+            found["err_type"] = text["error_types_extra"]
+        if marked:
+            found["marked_sentences"] = text["error_sentences_extra"]
     if found:  # oTree prints these messages unescaped
         return {field: html.escape(message) for field, message in found.items()}
     final = task.check_verdict(

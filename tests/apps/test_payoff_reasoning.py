@@ -214,8 +214,11 @@ def test_the_judge_page_refuses_exactly_what_the_protocol_refuses_and_names_the_
                             assert bool(ours) == bool(protocol), (log.filename, values, ours, protocol)
                             assert not isinstance(ours, str) or not ours  # every reachable refusal names a field
     log = sample_logs()[TWO_ATTEMPTS]
-    found = verdict_problems(log, dict(orig_cor=0, fin_cor=None, err_type="", marked_sentences=""), text)
-    assert found == {"fin_cor": text["error_fin_missing"].replace("'", "&#x27;")}
+    found = verdict_problems(log, dict(orig_cor=0, fin_cor=None, err_type="pa", marked_sentences=""), text)
+    assert found == {  # everything to fix at once
+        "fin_cor": text["error_fin_missing"].replace("'", "&#x27;"),
+        "marked_sentences": text["error_sentences_missing"].replace("'", "&#x27;"),
+    }
     found = verdict_problems(log, dict(orig_cor=0, fin_cor=1, err_type="", marked_sentences=""), text)
     assert set(found) == {"err_type", "marked_sentences"}
     tampered = verdict_problems(log, dict(orig_cor=0, fin_cor=1, err_type="zz", marked_sentences="f0"), text)
