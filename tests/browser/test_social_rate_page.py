@@ -221,6 +221,8 @@ def test_comprehension_retry_names_the_wrong_answers_and_shows_the_guideline(otr
     questions = RUBRIC.comprehension
     wrong = (questions[0].answer + 1) % len(questions[0].options)
     page.locator(f"#id_quiz_1_{wrong}").check()
+    page.reload()  # an answer chosen but not sent survives a reload
+    expect(page.locator(f"#id_quiz_1_{wrong}")).to_be_checked()
     for number, question in enumerate(questions[1:], start=2):
         page.locator(f"#id_quiz_{number}_{question.answer}").check()
     submit(page)
