@@ -196,3 +196,9 @@ def test_a_game_stored_before_the_keys_reads_as_the_defaults():
     assert Treatment.from_json(stored.to_json()) == stored
     with pytest.raises(ValueError, match="value_visibility must be one of"):
         Treatment(value_visibility="mine")
+
+
+@pytest.mark.parametrize(("language", "formal"), [("de", "„Sie“"), ("it", "del Lei")])
+@pytest.mark.parametrize("mode", rules.MODES)
+def test_the_model_is_asked_to_address_the_person_formally(language, mode, formal):
+    assert formal in prompts.initial_prompt(INSTANCE, "A", GameConfig(mode=mode, language=language))
