@@ -3,8 +3,12 @@ than quality_floor_s, gold accuracy and agreement, as computed by hand from what
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from backend.social import forms as social_forms
 from tests.apps.test_pilot_overlap import episode_id, quality_cells
@@ -71,3 +75,23 @@ def test_a_bad_quality_key_is_refused_at_creation(otree_server, key, value):
         timeout=30,
     )
     assert response.status_code >= 400 and key in response.text
+
+
+@pytest.mark.browser
+def test_a_researcher_sees_the_quality_table_and_downloads_one_sessions_ratings_in_chromium(otree_server, page):
+    sessions = [create_session(otree_server.url, "social_eval", 1, **CONFIG) for _ in range(2)]
+    for session in sessions:
+        [link] = session_start_links(otree_server.url, session["code"])
+        rate_all(Annotator(link), shift=0, hit_gold=True)
+    code = sessions[1]["code"]
+    page.goto(f"{otree_server.url}/AdminReport/{code}")
+    table = page.locator("#quality-table")
+    expect(table).to_be_visible()
+    expect(table.locator("tbody tr")).to_have_count(1)
+    expect(table.locator("tbody tr td").nth(4)).to_have_text("1 of 1 (100%)")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Ratings, one row per rating (long) (CSV)").click()
+    assert download.value.suggested_filename == f"social_eval_ratings_long_{code}.csv"
+    rows = list(csv.DictReader(Path(download.value.path()).read_text(encoding="utf-8").splitlines()))
+    assert len(rows) == 2 * 2 * len(RUBRIC.dimensions)  # one regular and one gold episode, 2 agents x 7 dimensions
+    assert {row["session_code"] for row in rows} == {code}
