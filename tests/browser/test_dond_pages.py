@@ -14,6 +14,11 @@ from dond.texts import OPPONENTS, TEXTS, fill_opponent
 from tests.support import dond_pages
 from tests.support.dond_pages import DESKTOP, PHONE, body_text, game_row, live_keys, start, submit, to_bargain
 
+try:  # the check shared by every app's pages (tests/support/language_check.py), where it exists
+    from tests.support.language_check import assert_no_english
+except ImportError:
+    assert_no_english = None
+
 pytestmark = pytest.mark.browser
 
 
@@ -189,6 +194,11 @@ def english_words() -> set[str]:
     return words - set(re.findall(r"[a-z]{3,}", foreign)) - {"otree"}
 
 
+def shared_check(page, language: str, where: str) -> None:
+    if assert_no_english is not None:
+        assert_no_english(page, language, where=where)
+
+
 @pytest.mark.parametrize("language", ["de", "it"])
 def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_keeps_the_form_in_reach(
     otree_server, llm_server, phone, language
@@ -197,6 +207,7 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     text = TEXTS[language]
     start(otree_server.url, page, language=language, game_timeout_s=30, max_message_chars=10)
     seen = [body_text(page)]
+    shared_check(page, language, "Instructions")
     to_bargain(page)
     page.locator("#dond-rules-panel summary").click()
     page.locator("#dond-send").click()  # empty: the error
@@ -206,6 +217,7 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     seen.append(body_text(page))
     page.locator("#dond-propose").click()  # the confirmation
     seen.append(body_text(page))
+    shared_check(page, language, "Bargain")
     assert page.locator("#dond-confirm-yes").inner_text() == text["confirm_yes"]
 
     # On the phone the chat has a bounded height; the input and the proposal form follow it on the same screen.
@@ -225,6 +237,7 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     page.wait_for_url("**/Results/**", timeout=30_000)  # the time limit ends the game
     assert page.locator("#dond-splits").count() == 0 and page.locator("#my-points").count() == 0
     seen.append(body_text(page))
+    shared_check(page, language, "Results")
 
     english = english_words()
     for shown in seen:
