@@ -248,7 +248,7 @@ TEXTS = {
     },
     "it": {
         "instructions_title": "Istruzioni",
-        "intro": "Lei negozierà con {intro} come dividere gli oggetti qui sotto.",
+        "intro": "Lei negozierà con {intro} su come dividere gli oggetti qui sotto.",
         "rules": [
             "Entrambe le parti vedono gli stessi oggetti. {values_rule}",
             "Vi scrivete messaggi a turno, al massimo {max_messages} per parte. {first}",

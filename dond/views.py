@@ -52,11 +52,13 @@ def view_for(player, game, events):
     text = page_text(game)
     instance = instance_of(game)
     view = dond_game.participant_view(events, player.game_role, config_of(game), counts=instance.counts)
-    words = instance.plural(game.language)
+    words, ones = instance.plural(game.language), instance.singular(game.language)
     for item in view["chat"]:
         notice = item.pop("notice", None)
         if notice == "you_proposed":
-            taken = [f"{n} {w}" for n, w in zip(item.pop("proposal"), words, strict=True) if n]
+            taken = [
+                f"{n} {w if n != 1 else one}" for n, w, one in zip(item.pop("proposal"), words, ones, strict=True) if n
+            ]
             item["text"] = text["notice_you_proposed"].format(items=", ".join(taken) or text["notice_nothing"])
         elif notice == "aborted":
             item["text"] = text["notice_aborted"].format(reason=text[f"reason_{item.pop('reason')}"])
@@ -129,11 +131,12 @@ def bargain_js_vars(player):
     instance = instance_of(game)
     text = page_text(game)
     own = instance.values(player.game_role)
-    items = zip(instance.item_types, instance.plural(game.language), instance.counts, own, strict=True)
+    names = zip(instance.plural(game.language), instance.singular(game.language), strict=True)
+    items = zip(instance.item_types, names, instance.counts, own, strict=True)
     timeout_s = storage.settings_of(player.session).game_timeout_s
     return dict(
         view=view_for(player, game, events_of(game)),
-        items=[dict(id=i, word=w, count=c, own_points=v) for i, w, c, v in items],
+        items=[dict(id=i, word=w, one=one, count=c, own_points=v) for i, (w, one), c, v in items],
         text={key: text[key] for key in BARGAIN_TEXT_KEYS},
         max_chars=game.max_message_chars,
         opponent=game.opponent,

@@ -82,7 +82,8 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     # Confirmed in the page with a summary (no browser dialog); "Change it" goes back to the form.
     page.locator("#dond-propose").click()
     summary = page.locator("#dond-confirm-text").inner_text()
-    assert f"This is worth {total} points to you." in summary and f"{items[0]['count']} {items[0]['word']}" in summary
+    first = f"{items[0]['count']} {items[0]['one' if items[0]['count'] == 1 else 'word']}"
+    assert f"This is worth {total} points to you." in summary and first in summary
     page.locator("#dond-confirm-no").click()
     assert page.locator("#dond-confirm").is_hidden() and page.locator("#dond-propose").is_visible()
     page.locator("#dond-propose").click()
@@ -158,7 +159,7 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         js_vars = page.evaluate("js_vars")
         assert [item["own_points"] for item in js_vars["items"]] == own  # the preview's own values only
         assert set(js_vars) == {"view", "items", "text", "max_chars", "opponent", "timer_shows_at_s"}
-        assert all(set(item) == {"id", "word", "count", "own_points"} for item in js_vars["items"])
+        assert all(set(item) == {"id", "word", "one", "count", "own_points"} for item in js_vars["items"])
         page.locator("#dond-input").fill("Which items matter to you?")
         page.locator("#dond-send").click()
         page.locator(".dond-msg.other:not(.typing)").first.wait_for()

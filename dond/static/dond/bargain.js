@@ -51,7 +51,7 @@
       var n = Number(raw);
       counts[item.id] = n;
       points += n * item.own_points;
-      if (n) { taken.push(n + ' ' + item.word); }
+      if (n) { taken.push(n + ' ' + (n === 1 ? item.one : item.word)); }
     });
     return {counts: counts, points: points, errors: errors, taken: taken.join(', ') || T.notice_nothing};
   }
