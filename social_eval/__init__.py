@@ -50,54 +50,56 @@ class Player(BasePlayer):
     gold_max_difference = models.FloatField(blank=True)
     comprehension_attempts = models.IntegerField(initial=0)
     # The rating form, one slot per (agent, dimension number) up to backend/social/forms.py MAX_DIMENSIONS; the rubric
-    # decides which slots a session uses. Bounds and checks: the hooks in form.py.
-    rating_1_1 = models.IntegerField()
-    reason_1_1 = models.LongStringField()
-    rating_1_2 = models.IntegerField()
-    reason_1_2 = models.LongStringField()
-    rating_1_3 = models.IntegerField()
-    reason_1_3 = models.LongStringField()
-    rating_1_4 = models.IntegerField()
-    reason_1_4 = models.LongStringField()
-    rating_1_5 = models.IntegerField()
-    reason_1_5 = models.LongStringField()
-    rating_1_6 = models.IntegerField()
-    reason_1_6 = models.LongStringField()
-    rating_1_7 = models.IntegerField()
-    reason_1_7 = models.LongStringField()
-    rating_1_8 = models.IntegerField()
-    reason_1_8 = models.LongStringField()
-    rating_1_9 = models.IntegerField()
-    reason_1_9 = models.LongStringField()
-    rating_1_10 = models.IntegerField()
-    reason_1_10 = models.LongStringField()
-    rating_2_1 = models.IntegerField()
-    reason_2_1 = models.LongStringField()
-    rating_2_2 = models.IntegerField()
-    reason_2_2 = models.LongStringField()
-    rating_2_3 = models.IntegerField()
-    reason_2_3 = models.LongStringField()
-    rating_2_4 = models.IntegerField()
-    reason_2_4 = models.LongStringField()
-    rating_2_5 = models.IntegerField()
-    reason_2_5 = models.LongStringField()
-    rating_2_6 = models.IntegerField()
-    reason_2_6 = models.LongStringField()
-    rating_2_7 = models.IntegerField()
-    reason_2_7 = models.LongStringField()
-    rating_2_8 = models.IntegerField()
-    reason_2_8 = models.LongStringField()
-    rating_2_9 = models.IntegerField()
-    reason_2_9 = models.LongStringField()
-    rating_2_10 = models.IntegerField()
-    reason_2_10 = models.LongStringField()
-    # The comprehension questions (at most C.MAX_QUESTIONS); choices: quiz_<n>_choices in form.py.
-    quiz_1 = models.IntegerField()
-    quiz_2 = models.IntegerField()
-    quiz_3 = models.IntegerField()
-    quiz_4 = models.IntegerField()
-    quiz_5 = models.IntegerField()
-    quiz_6 = models.IntegerField()
+    # decides which slots a session uses. Bounds and checks: the hooks in form.py. blank=True: a missing answer is
+    # refused by those hooks, in the session's language (oTree's own "This field is required." is English only).
+    rating_1_1 = models.IntegerField(blank=True)
+    reason_1_1 = models.LongStringField(blank=True)
+    rating_1_2 = models.IntegerField(blank=True)
+    reason_1_2 = models.LongStringField(blank=True)
+    rating_1_3 = models.IntegerField(blank=True)
+    reason_1_3 = models.LongStringField(blank=True)
+    rating_1_4 = models.IntegerField(blank=True)
+    reason_1_4 = models.LongStringField(blank=True)
+    rating_1_5 = models.IntegerField(blank=True)
+    reason_1_5 = models.LongStringField(blank=True)
+    rating_1_6 = models.IntegerField(blank=True)
+    reason_1_6 = models.LongStringField(blank=True)
+    rating_1_7 = models.IntegerField(blank=True)
+    reason_1_7 = models.LongStringField(blank=True)
+    rating_1_8 = models.IntegerField(blank=True)
+    reason_1_8 = models.LongStringField(blank=True)
+    rating_1_9 = models.IntegerField(blank=True)
+    reason_1_9 = models.LongStringField(blank=True)
+    rating_1_10 = models.IntegerField(blank=True)
+    reason_1_10 = models.LongStringField(blank=True)
+    rating_2_1 = models.IntegerField(blank=True)
+    reason_2_1 = models.LongStringField(blank=True)
+    rating_2_2 = models.IntegerField(blank=True)
+    reason_2_2 = models.LongStringField(blank=True)
+    rating_2_3 = models.IntegerField(blank=True)
+    reason_2_3 = models.LongStringField(blank=True)
+    rating_2_4 = models.IntegerField(blank=True)
+    reason_2_4 = models.LongStringField(blank=True)
+    rating_2_5 = models.IntegerField(blank=True)
+    reason_2_5 = models.LongStringField(blank=True)
+    rating_2_6 = models.IntegerField(blank=True)
+    reason_2_6 = models.LongStringField(blank=True)
+    rating_2_7 = models.IntegerField(blank=True)
+    reason_2_7 = models.LongStringField(blank=True)
+    rating_2_8 = models.IntegerField(blank=True)
+    reason_2_8 = models.LongStringField(blank=True)
+    rating_2_9 = models.IntegerField(blank=True)
+    reason_2_9 = models.LongStringField(blank=True)
+    rating_2_10 = models.IntegerField(blank=True)
+    reason_2_10 = models.LongStringField(blank=True)
+    # The comprehension questions (at most C.MAX_QUESTIONS); choices: quiz_<n>_choices in form.py; a missing answer:
+    # Comprehension.error_message.
+    quiz_1 = models.IntegerField(blank=True)
+    quiz_2 = models.IntegerField(blank=True)
+    quiz_3 = models.IntegerField(blank=True)
+    quiz_4 = models.IntegerField(blank=True)
+    quiz_5 = models.IntegerField(blank=True)
+    quiz_6 = models.IntegerField(blank=True)
 
 
 Assignment = assignments.model(Subsession)  # who holds or finished which episode (columns: study_flow/assignments.py)
@@ -160,16 +162,21 @@ class Comprehension(Page):
 
     @staticmethod
     def error_message(player, values):
-        wrong = wrong_answers(player, values)
+        language = player.session.config.get("language")
+        unanswered = [n for n in range(1, len(values) + 1) if values.get(f"quiz_{n}") is None]
+        wrong = [] if unanswered else wrong_answers(player, values)
         # The page shown again keeps every answer and marks the wrong ones (views.comprehension_vars).
         player.participant.vars[views.QUIZ_STATE] = dict(answers=dict(values), wrong=wrong)
+        if unanswered:  # not an attempt: nothing was answered wrongly yet
+            return social_forms.message(
+                "quiz_unanswered", language=language, questions=social_forms.joined(unanswered, language)
+            )
         if not wrong:
             return None
         player.comprehension_attempts += 1
         attempts = study.settings_of(player.session).comprehension_attempts
         if player.comprehension_attempts >= attempts:
             return None  # out of attempts: before_next_page screens out
-        language = player.session.config.get("language")
         return social_forms.quiz_retry_message(wrong, attempts - player.comprehension_attempts, language=language)
 
     @staticmethod

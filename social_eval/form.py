@@ -34,12 +34,20 @@ def quiz_options(player, number):
     return [[index, option] for index, option in enumerate(questions[number - 1].options)]
 
 
+def rating_error(player, value):
+    """The message for a rating left out (the field is blank=True so that this message, not oTree's, is shown)."""
+    if value is None:
+        return social_forms.message("rating_missing", language=player.session.config.get("language"))
+    return None
+
+
 def _slot_hooks(agent, slot):
-    """``<rating>_min``, ``<rating>_max`` and ``<reason>_error_message`` of one slot."""
+    """``<rating>_min``, ``<rating>_max``, ``<rating>_error_message`` and ``<reason>_error_message`` of one slot."""
     rating, reason = social_forms.rating_field(agent, slot), social_forms.reason_field(agent, slot)
     return (
         lambda player: rating_bounds(player, rating)[0],
         lambda player: rating_bounds(player, rating)[1],
+        rating_error,
         lambda player, value: reasoning_error(player, reason, value),
     )
 
@@ -48,26 +56,26 @@ def _quiz_choices(number):
     return lambda player: quiz_options(player, number)
 
 
-rating_1_1_min, rating_1_1_max, reason_1_1_error_message = _slot_hooks(1, 1)
-rating_1_2_min, rating_1_2_max, reason_1_2_error_message = _slot_hooks(1, 2)
-rating_1_3_min, rating_1_3_max, reason_1_3_error_message = _slot_hooks(1, 3)
-rating_1_4_min, rating_1_4_max, reason_1_4_error_message = _slot_hooks(1, 4)
-rating_1_5_min, rating_1_5_max, reason_1_5_error_message = _slot_hooks(1, 5)
-rating_1_6_min, rating_1_6_max, reason_1_6_error_message = _slot_hooks(1, 6)
-rating_1_7_min, rating_1_7_max, reason_1_7_error_message = _slot_hooks(1, 7)
-rating_1_8_min, rating_1_8_max, reason_1_8_error_message = _slot_hooks(1, 8)
-rating_1_9_min, rating_1_9_max, reason_1_9_error_message = _slot_hooks(1, 9)
-rating_1_10_min, rating_1_10_max, reason_1_10_error_message = _slot_hooks(1, 10)
-rating_2_1_min, rating_2_1_max, reason_2_1_error_message = _slot_hooks(2, 1)
-rating_2_2_min, rating_2_2_max, reason_2_2_error_message = _slot_hooks(2, 2)
-rating_2_3_min, rating_2_3_max, reason_2_3_error_message = _slot_hooks(2, 3)
-rating_2_4_min, rating_2_4_max, reason_2_4_error_message = _slot_hooks(2, 4)
-rating_2_5_min, rating_2_5_max, reason_2_5_error_message = _slot_hooks(2, 5)
-rating_2_6_min, rating_2_6_max, reason_2_6_error_message = _slot_hooks(2, 6)
-rating_2_7_min, rating_2_7_max, reason_2_7_error_message = _slot_hooks(2, 7)
-rating_2_8_min, rating_2_8_max, reason_2_8_error_message = _slot_hooks(2, 8)
-rating_2_9_min, rating_2_9_max, reason_2_9_error_message = _slot_hooks(2, 9)
-rating_2_10_min, rating_2_10_max, reason_2_10_error_message = _slot_hooks(2, 10)
+rating_1_1_min, rating_1_1_max, rating_1_1_error_message, reason_1_1_error_message = _slot_hooks(1, 1)
+rating_1_2_min, rating_1_2_max, rating_1_2_error_message, reason_1_2_error_message = _slot_hooks(1, 2)
+rating_1_3_min, rating_1_3_max, rating_1_3_error_message, reason_1_3_error_message = _slot_hooks(1, 3)
+rating_1_4_min, rating_1_4_max, rating_1_4_error_message, reason_1_4_error_message = _slot_hooks(1, 4)
+rating_1_5_min, rating_1_5_max, rating_1_5_error_message, reason_1_5_error_message = _slot_hooks(1, 5)
+rating_1_6_min, rating_1_6_max, rating_1_6_error_message, reason_1_6_error_message = _slot_hooks(1, 6)
+rating_1_7_min, rating_1_7_max, rating_1_7_error_message, reason_1_7_error_message = _slot_hooks(1, 7)
+rating_1_8_min, rating_1_8_max, rating_1_8_error_message, reason_1_8_error_message = _slot_hooks(1, 8)
+rating_1_9_min, rating_1_9_max, rating_1_9_error_message, reason_1_9_error_message = _slot_hooks(1, 9)
+rating_1_10_min, rating_1_10_max, rating_1_10_error_message, reason_1_10_error_message = _slot_hooks(1, 10)
+rating_2_1_min, rating_2_1_max, rating_2_1_error_message, reason_2_1_error_message = _slot_hooks(2, 1)
+rating_2_2_min, rating_2_2_max, rating_2_2_error_message, reason_2_2_error_message = _slot_hooks(2, 2)
+rating_2_3_min, rating_2_3_max, rating_2_3_error_message, reason_2_3_error_message = _slot_hooks(2, 3)
+rating_2_4_min, rating_2_4_max, rating_2_4_error_message, reason_2_4_error_message = _slot_hooks(2, 4)
+rating_2_5_min, rating_2_5_max, rating_2_5_error_message, reason_2_5_error_message = _slot_hooks(2, 5)
+rating_2_6_min, rating_2_6_max, rating_2_6_error_message, reason_2_6_error_message = _slot_hooks(2, 6)
+rating_2_7_min, rating_2_7_max, rating_2_7_error_message, reason_2_7_error_message = _slot_hooks(2, 7)
+rating_2_8_min, rating_2_8_max, rating_2_8_error_message, reason_2_8_error_message = _slot_hooks(2, 8)
+rating_2_9_min, rating_2_9_max, rating_2_9_error_message, reason_2_9_error_message = _slot_hooks(2, 9)
+rating_2_10_min, rating_2_10_max, rating_2_10_error_message, reason_2_10_error_message = _slot_hooks(2, 10)
 quiz_1_choices = _quiz_choices(1)
 quiz_2_choices = _quiz_choices(2)
 quiz_3_choices = _quiz_choices(3)

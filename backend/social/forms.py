@@ -27,6 +27,8 @@ AGENTS = (1, 2)
 MESSAGES = {
     "en": {
         "reason_missing": "Please explain your rating.",
+        "rating_missing": "Please choose a rating on the scale.",
+        "quiz_unanswered": "Please answer every question (not answered yet: {questions}).",
         "reason_short": "Please explain your rating in at least {minimum} characters (you wrote {count}).",
         "reason_long": "Please keep this explanation to at most {maximum} characters (you wrote {count}).",
         "quiz_wrong_one": "Question {questions} is not right yet.",
@@ -43,6 +45,8 @@ MESSAGES = {
     },
     "de": {
         "reason_missing": "Bitte begründen Sie Ihre Bewertung.",
+        "rating_missing": "Bitte wählen Sie eine Bewertung auf der Skala.",
+        "quiz_unanswered": "Bitte beantworten Sie jede Frage (noch offen: {questions}).",
         "reason_short": "Bitte begründen Sie Ihre Bewertung mit mindestens {minimum} Zeichen (Sie haben {count} geschrieben).",
         "reason_long": "Bitte kürzen Sie diese Begründung auf höchstens {maximum} Zeichen (Sie haben {count} geschrieben).",
         "quiz_wrong_one": "Frage {questions} ist noch nicht richtig beantwortet.",
@@ -64,6 +68,8 @@ MESSAGES = {
     },
     "it": {
         "reason_missing": "La preghiamo di motivare la Sua valutazione.",
+        "rating_missing": "La preghiamo di scegliere una valutazione sulla scala.",
+        "quiz_unanswered": "La preghiamo di rispondere a ogni domanda (ancora senza risposta: {questions}).",
         "reason_short": (
             "La preghiamo di motivare la Sua valutazione con almeno {minimum} caratteri (ne ha scritti {count})."
         ),
@@ -91,6 +97,18 @@ def message(key: str, *, language: str | None = None, **values: Any) -> str:
     return MESSAGES.get(language or "en", MESSAGES["en"])[key].format(**values)
 
 
+def joined(numbers: Sequence[int], language: str | None = None) -> str:
+    """``1``, ``1 and 3``, ``1, 2 and 3`` (``und``, ``e``).
+
+    >>> joined([1, 2, 3], "it")
+    '1, 2 e 3'
+    """
+    texts = [str(n) for n in numbers]
+    if len(texts) == 1:
+        return texts[0]
+    return f"{', '.join(texts[:-1])} {message('and', language=language)} {texts[-1]}"
+
+
 def quiz_retry_message(wrong: Sequence[int], attempts_left: int, *, language: str | None = None) -> str:
     """Which comprehension questions were answered wrongly, and how many attempts are left, in ``language``.
 
@@ -102,12 +120,10 @@ def quiz_retry_message(wrong: Sequence[int], attempts_left: int, *, language: st
     'Le risposte alle domande 1 e 3 non sono ancora corrette. Rilegga le istruzioni in cima a questa pagina e riprovi (restano 2 tentativi).'
     """
     numbers = [str(n) for n in wrong]
-    joined = (
-        numbers[0]
-        if len(numbers) == 1
-        else f"{', '.join(numbers[:-1])} {message('and', language=language)} {numbers[-1]}"
+    joined_numbers = joined(wrong, language)
+    which = message(
+        "quiz_wrong_one" if len(numbers) == 1 else "quiz_wrong_many", language=language, questions=joined_numbers
     )
-    which = message("quiz_wrong_one" if len(numbers) == 1 else "quiz_wrong_many", language=language, questions=joined)
     retry = message(
         "quiz_retry_one" if attempts_left == 1 else "quiz_retry_many", language=language, count=attempts_left
     )

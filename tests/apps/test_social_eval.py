@@ -233,3 +233,32 @@ def test_a_refused_reasoning_is_explained_in_the_participants_language(otree_ser
     assert too_short in page_text and too_long in page_text
     annotator.submit(form)
     assert annotator.page == "Completion"
+
+
+def test_a_missing_answer_is_refused_in_the_participants_language_not_otrees_english(otree_server):
+    session = create_session(
+        otree_server.url,
+        "social_eval",
+        1,
+        language="de",
+        episodes_per_annotator=1,
+        attention_checks=0,
+        comprehension_check=True,
+    )
+    annotator = Annotator(session_start_links(otree_server.url, session["code"])[0])
+    annotator.submit(dict(consent_given="True")).submit({})
+    annotator.submit(dict(quiz_1=RUBRIC.comprehension[0].answer))  # two questions left out: not an attempt
+    page_text = html.unescape(annotator.html)
+    assert annotator.page == "Comprehension" and "noch offen: 2 und 3" in page_text
+    assert "This field is required" not in page_text
+    annotator.submit({f"quiz_{n}": q.answer for n, q in enumerate(RUBRIC.comprehension, start=1)})
+    form = rating_form()
+    del form["rating_1_3"]
+    form["reason_2_2"] = ""
+    annotator.submit(form)
+    page_text = html.unescape(annotator.html)
+    assert annotator.page == "Rate" and "This field is required" not in page_text
+    assert "Bitte wählen Sie eine Bewertung auf der Skala." in page_text
+    assert "Bitte begründen Sie Ihre Bewertung." in page_text
+    annotator.submit(rating_form())
+    assert annotator.page == "Completion"
