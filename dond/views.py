@@ -9,7 +9,7 @@ from backend.dond import game as dond_game
 from backend.dond import scoring, treatments
 
 from . import storage
-from .exports import game_row
+from .exports import bonus_of, failure_pay_statement, game_row
 from .storage import config_of, events_of, game_of, instance_of
 from .texts import texts
 
@@ -111,11 +111,7 @@ def game_vars(player):
         ],
         goal=text[f"goal_{game.mode}"],
         bonus_rule=text["bonus_rule"].format(per_point=per_point),
-        failure_rule=scoring.model_failure_pay_statement(
-            treatment.model_failure_pay, game.language, instance.counts, values
-        )
-        if llm_game
-        else "",
+        failure_rule=failure_pay_statement(game, player.game_role),
         description=text[f"describe_{treatment.agent_description}"]
         if llm_game and treatment.disclose_description
         else "",
@@ -150,12 +146,10 @@ def replayed(game):
 
 
 def pay_rule(game, row):
-    """The rule that pays the person (``backend.dond.scoring.pay_rule``) and the abort's reason code."""
+    """The rule that paid the person (the row's ``pay_rule``: ``mode_goal`` or ``model_failure_<pay>``) and the
+    abort's reason code."""
     code = dond_game.abort_reason_code(csvio.unescape_text(row["abort_reason"]))
-    treatment = storage.treatment_of(game)
-    rule = scoring.pay_rule(
-        row["outcome"], code, model_failure_pay=treatment.model_failure_pay, person_vs_llm=game.opponent == "llm"
-    )
+    rule = row["pay_rule"] if game.opponent == "llm" and row.get("pay_rule") else "mode_goal"
     return rule, code
 
 
@@ -166,22 +160,9 @@ def finish(player):
         player.outcome = "unpaired"
         return None
     row = game_row(game, events_of(game))
-    role = player.game_role.lower()
-    other = "b" if role == "a" else "a"
     if row["outcome"] in ("success", "lose"):
-        player.points = int(row[f"points_{role}"])
-    mine, theirs = row[f"points_{role}"], row[f"points_{other}"]
-    instance = instance_of(game)
-    bonus = scoring.person_bonus(
-        game.mode,
-        mine,
-        theirs,
-        outcome=row["outcome"],
-        rule=pay_rule(game, row)[0],
-        counts=instance.counts,
-        own_values=instance.values(player.game_role),
-    )
-    player.bonus_points = float(bonus)
+        player.points = int(row[f"points_{player.game_role.lower()}"])
+    player.bonus_points = float(bonus_of(game, row, player.game_role))  # by the game's pay rule
     player.outcome = row["outcome"]
     player.payoff = player.bonus_points
     return row
@@ -232,11 +213,7 @@ def results_vars(player):
     else:
         outcome_text = text["outcome_aborted"].format(reason=text[f"reason_{code}"])
     if rule != "mode_goal":
-        instance = instance_of(game)
-        treatment = storage.treatment_of(game)
-        paid = scoring.model_failure_pay_statement(
-            treatment.model_failure_pay, game.language, instance.counts, instance.values(player.game_role)
-        )
+        paid = failure_pay_statement(game, player.game_role)
     elif outcome == "success":
         score = scoring.goal_score(game.mode, int(row[f"points_{role}"]), int(row[f"points_{other}"]))
         paid = text["paid_success"].format(score=score, per_point=per_point)
