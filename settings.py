@@ -4,9 +4,15 @@ import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+from backend.dond.protocol import PROTOCOLS
+from backend.dond.rules import LANGUAGES, MODES
+from backend.dond.settings import FIRST_MOVER_CELLS
 from backend.dond.settings import form_defaults as dond_form_defaults
+from backend.reasoning.protocol import SEPARATORS
+from backend.reasoning.report import RULES
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
+from study_flow.config import config_doc
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
@@ -30,109 +36,148 @@ if IS_PRODUCTION:
 AUTH_LEVEL = os.environ.get("OTREE_AUTH_LEVEL") or ("STUDY" if IS_PRODUCTION else None)
 
 SESSION_CONFIG_DEFAULTS = dict(
-    real_world_currency_per_point=0.01,
+    real_world_currency_per_point=0.01,  # oTree's payment settings: money per point, fixed fee
     participation_fee=0.00,
-    doc="",
-    # Shared entry and exit flow (see study_flow/ and README "Running a Prolific study").
-    study_title="Research study",
-    consent=True,
-    consent_text="",
-    completion_code="",
-    screenout_code="",
-    completion_redirect_seconds=5,
+    doc="",  # each config below sets its own description (study_flow.config_doc)
+    # Shared entry and exit flow (study_flow/; README "Running a Prolific study"). Every config shows these keys.
+    study_title="",  # the title on every page; empty: "Research study" in the session's language
+    language="en",  # en, de or it: every participant-facing word of the shared pages and of the app
+    consent=True,  # ask for consent on the first page (declining leads to the screen-out page); False: a welcome page
+    consent_text="",  # the researcher's information above the consent question; empty: our text in the language
+    completion_code="",  # Prolific completion code: the last page shows it and redirects to Prolific
+    screenout_code="",  # Prolific code for people who decline consent or fail a comprehension check
+    completion_redirect_seconds=5,  # seconds before the automatic redirect to Prolific (0-600)
     # Shape of the PID a room link must carry (lab_server/entry.py): prolific (24 hex digits) or any (1-64 of A-Z a-z
     # 0-9 - _, for pilots). A link without a valid one gets a page saying so and takes no slot.
     participant_id_format="prolific",
-    # LLM layer (backend/llm): `scripted` needs no network and no key.
-    llm_model=os.environ.get("LLM_MODEL", "scripted"),
-    llm_temperature=0.7,
-    llm_timeout_s=30.0,
-    llm_max_retries=2,
 )
 
-# dond: session configs are edited by the DoND app; the variants differ only in the keys they set. Every dond key, its
-# default, bounds and meaning: backend/dond/settings.py (README "DoND"); the admin's "Create session" form shows the
-# keys a study may change per session (form_defaults); any other key (benchmark switch, rate limits) is added here.
-_DOND_LLM = dict(
-    name="dond_llm",
-    display_name="Deal or No Deal: person vs LLM",
-    app_sequence=["dond"],
-    num_demo_participants=1,
-    doc="Keys documented in README section 'DoND'.",
-    **dond_form_defaults(opponent="llm"),
+# Model call options (backend/core/llm; README "Using real models"), only in configs where an LLM plays: a config
+# for people only carries none of them (study_flow.LLM_KEYS).
+LLM_KEYS = dict(
+    llm_model=os.environ.get("LLM_MODEL", "scripted"),  # sent to the OpenAI-compatible endpoint; scripted: offline
+    llm_temperature=0.7,  # sampling temperature, 0-2
+    llm_timeout_s=30.0,  # seconds before one model call is abandoned
+    llm_max_retries=2,  # retries after a timeout, connection error, HTTP 429 or 5xx
 )
+# Keys with a fixed set of values (oTree's form shows free text): each config's description lists the allowed values.
+_DOND_CHOICES = dict(
+    mode=MODES,
+    language=LANGUAGES,
+    opponent=("llm", "human"),
+    first_mover=tuple(FIRST_MOVER_CELLS),
+    llm_protocol=PROTOCOLS,
+)
+_PAYOFF_CHOICES = dict(csv_separator=SEPARATORS, aggregation_rule=RULES)
+
+
+def _config(name, display_name, app, participants, summary, readme, keys, choices=None):
+    """A session config: its keys, and the description oTree shows (the summary and each key's allowed values)."""
+    config = dict(name=name, display_name=display_name, app_sequence=[app], num_demo_participants=participants, **keys)
+    doc_keys = {**SESSION_CONFIG_DEFAULTS, **config}
+    config["doc"] = config_doc(summary, doc_keys, choices=choices or {}, readme=readme)
+    return config
+
+
+# dond: the variants differ only in the keys they set. Every dond key, its default, bounds and meaning:
+# backend/dond/settings.py (README "DoND"); the admin's "Create session" form shows the keys a study may change per
+# session (form_defaults; a person-vs-person config leaves out the LLM's); any other key is added here.
+_DOND_LLM_KEYS = {**dond_form_defaults(opponent="llm"), **LLM_KEYS}
+_DOND = "DoND (`dond`)"
+_SOCIAL = "Social evaluation (`social_eval`)"
 
 SESSION_CONFIGS = [
-    _DOND_LLM,
-    dict(
-        _DOND_LLM,
-        name="dond_llm_notes",
-        display_name="Deal or No Deal: person vs LLM, notes protocol and belief probe",
-        doc="The LLM writes a private note before each public reply and is probed for the person's acceptable split.",
-        llm_protocol="notes",
-        llm_probe_external=True,
+    _config(
+        "dond_llm",
+        "Deal or No Deal: person vs LLM",
+        "dond",
+        1,
+        "A person negotiates with a language model over how to split items (one game per participant).",
+        _DOND,
+        _DOND_LLM_KEYS,
+        _DOND_CHOICES,
     ),
-    dict(
-        name="dond_human",
-        display_name="Deal or No Deal: person vs person",
-        app_sequence=["dond"],
-        num_demo_participants=2,
-        doc="Two participants paired by arrival; keys documented in README section 'DoND'.",
-        **dond_form_defaults(opponent="human"),
+    _config(
+        "dond_llm_notes",
+        "Deal or No Deal: person vs LLM, notes protocol and belief probe",
+        "dond",
+        1,
+        "As dond_llm; the LLM writes a private note before each public reply and is probed for the person's "
+        "acceptable split.",
+        _DOND,
+        {**_DOND_LLM_KEYS, "llm_protocol": "notes", "llm_probe_external": True},
+        _DOND_CHOICES,
     ),
-    # social_eval: session configs are edited by the social_eval app.
-    # Keys and defaults: backend/social/settings.py (README "social_eval"); a config overrides them.
-    dict(
-        name="social_eval",
-        display_name="Social evaluation: rate conversations on seven dimensions",
-        app_sequence=["social_eval"],
-        num_demo_participants=2,
-        doc="Sotopia-style annotation; keys documented in README section 'social_eval'.",
-        **{
+    _config(
+        "dond_human",
+        "Deal or No Deal: person vs person",
+        "dond",
+        2,
+        "Two participants, paired by arrival, negotiate over how to split items. No LLM plays.",
+        _DOND,
+        {key: value for key, value in dond_form_defaults(opponent="human").items() if not key.startswith("llm_")},
+        _DOND_CHOICES,
+    ),
+    # social_eval: keys and defaults in backend/social/settings.py (README "social_eval"); a config overrides them.
+    _config(
+        "social_eval",
+        "Social evaluation: rate conversations on seven dimensions",
+        "social_eval",
+        2,
+        "People rate conversations between agents on the Sotopia dimensions; each episode goes to "
+        "annotators_per_episode people.",
+        _SOCIAL,
+        {
             **SOCIAL_DEFAULTS,
             "episodes": "backend/social/data/episodes",  # folders / .json / .jsonl files, comma-separated
             "attention_checks": 1,  # gold episodes mixed into each annotator's sequence
         },
     ),
-    dict(
-        name="social_eval_pilot",
-        display_name="Social evaluation: qualification pilot (gold episodes only)",
-        app_sequence=["social_eval"],
-        num_demo_participants=2,
-        doc="Every annotator rates the gold episodes; export custom_export_qualified lists who qualified.",
-        **{
+    _config(
+        "social_eval_pilot",
+        "Social evaluation: qualification pilot (gold episodes only)",
+        "social_eval",
+        2,
+        "Every annotator rates the gold episodes; the export custom_export_qualified lists who qualified.",
+        _SOCIAL,
+        {
             **SOCIAL_DEFAULTS,
             "episodes": "backend/social/data/episodes",
-            "comprehension_check": True,
-            "qualification_mode": True,
+            "comprehension_check": True,  # the rubric's quiz before the first episode
+            "qualification_mode": True,  # gold episodes only
         },
     ),
-    # payoff_reasoning_eval: session configs are edited by the payoff_reasoning_eval app.
-    dict(
-        name="payoff_reasoning_eval",
-        display_name="Payoff reasoning: judge LLM reasoning about 2x2 games",
-        app_sequence=["payoff_reasoning_eval"],
-        num_demo_participants=3,
-        # Keys and defaults: backend/reasoning/task.py and README "payoff_reasoning_eval"; a config overrides them.
-        **REASONING_DEFAULTS,
+    # payoff_reasoning_eval: keys and defaults in backend/reasoning/task.py (README "payoff_reasoning_eval").
+    _config(
+        "payoff_reasoning_eval",
+        "Payoff reasoning: judge LLM reasoning about 2x2 games",
+        "payoff_reasoning_eval",
+        3,
+        "People judge whether a language model reasoned correctly about the payoffs of 2x2 games, sentence by "
+        "sentence; each log goes to judges_per_log people.",
+        "Payoff reasoning evaluation (`payoff_reasoning_eval`)",
+        dict(REASONING_DEFAULTS),
+        _PAYOFF_CHOICES,
     ),
-    # bias_tests: session configs are edited by the bias_tests app.
-    # Keys and defaults: backend/bias/settings.py (item_file, ask_confidence, order_seed); a config overrides them.
-    dict(
-        name="bias_tests",
-        display_name="Cognitive-bias tests",
-        app_sequence=["bias_tests"],
-        num_demo_participants=2,
-        doc="Keys documented in README section 'Cognitive-bias tests'.",
-        **BIAS_DEFAULTS,
+    # bias_tests: keys and defaults in backend/bias/settings.py (item_file, ask_confidence, order_seed).
+    _config(
+        "bias_tests",
+        "Cognitive-bias tests",
+        "bias_tests",
+        2,
+        "People answer cognitive-bias items (the same items models answer with the bias runner), with a "
+        "confidence slider.",
+        "Cognitive-bias tests (`bias_tests`)",
+        dict(BIAS_DEFAULTS),
     ),
-    dict(
-        name="bias_tests_no_confidence",
-        display_name="Cognitive-bias tests (no confidence slider)",
-        app_sequence=["bias_tests"],
-        num_demo_participants=2,
-        doc="As bias_tests, without the confidence slider.",
-        **{**BIAS_DEFAULTS, "ask_confidence": False},
+    _config(
+        "bias_tests_no_confidence",
+        "Cognitive-bias tests (no confidence slider)",
+        "bias_tests",
+        2,
+        "As bias_tests, without the confidence slider.",
+        "Cognitive-bias tests (`bias_tests`)",
+        {**BIAS_DEFAULTS, "ask_confidence": False},
     ),
 ]
 
@@ -150,13 +195,24 @@ PARTICIPANT_FIELDS = [
 ]
 SESSION_FIELDS = []
 
-# One room per study: give Prolific the room URL documented in the README.
+# One room per study: give Prolific the room URL documented in the README. Each room runs only the configs tied to
+# it in ROOM_CONFIGS (lab_server/creation.py refuses any other, naming the room's configs); its name says which.
 _WELCOME_PAGE = "global/RoomWelcome.html"
+ROOM_CONFIGS = {
+    "dond_study": ("dond_llm", "dond_llm_notes", "dond_human"),
+    "social_eval_study": ("social_eval", "social_eval_pilot"),
+    "payoff_reasoning_study": ("payoff_reasoning_eval",),
+    "bias_study": ("bias_tests", "bias_tests_no_confidence"),
+}
+_ROOM_TITLES = {
+    "dond_study": "Deal or No Deal study",
+    "social_eval_study": "Social evaluation study",
+    "payoff_reasoning_study": "Payoff reasoning study",
+    "bias_study": "Cognitive-bias study",
+}
 ROOMS = [
-    dict(name="dond_study", display_name="Deal or No Deal study", welcome_page=_WELCOME_PAGE),
-    dict(name="social_eval_study", display_name="Social evaluation study", welcome_page=_WELCOME_PAGE),
-    dict(name="payoff_reasoning_study", display_name="Payoff reasoning study", welcome_page=_WELCOME_PAGE),
-    dict(name="bias_study", display_name="Cognitive-bias study", welcome_page=_WELCOME_PAGE),
+    dict(name=name, display_name=f"{title} (configs: {', '.join(ROOM_CONFIGS[name])})", welcome_page=_WELCOME_PAGE)
+    for name, title in _ROOM_TITLES.items()
 ]
 
 LANGUAGE_CODE = "en"

@@ -13,7 +13,9 @@ HTTP 500 and oTree's all-apps wide export failed for every session on the server
 2. **Show it as text.** oTree's Create-session page writes the failure's traceback into the page as HTML, and our
    messages quote the refused value (from a key or a researcher's file, which may come from anywhere): the traceback
    is HTML-escaped before it is sent.
-3. **Clean up anyway.** Should anything still fail during creation, every row of the half-made session is deleted in
+3. **The room's own configs.** ``settings.ROOM_CONFIGS`` ties each room to its configs; a session of another config
+   is refused in that room, naming the room's configs and the config's own room.
+4. **Clean up anyway.** Should anything still fail during creation, every row of the half-made session is deleted in
    a transaction of its own, so no orphan survives.
 """
 
@@ -54,6 +56,41 @@ def validate_session_config(config: dict) -> None:
         raise CreateSessionInvalidArgs(f"The session '{name}' was not created. " + " ".join(problems))
 
 
+def room_problem(config_name: str, room_name: str | None, room_configs: dict) -> str | None:
+    """Why a session of ``config_name`` may not be created in ``room_name`` (settings.ROOM_CONFIGS ties each room to
+    its configs), or None when it may (or no room is given).
+
+    >>> rooms = {"dond_study": ("dond_llm", "dond_human"), "bias_study": ("bias_tests",)}
+    >>> room_problem("bias_tests", "dond_study", rooms)
+    "The room 'dond_study' runs only the configs dond_llm, dond_human, not 'bias_tests'; create it in the room bias_study."
+    >>> room_problem("dond_llm", "dond_study", rooms), room_problem("bias_tests", None, rooms)
+    (None, None)
+    """
+    if not room_name or room_name not in room_configs or config_name in room_configs[room_name]:
+        return None
+    homes = [room for room, names in room_configs.items() if config_name in names]
+    where = f"create it in the room {', '.join(homes)}" if homes else "it belongs to no room: create it without one"
+    return (
+        f"The room '{room_name}' runs only the configs {', '.join(room_configs[room_name])}, not '{config_name}'; "
+        f"{where}."
+    )
+
+
+def _room_configs() -> dict:
+    import settings  # the project's settings.py (oTree runs in the project folder)
+
+    return getattr(settings, "ROOM_CONFIGS", {})
+
+
+def _check_room(args, kwargs) -> None:
+    from .otree_internals import CreateSessionInvalidArgs
+
+    config_name = kwargs.get("session_config_name", args[0] if args else "")
+    problem = room_problem(config_name, kwargs.get("room_name"), _room_configs())
+    if problem:
+        raise CreateSessionInvalidArgs(f"The session '{config_name}' was not created. {problem}")
+
+
 def _purge(session_code: str) -> None:
     """Delete every row of a half-made session (participants, players, groups, subsessions, app rows) and commit."""
     from .otree_internals import Session, db
@@ -86,6 +123,7 @@ def _remembering_the_code(run_creating_session_functions):
 def _all_or_nothing(create_session):
     def create_session_or_nothing(*args, **kwargs):
         _creating.code = None
+        _check_room(args, kwargs)
         try:
             return create_session(*args, **kwargs)
         except Exception:

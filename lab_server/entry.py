@@ -13,9 +13,10 @@ session of the same room started the study again. So each of those views is wrap
 2. **Once per study.** Entering through a room records the room on the participant (``participant.vars``). A PID that
    entered the same room before, in any session, is sent back to that participant's start URL, which shows wherever
    they were (their completion page and code included); it never gets a second slot.
-3. **Full session.** oTree's bare 404 "Session is full." becomes a page in the session's language saying what to do
+3. **Welcome.** The room's welcome page (``global/RoomWelcome.html``) is in the language of the room's session.
+4. **Full session.** oTree's bare 404 "Session is full." becomes a page in the session's language saying what to do
    (return the study on Prolific, contact the researcher); it still takes no slot and stays a 404.
-4. **Backstop.** ``Participant.set_label`` refuses any label outside letters, digits, ``-`` and ``_`` and rolls the
+5. **Backstop.** ``Participant.set_label`` refuses any label outside letters, digits, ``-`` and ``_`` and rolls the
    request's changes back, so a label oTree might store by another path can never mark a slot used or reach a page.
 
 The wrappers run inside oTree's request: under its page lock and in its database session, in the devserver, the
@@ -31,6 +32,7 @@ import study_flow
 # participant.vars key: the room a participant entered through (the study a PID may do once).
 ROOM_VAR = "entered_room"
 REFUSED_TEMPLATE = "global/EntryRefused.html"
+WELCOME_TEMPLATE = "global/RoomWelcome.html"
 
 
 def _id_format(session) -> str:
@@ -48,6 +50,16 @@ def refusal_page(reason: str, session, *, status_code: int):
     response = render(REFUSED_TEMPLATE, study_flow.entry_page_texts(reason, language=language))
     response.status_code = status_code
     return response
+
+
+def welcome_page(session):
+    """A room link's first stop (``global/RoomWelcome.html``), in the language of the room's session (English while
+    the room has none): it keeps Prolific's study ids in a cookie and forwards at once."""
+    from .otree_internals import render
+
+    language = session.config.get("language") if session is not None else None
+    language = language if language in study_flow.MESSAGES else "en"
+    return render(WELCOME_TEMPLATE, dict(language=language, study_text=study_flow.messages(language)))
 
 
 def _is_session_full(response) -> bool:
@@ -92,9 +104,13 @@ def _guard_room_link(original):
         from .otree_internals import ROOM_DICT
 
         room = ROOM_DICT.get(request.path_params.get("room_name"))
-        if room is None or not request.query_params.get("welcome_page_ok"):
-            return original(self, request)  # unknown room, or the welcome page (it forwards with the label)
+        if room is None:
+            return original(self, request)  # oTree's 404
         session = room.get_session()
+        if not request.query_params.get("welcome_page_ok"):
+            if room.welcome_page != WELCOME_TEMPLATE:
+                return original(self, request)
+            return welcome_page(session)  # it forwards at once, with the label
         label = request.query_params.get("participant_label", "")
         problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
         if problem:

@@ -10,7 +10,8 @@ of them takes the session's language (``study_flow.MESSAGES``: ``next``, ``timer
 - a page's context gets the session's words where it holds oTree's English default; a page's own ``timer_text``,
   wait-page ``title_text``/``body_text`` or ``error_message`` stays as the page set it.
 
-An English session sees exactly oTree's own words. Texts: ``study_flow/texts.py``.
+Every page's context also gets ``study_heading``, the title at its top. An English session sees exactly oTree's
+own words. Texts: ``study_flow/texts.py``.
 """
 
 from __future__ import annotations
@@ -71,10 +72,21 @@ def translate_context(context: dict, language: str) -> dict:
     return context
 
 
+def study_heading(session) -> dict:
+    """The title at the top of every participant page (``global/Page.html``): the session's ``study_title``, which is
+    the researcher's own material (shown as written, marked ``data-material``), or our default in its language."""
+    title = ((getattr(session, "config", None) or {}).get("study_title") or "").strip()
+    if title:
+        return dict(text=title, material=True)
+    return dict(text=study_flow.messages(session_language(session))["study_title"], material=False)
+
+
 def _translated_context(get_context_data):
     def get_context_data_in_language(self, **context):
+        session = getattr(self, "session", None)
         found = get_context_data(self, **context)
-        return translate_context(found, session_language(getattr(self, "session", None)))
+        found.setdefault("study_heading", study_heading(session))
+        return translate_context(found, session_language(session))
 
     return get_context_data_in_language
 

@@ -7,7 +7,7 @@ oTree-side helpers shared by the apps (pure rules live in ``backend/``). Apps us
 |---|---|
 | ``texts`` | ``MESSAGES``: the shared pages' texts in en/de/it; ``messages(language)`` |
 | ``entry`` | participant ID shapes, entry refusal texts, the Prolific cookie, identifiers, completion URL |
-| ``config`` | ``validate_shared_config``: the session keys every app shares, checked before a session exists |
+| ``config`` | ``validate_shared_config``: the session keys every app shares, checked before a session exists; ``config_doc`` |
 | ``hooks`` | where a player stands (first/last app, last round, tasks over); ``AppHooks`` an app declares |
 | ``pages`` | ``ConsentPage``/``ScreenOutPage``/``CompletionPage`` mixins, the consent field, screen-out, progress |
 | ``assignments`` | who annotates what: reservations of the annotation apps |
@@ -15,7 +15,7 @@ oTree-side helpers shared by the apps (pure rules live in ``backend/``). Apps us
 
 from __future__ import annotations
 
-from .config import validate_shared_config
+from .config import LLM_KEYS, SHARED_CHOICES, config_doc, validate_shared_config
 from .entry import (
     CODE_PATTERN,
     ENTRY_PAGES,
@@ -49,11 +49,13 @@ from .texts import MESSAGES, SHARED_LANGUAGES, messages
 __all__ = [
     "CODE_PATTERN",
     "ENTRY_PAGES",
+    "LLM_KEYS",
     "ID_PATTERN",
     "MESSAGES",
     "PARTICIPANT_ID_FORMATS",
     "PROLIFIC_COMPLETION_URL",
     "SAFE_LABEL",
+    "SHARED_CHOICES",
     "SHARED_LANGUAGES",
     "STUDY_IDS_COOKIE",
     "AppHooks",
@@ -62,6 +64,7 @@ __all__ = [
     "ScreenOutPage",
     "app_name",
     "completion_url",
+    "config_doc",
     "consent_choices",
     "consent_field",
     "consent_given_choices",

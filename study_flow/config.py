@@ -61,3 +61,45 @@ def validate_shared_config(config: dict[str, Any]) -> None:
             config[key] = value
     if problems:
         raise ValueError(" ".join(problems))
+
+
+# Keys whose value is one of a fixed set: oTree's Create-session form shows them as free text, so each config's
+# description (``config_doc``) names the allowed values, and creation refuses any other with the same list.
+SHARED_CHOICES: dict[str, tuple[str, ...]] = {
+    "language": SHARED_LANGUAGES,
+    "participant_id_format": tuple(PARTICIPANT_ID_FORMATS),
+}
+# The session-config keys that only a config with an LLM player reads (``backend.core.llm.LLMSettings``).
+LLM_KEYS: tuple[str, ...] = (
+    "llm_model",
+    "llm_temperature",
+    "llm_timeout_s",
+    "llm_max_retries",
+    "llm_max_tokens",
+    "llm_reasoning_tokens",
+)
+
+
+def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple[str, ...]], readme: str) -> str:
+    """The description oTree shows for a session config (its ``doc`` key) on the admin's Create-session page and
+    the session's page: ``summary``, the allowed values of each fixed-choice key the config has, and where every key
+    is explained. oTree prints ``doc`` as HTML, so every part is escaped here.
+
+    >>> config_doc("Two <people>.", {"language": "en", "mode": "semi"}, choices={"mode": ("semi", "coop")},
+    ...            readme="DoND")
+    'Two &lt;people&gt;.<br>Allowed values: <code>language</code>: <code>en</code>, <code>de</code>, <code>it</code>; <code>mode</code>: <code>semi</code>, <code>coop</code>.<br>Every key: README section &quot;DoND&quot;.'
+    """
+    import html
+
+    allowed = {**SHARED_CHOICES, **choices}
+    listed = [
+        f"<code>{html.escape(key)}</code>: "
+        + ", ".join(f"<code>{html.escape(value.encode('unicode_escape').decode())}</code>" for value in allowed[key])
+        for key in config
+        if key in allowed
+    ]
+    parts = [html.escape(summary)]
+    if listed:
+        parts.append("Allowed values: " + "; ".join(listed) + ".")
+    parts.append(f"Every key: README section {html.escape(chr(34) + readme + chr(34))}.")
+    return "<br>".join(parts)

@@ -102,6 +102,7 @@ class ConsentPage:
         return dict(
             study_text=text,
             consent_text=config.get("consent_text") or text["default_consent"],
+            own_consent_text=bool(config.get("consent_text")),
             asks_consent=config.get("consent", True),
         )
 

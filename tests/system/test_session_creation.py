@@ -134,3 +134,36 @@ def test_the_admin_page_names_the_refused_key_and_creates_nothing(server, page):
     assert "<img src=x onerror=window.__pwned=1>" in error.inner_text()  # shown as text, not run
     assert page.evaluate("window.__pwned") is None
     assert session_codes(server.url) == before
+
+
+def test_a_room_refuses_a_config_not_tied_to_it_and_names_the_right_room(server):
+    before = session_codes(server.url)
+
+    response = rest(
+        server.url,
+        "POST",
+        "/api/sessions",
+        json=dict(session_config_name="bias_tests", num_participants=2, room_name="dond_study"),
+    )
+
+    assert response.status_code == 400
+    assert "runs only the configs dond_llm, dond_llm_notes, dond_human, not 'bias_tests'" in response.text
+    assert "create it in the room bias_study" in response.text
+    assert session_codes(server.url) == before
+    assert create_session(server.url, "bias_tests", 2, room="bias_study")["code"] not in before
+
+
+@pytest.mark.browser
+def test_the_create_form_describes_each_config_with_the_allowed_values(server, page):
+    page.goto(server.url + "/login")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", server.admin_password)
+    page.locator("form").locator("button, input[type=submit]").first.click()
+    page.goto(server.url + "/create_session")
+    page.select_option("select[name=session_config]", "dond_human")
+    shown = page.locator("#config-dond_human").inner_text()
+    assert "Two participants, paired by arrival" in shown
+    assert "mode: semi, coop, comp" in shown and "language: en, de, it" in shown
+    page.click("#edit-config-dond_human a")
+    fields = page.locator("#edit-config-table-dond_human").inner_text()
+    assert "language" in fields and "llm_" not in fields  # no model keys where no model plays

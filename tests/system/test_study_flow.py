@@ -14,12 +14,19 @@ import pytest
 import study_flow
 
 MODULES = ("texts", "entry", "config", "hooks", "pages")
+LAB_SERVER_MODULES = ("languages", "creation")
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
     result = doctest.testmod(importlib.import_module(f"study_flow.{name}"), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("name", LAB_SERVER_MODULES)
+def test_lab_server_doctests(name):
+    result = doctest.testmod(importlib.import_module(f"lab_server.{name}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
 
 
 class Player(SimpleNamespace):
@@ -68,3 +75,88 @@ def test_a_completion_page_without_hooks_is_refused_when_the_app_is_imported():
 
         class Completion(study_flow.CompletionPage):
             pass
+
+
+# -- the researchers' configs (settings.py) -----------------------------------------------------------------------
+
+
+def project_settings():
+    import settings
+
+    return settings
+
+
+def test_every_config_has_a_description_naming_the_allowed_values_of_its_fixed_choices():
+    for config in project_settings().SESSION_CONFIGS:
+        doc = config.get("doc", "")
+        assert len(doc) > 80, config["name"]
+        assert "<code>language</code>: <code>en</code>, <code>de</code>, <code>it</code>" in doc, config["name"]
+        assert "Every key: README section" in doc
+    docs = {config["name"]: config["doc"] for config in project_settings().SESSION_CONFIGS}
+    assert "<code>mode</code>: <code>semi</code>, <code>coop</code>, <code>comp</code>" in docs["dond_human"]
+    assert (
+        "<code>aggregation_rule</code>: <code>unanimity</code>, <code>majority</code>" in docs["payoff_reasoning_eval"]
+    )
+
+
+def test_only_configs_where_an_llm_plays_carry_llm_keys():
+    settings = project_settings()
+    assert not [key for key in settings.SESSION_CONFIG_DEFAULTS if key.startswith("llm_")]
+    for config in settings.SESSION_CONFIGS:
+        llm_keys = {key for key in config if key.startswith("llm_")}
+        llm_plays = config["app_sequence"] == ["dond"] and config.get("opponent") == "llm"
+        if llm_plays:
+            assert set(study_flow.LLM_KEYS[:4]) <= llm_keys, config["name"]
+        else:
+            assert llm_keys == set(), (config["name"], llm_keys)
+
+
+def test_every_config_shows_the_language_key_and_every_room_is_tied_to_existing_configs():
+    settings = project_settings()
+    assert settings.SESSION_CONFIG_DEFAULTS["language"] == "en"
+    names = [config["name"] for config in settings.SESSION_CONFIGS]
+    tied = [name for configs in settings.ROOM_CONFIGS.values() for name in configs]
+    assert sorted(tied) == sorted(names)  # every config in exactly one room
+    assert [room["name"] for room in settings.ROOMS] == list(settings.ROOM_CONFIGS)
+    for room in settings.ROOMS:
+        assert all(name in room["display_name"] for name in settings.ROOM_CONFIGS[room["name"]])
+
+
+def test_the_languages_guard_translates_only_otrees_english_defaults():
+    from lab_server.languages import study_heading, translate_context
+
+    class Form:
+        errors = {"answer": ["..."]}
+        non_field_error = None
+
+    context = {
+        "timer_text": "Time left to complete this page:",
+        "title_text": "Please wait",
+        "body_text": "Our own words.",
+        "powered_by_otree": "Powered by oTree",
+        "form": Form(),
+    }
+    translate_context(context, "it")
+    assert context["timer_text"] == study_flow.messages("it")["timer_text"]
+    assert context["title_text"] == study_flow.messages("it")["wait_title"]
+    assert context["body_text"] == "Our own words."
+    assert context["powered_by_otree"].startswith("Realizzato con <a ")
+    assert context["form"].non_field_error == study_flow.messages("it")["form_errors"]
+    english = {"timer_text": "Time left to complete this page:"}
+    assert translate_context(dict(english), "en") == english
+    session = SimpleNamespace(config={"language": "de", "study_title": ""})
+    assert study_heading(session) == {"text": "Forschungsstudie", "material": False}
+    session.config["study_title"] = "Verhandlungsstudie"
+    assert study_heading(session) == {"text": "Verhandlungsstudie", "material": True}
+
+
+def test_a_room_runs_only_its_own_configs():
+    from lab_server.creation import room_problem
+
+    rooms = project_settings().ROOM_CONFIGS
+    assert room_problem("bias_tests", "dond_study", rooms) == (
+        "The room 'dond_study' runs only the configs dond_llm, dond_llm_notes, dond_human, not 'bias_tests'; "
+        "create it in the room bias_study."
+    )
+    assert room_problem("dond_human", "dond_study", rooms) is None
+    assert room_problem("bias_tests", None, rooms) is None
