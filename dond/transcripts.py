@@ -54,9 +54,12 @@ def items_text(vector, instance, language):
 
 
 def _games_of(session):
-    from . import Game
+    """The session's DoND games. Only dond's own subsessions are asked: oTree numbers each app's subsessions on its
+    own, so ``Game.filter`` with another app's subsession matched the dond games of whichever session had that id."""
+    from . import Game, Subsession
 
-    return [game for subsession in session.get_subsessions() for game in Game.filter(subsession=subsession)]
+    subsessions = [subsession for subsession in session.get_subsessions() if isinstance(subsession, Subsession)]
+    return [game for subsession in subsessions for game in Game.filter(subsession=subsession)]
 
 
 def _participants_of(session):
