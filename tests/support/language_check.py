@@ -1,0 +1,141 @@
+"""Is any English participant-facing word left on a German or Italian page? One check for every app's pages.
+
+``english_words(page, language)`` reads what a participant sees on a Playwright page (its visible text, placeholders,
+button values, options and the tab title), leaves out what is not ours to translate (elements marked
+``data-material``: the researcher's own material; ``data-own-text``: what the participant typed; oTree's debug panel,
+which only a devserver shows), and returns every word found in the English vocabulary of ``language``.
+
+The English vocabulary of a language: every word (3 or more letters, lower-cased) of our English texts (each module of
+``TEXT_MODULES`` that exists: every module-level dictionary with an ``"en"`` entry) and of oTree's built-in English
+strings (its ``django.pot``), minus the words that also occur in that language's own texts (``Prolific``,
+``JavaScript``, Prolific's "Return submission" button). Add an app's texts module to ``TEXT_MODULES`` and call
+``assert_no_english(page, language)`` on its pages.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from tests.support import PROJECT_ROOT
+
+# Our texts modules, by path (loaded from their files: importing an app package would import oTree).
+TEXT_MODULES = (
+    "study_flow/texts.py",
+    "dond/texts.py",
+    "social_eval/texts.py",
+    "bias_tests/texts.py",
+    "payoff_reasoning_eval/texts.py",
+    "backend/social/forms.py",
+)
+LANGUAGES = ("en", "de", "it")
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|<[^<>]*>|&[a-z]+;")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+# What a participant sees, without the researcher's material, their own typed text and oTree's debug panel.
+_VISIBLE_TEXT_JS = """
+() => {
+  const skip = '[data-material], [data-own-text], .debug-info, script, style, template';
+  const shown = (element) => {
+    if (!element || element.closest(skip)) return false;
+    const style = window.getComputedStyle(element);
+    return style.visibility !== 'hidden' && style.display !== 'none' && element.getClientRects().length > 0;
+  };
+  const parts = [document.title];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.textContent.trim() && shown(node.parentElement)) parts.push(node.textContent);
+  }
+  for (const element of document.querySelectorAll('[placeholder], input[type=submit], input[type=button], option')) {
+    if (element.closest(skip)) continue;
+    if (element.tagName === 'OPTION') { if (shown(element.closest('select'))) parts.push(element.textContent); }
+    else if (shown(element)) parts.push(element.getAttribute('placeholder') || element.value || '');
+  }
+  return parts.join('\\n');
+}
+"""
+
+
+def words(text: str) -> set[str]:
+    """The words of ``text`` (3 or more letters, lower-cased), placeholders, tags and entities left out.
+
+    >>> sorted(words("Time left: {seconds} s <b>now</b>, l'ID Prolific"))
+    ['left', 'now', 'prolific', 'time']
+    """
+    return {word.lower() for word in _WORD.findall(_PLACEHOLDER.sub(" ", text))}
+
+
+def _strings(value) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple | set):
+        for item in value:
+            yield from _strings(item)
+
+
+def _load(relative: str):
+    path = PROJECT_ROOT / relative
+    if not path.is_file():
+        return None
+    name = "language_check_" + relative.replace("/", "_").removesuffix(".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def texts_of(language: str) -> tuple[str, ...]:
+    """Every string of our texts modules in ``language``."""
+    found = []
+    for relative in TEXT_MODULES:
+        module = _load(relative)
+        if module is None:
+            continue
+        for value in vars(module).values():
+            if isinstance(value, dict) and language in value and "en" in value:
+                found.extend(_strings(value[language]))
+    return tuple(found)
+
+
+def otree_strings() -> list[str]:
+    """oTree's built-in English strings (the msgids of its translation template)."""
+    import otree
+
+    pot = Path(otree.__file__).parent / "locale" / "django.pot"
+    ids = re.findall(r'^msgid(?:_plural)? "(.*)"$', pot.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return [text for text in ids if text]
+
+
+@functools.cache
+def english_vocabulary(language: str) -> frozenset[str]:
+    """The English words that must not appear on a page in ``language``."""
+    english = set().union(*(words(text) for text in (*texts_of("en"), *otree_strings())))
+    own = set().union(*(words(text) for text in texts_of(language)))
+    return frozenset(english - own)
+
+
+def visible_text(page) -> str:
+    """What a participant sees on ``page`` (see the module docstring for what is left out)."""
+    return page.evaluate(_VISIBLE_TEXT_JS)
+
+
+def english_words(page, language: str) -> list[str]:
+    """The English words on ``page`` that a participant reading ``language`` would see, sorted."""
+    vocabulary = english_vocabulary(language)
+    return sorted(word for word in words(visible_text(page)) if word in vocabulary)
+
+
+def assert_no_english(page, language: str, *, where: str = "") -> None:
+    """Fail, naming the words and the page, when ``page`` shows an English word to a ``language`` reader."""
+    found = english_words(page, language)
+    assert not found, (
+        f"English words on a {language} page {where or page.url}: {', '.join(found)}\n--- the page reads:\n"
+        + visible_text(page)[:3000]
+    )
