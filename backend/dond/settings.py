@@ -142,6 +142,9 @@ LLM_ONLY_KEYS: tuple[str, ...] = (
     "llm_word_limit",
     "llm_probe_external",
 )
+# The treatment keys only a model player (or the person facing one) reads: refused at a non-default value when
+# opponent is human, so a person-vs-person game is never labelled with a treatment it did not get.
+HUMAN_IGNORED_KEYS: tuple[str, ...] = ("agent_description", "disclose_description", "model_failure_pay")
 FORM_KEYS: tuple[str, ...] = KEYS[: KEYS.index("llm_probe_external") + 1]
 
 
@@ -166,6 +169,13 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
     if not problems:  # a key that depends on another, checked once both are read
         opponent = values.get("opponent", DondSettings.opponent)
         problems = [treatments.visibility_problem(values.get("value_visibility", "own"), opponent)]
+        if opponent == "human":  # keys only a model player reads: a changed one would be silently ignored
+            problems += [
+                f"The session key {key!r} applies only when opponent is llm (no model plays a person vs person "
+                f"game): remove it or set opponent to llm, not {values[key]!r}."
+                for key in HUMAN_IGNORED_KEYS
+                if key in values and values[key] != getattr(DondSettings, key)
+            ]
         problems = [problem for problem in problems if problem]
     session_keys.refuse_problems(problems)
     return DondSettings(**values)
