@@ -106,9 +106,7 @@ def texts_of(language: str) -> tuple[str, ...]:
 
 def otree_strings() -> list[str]:
     """oTree's built-in English strings (the msgids of its translation template)."""
-    import otree
-
-    pot = Path(otree.__file__).parent / "locale" / "django.pot"
+    pot = Path(importlib.util.find_spec("otree").origin).parent / "locale" / "django.pot"  # found, not imported
     ids = re.findall(r'^msgid(?:_plural)? "(.*)"$', pot.read_text(encoding="utf-8"), flags=re.MULTILINE)
     return [text for text in ids if text]
 

@@ -179,7 +179,7 @@ def test_a_returning_pid_in_a_new_session_of_the_room_resumes_its_first_particip
     assert _visited(server, first["code"]) == [pid]
 
     # Another room is another study: there the PID takes a place of its own.
-    other = create_session(server.url, "bias_tests", 2, room="payoff_reasoning_study")
+    other = create_session(server.url, "payoff_reasoning_eval", 2, room="payoff_reasoning_study")
     assert _enter(_entry_links(server, other, pid)["room"]).status_code == 302
     assert _visited(server, other["code"]) == [pid]
 
