@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import os
 import time
 
@@ -36,8 +37,10 @@ def inactive_after_s() -> float:
     try:
         value = float(raw) if raw else DEFAULT_INACTIVE_AFTER_S
     except ValueError:
+        value = math.nan
+    if not math.isfinite(value):  # "inf" passed float() and then broke every status page (duration of inf)
         raise SystemExit(
-            f"The environment variable LAB_INACTIVE_AFTER_S must be a number of seconds, not {raw!r}."
+            f"The environment variable LAB_INACTIVE_AFTER_S must be a finite number of seconds, not {raw!r}."
         ) from None
     return value if value > 0 else DEFAULT_INACTIVE_AFTER_S
 
