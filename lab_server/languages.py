@@ -4,17 +4,21 @@ oTree translates its built-in words once, for the whole server (``LANGUAGE_CODE`
 on an English server showed "Next" on every button, "Time left to complete this page:" above every timer, "Please
 fix the errors." after a refused form, "Please wait" on wait pages and "Powered by oTree" under every page. Here each
 of them takes the session's language (``study_flow.MESSAGES``: ``next``, ``timer_text``, ``form_errors``,
-``wait_*``, ``powered_by``), on every app's pages, without the app doing anything:
+``wait_*``, ``powered_by``, ``field_*``, ``yes``/``no``), on every app's pages, without the app doing anything:
 
 - ``{{ next_button }}`` without a label says ``next`` in the session's language (a label given stays as given);
 - a page's context gets the session's words where it holds oTree's English default; a page's own ``timer_text``,
-  wait-page ``title_text``/``body_text`` or ``error_message`` stays as the page set it.
+  wait-page ``title_text``/``body_text`` or ``error_message`` stays as the page set it;
+- a refused field's oTree message ("This field is required.", "Number must be between 0 and 10.") and a yes/no
+  field's default "Yes"/"No" are in the session's language.
 
 Every page's context also gets ``study_heading``, the title at its top. An English session sees exactly oTree's
 own words. Texts: ``study_flow/texts.py``.
 """
 
 from __future__ import annotations
+
+import re
 
 import study_flow
 
@@ -67,9 +71,53 @@ def translate_context(context: dict, language: str) -> dict:
         product = '<a href="https://www.otree.org/" target="_blank" class="link-secondary">oTree</a>'
         context["powered_by_otree"] = words["powered_by"].format(product_name=product)
     form = context.get("form")
-    if form is not None and getattr(form, "errors", None) and not getattr(form, "non_field_error", None):
-        form.non_field_error = words["form_errors"]  # shown instead of oTree's "Please fix the errors."
+    if form is not None:
+        translate_form(form, words)
     return context
+
+
+# The English messages oTree and its form library (wtforms) give a refused field, and the text key of each.
+_FIELD_MESSAGES = [
+    (re.compile(r"This field is required\.?"), "field_required"),
+    (re.compile(r"Not a valid (?:integer|float|decimal) value\.?"), "field_number"),
+    (re.compile(r"Number must be at least (?P<minimum>.+?)\."), "field_at_least"),
+    (re.compile(r"Number must be at most (?P<maximum>.+?)\."), "field_at_most"),
+    (re.compile(r"Number must be between (?P<minimum>.+?) and (?P<maximum>.+?)\."), "field_between"),
+]
+
+
+def field_message(message, words: dict[str, str]):
+    """oTree's English message for a refused field in the language of ``words``; any other message as it is.
+
+    >>> import study_flow
+    >>> field_message("Number must be between 0 and 10.", study_flow.messages("de"))
+    'Bitte geben Sie eine Zahl von 0 bis 10 ein.'
+    >>> field_message("Ihr eigener Text.", study_flow.messages("de"))
+    'Ihr eigener Text.'
+    """
+    if not isinstance(message, str):
+        return message
+    for pattern, key in _FIELD_MESSAGES:
+        found = pattern.fullmatch(message.strip())
+        if found:
+            return words[key].format(**found.groupdict())
+    return message
+
+
+def translate_form(form, words: dict[str, str]) -> None:
+    """A page's form in the language of ``words``: its fields' oTree messages and default Yes/No choices, and the
+    line above a refused form (oTree's "Please fix the errors.", unless the page gave its own)."""
+    yes_no = {"Yes": words["yes"], "No": words["no"]}
+    for field in form if hasattr(form, "__iter__") else ():
+        errors = getattr(field, "errors", None)
+        if isinstance(errors, list):
+            errors[:] = [field_message(message, words) for message in errors]
+        choices = getattr(field, "choices", None)
+        pairs = isinstance(choices, list) and all(isinstance(c, tuple | list) and len(c) == 2 for c in choices)
+        if pairs and choices and {label for _, label in choices} <= set(yes_no):
+            field.choices = [(value, yes_no[label]) for value, label in choices]
+    if getattr(form, "errors", None) and not getattr(form, "non_field_error", None):
+        form.non_field_error = words["form_errors"]
 
 
 def study_heading(session) -> dict:

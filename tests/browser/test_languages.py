@@ -149,3 +149,17 @@ def test_the_researchers_own_title_and_consent_text_stay_as_written(otree_server
         "Please read this English information sheet."
     )
     assert_no_english(page, "de", where="consent with the researcher's own texts")
+
+
+def test_a_refused_form_says_what_to_fix_in_the_language(otree_server, page):
+    """oTree's own messages for a refused field ("This field is required.", "Please fix the errors.") follow the
+    session's language: the consent form is sent empty, past the browser's own check, and the server refuses it."""
+    text = study_flow.messages("it")
+    create_session(otree_server.url, "payoff_reasoning_eval", 2, room="payoff_reasoning_study", language="it")
+    page.goto(room_url(otree_server, "payoff_reasoning_study", new_pid()))
+    page.wait_for_url("**/p/**")
+    page.evaluate("document.getElementById('form').noValidate = true")
+    next_page(page, text["next"])
+    assert page.locator(".otree-form-errors").inner_text().strip() == text["form_errors"]
+    assert text["field_required"] in page.locator("#form").inner_text()
+    assert_no_english(page, "it", where="consent refused")

@@ -129,6 +129,9 @@ def test_the_languages_guard_translates_only_otrees_english_defaults():
         errors = {"answer": ["..."]}
         non_field_error = None
 
+        def __iter__(self):
+            return iter([])
+
     context = {
         "timer_text": "Time left to complete this page:",
         "title_text": "Please wait",
@@ -160,3 +163,29 @@ def test_a_room_runs_only_its_own_configs():
     )
     assert room_problem("dond_human", "dond_study", rooms) is None
     assert room_problem("bias_tests", None, rooms) is None
+
+
+def test_otrees_messages_for_a_refused_field_and_its_yes_no_choices_follow_the_language():
+    from lab_server.languages import translate_form
+
+    class Field(SimpleNamespace):
+        pass
+
+    answer = Field(errors=["This field is required."], choices=[(True, "Yes"), (False, "No")])
+    amount = Field(errors=["Number must be at least 5.", "Our own sentence."], choices=None)
+    own = Field(errors=[], choices=[(1, "Yes, always"), (2, "No")])
+
+    class Form:
+        non_field_error = None
+        errors = {"answer": answer.errors}
+
+        def __iter__(self):
+            return iter([answer, amount, own])
+
+    form = Form()
+    translate_form(form, study_flow.messages("de"))
+    assert answer.errors == ["Bitte füllen Sie dieses Feld aus."]
+    assert answer.choices == [(True, "Ja"), (False, "Nein")]
+    assert amount.errors == ["Bitte geben Sie mindestens 5 ein.", "Our own sentence."]
+    assert own.choices == [(1, "Yes, always"), (2, "No")]  # the app's own labels stay
+    assert form.non_field_error == "Bitte korrigieren Sie die markierten Angaben."
