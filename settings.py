@@ -4,15 +4,13 @@ import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
-from backend.dond.protocol import PROTOCOLS
-from backend.dond.rules import LANGUAGES, MODES
-from backend.dond.settings import FIRST_MOVER_CELLS
+from backend.dond.settings import DondSettings
 from backend.dond.settings import form_defaults as dond_form_defaults
 from backend.reasoning.protocol import SEPARATORS
 from backend.reasoning.report import RULES
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
-from study_flow.config import config_doc
+from study_flow.config import choices_of, config_doc
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
@@ -61,13 +59,7 @@ LLM_KEYS = dict(
     llm_max_retries=2,  # retries after a timeout, connection error, HTTP 429 or 5xx
 )
 # Keys with a fixed set of values (oTree's form shows free text): each config's description lists the allowed values.
-_DOND_CHOICES = dict(
-    mode=MODES,
-    language=LANGUAGES,
-    opponent=("llm", "human"),
-    first_mover=tuple(FIRST_MOVER_CELLS),
-    llm_protocol=PROTOCOLS,
-)
+_DOND_CHOICES = choices_of(DondSettings)  # mode, opponent, first_mover, the treatments, llm_protocol...
 _PAYOFF_CHOICES = dict(csv_separator=SEPARATORS, aggregation_rule=RULES)
 
 

@@ -103,3 +103,21 @@ def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple
         parts.append("Allowed values: " + "; ".join(listed) + ".")
     parts.append(f"Every key: README section {html.escape(chr(34) + readme + chr(34))}.")
     return "<br>".join(parts)
+
+
+def choices_of(settings_class) -> dict[str, tuple[str, ...]]:
+    """The keys of a typed settings dataclass (e.g. ``DondSettings``) whose reader takes one of a fixed set of values
+    (``functools.partial(session_keys.choice, options=...)`` in the field's ``metadata["read"]``), with that set.
+
+    >>> from backend.dond.settings import DondSettings
+    >>> choices_of(DondSettings)["mode"]
+    ('semi', 'coop', 'comp')
+    """
+    import dataclasses
+
+    found = {}
+    for field in dataclasses.fields(settings_class):
+        options = getattr(field.metadata.get("read"), "keywords", {}).get("options")
+        if options:
+            found[field.name] = tuple(options)
+    return found
