@@ -122,7 +122,7 @@ def game_vars(player):
 
 def bargain_js_vars(player):
     """The Bargain page's script: the state, the items with the person's own values (the proposal's preview),
-    texts and limits. The other side's values are never here."""
+    texts and limits, the key of the unsent message's draft. The other side's values are never here."""
     game = game_of(player)
     instance = instance_of(game)
     text = page_text(game)
@@ -130,7 +130,10 @@ def bargain_js_vars(player):
     names = zip(instance.plural(game.language), instance.singular(game.language), strict=True)
     items = zip(instance.item_types, names, instance.counts, own, strict=True)
     timeout_s = storage.settings_of(player.session).game_timeout_s
+    draft_prefix = f"dond:{player.participant.code}:"  # the unsent chat message, per participant and game (drafts.js)
     return dict(
+        draft_key=f"{draft_prefix}{game.id}",
+        draft_prefix=draft_prefix,
         view=view_for(player, game, events_of(game)),
         items=[dict(id=i, word=w, one=one, count=c, own_points=v) for i, (w, one), c, v in items],
         text={key: text[key] for key in BARGAIN_TEXT_KEYS},

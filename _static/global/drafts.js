@@ -3,6 +3,8 @@
 //
 //   var draft = LabDrafts.keep(form, {key: js_vars.draft_key, prefix: js_vars.draft_prefix});
 //
+// `form` may be any element holding the fields (a live page's chat box is no form). Option `session: true` keeps
+// the draft in sessionStorage (this tab only) instead of localStorage. keep()
 // restores what was kept under `key` into the form's named fields that are still empty (what the server sent back
 // wins), then saves on every input or change. A script that changes a field itself (a hidden field) calls
 // draft.save(). Drafts under `prefix` with another key (earlier items of the same participant) are dropped.
@@ -10,8 +12,9 @@
   'use strict';
   var SKIPPED = ['submit', 'button', 'file', 'password', 'reset', 'image'];
 
-  function storage() {
-    try { return window.localStorage; } catch (e) { return null; } // blocked storage: the page works without drafts
+  function storage(session) {
+    try { return session ? window.sessionStorage : window.localStorage; }
+    catch (e) { return null; } // blocked storage: the page works without drafts
   }
 
   function named(form) {
@@ -47,7 +50,7 @@
   }
 
   function keep(form, options) {
-    var store = storage();
+    var store = storage(options && options.session);
     var key = options && options.key;
     if (!form || !store || !key) return {save: function () {}, clear: function () {}};
     var prefix = options.prefix || '';

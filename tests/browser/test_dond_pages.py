@@ -183,6 +183,25 @@ def test_opponent_introduced_as_the_session_says_and_the_description_disclosed(o
     assert " AI" not in body_text(page)
 
 
+def test_an_unsent_chat_message_survives_a_reload_and_goes_once_sent(otree_server, llm_server, desktop):
+    page = desktop
+    llm_server.responder = demo_responder
+    start(otree_server.url, page)
+    to_bargain(page)
+    typed = "Hello, I would like the books.\nWhat do you value most?"
+    page.locator("#dond-input").fill(typed)
+    page.reload()
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")
+    assert page.locator("#dond-input").input_value() == typed  # typed, not sent, reloaded: still there
+    page.locator("#dond-send").click()
+    page.locator(".dond-msg.me").first.wait_for()  # the server stored it
+    page.locator(".dond-msg.other:not(.typing)").first.wait_for()
+    page.reload()
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")
+    assert page.locator(".dond-msg.me .dond-text").first.inner_text() == typed
+    assert page.locator("#dond-input").input_value() == ""  # sent: the draft is gone
+
+
 def english_words() -> set[str]:
     """Every word of the English texts (opponent named every way), less words the German and Italian texts use."""
     words: set[str] = set()

@@ -15,6 +15,10 @@
   var busy = false;
   var unconfirmedText = null;  // the message sent, until the server stores it: a refusal puts it back
   var mineBeforeSending = 0;  // the person's messages in the chat when it was sent
+  // The unsent message survives a reload (global/drafts.js, this tab only, per participant and game); it is dropped
+  // once the server has stored the message, and a refused message stays in the draft as it was typed.
+  var draft = LabDrafts.keep(document.getElementById('dond-compose'),
+                             {key: js_vars.draft_key, prefix: js_vars.draft_prefix, session: true});
 
   function fill(text, values) {
     return text.replace(/\{(\w+)\}/g, function (whole, key) { return key in values ? values[key] : whole; });
@@ -138,6 +142,7 @@
       // Only a state that holds the sent message confirms it: the answer to an earlier request (the page's load, on a
       // slow server) may arrive after the person sent it, and must not drop what a refusal would put back.
       if (unconfirmedText === null || mine(data.chat) > mineBeforeSending) {
+        if (unconfirmedText !== null) { draft.clear(); }  // the message is stored: its draft goes
         busy = false;
         unconfirmedText = null;
       }
