@@ -143,6 +143,33 @@ def finish_test(player: Player):
     study_flow.set_progress(player, done=player.round_number, total=len(player.participant.vars["bias_plan"]))
 
 
+def skip_test(player: Player, fields: tuple[str, ...]) -> None:
+    """The page was moved on by a timeout or the admin's advance before an answer was complete: the test stays
+    unanswered (its fields empty, no answer time; the export leaves it out) and the person goes on to the next one."""
+    for field in fields:
+        setattr(player, field, None)
+    player.participant.vars.pop(DRAFT_KEY, None)
+    study_flow.set_progress(player, done=player.round_number, total=len(player.participant.vars["bias_plan"]))
+
+
+def choice_complete(player: Player) -> bool:
+    """A saved choice (and confidence, when asked) that the page's error_message would accept."""
+    chosen = player.field_maybe_none("choice")
+    if chosen is None or not 0 <= chosen < len(presented(player)[1].options):
+        return False
+    return not settings_of(player.session).ask_confidence or player.field_maybe_none("confidence") is not None
+
+
+def arguments_complete(player: Player) -> bool:
+    """A saved argument selection that the page's error_message would accept."""
+    raw = player.field_maybe_none("selected_arguments") or ""
+    try:
+        check_selection(presented(player)[1], [part for part in raw.split(",") if part])
+    except ValueError:
+        return False
+    return True
+
+
 def custom_export(players):
     """One row per person x test x version, the LLM runner's columns (exports.py)."""
     return exports.custom_export(players)
@@ -185,6 +212,8 @@ class Choice(Page):
 
     vars_for_template = staticmethod(test_vars)
     js_vars = staticmethod(test_js_vars)
+    # A timeout or the admin's advance saves these (oTree's default would be 0: an answer nobody gave).
+    timeout_submission = property(lambda page: dict.fromkeys(("choice", "confidence")))
 
     @staticmethod
     def error_message(player: Player, values):
@@ -199,6 +228,9 @@ class Choice(Page):
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
+        if timeout_happened and not choice_complete(player):
+            skip_test(player, ("choice", "confidence", "answer", "is_correct"))
+            return
         item, view = presented(player)
         option = view.options[player.choice]
         player.answer = float(option.value)
@@ -212,6 +244,7 @@ class Arguments(Page):
     form_fields = ["selected_arguments"]
     vars_for_template = staticmethod(test_vars)
     js_vars = staticmethod(test_js_vars)
+    timeout_submission = property(lambda page: {"selected_arguments": None})  # see Choice
 
     @staticmethod
     def is_displayed(player: Player):
@@ -228,6 +261,9 @@ class Arguments(Page):
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
+        if timeout_happened and not arguments_complete(player):
+            skip_test(player, ("selected_arguments", "pro_selected", "con_selected"))
+            return
         item, _ = presented(player)
         stances = [item.argument(argument_id).stance for argument_id in player.selected_arguments.split(",")]
         player.pro_selected, player.con_selected = stances.count("pro"), stances.count("con")

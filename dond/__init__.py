@@ -1,3 +1,5 @@
+import time
+
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 
@@ -113,6 +115,19 @@ def creating_session(subsession: Subsession):
         subsession.set_group_matrix([[player] for player in subsession.get_players()])
 
 
+def time_limit_reached(player: Player) -> bool:
+    """Whether oTree's countdown of the current page ran out (as oTree itself checks it), rather than the admin's
+    "Advance slowest participants" moving the person on: that is recorded as ``advanced_by_admin`` (exports keep
+    the word; pages and transcripts read it as reason ``other``), never as a time limit nobody reached."""
+    participant = player.participant
+    expires = participant._timeout_expiration_time
+    return (
+        participant._timeout_page_index == participant._index_in_pages
+        and expires is not None
+        and expires - time.time() < 2
+    )
+
+
 # PAGES
 class Consent(study_flow.ConsentPage, Page):
     pass
@@ -187,8 +202,9 @@ class Bargain(Page):
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
         game = game_of(player)
-        if not views.replayed(game).finished:  # the page's time limit: the game ends for both
-            storage.store_event(game, dict(kind="abort", role=player.game_role, actor="system", text="time_limit"))
+        if not views.replayed(game).finished:  # the page's time limit or the admin's advance: the game ends for both
+            reason = "time_limit" if time_limit_reached(player) else "advanced_by_admin"
+            storage.store_event(game, dict(kind="abort", role=player.game_role, actor="system", text=reason))
 
 
 class Results(Page):

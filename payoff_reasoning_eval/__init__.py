@@ -132,6 +132,8 @@ class Judge(Page):
         return dict(judging.page_vars(player), progress=study_flow.progress(player))
 
     js_vars = staticmethod(judging.js_vars)
+    # A timeout or the admin's advance saves these (oTree's default would be 0: an answer nobody gave).
+    timeout_submission = property(lambda page: dict.fromkeys(judging.FIELDS))
 
     @staticmethod
     def error_message(player: Player, values):
@@ -142,6 +144,11 @@ class Judge(Page):
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
+        if timeout_happened and not judging.complete_verdict(player):
+            # Advanced by the admin or by a timeout before a valid verdict: nothing is recorded, the log goes back.
+            judging.release_log(player)
+            judging.drop_draft(player)
+            return
         log = load_player_log(player)
         row = task.verdict_row(
             log,

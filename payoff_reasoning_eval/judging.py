@@ -12,6 +12,7 @@ import html
 from backend.core.stored_text import typed_length
 from backend.reasoning import task
 from lab_server.languages import session_language
+from study_flow import assignments
 
 from .study import load_player_log, settings_of
 from .texts import texts
@@ -74,6 +75,29 @@ def js_vars(player) -> dict:
         chars=text["chars"],
         chars_over=text["chars_over"],
     )
+
+
+def complete_verdict(player) -> bool:
+    """Whether the verdict oTree saved from a form submitted by a timeout or the admin's advance is one the judge
+    could have sent (every rule of ``problems`` kept); if not, the judge's partial answer is cleared, never saved."""
+    values = {field: player.field_maybe_none(field) for field in FIELDS}
+    if not problems(player, values):
+        return True
+    for field in FIELDS:
+        setattr(player, field, None)
+    return False
+
+
+def release_log(player) -> None:
+    """Give the judge's reservation of the log up (study_flow/assignments): another judge gets it; the row stays in
+    the assignment log as ``released``."""
+    from . import Assignment
+
+    for row in assignments.held_rows(
+        Assignment, assignments.root(player).id, participant_code=player.participant.code, item_id=player.log_file
+    ):
+        if row.status == "reserved":
+            assignments.release(row)
 
 
 def number(value) -> int | None:

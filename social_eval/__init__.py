@@ -10,7 +10,7 @@ from study_flow import (
 
 from . import admin, exports, study, tasks, texts, views
 from .form import *  # the form's hooks oTree looks up by name: rating_*_min/_max, reason_*_error_message, quiz_*_choices
-from .form import failed_comprehension, wrong_answers
+from .form import QUIZ_FIELDS, RATING_FIELDS, complete_rating, failed_comprehension, wrong_answers
 
 doc = """
 Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions
@@ -150,6 +150,8 @@ class Instructions(Page):
 class Comprehension(Page):
     form_model = "player"
     vars_for_template = staticmethod(views.comprehension_vars)
+    # A timeout or the admin's advance saves these (oTree's default would be 0: an answer nobody gave).
+    timeout_submission = property(lambda page: dict.fromkeys(QUIZ_FIELDS))
 
     @staticmethod
     def is_displayed(player):
@@ -181,6 +183,14 @@ class Comprehension(Page):
 
     @staticmethod
     def before_next_page(player, timeout_happened):
+        count = len(study.rubric(player.session).comprehension)
+        if timeout_happened and any(player.field_maybe_none(f"quiz_{n}") is None for n in range(1, count + 1)):
+            # Moved on by a timeout or the admin's advance, unanswered: not a failed check, but no rating without it.
+            for n in range(1, count + 1):
+                setattr(player, f"quiz_{n}", None)
+            player.participant.vars.pop(views.QUIZ_STATE, None)
+            study_flow.screen_out(player, "comprehension_not_answered")
+            return
         if failed_comprehension(player):
             study_flow.screen_out(player, "failed_comprehension")
 
@@ -188,6 +198,7 @@ class Comprehension(Page):
 class Rate(Page):
     form_model = "player"
     js_vars = staticmethod(views.rate_js_vars)
+    timeout_submission = property(lambda page: dict.fromkeys(RATING_FIELDS))  # see Comprehension
 
     @staticmethod
     def is_displayed(player):
@@ -208,6 +219,11 @@ class Rate(Page):
 
     @staticmethod
     def before_next_page(player, timeout_happened):
+        if timeout_happened and player.episode_id and not complete_rating(player):
+            # Moved on by a timeout or the admin's advance before a full rating: nothing is recorded, the episode
+            # goes back to the pool for someone else (study_flow/assignments) and the person gets the next one.
+            assignments.release(tasks.my_row(player))
+            return
         tasks.finish_task(player)
 
 

@@ -84,6 +84,13 @@ quiz_5_choices = _quiz_choices(5)
 quiz_6_choices = _quiz_choices(6)
 
 
+# Every slot of the forms (the Player's fields), whatever the session's rubric uses.
+RATING_FIELDS = tuple(
+    f"{kind}_{agent}_{slot}" for agent in (1, 2) for slot in range(1, 11) for kind in ("reason", "rating")
+)
+QUIZ_FIELDS = tuple(f"quiz_{n}" for n in range(1, 7))
+
+
 HOOKS = ("_min", "_max", "_error_message", "_choices")
 __all__ = [name for name in list(globals()) if name.endswith(HOOKS) and not name.startswith("_")]
 
@@ -93,6 +100,26 @@ def submitted_ratings(player):
     session_rubric = rubric(player.session)
     values = {name: getattr(player, name) for name in social_forms.form_fields(session_rubric)}
     return social_forms.collected_ratings(values, session_rubric)
+
+
+def complete_rating(player):
+    """Whether the rating form oTree saved on a timeout or the admin's advance is one the page accepts (every rating
+    set and in range, every reasoning long enough); if not, the partial form is cleared, never kept as an answer."""
+    session_rubric = rubric(player.session)
+    names = social_forms.form_fields(session_rubric)
+    values = {name: player.field_maybe_none(name) for name in names}
+    ratings_ok = all(
+        values[name] is not None and low <= values[name] <= high
+        for name in names
+        if name.startswith("rating_")
+        for low, high in [rating_bounds(player, name)]
+    )
+    min_chars = settings_of(player.session).min_reasoning_chars
+    if ratings_ok and not social_forms.reasoning_errors(values, session_rubric, min_chars=min_chars):
+        return True
+    for name in names:
+        setattr(player, name, None)
+    return False
 
 
 def wrong_answers(player, values):

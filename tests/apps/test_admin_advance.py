@@ -1,0 +1,147 @@
+"""The admin Monitor's "Advance slowest participants" (and a page timeout, which oTree submits the same way) never
+makes a server error and never records an answer the person did not give (issue #17).
+
+Driven for real: the participants are plain-HTTP Persons on a devserver, the advance is the Monitor's own request
+(``POST /AdvanceSession/<code>``, which runs oTree's ``advance_last_place_participants``: the page's form is posted
+empty with the timeout flag).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import requests
+
+from tests.support.harness import export_rows
+from tests.support.participants import people
+
+
+def advance_slowest(server, session_code: str) -> None:
+    """The Monitor's "Advance slowest participants" button, as its page sends it (with the page's CSRF token)."""
+    admin = requests.Session()
+    monitor = admin.get(f"{server.url}/SessionMonitor/{session_code}", timeout=60)
+    token = re.search(r'name="csrftoken" value="([^"]+)"', monitor.text)
+    assert token, monitor.text[-2000:]
+    response = admin.post(
+        f"{server.url}/AdvanceSession/{session_code}",
+        data={"advancemode": "all", "csrftoken": token.group(1)},
+        timeout=60,
+    )
+    assert response.status_code == 200, (response.status_code, server.log()[-3000:])
+
+
+def no_server_error(server, before: str) -> None:
+    new = server.log()[len(before) :]
+    assert "Traceback" not in new and "500 Internal" not in new, new[-3000:]
+
+
+def test_advancing_a_judge_releases_the_log_and_records_no_verdict(otree_server):
+    [judge] = people(otree_server.url, "payoff_reasoning_eval", 1)
+    judge.advance_to("Judge")
+    first_index = judge.index
+    before = otree_server.log()
+    advance_slowest(otree_server, judge.session_code)
+    no_server_error(otree_server, before)
+    judge.reload()  # the person's page follows the advance (the Monitor moved them on)
+    assert judge.page == "Judge" and judge.index > first_index, judge.url
+    code = judge.session_code
+    assert (
+        export_rows(otree_server.url, "payoff_reasoning_eval", "custom_export_protocol_with_ids", session_code=code)
+        == []
+    )
+    log = export_rows(otree_server.url, "payoff_reasoning_eval", "custom_export_assignments", session_code=code)
+    assert [row["status"] for row in log][:1] == ["released"], log  # the log goes back to the pool, not "done"
+    assert "done" not in {row["status"] for row in log}
+
+
+def test_advancing_a_bias_test_marks_it_unanswered_and_moves_on(otree_server):
+    [person] = people(otree_server.url, "bias_tests", 1)
+    person.advance_to("Instructions").submit()
+    for _ in range(3):  # a Choice and (in the sample file) Arguments pages: each advanced with nothing given
+        page, index = person.page, person.index
+        assert page in ("Choice", "Arguments"), person.url
+        before = otree_server.log()
+        advance_slowest(otree_server, person.session_code)
+        no_server_error(otree_server, before)
+        person.reload()
+        assert person.index != index or person.page != page, person.url
+    rows = export_rows(otree_server.url, "bias_tests", session_code=person.session_code)
+    advanced = [row for row in rows if row["player.item_id"] and row["subsession.round_number"] in ("1", "2", "3")]
+    assert len(advanced) == 3
+    for row in advanced:
+        assert row["player.choice"] == "" and row["player.answer"] == "" and row["player.selected_arguments"] == ""
+        assert row["player.answered_at"] == "", row  # not an answer: no answer time either
+
+
+def test_advancing_a_rater_releases_the_episode_and_counts_nothing(otree_server):
+    [rater] = people(otree_server.url, "social_eval", 1, comprehension_check=False)
+    rater.advance_to("Rate")
+    index = rater.index
+    before = otree_server.log()
+    advance_slowest(otree_server, rater.session_code)
+    no_server_error(otree_server, before)
+    rater.reload()
+    assert rater.index > index, rater.url
+    code = rater.session_code
+    log = export_rows(otree_server.url, "social_eval", "custom_export_assignments", session_code=code)
+    assert log and log[0]["status"] == "released", log
+    assert "done" not in {row["status"] for row in log}
+    assert export_rows(otree_server.url, "social_eval", "custom_export_ratings_long", session_code=code) == []
+
+
+def test_advancing_the_comprehension_check_is_not_a_failed_check(otree_server):
+    [rater] = people(otree_server.url, "social_eval", 1, comprehension_check=True)
+    rater.advance_to("Comprehension")
+    before = otree_server.log()
+    advance_slowest(otree_server, rater.session_code)
+    no_server_error(otree_server, before)
+    rater.reload()
+    assert rater.page == "ScreenOut", rater.url  # never checked: no rating without the check, but no failure either
+    row = export_rows(otree_server.url, "social_eval", session_code=rater.session_code)[0]
+    assert row["player.comprehension_attempts"] == "0"
+    assert all(row[f"player.quiz_{n}"] == "" for n in range(1, 7))
+    status = requests.get(f"{otree_server.url}/StudyStatus/{rater.session_code}", timeout=30).text
+    assert "comprehension not answered" in status and "failed comprehension" not in status
+
+
+def advance_until(server, person, last_page: str, *, limit: int = 8) -> list[str]:
+    """Advance the person page by page (the Monitor's button) until ``last_page``; the pages they were on."""
+    pages = [person.page]
+    for _ in range(limit):
+        if person.page == last_page:
+            return pages
+        before = server.log()
+        advance_slowest(server, person.session_code)
+        no_server_error(server, before)
+        person.reload()
+        pages.append(person.page)
+    raise AssertionError(f"never reached {last_page}: {pages}")
+
+
+def test_advancing_a_person_through_a_dond_game_against_the_model(otree_server):
+    [person] = people(otree_server.url, "dond_llm", 1, llm_model="demo-model", first_mover="human")
+    person.advance_to("Instructions")
+    pages = advance_until(otree_server, person, "Completion")
+    assert pages == ["Instructions", "Bargain", "Results", "Completion"], pages
+    [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code)
+    assert game["outcome"] == "aborted" and game["abort_reason"] == "advanced_by_admin", game  # not "time_limit"
+
+
+def test_advancing_unpaired_people_in_a_person_vs_person_session(otree_server):
+    first, second = people(otree_server.url, "dond_human", 2)
+    first.advance_to("Pairing")
+    pages = advance_until(otree_server, first, "Completion")
+    assert "Bargain" not in pages, pages  # nobody to play with: marked unpaired, never a game
+    rows = export_rows(otree_server.url, "dond", session_code=first.session_code)
+    assert rows[0]["player.is_unpaired"] == "1", rows[0]
+
+
+def test_a_real_time_limit_is_still_recorded_as_the_time_limit(otree_server):
+    [person] = people(otree_server.url, "dond_llm", 1, llm_model="demo-model", first_mover="human", game_timeout_s=30)
+    person.advance_to("Bargain")
+    time.sleep(30)  # oTree's countdown runs out; the page's script then posts the form with the timeout flag
+    person.submit(dict(timeout_happened="True"))
+    assert person.page == "Results", person.url
+    [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code)
+    assert game["abort_reason"] == "time_limit", game
