@@ -112,6 +112,9 @@ class ConsentPage:
         if not player.session.config.get("consent", True):
             participant_vars["consent_given"] = None
             return
+        if timeout_happened and not player.field_maybe_none("consent_given"):  # a timeout or the admin's advance
+            player.consent_given = participant_vars["consent_given"] = None  # neither given nor declined
+            return screen_out(player, "consent_not_given")
         participant_vars["consent_given"] = bool(player.consent_given)
         if not player.consent_given:
             screen_out(player, "declined_consent")

@@ -102,7 +102,7 @@ def test_advancing_the_comprehension_check_is_not_a_failed_check(otree_server):
     assert row["player.comprehension_attempts"] == "0"
     assert all(row[f"player.quiz_{n}"] == "" for n in range(1, 7))
     status = requests.get(f"{otree_server.url}/StudyStatus/{rater.session_code}", timeout=30).text
-    assert "comprehension not answered" in status and "failed comprehension" not in status
+    assert '<td class="detail">comprehension not answered</td>' in status and "failed comprehension" not in status
 
 
 def advance_until(server, person, last_page: str, *, limit: int = 8) -> list[str]:
@@ -145,3 +145,17 @@ def test_a_real_time_limit_is_still_recorded_as_the_time_limit(otree_server):
     assert person.page == "Results", person.url
     [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code)
     assert game["abort_reason"] == "time_limit", game
+
+
+def test_advancing_the_consent_page_is_not_a_declined_consent(otree_server):
+    [person] = people(otree_server.url, "bias_tests", 1)
+    assert person.page == "Consent"
+    before = otree_server.log()
+    advance_slowest(otree_server, person.session_code)
+    no_server_error(otree_server, before)
+    person.reload()
+    assert person.page == "ScreenOut", person.url  # no task without consent
+    [row] = export_rows(otree_server.url, "bias_tests", session_code=person.session_code)[:1]
+    assert row["player.consent_given"] == "", row  # not False: the person never declined
+    status = requests.get(f"{otree_server.url}/StudyStatus/{person.session_code}", timeout=30).text
+    assert '<td class="detail">consent not given</td>' in status, status  # "screened out", not "returned"
