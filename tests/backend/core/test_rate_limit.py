@@ -115,7 +115,7 @@ def test_the_request_budget_aborts_a_live_game_with_a_stored_reason(otree_server
 
     final = run_async(chat())
     assert final["finished"] and final["outcome"] == "aborted"
-    assert "allowance of answers" in final["chat"][-1]["text"]  # the participant is told why, in English
+    assert "used up the allowed number of answers" in final["chat"][-1]["text"]  # the participant is told why
     assert len(llm_server.requests) == 2  # the third message got no model call
     [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])
     assert game["abort_reason"].startswith("llm_budget: 2 model requests used")
