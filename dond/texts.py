@@ -66,7 +66,7 @@ TEXTS = {
         "notice_you_proposed": "You made your secret proposal: {items}.",
         "notice_nothing": "nothing",
         "notice_retry": "The reply of {other} broke a rule of the game; a new answer has been requested.",
-        "notice_unreachable": "The AI opponent could not be reached (a technical problem on our side, not caused "
+        "notice_unreachable": "{Other} could not be reached (a technical problem on our side, not caused "
         "by you). We are trying again; please wait.",
         "notice_aborted": "The game has ended early: {reason}",
         "finished": "The game is over.",
@@ -77,7 +77,7 @@ TEXTS = {
         "reason_partner_timeout": "{other} did not answer in time.",
         "reason_time_limit": "the time limit was reached.",
         "reason_llm_invalid": "{other} broke the rules of the game too often.",
-        "reason_llm_error": "the AI opponent could not be reached because of a technical problem on our side, not "
+        "reason_llm_error": "{other} could not be reached because of a technical problem on our side, not "
         "because of anything you did. Please click Continue to go on with the study.",
         "reason_llm_budget": "{other} used up the allowed number of answers.",
         "reason_other": "the game could not continue.",
@@ -184,7 +184,7 @@ TEXTS = {
         "notice_you_proposed": "Sie haben Ihren geheimen Vorschlag gemacht: {items}.",
         "notice_nothing": "nichts",
         "notice_retry": "Die Antwort {other_dat} verstieß gegen eine Spielregel; eine neue Antwort wurde angefordert.",
-        "notice_unreachable": "Das KI-Gegenüber war nicht erreichbar (ein technisches Problem auf unserer Seite, "
+        "notice_unreachable": "{Other} war nicht erreichbar (ein technisches Problem auf unserer Seite, "
         "nicht Ihr Fehler). Wir versuchen es erneut; bitte warten Sie.",
         "notice_aborted": "Das Spiel wurde vorzeitig beendet: {reason}",
         "finished": "Das Spiel ist vorbei.",
@@ -195,7 +195,7 @@ TEXTS = {
         "reason_partner_timeout": "{Other} hat nicht rechtzeitig geantwortet.",
         "reason_time_limit": "Die Zeit ist abgelaufen.",
         "reason_llm_invalid": "{Other} hat zu oft gegen die Spielregeln verstoßen.",
-        "reason_llm_error": "Das KI-Gegenüber war wegen eines technischen Problems auf unserer Seite nicht "
+        "reason_llm_error": "{Other} war wegen eines technischen Problems auf unserer Seite nicht "
         "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte klicken Sie auf „Weiter“, um mit der Studie "
         "fortzufahren.",
         "reason_llm_budget": "{Other} hat die erlaubte Anzahl an Antworten aufgebraucht.",
@@ -304,7 +304,7 @@ TEXTS = {
         "notice_you_proposed": "Ha fatto la Sua proposta segreta: {items}.",
         "notice_nothing": "niente",
         "notice_retry": "La risposta {other_of} ha violato una regola del gioco; è stata richiesta una nuova risposta.",
-        "notice_unreachable": "Non è stato possibile raggiungere l'avversario IA (un problema tecnico da parte "
+        "notice_unreachable": "Non è stato possibile raggiungere {other} (un problema tecnico da parte "
         "nostra, non causato da Lei). Stiamo riprovando; attenda.",
         "notice_aborted": "Il gioco è terminato in anticipo: {reason}",
         "finished": "Il gioco è finito.",
@@ -315,7 +315,7 @@ TEXTS = {
         "reason_partner_timeout": "{other} non ha risposto in tempo.",
         "reason_time_limit": "il tempo a disposizione è scaduto.",
         "reason_llm_invalid": "{other} ha violato le regole del gioco troppe volte.",
-        "reason_llm_error": "non è stato possibile raggiungere l'avversario IA a causa di un problema tecnico da "
+        "reason_llm_error": "non è stato possibile raggiungere {other} a causa di un problema tecnico da "
         "parte nostra, non per qualcosa che ha fatto Lei. Clicchi su Continua per proseguire lo studio.",
         "reason_llm_budget": "{other} ha esaurito il numero di risposte consentite.",
         "reason_other": "il gioco non ha potuto continuare.",

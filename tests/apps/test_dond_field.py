@@ -189,7 +189,14 @@ def game_number(game: dict) -> int:
     return int(game["game_id"].rsplit("-", 1)[1])
 
 
-def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(otree_server, llm_server, page):
+# How the notices name the opponent, per opponent_intro: never the AI when the person was told of a person.
+UNREACHABLE = [("auto", "Die KI"), ("person", "Die andere Person"), ("neutral", "Die Gegenseite")]
+
+
+@pytest.mark.parametrize(("intro", "named"), UNREACHABLE, ids=[row[0] for row in UNREACHABLE])
+def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
+    otree_server, llm_server, page, intro, named
+):
     llm_server.responder = lambda request: Reply(status=500)
     session = create_session(
         otree_server.url,
@@ -197,6 +204,7 @@ def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
         1,
         llm_model="test-model",
         language="de",
+        opponent_intro=intro,
         first_mover="human",
         llm_max_retries=0,
         llm_reprompts=2,
@@ -212,13 +220,18 @@ def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
     page.locator("#dond-finished").wait_for(state="visible", timeout=30_000)
 
     chat = page.locator("#dond-chat").inner_text()
-    assert chat.count("Das KI-Gegenüber war nicht erreichbar") == 2  # two more tries, the person told each time
-    assert "wegen eines technischen Problems auf unserer Seite nicht erreichbar" in chat  # why the game ended
+    assert chat.count(f"{named} war nicht erreichbar") == 2  # two more tries, the person told each time
+    assert f"{named} war wegen eines technischen Problems auf unserer Seite nicht erreichbar" in chat  # why it ended
+    if intro == "person":  # told of a person: no notice gives the AI away
+        assert not re.search(r"\b(KI|AI|IA)\b|KI-", page.locator("body").inner_text()), chat
     assert "Spielregel" not in chat and "Spielregeln" not in chat  # never "broke a rule"
     assert len(llm_server.requests) == 3
     page.locator("#dond-next").click()
     page.wait_for_url("**/Results/**")
-    assert "Bitte klicken Sie auf „Weiter“" in page.locator("body").inner_text()  # what happens next
+    results = page.locator("body").inner_text()
+    assert "Bitte klicken Sie auf „Weiter“" in results and named in results  # what happens next, and who failed
+    if intro == "person":
+        assert not re.search(r"\b(KI|AI|IA)\b|KI-", results), results
 
     game = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])[0]
     llm_side = "b" if game["focal_role"] == "A" else "a"

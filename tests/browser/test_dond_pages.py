@@ -114,7 +114,7 @@ def test_a_game_the_model_breaks_shows_why_the_pay_rule_and_no_blank_points_or_c
     page.locator("#dond-input").fill("Hello, what matters to you?")
     page.locator("#dond-send").click()
     page.wait_for_url("**/Results/**", timeout=30_000)
-    assert page.locator("#dond-outcome").inner_text().startswith("The game ended early: the AI opponent could not")
+    assert page.locator("#dond-outcome").inner_text().startswith("The game ended early: the AI model could not")
     assert page.locator("#my-points").count() == 0 and page.locator("#dond-splits").count() == 0
     assert page.locator("#dond-proposals").count() == 0  # nobody proposed
     paid = page.locator("#dond-paid").inner_text()
