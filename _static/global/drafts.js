@@ -8,6 +8,8 @@
 // restores what was kept under `key` into the form's named fields that are still empty (what the server sent back
 // wins), then saves on every input or change. A script that changes a field itself (a hidden field) calls
 // draft.save(). Drafts under `prefix` with another key (earlier items of the same participant) are dropped.
+// State that is no field (a stepwise page's current step) is kept with draft.set('_step', 2) and read back from
+// draft.kept._step (names starting with '_' are never fields).
 (function () {
   'use strict';
   var SKIPPED = ['submit', 'button', 'file', 'password', 'reset', 'image'];
@@ -52,7 +54,7 @@
   function keep(form, options) {
     var store = storage(options && options.session);
     var key = options && options.key;
-    if (!form || !store || !key) return {save: function () {}, clear: function () {}};
+    if (!form || !store || !key) return {save: function () {}, clear: function () {}, set: function () {}, kept: {}};
     var prefix = options.prefix || '';
     if (prefix) {
       for (var i = store.length - 1; i >= 0; i--) {
@@ -63,12 +65,21 @@
     var kept = {};
     try { kept = JSON.parse(store.getItem(key) || '{}') || {}; } catch (e) { kept = {}; }
     restore(form, kept);
+    var extra = {};
+    Object.keys(kept).forEach(function (name) { if (name.charAt(0) === '_') extra[name] = kept[name]; });
     var save = function () {
-      try { store.setItem(key, JSON.stringify(collect(form))); } catch (e) { /* storage full: nothing kept */ }
+      var data = collect(form);
+      Object.keys(extra).forEach(function (name) { data[name] = extra[name]; });
+      try { store.setItem(key, JSON.stringify(data)); } catch (e) { /* storage full: nothing kept */ }
     };
     form.addEventListener('input', save);
     form.addEventListener('change', save);
-    return {save: save, clear: function () { store.removeItem(key); }};
+    return {
+      save: save,
+      clear: function () { store.removeItem(key); },
+      set: function (name, value) { extra[name] = value; save(); },
+      kept: kept,
+    };
   }
 
   window.LabDrafts = {keep: keep};

@@ -201,7 +201,7 @@ def test_draft_keeps_every_field_and_the_step_across_a_reload_and_a_refusal(otre
              for (const area of document.querySelectorAll('textarea.se-reason')) area.value = reason;
              for (const scale of document.querySelectorAll('.se-scale')) scale.querySelector('input').checked = true;
              document.getElementById('id_reason_2_5').value = 'Too short';
-             document.getElementById('form').dispatchEvent(new Event('input'));
+             document.getElementById('id_reason_2_5').dispatchEvent(new Event('input', {bubbles: true}));
              HTMLFormElement.prototype.submit.call(document.getElementById('form'));
            }""",
         REASON,

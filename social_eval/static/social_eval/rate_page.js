@@ -6,7 +6,6 @@
   const root = document.getElementById('se-rate');
   if (!form || !root || typeof js_vars === 'undefined') return;
   const words = js_vars.texts;
-  const key = js_vars.storage_key;
   const rows = Array.from(root.querySelectorAll('.se-row'));
   const blocks = Array.from(root.querySelectorAll('.se-block'));
   const nextButton = document.getElementById('se-next');
@@ -23,33 +22,10 @@
   function radios(row) { return Array.from(row.querySelectorAll('.se-scale input[type=radio]')); }
   function chosen(row) { return radios(row).find(function (r) { return r.checked; }); }
 
-  // Drafts: every field and the current step, per conversation; earlier conversations' drafts are dropped.
-  for (let i = localStorage.length - 1; i >= 0; i--) {
-    const name = localStorage.key(i);
-    if (name && name.startsWith(js_vars.storage_prefix) && name !== key) localStorage.removeItem(name);
-  }
-  function load() {
-    try { return JSON.parse(localStorage.getItem(key) || '{}'); } catch (e) { return {}; }
-  }
-  function save() {
-    const data = {_step: current};
-    for (const row of rows) {
-      const text = area(row), pick = chosen(row);
-      if (text.value) data[text.name] = text.value;
-      if (pick) data[pick.name] = pick.value;
-    }
-    try { localStorage.setItem(key, JSON.stringify(data)); } catch (e) { /* storage full or blocked: no draft */ }
-  }
-  const kept = load();
-  for (const row of rows) {
-    const text = area(row);
-    if (!text.value && typeof kept[text.name] === 'string') text.value = kept[text.name];
-    for (const radio of radios(row)) {
-      if (radio.name in kept) radio.checked = radio.value === kept[radio.name];
-    }
-  }
-  form.addEventListener('input', save);
-  form.addEventListener('change', save);
+  // Drafts (global/drafts.js): every field and the current step, per conversation; earlier conversations' drafts
+  // are dropped. What the server sent back (a refused submission) wins over the draft.
+  const draft = LabDrafts.keep(root, {key: js_vars.storage_key, prefix: js_vars.storage_prefix});
+  const kept = draft.kept;
 
   // Counters: neutral before anyone types, then what is missing, then a tick; over the limit says so (nothing is cut).
   function count(text) {
@@ -99,7 +75,7 @@
     backButton.hidden = current === 0;
     nextButton.hidden = last;
     submit.hidden = !last;
-    save();
+    draft.set('_step', current);
     if (focus) area(rows[current]).focus({preventScroll: true});
     const top = form.querySelector('.se-form').getBoundingClientRect().top;
     if (top < 0) form.querySelector('.se-form').scrollIntoView({block: 'start'});
