@@ -1,11 +1,10 @@
-import time
-
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 import study_flow
 from backend.dond.settings import DondSettings, validated_settings
+from lab_server import otree_internals
 from study_flow import consent_given_choices  # noqa: F401  (oTree finds the consent field's choices here)
 
 from . import storage, views
@@ -115,19 +114,6 @@ def creating_session(subsession: Subsession):
         subsession.set_group_matrix([[player] for player in subsession.get_players()])
 
 
-def time_limit_reached(player: Player) -> bool:
-    """Whether oTree's countdown of the current page ran out (as oTree itself checks it), rather than the admin's
-    "Advance slowest participants" moving the person on: that is recorded as ``advanced_by_admin`` (exports keep
-    the word; pages and transcripts read it as reason ``other``), never as a time limit nobody reached."""
-    participant = player.participant
-    expires = participant._timeout_expiration_time
-    return (
-        participant._timeout_page_index == participant._index_in_pages
-        and expires is not None
-        and expires - time.time() < 2
-    )
-
-
 # PAGES
 class Consent(study_flow.ConsentPage, Page):
     pass
@@ -203,7 +189,7 @@ class Bargain(Page):
     def before_next_page(player: Player, timeout_happened):
         game = game_of(player)
         if not views.replayed(game).finished:  # the page's time limit or the admin's advance: the game ends for both
-            reason = "time_limit" if time_limit_reached(player) else "advanced_by_admin"
+            reason = views.end_reason(game, timer_ran_out=otree_internals.page_timer_ran_out(player.participant))
             storage.store_event(game, dict(kind="abort", role=player.game_role, actor="system", text=reason))
 
 

@@ -76,6 +76,7 @@ TEXTS = {
         "reason_partner_left": "{other} left the game.",
         "reason_partner_timeout": "{other} did not answer in time.",
         "reason_time_limit": "the time limit was reached.",
+        "reason_llm_time_limit": "the time limit was reached while {other} was still to answer.",
         "reason_llm_invalid": "{other} broke the rules of the game too often.",
         "reason_llm_error": "{other} could not be reached because of a technical problem on our side, not "
         "because of anything you did. Please click Continue to go on with the study.",
@@ -194,6 +195,7 @@ TEXTS = {
         "reason_partner_left": "{Other} hat das Spiel verlassen.",
         "reason_partner_timeout": "{Other} hat nicht rechtzeitig geantwortet.",
         "reason_time_limit": "Die Zeit ist abgelaufen.",
+        "reason_llm_time_limit": "Die Zeit ist abgelaufen, während {other} noch antworten musste.",
         "reason_llm_invalid": "{Other} hat zu oft gegen die Spielregeln verstoßen.",
         "reason_llm_error": "{Other} war wegen eines technischen Problems auf unserer Seite nicht "
         "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte klicken Sie auf „Weiter“, um mit der Studie "
@@ -314,6 +316,7 @@ TEXTS = {
         "reason_partner_left": "{other} ha lasciato il gioco.",
         "reason_partner_timeout": "{other} non ha risposto in tempo.",
         "reason_time_limit": "il tempo a disposizione è scaduto.",
+        "reason_llm_time_limit": "il tempo a disposizione è scaduto mentre {other} doveva ancora rispondere.",
         "reason_llm_invalid": "{other} ha violato le regole del gioco troppe volte.",
         "reason_llm_error": "non è stato possibile raggiungere {other} a causa di un problema tecnico da "
         "parte nostra, non per qualcosa che ha fatto Lei. Clicchi su Continua per proseguire lo studio.",

@@ -12,6 +12,7 @@ outside text).
 import dataclasses
 import time
 
+from backend.dond import treatments
 from backend.dond.game import abort_reason_code, replay
 
 from . import exports, storage
@@ -26,24 +27,20 @@ ABORT_TEXT = {
     "partner_left": "the other person left",
     "partner_timeout": "the other person ran out of time",
     "time_limit": "the game's time limit was reached",
+    "llm_time_limit": "the game's time limit was reached while the model owed a move",
     "llm_invalid": "the model broke the rules more often than the re-prompts allow",
     "llm_error": "the model could not be reached more often than the re-prompts allow",
     "llm_budget": "the model used up its call budget",
     "other": "ended by the system",
 }
-TIMED_OUT = ("time_limit", "partner_timeout")
+TIMED_OUT = ("time_limit", "llm_time_limit", "partner_timeout")
 GAME_COLUMNS = ("mode", "language", "opponent", "model", "cell", "focal_role", "opener", "max_messages")
 LLM_COLUMNS = ("llm_reprompts", "llm_protocol", "llm_word_limit")
 
 
 def treatment_keys():
-    """The DoND treatment keys (``backend.dond.treatments.Treatment``'s fields) where that module exists."""
-    try:
-        from backend.dond import treatments
-    except ImportError:
-        return ()
-    treatment = getattr(treatments, "Treatment", None)
-    return tuple(field.name for field in dataclasses.fields(treatment)) if dataclasses.is_dataclass(treatment) else ()
+    """The DoND treatment keys (``backend.dond.treatments.Treatment``'s fields)."""
+    return tuple(field.name for field in dataclasses.fields(treatments.Treatment))
 
 
 def items_text(vector, instance, language):

@@ -148,6 +148,16 @@ def replayed(game):
     return dond_game.replay(events_of(game), config_of(game), counts=instance_of(game).counts)
 
 
+def end_reason(game, *, timer_ran_out: bool) -> str:
+    """Why the Bargain page left an unfinished game: ``advanced_by_admin`` (the admin's advance), else the time
+    limit's reason (``backend.dond.game.time_limit_reason``: ``llm_time_limit`` when only the model owed a move)."""
+    if not timer_ran_out:
+        return "advanced_by_admin"
+    return dond_game.time_limit_reason(
+        replayed(game), llm_role=storage.llm_role(game) if game.opponent == "llm" else None
+    )
+
+
 def pay_rule(game, row):
     """The rule that paid the person (the row's ``pay_rule``: ``mode_goal`` or ``model_failure_<pay>``) and the
     abort's reason code."""

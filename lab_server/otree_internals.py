@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -138,6 +139,16 @@ USED: dict[str, Internal] = {
         "otree.models:Participant._max_page_index",
         "attribute",
         "the number of pages of the session, for that percentage",
+    ),
+    "Participant._timeout_expiration_time": Internal(
+        "otree.models:Participant._timeout_expiration_time",
+        "attribute",
+        "when the current page's countdown ends: dond tells a time limit that ran out from the admin's advance",
+    ),
+    "Participant._timeout_page_index": Internal(
+        "otree.models:Participant._timeout_page_index",
+        "attribute",
+        "which page that countdown belongs to (page_timer_ran_out)",
     ),
     "Participant._last_page_timestamp": Internal(
         "otree.models:Participant._last_page_timestamp",
@@ -319,6 +330,18 @@ def replace(where: str, wrap: Callable):
 def request_session():
     """The current request's SQLAlchemy session behind oTree's ``db`` wrapper (``DBWrapper._db``, listed in USED)."""
     return sys.modules[__name__].db._db
+
+
+def page_timer_ran_out(participant, *, slack_s: float = 2.0) -> bool:
+    """Whether oTree's countdown of the participant's current page has run out (within ``slack_s``), as oTree itself
+    checks it (``Participant._timeout_expiration_time`` / ``_timeout_page_index``, listed in USED): a page submitted
+    by its timer, not by the admin's "Advance slowest participants", which oTree also submits as a timeout."""
+    expires = participant._timeout_expiration_time
+    return (
+        participant._timeout_page_index == participant._index_in_pages
+        and expires is not None
+        and expires - time.time() < slack_s
+    )
 
 
 def built_asgi_app():

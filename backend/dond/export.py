@@ -243,7 +243,7 @@ def game_row(
 
     ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
     (0 unless the game succeeded), except when a person faced an LLM that broke the game (``llm_error``,
-    ``llm_invalid``, ``llm_budget``): then ``treatment.model_failure_pay`` pays (``pay_rule`` says which rule paid;
+    ``llm_invalid``, ``llm_budget``, ``llm_time_limit``): then ``treatment.model_failure_pay`` pays (``pay_rule`` says which rule paid;
     ``backend.dond.scoring.pay_rule``). The treatment keys are columns of their own. Counts of messages, violations, failed model calls (``llm_errors_*``, never
     counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role

@@ -296,7 +296,30 @@ def replay(events: Iterable[Mapping[str, Any] | Any], config: GameConfig, *, cou
 # ---------------------------------------------------------------------------------------------------------------
 # What a person sees
 
-ABORT_REASONS = ("partner_left", "partner_timeout", "time_limit", "llm_invalid", "llm_error", "llm_budget")
+ABORT_REASONS = (
+    "partner_left",
+    "partner_timeout",
+    "time_limit",
+    "llm_time_limit",  # the time limit ran out while only the model owed a move: the model's failure
+    "llm_invalid",
+    "llm_error",
+    "llm_budget",
+)
+
+
+def time_limit_reason(state: GameState, *, llm_role: str | None) -> str:
+    """Why a game the page's time limit ended is aborted: ``llm_time_limit`` when only the model (``llm_role``; None
+    when two people play) owed a move (its turn to write, or the one proposal still missing), so the person waited
+    on it and cannot be blamed; else ``time_limit``.
+
+    >>> config = GameConfig(mode="semi", language="en", opener="A", max_messages=2)
+    >>> waiting = apply_event(GameState(config, counts=(1,)), {"kind": "message", "role": "A", "text": "hi"})
+    >>> time_limit_reason(waiting, llm_role="B"), time_limit_reason(waiting, llm_role="A")
+    ('llm_time_limit', 'time_limit')
+    >>> time_limit_reason(waiting, llm_role=None)
+    'time_limit'
+    """
+    return "llm_time_limit" if llm_role is not None and state.to_act == (llm_role,) else "time_limit"
 
 
 def abort_reason_code(reason: str | None) -> str:

@@ -110,13 +110,19 @@ def bonus(mode: str, own_points: float | None, other_points: float | None, *, ou
 
 
 MODEL_FAILURE_PAYS = ("half_total", "zero")  # session key model_failure_pay (backend.dond.treatments)
-MODEL_FAILURES = ("llm_error", "llm_invalid", "llm_budget")  # abort reasons where the model side broke the game
+MODEL_FAILURES = (
+    "llm_error",
+    "llm_invalid",
+    "llm_budget",
+    "llm_time_limit",
+)  # abort reasons where the model side broke the game
 PAY_RULES = ("mode_goal", "model_failure_half_total", "model_failure_zero")  # the export's pay_rule column
 
 
 def pay_rule(outcome: str, abort_code: str, *, model_failure_pay: str, person_vs_llm: bool) -> str:
     """Which rule pays the person: ``mode_goal`` (`bonus`), or ``model_failure_<pay>`` when the person faced an LLM
-    and the game was aborted because the model broke it (``MODEL_FAILURES``: unreachable, invalid, out of budget).
+    and the game was aborted because the model broke it (``MODEL_FAILURES``: unreachable, invalid, out of budget, or the
+    time limit ran out while only the model owed a move).
 
     >>> pay_rule("aborted", "llm_invalid", model_failure_pay="half_total", person_vs_llm=True)
     'model_failure_half_total'

@@ -137,14 +137,29 @@ def test_advancing_unpaired_people_in_a_person_vs_person_session(otree_server):
     assert rows[0]["player.is_unpaired"] == "1", rows[0]
 
 
-def test_a_real_time_limit_is_still_recorded_as_the_time_limit(otree_server):
-    [person] = people(otree_server.url, "dond_llm", 1, llm_model="demo-model", first_mover="human", game_timeout_s=30)
-    person.advance_to("Bargain")
+def test_a_real_time_limit_is_the_time_limit_or_the_models_failure_by_who_owed_the_move(otree_server):
+    """Both games wait out one real 30 s countdown: where the person owed the first message it is the time limit
+    (paid by the mode's goal: nothing without a deal); where only the model owed it (it opens, and never answered
+    here), it is the model's failure, paid by model_failure_pay (half_total: the person is never left with 0)."""
+    config = dict(llm_model="demo-model", game_timeout_s=30)
+    [person_owes] = people(otree_server.url, "dond_llm", 1, first_mover="human", **config)
+    [model_owes] = people(otree_server.url, "dond_llm", 1, first_mover="llm", **config)
+    for person in (person_owes, model_owes):
+        person.advance_to("Bargain")
     time.sleep(30)  # oTree's countdown runs out; the page's script then posts the form with the timeout flag
-    person.submit(dict(timeout_happened="True"))
-    assert person.page == "Results", person.url
-    [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code)
-    assert game["abort_reason"] == "time_limit", game
+    games = {}
+    for name, person in (("person", person_owes), ("model", model_owes)):
+        person.submit(dict(timeout_happened="True"))
+        assert person.page == "Results", person.url
+        [games[name]] = export_rows(
+            otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code
+        )
+    assert games["person"]["abort_reason"] == "time_limit", games["person"]
+    assert games["person"]["pay_rule"] == "mode_goal" and games["person"]["bonus_points"] == "0"
+    assert games["model"]["abort_reason"] == "llm_time_limit", games["model"]
+    assert games["model"]["pay_rule"] == "model_failure_half_total" and int(games["model"]["bonus_points"]) > 0
+    results = model_owes.reload().html
+    assert "while the AI model was still to answer" in results, results[-3000:]
 
 
 def test_advancing_the_consent_page_is_not_a_declined_consent(otree_server):
