@@ -10,14 +10,10 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.core.llm.fake_server import Reply, demo_responder
-from dond.texts import OPPONENTS, TEXTS, fill_opponent
+from dond.texts import TEXTS
 from tests.support import dond_pages
 from tests.support.dond_pages import DESKTOP, PHONE, body_text, game_row, live_keys, start, submit, to_bargain
-
-try:  # the check shared by every app's pages (tests/support/language_check.py), where it exists
-    from tests.support.language_check import assert_no_english
-except ImportError:
-    assert_no_english = None
+from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser
 
@@ -202,23 +198,6 @@ def test_an_unsent_chat_message_survives_a_reload_and_goes_once_sent(otree_serve
     assert page.locator("#dond-input").input_value() == ""  # sent: the draft is gone
 
 
-def english_words() -> set[str]:
-    """Every word of the English texts (opponent named every way), less words the German and Italian texts use."""
-    words: set[str] = set()
-    for names in OPPONENTS["en"].values():
-        filled = dict(names, Other=names["other"].capitalize())
-        for value in TEXTS["en"].values():
-            for text in value if isinstance(value, list) else [value]:
-                words |= set(re.findall(r"[A-Za-z]{3,}", fill_opponent(text, filled).lower()))
-    foreign = " ".join(str(v) for language in ("de", "it") for v in TEXTS[language].values()).lower()
-    return words - set(re.findall(r"[a-z]{3,}", foreign)) - {"otree"}
-
-
-def shared_check(page, language: str, where: str) -> None:
-    if assert_no_english is not None:
-        assert_no_english(page, language, where=where)
-
-
 @pytest.mark.parametrize("language", ["de", "it"])
 def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_keeps_the_form_in_reach(
     otree_server, llm_server, phone, language
@@ -226,18 +205,16 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     page = phone
     text = TEXTS[language]
     start(otree_server.url, page, language=language, game_timeout_s=30, max_message_chars=10)
-    seen = [body_text(page)]
-    shared_check(page, language, "Instructions")
+    assert_no_english(page, language, where="Instructions")
     to_bargain(page)
     page.locator("#dond-rules-panel summary").click()
     page.locator("#dond-send").click()  # empty: the error
     assert page.locator("#dond-error").inner_text() == text["error_empty_message"]
     page.locator("#dond-input").fill("x" * 25)  # over the limit: the counter's error
     page.locator("#dond-proposal-fields input").first.fill("1")
-    seen.append(body_text(page))
+    assert_no_english(page, language, where="Bargain: error, counter and preview")
     page.locator("#dond-propose").click()  # the confirmation
-    seen.append(body_text(page))
-    shared_check(page, language, "Bargain")
+    assert_no_english(page, language, where="Bargain: confirmation")
     assert page.locator("#dond-confirm-yes").inner_text() == text["confirm_yes"]
 
     # On the phone the chat has a bounded height; the input and the proposal form follow it on the same screen.
@@ -253,16 +230,10 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     assert timer.is_hidden()
     expect(timer).to_be_visible(timeout=30_000)
     assert text["timer_bargain"] in timer.inner_text()
-    seen.append(body_text(page))
+    assert_no_english(page, language, where="Bargain: countdown")
     page.wait_for_url("**/Results/**", timeout=30_000)  # the time limit ends the game
     assert page.locator("#dond-splits").count() == 0 and page.locator("#my-points").count() == 0
-    seen.append(body_text(page))
-    shared_check(page, language, "Results")
-
-    english = english_words()
-    for shown in seen:
-        leftover = set(re.findall(r"[A-Za-z]{3,}", shown.lower())) & english
-        assert not leftover, (language, leftover, shown)
+    assert_no_english(page, language, where="Results")
 
 
 def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop):

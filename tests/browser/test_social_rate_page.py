@@ -5,16 +5,13 @@ Italian pages without an English word of ours."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from playwright.sync_api import expect
 
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
-from social_eval import texts as page_words
-from study_flow import MESSAGES as SHARED_MESSAGES
 from tests.support.harness import create_session, session_start_links
+from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser
 
@@ -238,38 +235,14 @@ def test_comprehension_retry_names_the_wrong_answers_and_shows_the_guideline(otr
     assert "you have 2 attempts" in page.locator("#se-quiz-intro").inner_text()
 
 
-def english_words(language: str) -> set[str]:
-    """Words (4+ letters) of our English texts that the other language's texts do not also use."""
-
-    def words(texts) -> set[str]:
-        return {w.lower() for text in texts for w in re.findall(r"[A-Za-zÀ-ÿ]{4,}", text)}
-
-    ours = [*page_words.PAGE_TEXTS["en"].values(), *social_forms.MESSAGES["en"].values()]
-    ours += [end for _, _, ends in page_words.ENDPOINTS.values() for end in ends["en"]]
-    theirs = [*page_words.PAGE_TEXTS[language].values(), *social_forms.MESSAGES[language].values()]
-    theirs += [*SHARED_MESSAGES[language].values()]
-    theirs += [end for _, _, ends in page_words.ENDPOINTS.values() for end in ends[language]]
-    return words(ours) - words(theirs) - {"ctrl"}
-
-
-SHOWN_TEXT = """() => {
-  const copy = document.body.cloneNode(true);
-  for (const el of copy.querySelectorAll('[data-material], script, style, .debug-info, [hidden]')) el.remove();
-  return copy.innerText || copy.textContent;
-}"""
-
-
 @pytest.mark.parametrize("language", ["de", "it"])
 def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, open_page, language):
     page = open_page(DESKTOP)
-    english = english_words(language)
     seen = []
 
     def check(where):
-        text = page.evaluate(SHOWN_TEXT)
-        found = {w for w in re.findall(r"[A-Za-zÀ-ÿ]{4,}", text) if w.lower() in english}
         seen.append(where)
-        assert not found, (language, where, found)
+        assert_no_english(page, language, where=where)
 
     to_page(page, otree_server.url, "Instructions", language=language, comprehension_check=True)
     page.locator("#worked-example summary").click()

@@ -2,14 +2,15 @@
 
 ``english_words(page, language)`` reads what a participant sees on a Playwright page (its visible text, placeholders,
 button values, options and the tab title), leaves out what is not ours to translate (elements marked
-``data-material``: the researcher's own material; ``data-own-text``: what the participant typed; oTree's debug panel,
-which only a devserver shows), and returns every word found in the English vocabulary of ``language``.
+``data-material``: the researcher's own material, also where the tab title repeats it; ``data-own-text``: what the
+participant typed; hidden elements; oTree's debug panel, which only a devserver shows), and returns every word found
+in the English vocabulary of ``language``.
 
 The English vocabulary of a language: every word (3 or more letters, lower-cased) of our English texts (each module of
-``TEXT_MODULES`` that exists: every module-level dictionary with an ``"en"`` entry) and of oTree's built-in English
+``TEXT_MODULES`` that exists: every table keyed by languages, at any depth of its module-level values) and of oTree's built-in English
 strings (its ``django.pot``), minus the words that also occur in that language's own texts (``Prolific``,
 ``JavaScript``, Prolific's "Return submission" button). Add an app's texts module to ``TEXT_MODULES`` and call
-``assert_no_english(page, language)`` on its pages.
+``assert_no_english(page, language)`` on its pages. Every app's browser tests use this one check.
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ _VISIBLE_TEXT_JS = """
     const style = window.getComputedStyle(element);
     return style.visibility !== 'hidden' && style.display !== 'none' && element.getClientRects().length > 0;
   };
-  const parts = [document.title];
+  // The tab title repeats the page's heading: researcher's material there stays as written too.
+  let title = document.title;
+  for (const element of document.querySelectorAll('[data-material]')) {
+    const material = element.textContent.trim();
+    if (material) title = title.split(material).join(' ');
+  }
+  const parts = [title];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     if (node.textContent.trim() && shown(node.parentElement)) parts.push(node.textContent);
@@ -90,6 +97,23 @@ def _load(relative: str):
     return module
 
 
+def _in_language(value, language: str) -> Iterable[str]:
+    """The strings of ``language`` in ``value``: the ``language`` entry of every table keyed by languages (one with an
+    ``"en"`` entry), at any depth (social_eval's ``ENDPOINTS`` keeps one per dimension).
+
+    >>> list(_in_language({"x": (0, 1, {"en": ("low",), "de": ("niedrig",)})}, "de"))
+    ['niedrig']
+    """
+    if isinstance(value, dict) and "en" in value and language in value:
+        yield from _strings(value[language])
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _in_language(item, language)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _in_language(item, language)
+
+
 @functools.cache
 def texts_of(language: str) -> tuple[str, ...]:
     """Every string of our texts modules in ``language``."""
@@ -98,9 +122,9 @@ def texts_of(language: str) -> tuple[str, ...]:
         module = _load(relative)
         if module is None:
             continue
-        for value in vars(module).values():
-            if isinstance(value, dict) and language in value and "en" in value:
-                found.extend(_strings(value[language]))
+        for name, value in vars(module).items():
+            if not name.startswith("__"):
+                found.extend(_in_language(value, language))
     return tuple(found)
 
 
