@@ -120,6 +120,7 @@ def test_a_game_the_model_breaks_shows_why_the_pay_rule_and_no_blank_points_or_c
     assert page.evaluate("js_vars") == {}
 
 
+DRAFT_KEYS = {"draft_key", "draft_prefix"}  # the unsent message's draft: participant code and game, no values
 CONDITIONS = [  # visibility, what the person's page shows of the other's values, viewport
     ("own", False, PHONE),
     ("llm_sees_other", False, DESKTOP),
@@ -154,7 +155,8 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         assert (other_cells.count() == len(other)) == shown and (other_cells.count() == 0) == (not shown)
         js_vars = page.evaluate("js_vars")
         assert [item["own_points"] for item in js_vars["items"]] == own  # the preview's own values only
-        assert set(js_vars) == {"view", "items", "text", "max_chars", "opponent", "timer_shows_at_s"}
+        assert set(js_vars) == {"view", "items", "text", "max_chars", "opponent", "timer_shows_at_s"} | DRAFT_KEYS
+        assert js_vars["draft_key"].startswith(js_vars["draft_prefix"]) and js_vars["draft_prefix"].startswith("dond:")
         assert all(set(item) == {"id", "word", "one", "count", "own_points"} for item in js_vars["items"])
         page.locator("#dond-input").fill("Which items matter to you?")
         page.locator("#dond-send").click()
