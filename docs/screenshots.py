@@ -34,6 +34,8 @@ from tests.support.harness import (  # noqa: E402
 OUT = ROOT / "docs" / "screenshots"
 SCREENS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 PID = "60a1b2c3d4e5f6a7b8c9d0e1"
+HIDE_DEBUG_PANEL = """document.addEventListener('DOMContentLoaded', () => {
+    document.querySelectorAll('.debug-info').forEach(panel => panel.closest('.container').remove()); });"""
 
 
 class Camera:
@@ -243,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             for app in apps:
                 context = browser.new_context(viewport=SCREENS["desktop"])
+                # The devserver's debug panel is for developers, not part of any page a participant sees.
+                context.add_init_script(HIDE_DEBUG_PANEL)
                 page = context.new_page()
                 page.set_default_timeout(30_000)
                 page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="ok"))
