@@ -249,3 +249,4 @@ def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop):
     expect(page.locator(".otree-timer__time-left")).to_have_text(re.compile(r"^(10:00|9:5\d)$"))
     assert "Verbleibende Zeit für die Suche:" in timer.inner_text() and "complete" not in timer.inner_text()
     assert "bis Sie einer anderen teilnehmenden Person zugeordnet sind" in page.locator("#pairing-status").inner_text()
+    assert_no_english(page, "de", where="Pairing")
