@@ -23,10 +23,9 @@ APPS = [
     ("bias_tests", "bias_study"),
 ]
 # The apps whose task pages the monitor's "Advance slowest participants" moves a participant past, to the completion
-# page (the same shared page in every app). In payoff_reasoning_eval the advance fails (its Judge page's
-# before_next_page refuses an empty verdict: "A reasoning judged incorrect needs at least one error type"), and
-# bias_tests fails the same way; their completion page is read when their own pages are walked.
-COMPLETION_BY_MONITOR = {"dond_llm", "social_eval"}
+# page (the same shared page in every app): all four, since an advanced Judge or bias test records nothing
+# (tests/apps/test_admin_advance.py).
+COMPLETION_BY_MONITOR = {"dond_llm", "social_eval", "payoff_reasoning_eval", "bias_tests"}
 
 
 def new_pid() -> str:
