@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
+from social_eval import texts as social_texts
 from tests.support.harness import create_session, session_start_links
 from tests.support.language_check import assert_no_english
 
@@ -265,3 +266,35 @@ def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, ope
     page.locator("#row-rating_1_1 summary").click()
     check("Rate, refused step")
     assert len(seen) == 5
+
+
+@pytest.mark.parametrize(("language", "screenout_code"), [("de", "OUT7"), ("it", "")])
+def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_page, language, screenout_code):
+    """One episode rated by one annotator: the first person holds it, the second is told there is nothing left (with
+    the screen-out code, or asked to return the submission) in German or Italian, without an English word."""
+    words = social_texts.page_texts(language)
+    session = create_session(
+        otree_server.url,
+        "social_eval",
+        2,
+        episodes="backend/social/data/episodes/book_collection.json",
+        episodes_per_annotator=1,
+        annotators_per_episode=1,
+        attention_checks=0,
+        language=language,
+        screenout_code=screenout_code,
+    )
+    first, second = (open_page(DESKTOP) for _ in range(2))
+    for page, link in zip((first, second), session_start_links(otree_server.url, session["code"]), strict=True):
+        page.goto(link)
+        page.locator("input[name=consent_given][value=True]").check()
+        submit(page)
+        submit(page)
+    first.locator("#se-step-text").wait_for()  # the first holds the only episode
+    expect(second.locator("#_otree-title")).to_have_text(words["nothing_left_title"])
+    expect(second.locator("#nothing-left")).to_have_text(words["nothing_left"])
+    if screenout_code:
+        expect(second.locator("#screenout-code")).to_have_text(screenout_code)
+    else:
+        expect(second.locator("#content, body").first).to_contain_text(words["return_submission"])
+    assert_no_english(second, language, where="NothingLeft")
