@@ -250,3 +250,45 @@ def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop):
     assert "Verbleibende Zeit für die Suche:" in timer.inner_text() and "complete" not in timer.inner_text()
     assert "bis Sie einer anderen teilnehmenden Person zugeordnet sind" in page.locator("#pairing-status").inner_text()
     assert_no_english(page, "de", where="Pairing")
+
+
+RESULTS_IN_LANGUAGE = [
+    ("de", "no_deal", DESKTOP),
+    ("it", "no_deal", PHONE),
+    ("de", "llm", PHONE),
+    ("it", "llm", DESKTOP),
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "ending", "viewport"), RESULTS_IN_LANGUAGE, ids=[f"{c[0]}-{c[1]}" for c in RESULTS_IN_LANGUAGE]
+)
+def test_the_results_of_a_no_deal_or_a_broken_game_show_no_english_word(
+    otree_server, llm_server, browser, language, ending, viewport
+):
+    """Results that explain a no-deal (both proposals, the bonus rule) or a game the model broke (the model-failure
+    pay rule), in German and Italian, at both sizes."""
+    page = dond_pages.open_page(browser, viewport)
+    try:
+        if ending == "llm":
+            llm_server.responder = lambda request: Reply(status=500)
+            start(otree_server.url, page, language=language, llm_max_retries=0, llm_reprompts=0)
+            to_bargain(page)
+            page.locator("#dond-input").fill("Hallo")
+            page.locator("#dond-send").click()
+        else:
+            llm_server.responder = demo_responder  # proposes the items it values: taking all is no deal
+            start(otree_server.url, page, language=language)
+            to_bargain(page)
+            for index, item in enumerate(page.evaluate("js_vars.items")):
+                page.locator("#dond-proposal-fields input").nth(index).fill(str(item["count"]))
+            page.locator("#dond-propose").click()
+            page.locator("#dond-confirm-yes").click()
+        page.wait_for_url("**/Results/**", timeout=30_000)
+        if ending == "llm":
+            assert page.locator("#dond-paid").inner_text().strip()  # the model-failure pay rule is stated
+        else:
+            assert page.locator("#dond-proposals").count() == 1
+        assert_no_english(page, language, where=f"Results ({ending})")
+    finally:
+        page.context.close()
