@@ -238,18 +238,23 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     assert_no_english(page, language, where="Results")
 
 
-def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop):
+@pytest.mark.parametrize("language", ["de", "it"])
+def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop, language):
     page = desktop
-    session = dond_pages.create_session(otree_server.url, "dond_human", 2, pairing_timeout_s=600, language="de")
+    session = dond_pages.create_session(otree_server.url, "dond_human", 2, pairing_timeout_s=600, language=language)
     page.goto(dond_pages.session_start_links(otree_server.url, session["code"])[0])
     page.locator("input[name=consent_given][value=True]").check()
     submit(page)
     page.wait_for_url("**/Pairing/**")
     timer = page.locator(".otree-timer")
     expect(page.locator(".otree-timer__time-left")).to_have_text(re.compile(r"^(10:00|9:5\d)$"))
-    assert "Verbleibende Zeit für die Suche:" in timer.inner_text() and "complete" not in timer.inner_text()
-    assert "bis Sie einer anderen teilnehmenden Person zugeordnet sind" in page.locator("#pairing-status").inner_text()
-    assert_no_english(page, "de", where="Pairing")
+    assert TEXTS[language]["timer_pairing"] in timer.inner_text() and "complete" not in timer.inner_text()
+    if language == "de":
+        assert "Verbleibende Zeit für die Suche:" in timer.inner_text()
+        assert (
+            "bis Sie einer anderen teilnehmenden Person zugeordnet sind" in page.locator("#pairing-status").inner_text()
+        )
+    assert_no_english(page, language, where="Pairing")
 
 
 RESULTS_IN_LANGUAGE = [
