@@ -89,6 +89,17 @@ def page(browser):
     context.close()
 
 
+@pytest.fixture
+def sized_page(browser, request):
+    """A page of the viewport ``(width, height)`` given by indirect parametrisation, closed with its context."""
+    width, height = request.param
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+
+
 @pytest.fixture(scope="session")
 def real_model(tmp_path_factory):
     """llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct (``tests/support/model_server.py``): built once per

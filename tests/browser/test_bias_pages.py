@@ -12,17 +12,10 @@ import study_flow
 from bias_tests.texts import TEXTS
 from tests.support.harness import create_session, next_page, session_start_links
 from tests.support.language_check import assert_no_english
-from tests.support.sized_page import page_of_size
 
 pytestmark = pytest.mark.browser
 
 VIEWS = [pytest.param((1280, 800), "de", id="desktop-de"), pytest.param((390, 844), "it", id="phone-it")]
-
-
-@pytest.fixture
-def sized_page(browser, request):
-    with page_of_size(browser, *request.param) as page:
-        yield page
 
 
 @pytest.mark.parametrize(("sized_page", "language"), VIEWS, indirect=["sized_page"])

@@ -17,19 +17,12 @@ from backend.reasoning.task import MAX_REMARKS_CHARS
 from payoff_reasoning_eval.texts import TEXTS
 from tests.support.harness import create_session, export_rows, next_page, session_start_links
 from tests.support.language_check import assert_no_english
-from tests.support.sized_page import page_of_size
 
 pytestmark = pytest.mark.browser
 
 LOGS = Path(__file__).resolve().parents[2] / "payoff_reasoning_eval" / "logs"
 TWO_ATTEMPTS = "demo-reasoner_pd_p1_1_5_0_3_0_1001.txt"
 VIEWS = [pytest.param((1280, 800), "it", id="desktop-it"), pytest.param((390, 844), "de", id="phone-de")]
-
-
-@pytest.fixture
-def sized_page(browser, request):
-    with page_of_size(browser, *request.param) as page:
-        yield page
 
 
 @pytest.mark.parametrize(("sized_page", "language"), VIEWS, indirect=["sized_page"])
