@@ -188,23 +188,13 @@ def add_routes(app) -> None:
 
 
 def install() -> None:
-    from .otree_internals import built_asgi_app, replace
+    from .otree_internals import around_app
 
     inactive_after_s()  # a bad LAB_INACTIVE_AFTER_S stops the server at start, not a page later
 
-    def routing(inner_class):  # maybe already wrapped by another guard: we chain
-        class AdminPagesMiddleware:
-            def __init__(self, app, **options):
-                self.app = inner_class(app=app, **options)
+    async def routing(app, scope, receive, send):
+        if scope["type"] == "http":
+            add_routes(scope.get("app"))
+        await app(scope, receive, send)
 
-            async def __call__(self, scope, receive, send):
-                if scope["type"] == "http":
-                    add_routes(scope.get("app"))
-                await self.app(scope, receive, send)
-
-        return AdminPagesMiddleware
-
-    replace("otree.middleware:PerfMiddleware", routing)
-    app = built_asgi_app()
-    if app is not None:  # the stack was built before us: build it again
-        app.middleware_stack = app.build_middleware_stack()
+    around_app(routing)

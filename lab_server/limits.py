@@ -412,26 +412,16 @@ class Limits:
 
 
 def install() -> None:
-    from .otree_internals import built_asgi_app, replace
+    from .otree_internals import around_app
 
     limits = Limits()
 
-    def limiting(inner_class):  # maybe already wrapped by another guard: we chain
-        class LimitsMiddleware:
-            def __init__(self, app, **options):
-                self.app = inner_class(app=app, **options)
+    async def limiting(app, scope, receive, send):
+        if scope["type"] == "websocket":
+            await limits.websocket(app, scope, receive, send)
+        elif scope["type"] == "http":
+            await limits.http(app, scope, receive, send)
+        else:
+            await app(scope, receive, send)
 
-            async def __call__(self, scope, receive, send):
-                if scope["type"] == "websocket":
-                    await limits.websocket(self.app, scope, receive, send)
-                elif scope["type"] == "http":
-                    await limits.http(self.app, scope, receive, send)
-                else:
-                    await self.app(scope, receive, send)
-
-        return LimitsMiddleware
-
-    replace("otree.middleware:PerfMiddleware", limiting)
-    app = built_asgi_app()
-    if app is not None:  # the stack was built before us: build it again
-        app.middleware_stack = app.build_middleware_stack()
+    around_app(limiting)

@@ -327,6 +327,30 @@ def replace(where: str, wrap: Callable):
     return replacement
 
 
+def around_app(handle: Callable) -> None:
+    """Run ``await handle(app, scope, receive, send)`` around oTree's whole ASGI app, for every request and socket.
+
+    The guard wraps ``PerfMiddleware``, the outermost middleware oTree builds its app with (in ``PATCHED``), so guards
+    installed one after another chain; when oTree built its app before the guard, its middleware stack is built again.
+    ``handle`` passes the request on with ``await app(scope, receive, send)``.
+    """
+
+    def wrap(inner_class):
+        class GuardMiddleware:
+            def __init__(self, app, **options):
+                self.app = inner_class(app=app, **options)
+
+            async def __call__(self, scope, receive, send):
+                await handle(self.app, scope, receive, send)
+
+        return GuardMiddleware
+
+    replace("otree.middleware:PerfMiddleware", wrap)
+    app = built_asgi_app()
+    if app is not None:  # the stack was built before us: build it again
+        app.middleware_stack = app.build_middleware_stack()
+
+
 def request_session():
     """The current request's SQLAlchemy session behind oTree's ``db`` wrapper (``DBWrapper._db``, listed in USED)."""
     return sys.modules[__name__].db._db
