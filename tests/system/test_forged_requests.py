@@ -21,6 +21,7 @@ import websockets
 from backend.bias import items as bias_items
 from backend.core.llm.fake_server import Reply
 from backend.social import forms as social_forms
+from tests.support.dond_pages import keys_of
 from tests.support.harness import export_rows, run_async
 from tests.support.live import (
     next_state,
@@ -95,14 +96,6 @@ def dond_game_row(person: Person) -> dict:
 def items_table_values(page_html: str) -> list[int]:
     table = re.search(r'<table[^>]*id="dond-items".*?<tbody>(.*?)</tbody>', page_html, re.S).group(1)
     return [int(cells[2]) for cells in re.findall(r"<td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>", table)]
-
-
-def keys_of(value) -> set[str]:
-    if isinstance(value, dict):
-        return set(value) | {key for item in value.values() for key in keys_of(item)}
-    if isinstance(value, list):
-        return {key for item in value for key in keys_of(item)}
-    return set()
 
 
 # --- pages: URLs and form posts ---------------------------------------------------------------------------------
