@@ -47,6 +47,10 @@ _VISIBLE_TEXT_JS = """
   };
   // The tab title repeats the page's heading: researcher's material there stays as written too.
   let title = document.title;
+  // A devserver's tab title adds "[<participant label>/P1] ... [debug]" (tab-title-debug-info): the label is the
+  // participant's own ID, not a word of ours, and no participant of a study sees it.
+  const debugMeta = document.querySelector('meta[name="tab-title-debug-info"]');
+  if (debugMeta) title = title.split(`[${debugMeta.content}]`).join(' ').split('[debug]').join(' ');
   for (const element of document.querySelectorAll('[data-material]')) {
     const material = element.textContent.trim();
     if (material) title = title.split(material).join(' ');
