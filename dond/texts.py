@@ -16,7 +16,7 @@ TEXTS = {
             "You write messages in turn, at most {max_messages} each. {first}",
             "Instead of writing, you can make a secret proposal at any time it is your turn: you state how many of "
             "each item YOU want to take. {Other} does not see it and is then asked to make a proposal too. When all "
-            "messages are used, both of you must make a proposal.",
+            "messages are used, the one who wrote first makes a secret proposal first, then the other.",
             "If the two proposals fit together (together they never ask for more items of a kind than there are), "
             "each of you gets the points of the items you asked for. Items nobody asked for are left over. "
             "Otherwise both of you get 0 points.",
@@ -62,7 +62,11 @@ TEXTS = {
         "confirm_no": "Change it",
         "error_count": "{item}: please enter a whole number from 0 to {count}.",
         "notice_other_proposed": "{Other} has made a secret proposal. Please make yours now.",
-        "notice_time_up": "All messages have been used. Both of you must now make a secret proposal.",
+        "notice_time_up": "All messages have been used. Please make your secret proposal now; {other} makes theirs "
+        "after you.",
+        "notice_time_up_wait": "All messages have been used. {Other} makes a secret proposal first; then it is your "
+        "turn to make yours.",
+        "notice_no_reply": "{Other} sent an empty message.",
         "notice_you_proposed": "You made your secret proposal: {items}.",
         "notice_nothing": "nothing",
         "notice_retry": "The reply of {other} broke a rule of the game; a new answer has been requested.",
@@ -135,7 +139,8 @@ TEXTS = {
             "Sie schreiben abwechselnd Nachrichten, höchstens {max_messages} pro Seite. {first}",
             "Statt zu schreiben, können Sie jederzeit, wenn Sie am Zug sind, einen geheimen Vorschlag machen: Sie "
             "geben an, wie viele von jedem Gegenstand SIE nehmen. {Other} sieht ihn nicht und wird dann ebenfalls "
-            "um einen Vorschlag gebeten. Sind alle Nachrichten verbraucht, müssen beide einen Vorschlag machen.",
+            "um einen Vorschlag gebeten. Sind alle Nachrichten verbraucht, macht zuerst die Seite, die das Gespräch "
+            "begonnen hat, ihren geheimen Vorschlag, danach die andere.",
             "Passen die beiden Vorschläge zusammen (zusammen verlangen sie von keiner Art mehr Gegenstände, als es "
             "gibt), erhält jede Seite die Punkte der verlangten Gegenstände. Nicht verlangte Gegenstände bleiben "
             "übrig. Andernfalls erhalten beide 0 Punkte.",
@@ -181,7 +186,11 @@ TEXTS = {
         "confirm_no": "Ändern",
         "error_count": "{item}: Bitte geben Sie eine ganze Zahl von 0 bis {count} ein.",
         "notice_other_proposed": "{Other} hat einen geheimen Vorschlag gemacht. Bitte machen Sie jetzt Ihren.",
-        "notice_time_up": "Alle Nachrichten sind verbraucht. Beide müssen jetzt einen geheimen Vorschlag machen.",
+        "notice_time_up": "Alle Nachrichten sind verbraucht. Bitte machen Sie jetzt Ihren geheimen Vorschlag; "
+        "{other} macht ihren danach.",
+        "notice_time_up_wait": "Alle Nachrichten sind verbraucht. {Other} macht zuerst einen geheimen Vorschlag; "
+        "danach sind Sie mit Ihrem an der Reihe.",
+        "notice_no_reply": "{Other} hat eine leere Nachricht geschickt.",
         "notice_you_proposed": "Sie haben Ihren geheimen Vorschlag gemacht: {items}.",
         "notice_nothing": "nichts",
         "notice_retry": "Die Antwort {other_dat} verstieß gegen eine Spielregel; eine neue Antwort wurde angefordert.",
@@ -255,7 +264,8 @@ TEXTS = {
             "Vi scrivete messaggi a turno, al massimo {max_messages} per parte. {first}",
             "Invece di scrivere, quando è il Suo turno può fare in qualsiasi momento una proposta segreta: indica "
             "quanti oggetti di ogni tipo prende LEI. {Other} non la vede e le viene poi chiesto di fare a sua volta "
-            "una proposta. Quando tutti i messaggi sono stati usati, entrambe le parti devono fare una proposta.",
+            "una proposta. Quando tutti i messaggi sono stati usati, la parte che ha scritto per prima fa per prima la "
+            "sua proposta segreta, poi l'altra.",
             "Se le due proposte sono compatibili (insieme non chiedono mai più oggetti di un tipo di quanti ce ne "
             "siano), ogni parte ottiene i punti degli oggetti che ha chiesto. Gli oggetti che nessuno chiede restano "
             "inutilizzati. Altrimenti entrambe le parti ottengono 0 punti.",
@@ -302,7 +312,11 @@ TEXTS = {
         "confirm_no": "Modifica",
         "error_count": "{item}: inserisca un numero intero da 0 a {count}.",
         "notice_other_proposed": "{Other} ha fatto una proposta segreta. Faccia ora la Sua.",
-        "notice_time_up": "Tutti i messaggi sono stati usati. Ora entrambe le parti devono fare una proposta segreta.",
+        "notice_time_up": "Tutti i messaggi sono stati usati. Faccia ora la Sua proposta segreta; poi sarà il turno "
+        "{other_of}.",
+        "notice_time_up_wait": "Tutti i messaggi sono stati usati. Prima {other} fa una proposta segreta; poi "
+        "toccherà a Lei fare la Sua.",
+        "notice_no_reply": "{Other} ha inviato un messaggio vuoto.",
         "notice_you_proposed": "Ha fatto la Sua proposta segreta: {items}.",
         "notice_nothing": "niente",
         "notice_retry": "La risposta {other_of} ha violato una regola del gioco; è stata richiesta una nuova risposta.",

@@ -12,9 +12,10 @@ runner in memory); everything else is derived from them, so a reload or a restar
 - ``abort`` (role = who ended it, or empty; text = the reason);
 - anything else (``llm_call``, ``input_rejected``, ``notice``, ...) is a log entry and changes nothing.
 
-Rules: the opener and the other player alternate; on their turn a player sends a message or makes a secret
-proposal. When someone has proposed, or both have sent ``max_messages`` messages, every player who has not proposed
-must propose (no more chat). The game ends when both have proposed or on an abort. An LLM reply that breaks a rule
+Rules (clembench's turn flow): the opener and the other player alternate; on their turn a player sends a message
+or makes a secret proposal. When someone has proposed, the other must propose (no more chat). When both have sent
+``max_messages`` messages, the opener, who has just received the other's last message, proposes first, then the
+other. The game ends when both have proposed or on an abort. An LLM reply that breaks a rule
 is a violation; after more than ``llm_reprompts`` violations in a row by the same player the game is aborted.
 Failed calls are counted apart (``llm_errors``): the turn is tried again, and after more than ``llm_reprompts``
 failed calls in a row (no answer in between) the game is aborted as ``llm_error``.
@@ -22,7 +23,7 @@ failed calls in a row (no answer in between) the game is aborted as ``llm_error`
 >>> config = GameConfig(mode="semi", language="en", opener="B", max_messages=1)
 >>> state = replay([{"kind": "message", "role": "B", "text": "Hi"}, {"kind": "message", "role": "A", "text": "Yo"}], config)
 >>> state.phase, state.to_act
-('propose', ('A', 'B'))
+('propose', ('B',))
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from backend.dond.departures import departs
 from backend.dond.errors import (
     AlreadyProposedError,
     EmptyMessageError,
@@ -95,6 +97,7 @@ class GameConfig:
     max_messages: int = 5
     llm_reprompts: int = 2
     max_message_chars: int = 1000
+    clembench_exact: bool = False  # every departure of ``backend.dond.departures`` off
 
     def __post_init__(self):
         check_mode(self.mode)
@@ -107,6 +110,26 @@ class GameConfig:
                 raise ValueError(
                     f"{name} must be a whole number (at least {int(name != 'llm_reprompts')}), not {value!r}."
                 )
+        if not isinstance(self.clembench_exact, bool):
+            raise ValueError(f"clembench_exact must be True or False, not {self.clembench_exact!r}.")
+
+    def departs(self, name: str) -> bool:
+        """Whether the departure ``name`` from clembench (``backend.dond.departures``) applies to this game."""
+        return departs(name, clembench_exact=self.clembench_exact)
+
+    @property
+    def reprompt_limit(self) -> int:
+        """Re-prompts after a violation in a row: ``llm_reprompts``, or 0 when clembench-exact.
+
+        >>> GameConfig("semi", "en").reprompt_limit, GameConfig("semi", "en", clembench_exact=True).reprompt_limit
+        (2, 0)
+        """
+        return self.llm_reprompts if self.departs("reprompts") else 0
+
+    @property
+    def retry_limit(self) -> int:
+        """Failed model calls in a row that are asked again: ``llm_reprompts``, or 0 when clembench-exact."""
+        return self.llm_reprompts if self.departs("call_retries") else 0
 
 
 @dataclass(frozen=True)
@@ -152,14 +175,29 @@ class GameState:
 
     @property
     def to_act(self) -> tuple[str, ...]:
-        """The roles expected to act now."""
+        """The role asked now (one at a time, as in clembench), or ``()`` when the game is over.
+
+        In the chat it is whose turn it is; after a proposal, the one who has not proposed; when the messages ran
+        out and nobody has proposed, the opener (the other just sent the last message, which the opener has not
+        answered yet). This is the one place that decides who is asked: the model's turns, the person's controls
+        and the turn check of every move follow it.
+
+        >>> config = GameConfig(mode="semi", language="en", opener="A", max_messages=1)
+        >>> chat = [{"kind": "message", "role": "A", "text": "Hi"}, {"kind": "message", "role": "B", "text": "Yo"}]
+        >>> replay(chat, config).to_act
+        ('A',)
+        >>> replay([*chat, {"kind": "proposal", "role": "A", "proposal": [1]}], config).to_act
+        ('B',)
+        """
         if self.phase == "chat":
             return (self.chat_turn,)
         if self.phase == "propose":
-            return tuple(role for role in ROLES if self.proposals[role] is None)
+            waiting = tuple(role for role in ROLES if self.proposals[role] is None)
+            return (self.config.opener,) if len(waiting) == 2 else waiting
         return ()
 
     def must_propose(self, role: str) -> bool:
+        """Whether ``role`` may only propose from now on (also while the opener proposes first)."""
         return self.phase == "propose" and self.proposals[role] is None
 
     def may_message(self, role: str) -> bool:
@@ -170,11 +208,11 @@ class GameState:
 
     def reprompts_exhausted(self, role: str) -> bool:
         """True once ``role`` has more violations in a row than ``llm_reprompts`` allows: the game must abort."""
-        return self.strikes[role] > self.config.llm_reprompts
+        return self.strikes[role] > self.config.reprompt_limit
 
     def failures_exhausted(self, role: str) -> bool:
         """True once ``role``'s model has failed more calls in a row than ``llm_reprompts`` allows: abort."""
-        return self.failures[role] > self.config.llm_reprompts
+        return self.failures[role] > self.config.retry_limit
 
     @property
     def outcome(self) -> str | None:
@@ -237,9 +275,10 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
             raise ProposalRequiredError("No more messages: a secret proposal is required now.")
         if state.chat_turn != role:
             raise OutOfTurnError("It is the other player's turn to write.")
-        if not text.strip():
+        if not text.strip() and (state.config.departs("empty_message") or event_value(event, "actor") != "llm"):
             raise EmptyMessageError("The message is empty.")
-        if len(text) > state.config.max_message_chars:
+        too_long = len(text) > state.config.max_message_chars
+        if too_long and (state.config.departs("message_chars") or event_value(event, "actor") != "llm"):
             raise MessageTooLongError(
                 f"The message has {len(text)} characters; the limit is {state.config.max_message_chars}.",
                 limit=state.config.max_message_chars,
@@ -338,7 +377,9 @@ def participant_view(
     """The chat and controls of the player in ``role``, from the events (the app localises the notices).
 
     ``chat`` holds ``{"who": "me"|"other", "text"}`` for messages and ``{"who": "system", "notice": code, ...}``
-    for notices: ``you_proposed`` (with ``proposal``), ``other_proposed``, ``time_up``, ``retry`` (the other, an
+    for notices: ``you_proposed`` (with ``proposal``), ``other_proposed``, ``time_up`` (the messages ran out and
+    this player, the opener, proposes first), ``time_up_wait`` (the messages ran out and the other proposes first),
+    ``no_reply`` (the other's model sent an empty message, clembench-exact games only), ``retry`` (the other, an
     LLM, broke a rule and is asked again), ``unreachable`` (the other's model could not be reached and is asked
     again) and ``aborted`` (with ``reason``). The other's proposal is never shown.
 
@@ -353,7 +394,9 @@ def participant_view(
         kind, event_role = event_value(event, "kind"), event_value(event, "role")
         before = state
         state = apply_event(state, event)
-        if kind == "message":
+        if kind == "message" and event_role == other and not (event_value(event, "text") or "").strip():
+            chat.append({"who": "system", "notice": "no_reply"})
+        elif kind == "message":
             chat.append({"who": "me" if event_role == role else "other", "text": event_value(event, "text") or ""})
         elif kind == "proposal" and event_role == role:
             chat.append({"who": "system", "notice": "you_proposed", "proposal": list(state.proposals[role])})
@@ -370,7 +413,7 @@ def participant_view(
             chat.append({"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)})
         exhausted = before.phase == "chat" and state.phase == "propose" and not any(state.proposals.values())
         if exhausted:
-            chat.append({"who": "system", "notice": "time_up"})
+            chat.append({"who": "system", "notice": "time_up" if state.to_act == (role,) else "time_up_wait"})
     return {
         "chat": chat,
         "phase": state.phase,

@@ -11,6 +11,11 @@ is an async generator of progress items for the caller to show:
 - ``{"type": "event", "event": ...}`` after each stored state-changing event (message, proposal, violation, llm_error,
   reprompt, abort).
 
+Who is asked is decided by ``GameState.to_act`` alone (clembench's order: when the messages run out, the opener is
+asked first; a role that may not act now is not asked, even if it owes a proposal). The departures from clembench
+below (re-prompts, retries of failed calls, the length limit, empty replies, the request budget) are those of
+``backend.dond.departures``; a clembench-exact game (``GameConfig.clembench_exact``) has none of them.
+
 A reply that breaks a rule (bad bracket, unknown item, over-asking, chat when a proposal is due, empty, too long)
 is stored as a ``violation``; the model gets a ``reprompt`` saying what was wrong, up to ``llm_reprompts`` times in
 a row, then the game is aborted (``llm_invalid: <kind>``). A failed call (after the client's own retries) is no
@@ -42,11 +47,11 @@ from typing import Any
 
 from backend.core.llm import CallRecord, LLMSettings, TextDelta, complete, reply_budget, stream
 from backend.core.rate_limit import requests_used
-from backend.dond.errors import MoveError
+from backend.dond.errors import EmptyMessageError, MoveError
 from backend.dond.game import GameConfig, apply_event, replay
 from backend.dond.instances import Instance
 from backend.dond.prompts import llm_messages, reprompt_text, scripted_policy
-from backend.dond.proposals import parse_reply, proposal_vector
+from backend.dond.proposals import Move, parse_reply, proposal_vector
 from backend.dond.protocol import (
     PLAIN,
     Protocol,
@@ -111,7 +116,12 @@ def judge_reply(reply: str, events: list, role: str, instance: Instance, config:
     state = replay(events, config, counts=instance.counts)
     base = {"role": role, "actor": "llm", "created_at": time.time(), "text": reply}
     try:
-        move = parse_reply(reply, instance, config.language, must_propose=state.must_propose(role))
+        try:
+            move = parse_reply(reply, instance, config.language, must_propose=state.must_propose(role))
+        except EmptyMessageError:
+            if config.departs("empty_message"):
+                raise
+            move = Move("message", reply)  # clembench passes an empty message on
         if move.kind == "proposal":
             event = {**base, "kind": "proposal", "proposal": list(proposal_vector(move.proposal, instance))}
         else:
@@ -147,6 +157,8 @@ async def llm_turns(
     """
     if max_requests is not None and (isinstance(max_requests, bool) or max_requests < 1):
         raise ValueError(f"max_requests must be a whole number of at least 1 (or None), got {max_requests!r}.")
+    if not config.departs("request_budget"):
+        max_requests = None
     probes: list[asyncio.Task] = []
     try:
         probed: set[int] = set()
@@ -220,7 +232,8 @@ async def llm_turns(
             finally:
                 await call.aclose()
             store_event(call_event(role, record, purpose="message", turn=turn))
-            if not record.ok:
+            empty_move = record.error_kind == "empty_reply" and not config.departs("empty_message")
+            if not record.ok and not empty_move:
                 failure = {
                     "kind": "llm_error",
                     "role": role,
@@ -238,7 +251,7 @@ async def llm_turns(
                     yield {"type": "event", "event": abort}
                     return
                 continue  # the same turn again: the model gets the same prompt, nothing was wrong with its answer
-            event = judge_reply(record.reply, events, role, instance, config)
+            event = judge_reply(record.reply or "", events, role, instance, config)
             error = event.pop("_error", None)
             store_event(event)
             yield {"type": "event", "event": event}

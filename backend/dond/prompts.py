@@ -33,6 +33,9 @@ FORMAT_HINT = {
 }
 
 
+NOTICES = ("other_proposed", "time_up", "no_reply")
+
+
 @cache
 def _template(language: str, name: str) -> Template:
     return Template((PROMPTS_DIR / language / name).read_text(encoding="utf-8").strip())
@@ -76,9 +79,9 @@ def initial_prompt(instance: Instance, role: str, config: GameConfig, view: LLMV
 
 
 def notice(name: str, config: GameConfig) -> str:
-    """The text of ``other_proposed`` or ``time_up`` in the game's language."""
-    if name not in ("other_proposed", "time_up"):
-        raise ValueError(f"name must be 'other_proposed' or 'time_up', not {name!r}.")
+    """The text of a notice to the model (``other_proposed``, ``time_up``, ``no_reply``) in the game's language."""
+    if name not in NOTICES:
+        raise ValueError(f"name must be one of {', '.join(NOTICES)}, not {name!r}.")
     return _template(config.language, f"{name}.txt").substitute(format=FORMAT_HINT[config.language])
 
 
@@ -124,8 +127,11 @@ def llm_messages(
 
     Its first user turn is the initial prompt (followed by the other's first message when the other opened); the
     other's messages are user turns, its own replies (also invalid ones) assistant turns, a re-prompt is a user
-    turn; a proposal of the other player shows only as the ``other_proposed`` notice, and when all messages are
-    used the ``time_up`` notice follows. Consecutive turns of the same side are joined with a blank line.
+    turn; a proposal of the other player shows only as the ``other_proposed`` notice. When all messages are used,
+    the ``time_up`` notice follows the other's last message only for the player asked to propose first (the
+    opener, ``GameState.to_act``); the other sees ``other_proposed`` once the opener has proposed, never
+    ``time_up`` (clembench's flow). An empty message of the other (clembench-exact games) shows as ``no_reply``.
+    Consecutive turns of the same side are joined with a blank line.
     """
     other = other_role(role)
     chat: list[dict[str, str]] = []
@@ -148,7 +154,9 @@ def llm_messages(
             if kind in ("message", "proposal", "violation") and event_role == role and text:
                 add("assistant", text)
             continue
-        if kind == "message":
+        if kind == "message" and event_role == other and not text.strip():
+            add("user", notice("no_reply", config))
+        elif kind == "message":
             add("assistant" if event_role == role else "user", text)
         elif kind == "proposal" and event_role == other:
             add("user", notice("other_proposed", config))
@@ -156,7 +164,8 @@ def llm_messages(
             add("assistant", text)
         elif kind == "reprompt" and event_role == role:
             add("user", text)
-        if before.phase == "chat" and state.phase == "propose" and state.proposals[other] is None and not told_time_up:
+        exhausted = before.phase == "chat" and state.phase == "propose" and state.proposals[other] is None
+        if exhausted and state.to_act == (role,) and not told_time_up:
             add("user", notice("time_up", config))
             told_time_up = True
     return chat

@@ -19,8 +19,14 @@ def test_players_alternate_from_the_opener_until_the_messages_are_used():
         assert state.may_message(turn) and not state.may_message(game.other_role(turn))
         events.append(message(turn))
     state = replay(events, config)
-    assert state.phase == "propose" and state.to_act == ("A", "B")
+    # clembench's order: the opener (B) received A's last message and proposes first; A, who sent it, waits
+    assert state.phase == "propose" and state.to_act == ("B",)
     assert state.must_propose("A") and state.must_propose("B") and not state.may_message("A")
+    assert state.may_propose("B") and not state.may_propose("A")
+    with pytest.raises(errors.OutOfTurnError):
+        game.apply_event(state, proposal("A", (0, 0, 0)))
+    after = game.apply_event(state, proposal("B", (0, 0, 0)))
+    assert after.to_act == ("A",) and after.may_propose("A")
 
 
 def test_a_proposal_ends_the_chat_and_the_other_must_propose():

@@ -34,17 +34,21 @@ def test_llm_messages_rebuild_the_chat_from_the_events():
         message("B", "I like eggs."),
     ]
     chat = prompts.llm_messages(events, "B", INSTANCE, config)
-    assert [turn["role"] for turn in chat] == ["user", "assistant", "user", "assistant", "user"]
+    assert [turn["role"] for turn in chat] == ["user", "assistant", "user", "assistant"]
     assert chat[0]["content"].startswith(prompts.initial_prompt(INSTANCE, "B", config))
     assert chat[0]["content"].endswith("\n\nI want apples.")  # the other's first message joins the rules
     assert chat[1]["content"] == "[Offer: 1 egg]" and chat[2]["content"] == "Fix it."
-    assert chat[4]["content"] == prompts.notice("time_up", config)  # both messages used
+    # B sent the last message: B is not asked now and never sees the time-up notice (clembench's flow)
+    assert chat[3]["content"] == "I like eggs."
 
-    chat_a = prompts.llm_messages(events + [proposal("B", (0, 0, 1), "[Proposal: 1 egg]")], "A", INSTANCE, config)
+    chat_a = prompts.llm_messages(events, "A", INSTANCE, config)
     assert [turn["role"] for turn in chat_a] == ["user", "assistant", "user"]
-    assert "1 egg" not in chat_a[-1]["content"]  # the secret stays secret
-    notices = prompts.notice("time_up", config) + "\n\n" + prompts.notice("other_proposed", config)
-    assert chat_a[-1]["content"] == "I like eggs.\n\n" + notices
+    assert chat_a[-1]["content"] == "I like eggs.\n\n" + prompts.notice("time_up", config)  # A proposes first
+
+    chat_b = prompts.llm_messages(events + [proposal("A", (1, 0, 0), "[Proposal: 1 apple]")], "B", INSTANCE, config)
+    assert [turn["role"] for turn in chat_b] == ["user", "assistant", "user", "assistant", "user"]
+    assert chat_b[-1]["content"] == prompts.notice("other_proposed", config)  # the secret stays secret
+    assert all(prompts.notice("time_up", config) not in turn["content"] for turn in chat_b)
 
 
 def test_other_proposed_notice_replaces_the_proposal():
