@@ -63,6 +63,7 @@ class Game(ExtraModel):
     max_messages = models.IntegerField()
     llm_reprompts = models.IntegerField()
     max_message_chars = models.IntegerField()
+    clembench_exact = models.BooleanField(initial=False)  # backend.dond.departures all off
     llm_protocol = models.StringField(initial=DEFAULTS.llm_protocol)
     llm_word_limit = models.IntegerField(initial=DEFAULTS.llm_word_limit)
     llm_probe_external = models.BooleanField(initial=DEFAULTS.llm_probe_external)

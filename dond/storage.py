@@ -87,6 +87,7 @@ def create_game(subsession, players, opponent):
         max_messages=settings.max_messages,
         llm_reprompts=settings.llm_reprompts,
         max_message_chars=settings.max_message_chars,
+        clembench_exact=settings.clembench_exact,
         llm_protocol=protocol.name,
         llm_word_limit=protocol.word_limit,
         llm_probe_external=protocol.probe_external,
@@ -120,7 +121,13 @@ def protocol_of(game):
 
 def config_of(game):
     return dond_game.GameConfig(
-        game.mode, game.language, game.opener, game.max_messages, game.llm_reprompts, game.max_message_chars
+        game.mode,
+        game.language,
+        game.opener,
+        game.max_messages,
+        game.llm_reprompts,
+        game.max_message_chars,
+        clembench_exact=bool(getattr(game, "clembench_exact", False)),  # False for a game from before the key
     )
 
 
@@ -162,6 +169,7 @@ SNAPSHOT_FIELDS = [
     "max_messages",
     "llm_reprompts",
     "max_message_chars",
+    "clembench_exact",
     "instance_json",
     "treatment_json",
     "opponent",

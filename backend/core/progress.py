@@ -50,6 +50,18 @@ class ProgressBar:
     >>> bar.step("answered"); bar.step("error")
     >>> stream.getvalue().split("\\r")[-1]
     '[####....] 2/4 answered 1 error 1'
+
+    A unit made of several steps (a game of many turns) moves the bar as it goes: ``advance(key, fraction)``
+    records how much of the unfinished unit ``key`` is done (below 1; its ``step`` replaces it) and counts one
+    ``turns``. The bar fills by ``width × (finished + Σ fractions) / total``:
+
+    >>> bar = ProgressBar(2, stream, width=8)
+    >>> bar.advance("game 1", 0.5); bar.advance("game 2", 0.25)
+    >>> stream.getvalue().split("\\r")[-1]
+    '[###.....] 0/2 turns 2'
+    >>> bar.step("success", key="game 1")
+    >>> stream.getvalue().split("\\r")[-1]
+    '[#####...] 1/2 success 1 turns 2'
     """
 
     def __init__(self, total: int, stream: TextIO | None, *, width: int = 30):
@@ -59,17 +71,30 @@ class ProgressBar:
             )
         self.total, self.stream, self.width, self.done = total, stream, width, 0
         self.counts: Counter = Counter()
+        self.parts: dict = {}  # unfinished unit -> the fraction of it done
+        self.turns = 0
 
-    def step(self, status: str) -> None:
+    def step(self, status: str, *, key=None) -> None:
+        """One unit finished with ``status`` (``key``: the unit whose partial progress it replaces)."""
+        self.parts.pop(key, None)
         self.done += 1
         self.counts[status] += 1
+        self.show()
+
+    def advance(self, key, fraction: float) -> None:
+        """One more turn of the unfinished unit ``key``, which is now ``fraction`` done (clipped to 0..0.99)."""
+        self.parts[key] = min(max(float(fraction), 0.0), 0.99)
+        self.turns += 1
         self.show()
 
     def show(self) -> None:
         if self.stream is None:
             return
-        filled = self.width * self.done // self.total if self.total else self.width
+        progress = self.done + sum(self.parts.values())
+        filled = min(int(self.width * progress / self.total), self.width) if self.total else self.width
         details = " ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
+        if self.turns:
+            details = f"{details} turns {self.turns}".strip()
         self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {details}")
         self.stream.flush()
 

@@ -53,6 +53,7 @@ DOND_GAMES_COLUMNS = [
     "values_b",
     "max_messages",
     "llm_reprompts",
+    "clembench_exact",  # 1 when every departure from clembench (backend.dond.departures) was off
     "outcome",  # success, lose, aborted or unfinished
     "success",
     "lose",
@@ -272,6 +273,7 @@ def game_row(
         values_b=_json_list(instance.values_b),
         max_messages=config.max_messages,
         llm_reprompts=config.llm_reprompts,
+        clembench_exact=int(config.clembench_exact),
         outcome=outcome,
         abort_reason=escape_text(state.abort_reason),
         aborted_by=state.aborted_by or "",

@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import TextIO
 
 from backend.core import runs
+from backend.core.progress import ProgressBar
 from backend.core.llm import LLMSettings, add_endpoint_options, settings_from_args
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond.game import GameConfig, cell_roles, other_role, replay
 from backend.dond.instances import Instance, generate_instance
+from backend.dond.departures import exact_problem
 from backend.dond.play import llm_turns, system_event
 from backend.dond.protocol import PLAIN, PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES, check_language, check_mode
@@ -185,16 +187,20 @@ async def play_match(
     config: GameConfig,
     settings: dict[str, LLMSettings],
     protocol: Protocol,
+    on_turn=None,
 ) -> list[dict]:
     """Play one game to its end; returns its events. A game that does not end in a bounded number of turns is
-    aborted with the text ``stalled`` (it cannot happen with the game's rules, the bound only guards the loop)."""
+    aborted with the text ``stalled`` (it cannot happen with the game's rules, the bound only guards the loop).
+
+    Each round asks the one role ``GameState.to_act`` names (clembench's order); ``on_turn(events)``, if given, is
+    called after each stored move of a model (message, proposal, violation, failed call), for the progress bar."""
     events: list[dict] = []
     for _ in range(4 * config.max_messages + 4 * (config.llm_reprompts + 1) + 8):
         state = replay(events, config, counts=instance.counts)
         if state.finished:
             return events
-        role = state.to_act[0]
-        async for _item in llm_turns(
+        (role,) = state.to_act
+        async for item in llm_turns(
             load_events=lambda: events,
             store_event=events.append,
             instance=instance,
@@ -205,7 +211,8 @@ async def play_match(
             protocol=protocol,
             view=match.view(role),
         ):
-            pass
+            if on_turn is not None and item["type"] == "event":
+                on_turn(events)
     events.append(system_event("abort", "", "stalled"))
     return events
 
@@ -237,10 +244,18 @@ async def run_selfplay(
     progress: TextIO | None = None,
     visibilities: tuple[str, ...] = ("own",),
     descriptions: tuple[str, ...] = ("none",),
+    clembench_exact: bool = False,
 ) -> RunSummary:
-    """Plan, skip finished games, play the rest ``concurrency`` at a time, append rows as games end."""
+    """Plan, skip finished games, play the rest ``concurrency`` at a time, append rows as games end.
+
+    ``progress`` shows a bar that moves with every turn of every game (a game counts as done when it ends).
+    ``clembench_exact`` switches off every departure from clembench (``backend.dond.departures``)."""
     check_mode(mode)
     check_language(language)
+    if problem := exact_problem(
+        clembench_exact=clembench_exact, protocol_name=protocol.name, probe_external=protocol.probe_external
+    ):
+        raise ValueError(problem)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a positive whole number, got {concurrency!r}.")
     out = Path(out_dir)
@@ -257,6 +272,8 @@ async def run_selfplay(
         treatments["visibilities"] = list(visibilities)
     if tuple(descriptions) != ("none",):
         treatments["descriptions"] = list(descriptions)
+    if clembench_exact:
+        treatments["clembench_exact"] = True
     check_run_settings(
         out,
         dict(
@@ -271,6 +288,8 @@ async def run_selfplay(
             protocol=protocol.name,
             word_limit=protocol.word_limit,
             probe_external=protocol.probe_external,
+            # games before clembench's turn flow asked the non-opener first: such a folder is not resumed
+            turn_flow="clembench",
         ),
     )
     done = finished_games(out)
@@ -282,10 +301,18 @@ async def run_selfplay(
     async def play(match: Match) -> tuple[list[dict], dict]:
         instance = generate_instance(instance_seed + match.instance_number)
         focal, opener = cell_roles(match.cell)
-        config = GameConfig(mode, language, opener, max_messages, llm_reprompts)
+        config = GameConfig(mode, language, opener, max_messages, llm_reprompts, clembench_exact=clembench_exact)
         models = dict(match.models)
         settings = {role: LLMSettings(model=name, **options) for role, name in models.items()}
-        events = await play_match(match, instance=instance, config=config, settings=settings, protocol=protocol)
+        expected = 2 * max_messages + 2  # turns of a game that chats to the end and proposes without mistakes
+
+        def on_turn(events: list[dict]) -> None:
+            moves = sum(e["kind"] in ("message", "proposal", "violation", "llm_error") for e in events)
+            bar.advance(match.game_id, moves / expected)
+
+        events = await play_match(
+            match, instance=instance, config=config, settings=settings, protocol=protocol, on_turn=on_turn
+        )
         meta = dict(session_code=SESSION_CODE, game_id=match.game_id)
         row = game_row(
             events,
@@ -312,9 +339,16 @@ async def run_selfplay(
             events_out.write(events)  # events first, the games row last: the games row marks the game as finished
             games_out.write([row])
             outcomes[row["outcome"]] = outcomes.get(row["outcome"], 0) + 1
+            bar.step(row["outcome"], key=match.game_id)
             return row["outcome"]
 
-        await runs.run_each(todo, play, concurrency=concurrency, progress=progress, on_done=store)
+        # The run's own bar (run_each's, given no stream, stays silent): it moves with every turn, not every game.
+        bar = ProgressBar(len(todo), progress)
+        bar.show()
+        try:
+            await runs.run_each(todo, play, concurrency=concurrency, progress=None, on_done=store)
+        finally:
+            bar.close()
     return RunSummary(len(matches), len(matches) - len(todo), len(todo), outcomes, time.monotonic() - started, out)
 
 
@@ -333,6 +367,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--protocol", choices=PROTOCOLS, default="plain", help="'notes': a private note per turn")
     parser.add_argument("--word-limit", type=int, default=64, help="word limit stated in the notes protocol")
     parser.add_argument("--probe-external", action="store_true", help="ask each turn what the other would accept")
+    parser.add_argument(
+        "--clembench-exact",
+        action="store_true",
+        help="clembench's rules without the project's departures (no re-prompts, no retries, no length limit, "
+        "empty messages passed on; see docs/turn-flow.md)",
+    )
     parser.add_argument(
         "--visibility",
         default="own",
@@ -367,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=progress,
             visibilities=visibilities,
             descriptions=descriptions,
+            clembench_exact=args.clembench_exact,
         )
 
     def finish(summary: RunSummary, seconds: float) -> int:

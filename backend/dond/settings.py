@@ -34,6 +34,10 @@ Traceback (most recent call last):
 ...
 ValueError: The session key 'value_visibility' must be own or both when opponent is human (two people are alike, so
 one cannot see more than the other by kind), not 'person_sees_llm'.
+>>> dond_settings({"clembench_exact": True, "llm_protocol": "notes"})
+Traceback (most recent call last):
+...
+ValueError: The session key 'clembench_exact': clembench-exact games use the plain protocol (clembench has no private notes or probes), not notes.
 >>> dond_settings({"model_failure_pay": "all"})
 Traceback (most recent call last):
 ...
@@ -49,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files, session_keys
-from backend.dond import treatments
+from backend.dond import departures, treatments
 from backend.dond.instances import Instance, entry_lines, instances_from_data
 from backend.dond.protocol import PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES
@@ -88,6 +92,7 @@ class DondSettings:
         functools.partial(session_keys.text, max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"),
     )
     llm_reprompts: int = _key(2, _whole(0, 10))  # 0 = the reference game's abort on the first violation
+    clembench_exact: bool = _key(False, session_keys.flag)  # every departure of backend.dond.departures off
     max_message_chars: int = _key(1000, _whole(1, 20_000))  # longest message, from the person or the LLM
     game_timeout_s: int = _key(1800, _whole(30, DAY_S))  # time limit of the Bargain page
     turn_timeout_s: int = _key(300, _whole(10, DAY_S))  # person vs person: silent this long on their turn
@@ -135,6 +140,7 @@ KEYS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(DondSet
 # (the later ones, benchmark switch and rate limits, are added to a config to change them). A person-vs-person
 # config leaves out the keys only an LLM player reads.
 LLM_ONLY_KEYS: tuple[str, ...] = (
+    "clembench_exact",
     "agent_description",
     "disclose_description",
     "model_failure_pay",
@@ -144,7 +150,12 @@ LLM_ONLY_KEYS: tuple[str, ...] = (
 )
 # The treatment keys only a model player (or the person facing one) reads: refused at a non-default value when
 # opponent is human, so a person-vs-person game is never labelled with a treatment it did not get.
-HUMAN_IGNORED_KEYS: tuple[str, ...] = ("agent_description", "disclose_description", "model_failure_pay")
+HUMAN_IGNORED_KEYS: tuple[str, ...] = (
+    "agent_description",
+    "disclose_description",
+    "model_failure_pay",
+    "clembench_exact",
+)
 FORM_KEYS: tuple[str, ...] = KEYS[: KEYS.index("llm_probe_external") + 1]
 
 
@@ -169,6 +180,12 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
     if not problems:  # a key that depends on another, checked once both are read
         opponent = values.get("opponent", DondSettings.opponent)
         problems = [treatments.visibility_problem(values.get("value_visibility", "own"), opponent)]
+        exact = departures.exact_problem(
+            clembench_exact=values.get("clembench_exact", False),
+            protocol_name=values.get("llm_protocol", _PLAIN.name),
+            probe_external=values.get("llm_probe_external", _PLAIN.probe_external),
+        )
+        problems.append(f"The session key 'clembench_exact': {exact}" if exact else None)
         if opponent == "human":  # keys only a model player reads: a changed one would be silently ignored
             problems += [
                 f"The session key {key!r} applies only when opponent is llm (no model plays a person vs person "
