@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import TextIO
 
 from backend.core import runs
-from backend.core.progress import ProgressBar
 from backend.core.llm import LLMSettings, add_endpoint_options, settings_from_args
+from backend.core.progress import ProgressBar
+from backend.dond.departures import exact_problem
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
 from backend.dond.game import GameConfig, cell_roles, other_role, replay
 from backend.dond.instances import Instance, generate_instance
-from backend.dond.departures import exact_problem
 from backend.dond.play import llm_turns, system_event
 from backend.dond.protocol import PLAIN, PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES, check_language, check_mode
@@ -188,12 +188,14 @@ async def play_match(
     settings: dict[str, LLMSettings],
     protocol: Protocol,
     on_turn=None,
+    **turn_options,
 ) -> list[dict]:
     """Play one game to its end; returns its events. A game that does not end in a bounded number of turns is
     aborted with the text ``stalled`` (it cannot happen with the game's rules, the bound only guards the loop).
 
     Each round asks the one role ``GameState.to_act`` names (clembench's order); ``on_turn(events)``, if given, is
-    called after each stored move of a model (message, proposal, violation, failed call), for the progress bar."""
+    called after each stored move of a model (message, proposal, violation, failed call), for the progress bar.
+    ``turn_options`` go to ``llm_turns`` (a test's ``call_model`` that plays stored replies)."""
     events: list[dict] = []
     for _ in range(4 * config.max_messages + 4 * (config.llm_reprompts + 1) + 8):
         state = replay(events, config, counts=instance.counts)
@@ -210,6 +212,7 @@ async def play_match(
             stream_reply=False,
             protocol=protocol,
             view=match.view(role),
+            **turn_options,
         ):
             if on_turn is not None and item["type"] == "event":
                 on_turn(events)
