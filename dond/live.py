@@ -77,7 +77,7 @@ def human_move(player, game, data, events):
         else:
             counts = dond.check_proposal(data.get("counts"), instance)
             event = dict(base, kind="proposal", proposal=list(dond.proposal_vector(counts, instance)))
-        dond_game.apply_event(state, event)
+        dond_game.check_move(state, event)  # also: the opener proposes first when the messages run out
     except (dond.MoveError, ValueError) as error:
         return rejected(player, game, error)
     store_event(game, event)

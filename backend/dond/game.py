@@ -292,7 +292,9 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
     if kind == "proposal":
         if state.proposals[role] is not None:
             raise AlreadyProposedError("You have already made your secret proposal.")
-        if role not in state.to_act:
+        # A stored proposal of a player who owed one is accepted even out of ``to_act``'s order: games stored
+        # before clembench's flow let the non-opener propose first. A new move is judged by ``check_move``.
+        if role not in state.to_act and not state.must_propose(role):
             raise OutOfTurnError("It is the other player's turn.")
         proposal = proposal_tuple(event_value(event, "proposal"))
         if state.counts and len(proposal) != len(state.counts):
@@ -317,6 +319,28 @@ def apply_event(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
             failures={**state.failures, role: state.failures[role] + 1},
         )
     return state  # reprompt: nothing changes
+
+
+def check_move(state: GameState, event: Mapping[str, Any] | Any) -> GameState:
+    """The state after a NEW move (judged against the stored history, just before it is stored): ``apply_event``'s
+    checks, and the move must come from the role asked now (``GameState.to_act``). So when the messages ran out, the
+    player who sent the last one cannot propose before the opener has (``OutOfTurnError``). Stored events are
+    replayed with ``apply_event`` alone, which reads a proposal made out of that order (an older game) as made.
+
+    >>> config = GameConfig(mode="semi", language="en", opener="A", max_messages=1)
+    >>> chat = replay([{"kind": "message", "role": "A", "text": "Hi"}, {"kind": "message", "role": "B", "text": "Yo"}], config)
+    >>> check_move(chat, {"kind": "proposal", "role": "B", "proposal": [1]})
+    Traceback (most recent call last):
+    ...
+    backend.dond.errors.OutOfTurnError: The other player makes a secret proposal first; then it is your turn.
+    >>> apply_event(chat, {"kind": "proposal", "role": "B", "proposal": [1]}).proposals["B"]
+    (1,)
+    """
+    after = apply_event(state, event)
+    role = event_value(event, "role")
+    if event_value(event, "kind") == "proposal" and role not in state.to_act:
+        raise OutOfTurnError("The other player makes a secret proposal first; then it is your turn.")
+    return after
 
 
 def replay(events: Iterable[Mapping[str, Any] | Any], config: GameConfig, *, counts: Sequence[int] = ()) -> GameState:

@@ -48,7 +48,7 @@ from typing import Any
 from backend.core.llm import CallRecord, LLMSettings, TextDelta, complete, reply_budget, stream
 from backend.core.rate_limit import requests_used
 from backend.dond.errors import EmptyMessageError, MoveError
-from backend.dond.game import GameConfig, apply_event, replay
+from backend.dond.game import GameConfig, check_move, replay
 from backend.dond.instances import Instance
 from backend.dond.prompts import llm_messages, reprompt_text, scripted_policy
 from backend.dond.proposals import Move, parse_reply, proposal_vector
@@ -126,7 +126,7 @@ def judge_reply(reply: str, events: list, role: str, instance: Instance, config:
             event = {**base, "kind": "proposal", "proposal": list(proposal_vector(move.proposal, instance))}
         else:
             event = {**base, "kind": "message"}
-        apply_event(state, event)  # turn rules and the length limit
+        check_move(state, event)  # turn rules, the order of the proposals and the length limit
     except MoveError as error:
         return {**base, "kind": "violation", "error_kind": error.kind, "error": str(error), "_error": error}
     return event

@@ -24,9 +24,22 @@ def test_players_alternate_from_the_opener_until_the_messages_are_used():
     assert state.must_propose("A") and state.must_propose("B") and not state.may_message("A")
     assert state.may_propose("B") and not state.may_propose("A")
     with pytest.raises(errors.OutOfTurnError):
-        game.apply_event(state, proposal("A", (0, 0, 0)))
-    after = game.apply_event(state, proposal("B", (0, 0, 0)))
+        game.check_move(state, proposal("A", (0, 0, 0)))
+    after = game.check_move(state, proposal("B", (0, 0, 0)))
     assert after.to_act == ("A",) and after.may_propose("A")
+
+
+def test_a_game_stored_in_the_old_order_still_reads_while_a_new_move_in_that_order_is_refused():
+    """Before clembench's flow the non-opener, having sent the last message, proposed first. Such stored games must
+    still replay (exports, the person's view, the model's prompt); only a new move is held to the order."""
+    config = GameConfig(mode="semi", language="en", opener="A", max_messages=1)
+    chat = [message("A"), message("B")]
+    old_order = [*chat, proposal("B", (0, 0, 1)), proposal("A", (3, 0, 0))]
+    state = replay(old_order, config, counts=INSTANCE.counts)
+    assert state.finished and state.outcome == "success" and state.proposals["B"] == (0, 0, 1)
+    assert game.participant_view(old_order, "A", config, counts=INSTANCE.counts)["finished"]
+    with pytest.raises(errors.OutOfTurnError):
+        game.check_move(replay(chat, config), proposal("B", (0, 0, 1)))
 
 
 def test_a_proposal_ends_the_chat_and_the_other_must_propose():
