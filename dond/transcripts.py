@@ -35,7 +35,7 @@ ABORT_TEXT = {
 }
 TIMED_OUT = ("time_limit", "llm_time_limit", "partner_timeout")
 GAME_COLUMNS = ("mode", "language", "opponent", "model", "cell", "focal_role", "opener", "max_messages")
-LLM_COLUMNS = ("llm_reprompts", "llm_protocol", "llm_word_limit")
+LLM_COLUMNS = ("llm_reprompts", "clembench_exact", "llm_protocol", "llm_word_limit")
 
 
 def treatment_keys():
