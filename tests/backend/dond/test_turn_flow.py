@@ -65,7 +65,8 @@ def clembench_order(game: dict, replies: list[str]) -> dict:
         asked.append(current)
         if "[" in reply:
             inside = reply[reply.index("[") + 1 : reply.index("]")]
-            proposals[current] = [int(n) for n in re.findall(r"(\d+) \S+", inside)]
+            # the items in the order of the items line (the fake model's way); an empty list asks for nothing
+            proposals[current] = [int(n) for n in re.findall(r"(\d+) \S+", inside)] or [0] * len(counts)
             if len(proposals) == 2:
                 break
             must_propose[other[current]] = True
