@@ -118,3 +118,32 @@ def test_a_late_answer_to_the_page_load_does_not_lose_a_message_that_is_then_ref
     page.evaluate("liveRecv({type: 'rejected', message: 'Too quickly.'})")
     assert page.locator("#dond-input").input_value() == typed
     assert page.locator("#dond-error").inner_text() == "Too quickly."
+
+
+def test_when_the_messages_run_out_the_person_waits_for_the_opening_model_to_propose_first(
+    otree_server, llm_server, page
+):
+    """The model opened: after the person's last message the page says the other proposes first, shows no proposal
+    form and no "make your proposal" status while the model proposes; then it asks the person for theirs."""
+
+    def slow_proposer(request):
+        asked = request["messages"][-1]["content"].rstrip().endswith("]")  # the notices end with the format
+        return Reply(text="[Proposal:]", delay_s=2.0) if asked else Reply(text="Which items matter to you?")
+
+    llm_server.responder = slow_proposer
+    session = create_session(otree_server.url, "dond_llm", 1, llm_model="test-model", first_mover="llm", max_messages=1)
+    page.goto(session_start_links(otree_server.url, session["code"])[0])
+    page.get_by_label("I have read the information above and agree to take part.").check()
+    next_page(page)
+    next_page(page, "Continue")
+    page.wait_for_url("**/Bargain/**")
+    page.locator(".dond-msg.other:not(.typing) .dond-text").first.wait_for()
+    page.locator("#dond-input").fill("The apples, please.")
+    page.locator("#dond-input").press("Enter")
+    waiting = page.locator("#dond-chat", has_text="makes a secret proposal first")
+    waiting.wait_for(timeout=15_000)
+    assert not page.locator("#dond-proposal").is_visible() and not page.locator("#dond-compose").is_visible()
+    assert "Please make your secret proposal now." not in page.locator("#dond-status").inner_text()
+    page.locator("#dond-chat", has_text="has made a secret proposal. Please make yours now.").wait_for(timeout=15_000)
+    expect(page.locator("#dond-proposal")).to_be_visible()
+    assert page.locator("#dond-status").inner_text() == "Please make your secret proposal now."

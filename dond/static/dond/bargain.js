@@ -125,8 +125,8 @@
       setStatus('');
       show('dond-finished', true);
       setTimeout(function () { document.getElementById('dond-next').click(); }, 2500);
-    } else if (state.must_propose) {
-      setStatus(T.must_propose);
+    } else if (state.must_propose && state.can_propose) {
+      setStatus(T.must_propose);  // one who owes a proposal but is not asked yet (the opener is first) waits
     } else if (state.typing) {
       setStatus(T.typing);
     } else if (state.can_message) {
