@@ -1,4 +1,4 @@
-"""A person-vs-model DoND game whose messages run out asks the opener first (clembench's flow), over the real live
+"""A DoND game whose messages run out asks the opener first (clembench's flow), over the real live
 socket of a real oTree server, with the model served by the fake endpoint.
 
 - The person opens: after the model's last message the model is NOT asked again; the person is told the messages
@@ -6,6 +6,7 @@ socket of a real oTree server, with the model served by the fake endpoint.
 - The model opens: the person's last message reaches the model with the time-up text and the model proposes first;
   meanwhile the person is told the other proposes first and cannot propose; then the person is told of the
   proposal and proposes.
+- Two people: the one who sent the last message waits for the opener's proposal; a proposal sent earlier is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import websockets
 from backend.core.llm.fake_server import Reply
 from tests.support.dond_live_client import advance_to_bargain
 from tests.support.harness import create_session, run_async, session_start_links
-from tests.support.live import payload_of, receive
+from tests.support.live import next_state, pair_and_start, payload_of, receive
+from tests.support.participants import people
 
 TIME_UP = "All messages have been used."  # the model's time-up notice (backend/dond/data/dond_prompts/en)
 OTHER_PROPOSED = "The other player has made a secret proposal."
@@ -113,3 +115,39 @@ def test_the_model_opens_gets_the_last_message_with_time_up_and_proposes_first(o
     # Then the person is told a proposal was made, and proposes.
     assert "has made a secret proposal. Please make yours now." in " ".join(texts_of(states[-1]))
     assert end["outcome"] == "success"
+
+
+def test_two_people_when_the_messages_run_out_the_opener_proposes_first_and_the_other_is_held_back(otree_server):
+    """Person vs person: the one who sent the last message is told the opener proposes first, and a proposal sent
+    before that (a forged request: the page shows no form) is refused with the reason in the person's language."""
+    players = people(otree_server.url, "dond_human", 2, max_messages=1, language="de")
+    pair_and_start(players)
+    opener = players[0] if players[0].js_vars()["view"]["can_message"] else players[1]
+    other = players[1] if opener is players[0] else players[0]
+
+    async def play():
+        async with (
+            websockets.connect(opener.live_url(), max_size=None) as first,
+            websockets.connect(other.live_url(), max_size=None) as second,
+        ):
+            log: list = []
+            await first.send(json.dumps({"type": "message", "text": "Hallo."}))
+            await next_state(first, log), await next_state(second, log)
+            await second.send(json.dumps({"type": "message", "text": "Guten Tag."}))
+            opener_view, other_view = await next_state(first, log), await next_state(second, log)
+            await second.send(json.dumps({"type": "proposal", "counts": {}}))  # too early: the opener is first
+            refusal = payload_of(await receive(second))
+            await first.send(json.dumps({"type": "proposal", "counts": {}}))
+            await next_state(first, log)
+            told = await next_state(second, log)
+            await second.send(json.dumps({"type": "proposal", "counts": {}}))
+            end = await next_state(second, log)
+            return opener_view, other_view, refusal, told, end
+
+    opener_view, other_view, refusal, told, end = run_async(play())
+    assert opener_view["can_propose"] and not other_view["can_propose"] and other_view["must_propose"]
+    assert "Bitte machen Sie jetzt Ihren geheimen Vorschlag" in opener_view["chat"][-1]["text"]
+    assert "macht zuerst einen geheimen Vorschlag" in other_view["chat"][-1]["text"]
+    assert refusal["type"] == "rejected" and refusal["message"].startswith("Bitte warten Sie"), refusal
+    assert told["can_propose"] and "hat einen geheimen Vorschlag gemacht" in told["chat"][-1]["text"]
+    assert end["finished"] and end["outcome"] == "success"
