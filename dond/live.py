@@ -24,7 +24,7 @@ from .storage import (
     settings_of,
     snapshot_for,
     store_event,
-    write_events,
+    write_judged,
 )
 from .texts import texts
 from .views import page_text, payloads
@@ -170,9 +170,14 @@ async def bargain_steps(player, data):
         events.append(event)
 
     async def save():
+        # Judged against the game as stored, under the lock: the page's time limit, the admin's advance or the
+        # person's last proposal may have ended it while the model was answering. What it refused is kept apart as
+        # late calls; this turn then goes on from the stored events, sees the end, and stops.
         if unsaved:
             async with page_lock:
-                write_events(game, unsaved)
+                late = write_judged(game, unsaved)
+                if late:
+                    events[:] = events_of(game)
             unsaved.clear()
 
     turns = dond_play.llm_turns(
