@@ -10,6 +10,7 @@ from backend.core import rate_limit
 from backend.core.llm import LLMSettings, start_stream
 from backend.core.stored_text import storable
 from backend.dond import game as dond_game
+from backend.dond import integrity as dond_integrity
 from backend.dond import play as dond_play
 from lab_server import otree_internals
 
@@ -65,7 +66,7 @@ def rejected(player, game, error):
 def human_move(player, game, data, events):
     """Validate and store a person's message or proposal (appended to ``events``); returns the error payload or None."""
     instance = instance_of(game)
-    state = dond_game.replay(events, config_of(game), counts=instance.counts)
+    state, _ = dond_integrity.replay_checked(events, config_of(game), counts=instance.counts)  # the readable part
     base = dict(role=player.game_role, actor="human", created_at=time.time())
     try:
         if data.get("type") == "message":
@@ -89,7 +90,7 @@ def check_partner(player, game):
     """Person vs person: end the game when the partner left (no heartbeat) or let their turn time out."""
     partner = partner_of(player, game)
     events = events_of(game)
-    state = dond_game.replay(events, config_of(game), counts=instance_of(game).counts)
+    state, _ = dond_integrity.replay_checked(events, config_of(game), counts=instance_of(game).counts)
     if partner is None or state.finished:
         return
     now = time.time()

@@ -10,6 +10,7 @@ outside text).
 """
 
 import dataclasses
+import logging
 import time
 
 from backend.dond import treatments
@@ -76,8 +77,8 @@ def who(game, role, people):
 def event_line(event, game, instance, people, started_at):
     """One event as the transcript shows it: ``at`` (seconds into the game), ``who``, ``kind`` (a CSS class), a
     ``label`` and the ``text``; None for events a reader need not see."""
-    kind, role = event.get("kind"), event.get("role") or ""
-    text = event.get("text") or ""
+    kind, role = str(event.get("kind") or ""), str(event.get("role") or "")  # a broken row shows as it is
+    text = str(event.get("text") or "")
     created_at = event.get("created_at")
     at = f"+{max(0.0, created_at - started_at):.1f} s" if isinstance(created_at, (int, float)) else ""
     line = dict(at=at, who=who(game, role, people) if role else "system", kind=kind, label="", text=text)
@@ -174,7 +175,17 @@ def session_transcripts(session):
     """Every game of the session, in order."""
     participants = _participants_of(session)
     games = sorted(_games_of(session), key=lambda game: game.number)
-    return [transcript(game, storage.stored_events(game), participants) for game in games]
+    return [readable_transcript(game, participants) for game in games]
+
+
+def readable_transcript(game, participants):
+    """The game's transcript; if its events cannot be shown at all (what the tolerant reading does not foresee), the
+    game without them, flagged ``unreadable_events:<error>``: one game never fails the page."""
+    try:
+        return transcript(game, storage.stored_events(game), participants)
+    except Exception as error:  # noqa: BLE001  (the last defence; logged)
+        logging.getLogger("dond").exception("dond transcripts: game %s could not be shown", game.id)
+        return dict(transcript(game, [], participants), integrity=f"unreadable_events:{type(error).__name__}")
 
 
 def participant_status(player):
