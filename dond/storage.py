@@ -248,7 +248,8 @@ def write_judged(game, events):
     state, _ = dond_integrity.replay_checked(events_of(game), config, counts=counts)
     admitted, late = [], []
     for event in events:
-        reason = dond_integrity.late_reason(state, event)
+        # What follows a late event in the same turn (its re-prompt, the abort it led to) is late with it.
+        reason = late[-1][1] if late else dond_integrity.late_reason(state, event)
         if reason is not None:
             late.append((event, reason))
             continue
