@@ -5,6 +5,7 @@ an export, on ``otree prodserver`` in production mode.
   model (the fake server) answers 12 s later; the page is submitted as a timeout, as the browser's timer does. The
   reply becomes a late call (``dond_late_calls``), never an event after the abort; the abort stays the model's
   failure (``llm_time_limit``, commit 3128365); every page and export answers 200.
+- The admin's advance while a failing model call is in flight: the ``llm_error`` is a late call too.
 - Rows corrupted by hand in the database (a move after the abort, an unknown kind, a proposal of invalid JSON, a row
   without a kind, a late call whose JSON is broken), read after a restart: every page and export of that session
   and of all sessions answers 200, the game is flagged in ``integrity``, the clean session's game is not.
@@ -91,6 +92,34 @@ def test_a_reply_after_the_time_limit_is_a_late_call_and_every_page_and_export_w
     assert float(late[0]["latency_s"]) >= REPLY_DELAY_S and "books" in late[0]["llm_reply"], late[0]
     assert late[1]["text"] == "Let us share: I would like the books." and late[1]["participant_code"] == person.code
     assert "while the AI model was still to answer" in person.html  # the Results page as without the late reply
+
+
+def test_a_failed_call_in_flight_at_the_admins_advance_is_a_late_call(lab, llm_server):
+    """The Monitor's advance while the model's call is failing: the llm_error it ends in is late, never stored."""
+    llm_server.responder = lambda request: Reply(status=500, delay_s=3)
+    config = dict(llm_model="failing-model", first_mover="human", llm_max_retries=0)
+    [person] = people(lab.url, "dond_llm", 1, **config)
+    person.advance_to("Bargain")
+    admin = logged_in(lab.url, lab.password)
+
+    async def attack():
+        async with websockets.connect(person.live_url(), max_size=None, open_timeout=30) as socket:
+            await socket.send(json.dumps({"type": "message", "text": "Hello, shall we share?"}))
+            await receive(socket)  # my message, stored; the model's call is on its way
+            await asyncio.to_thread(advance_slowest, lab.url, admin, person.session_code)
+            while payload_of(await receive(socket, timeout_s=20)).get("type") != "state":
+                pass
+
+    run_async(attack())
+    exports = everything_loads(lab.url, admin, person.session_code, [person])
+    [game] = exports["custom_export_dond_games"]
+    assert game["abort_reason"] == "advanced_by_admin" and game["integrity"] == "" and game["llm_errors_b"] == "0"
+    late = exports["custom_export_dond_late_calls"]
+    assert [(row["kind"], row["late_reason"]) for row in late] == [
+        ("llm_call", "after_abort:other"),
+        ("llm_error", "after_abort:other"),
+    ], late
+    assert late[0]["llm_error_kind"] == "server_error" and float(late[0]["latency_s"]) >= 3, late[0]
 
 
 def corrupt(url: str, game_id: int) -> None:
