@@ -5,7 +5,7 @@ Every CSV export the product writes is recognised by columns only it has, whatev
 | export | what the report does |
 |---|---|
 | dond ``custom_export_dond_games`` (and the self-play runner's games CSV) | DoND report |
-| dond ``custom_export_dond_events`` | refused: pass the games export |
+| dond ``custom_export_dond_events`` / ``custom_export_dond_late_calls`` | refused: pass the games export |
 | social_eval ``custom_export_ratings_long`` / ``custom_export_ratings_wide``, Sotopia ``*_final.csv`` | social report |
 | social_eval ``custom_export_qualified`` / ``custom_export_assignments`` | refused: pass the ratings export |
 | payoff_reasoning_eval ``custom_export`` (protocol) / ``custom_export_protocol_with_ids`` | reasoning report |
@@ -64,6 +64,12 @@ KINDS = [
         "dond custom_export_dond_events",
         frozenset({"game_id", "seq", "kind", "actor", "llm_messages"}),
         refusal="it holds one row per chat event; the report reads one row per game: pass " + APP_EXPORTS["dond"] + ".",
+    ),
+    ExportKind(
+        "dond custom_export_dond_late_calls",
+        frozenset({"game_id", "arrived_at", "late_reason", "kind"}),
+        refusal="it holds the model replies that came after their game had ended (docs/integrity.md), none of the "
+        "games: pass " + APP_EXPORTS["dond"] + ".",
     ),
     ExportKind(
         "dond custom_export_dond_games",

@@ -9,7 +9,11 @@ from study_flow import consent_given_choices  # noqa: F401  (oTree finds the con
 
 from . import storage, views
 from .admin import vars_for_admin_report  # noqa: F401  (oTree's hook)
-from .exports import custom_export_dond_events, custom_export_dond_games  # noqa: F401  (oTree's hooks)
+from .exports import (  # noqa: F401  (oTree's hooks)
+    custom_export_dond_events,
+    custom_export_dond_games,
+    custom_export_dond_late_calls,
+)
 from .live import live_bargain
 from .pairing import live_pairing
 from .storage import game_of, settings_of
@@ -98,6 +102,20 @@ class Event(ExtraModel):
     llm_error_kind = models.StringField()
     purpose = models.StringField()  # of an llm_call: note, message or probe
     turn = models.IntegerField()  # of note, probe and llm_call events (notes protocol)
+
+
+class LateCall(ExtraModel):
+    """An event an LLM turn prepared that the game as stored refused: it ended before the reply arrived (the page's
+    time limit, the admin's advance). Kept apart from the game's events (``storage.write_judged``; docs/integrity.md)."""
+
+    game = models.Link(Game)
+    arrived_at = models.FloatField()
+    late_reason = (
+        models.StringField()
+    )  # backend.dond.integrity.late_reason: after_abort:<code>, after_end, refused:<kind>
+    kind = models.StringField()  # what it would have been: llm_call, message, proposal, violation, llm_error, ...
+    role = models.StringField()
+    event_json = models.LongStringField()  # the whole event, as the game's events would have held it
 
 
 # FUNCTIONS

@@ -1,11 +1,17 @@
 """The dond app's custom exports (one row per game, one per event; columns in ``backend/dond/export.py``) and the
 game row that the Results page and the admin report read too."""
 
+import contextlib
+import json
+import logging
+
 import study_flow
 from backend.dond import export as dond_export
 from backend.dond import scoring
 
 from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
+
+logger = logging.getLogger("dond")
 
 
 def game_meta(game):
@@ -87,25 +93,75 @@ def export_games(players):
         yield game, events, people_of(game, participants)
 
 
+def unreadable_row(game, columns, error):
+    """The row of a game that could not be read at all (a broken game row, not only broken events): its ids and the
+    ``integrity`` cell ``unreadable_game:<error type>``, so one game never fails the export of the others."""
+    logger.exception("dond export: game %s could not be read", getattr(game, "id", "?"))
+    row = dict.fromkeys(columns, "")
+    with contextlib.suppress(Exception):  # the ids are a courtesy; the row is written without them too
+        code = game.subsession.session.code
+        row.update(session_code=code, game_id=f"{code}-{game.number + 1}")
+    row["integrity"] = f"unreadable_game:{type(error).__name__}"
+    return [row[name] for name in columns]
+
+
 def custom_export_dond_games(players):
     yield dond_export.DOND_GAMES_COLUMNS
     for game, events, people in export_games(players):
-        row = game_row(game, events, people=people)
+        try:
+            row = game_row(game, events, people=people)
+        except Exception as error:  # noqa: BLE001  (the events are read tolerantly; this is the last defence)
+            yield unreadable_row(game, dond_export.DOND_GAMES_COLUMNS, error)
+            continue
         yield [row[name] for name in dond_export.DOND_GAMES_COLUMNS]
 
 
 def custom_export_dond_events(players):
     yield dond_export.DOND_EVENTS_COLUMNS
     for game, events, people in export_games(players):
-        meta = game_meta(game)
-        rows = dond_export.event_rows(
-            events,
-            instance_of(game),
-            config_of(game),
-            session_code=meta["session_code"],
-            game_id=meta["game_id"],
-            people=people,
-            focal_role=game.focal_role,
-        )
+        try:
+            meta = game_meta(game)
+            rows = dond_export.event_rows(
+                events,
+                instance_of(game),
+                config_of(game),
+                session_code=meta["session_code"],
+                game_id=meta["game_id"],
+                people=people,
+                focal_role=game.focal_role,
+            )
+        except Exception as error:  # noqa: BLE001  (the events are read tolerantly; this is the last defence)
+            yield unreadable_row(game, dond_export.DOND_EVENTS_COLUMNS, error)
+            continue
         for row in rows:
             yield [row[name] for name in dond_export.DOND_EVENTS_COLUMNS]
+
+
+def custom_export_dond_late_calls(players):
+    """One row per late call: an event an LLM turn prepared that the game as stored refused (docs/integrity.md)."""
+    from . import Game, LateCall
+
+    yield dond_export.DOND_LATE_CALLS_COLUMNS
+    subsessions = {player.subsession.id: player.subsession for player in players}.values()
+    participants = {player.participant.code: player.participant for player in players}
+    for subsession in subsessions:
+        for game in Game.filter(subsession=subsession):
+            code = subsession.session.code
+            people = people_of(game, participants)
+            for late in LateCall.objects_filter(game_id=game.id).order_by(LateCall.id):
+                try:
+                    event = json.loads(late.event_json or "{}")
+                    event = event if isinstance(event, dict) else {"text": str(event)}
+                except ValueError:
+                    event = {"text": late.event_json}
+                event.setdefault("kind", late.kind)
+                person = people.get(event.get("role")) or people.get(game.focal_role)
+                row = dond_export.late_call_row(
+                    event,
+                    session_code=code,
+                    game_id=f"{code}-{game.number + 1}",
+                    arrived_at=late.arrived_at,
+                    late_reason=late.late_reason or "",
+                    person=person,
+                )
+                yield [row[name] for name in dond_export.DOND_LATE_CALLS_COLUMNS]

@@ -10,6 +10,7 @@ from backend.core import rate_limit
 from backend.core.llm import LLMSettings, start_stream
 from backend.core.stored_text import storable
 from backend.dond import game as dond_game
+from backend.dond import integrity as dond_integrity
 from backend.dond import play as dond_play
 from lab_server import otree_internals
 
@@ -24,7 +25,7 @@ from .storage import (
     settings_of,
     snapshot_for,
     store_event,
-    write_events,
+    write_judged,
 )
 from .texts import texts
 from .views import page_text, payloads
@@ -65,7 +66,7 @@ def rejected(player, game, error):
 def human_move(player, game, data, events):
     """Validate and store a person's message or proposal (appended to ``events``); returns the error payload or None."""
     instance = instance_of(game)
-    state = dond_game.replay(events, config_of(game), counts=instance.counts)
+    state, _ = dond_integrity.replay_checked(events, config_of(game), counts=instance.counts)  # the readable part
     base = dict(role=player.game_role, actor="human", created_at=time.time())
     try:
         if data.get("type") == "message":
@@ -89,7 +90,7 @@ def check_partner(player, game):
     """Person vs person: end the game when the partner left (no heartbeat) or let their turn time out."""
     partner = partner_of(player, game)
     events = events_of(game)
-    state = dond_game.replay(events, config_of(game), counts=instance_of(game).counts)
+    state, _ = dond_integrity.replay_checked(events, config_of(game), counts=instance_of(game).counts)
     if partner is None or state.finished:
         return
     now = time.time()
@@ -170,9 +171,14 @@ async def bargain_steps(player, data):
         events.append(event)
 
     async def save():
+        # Judged against the game as stored, under the lock: the page's time limit, the admin's advance or the
+        # person's last proposal may have ended it while the model was answering. What it refused is kept apart as
+        # late calls; this turn then goes on from the stored events, sees the end, and stops.
         if unsaved:
             async with page_lock:
-                write_events(game, unsaved)
+                late = write_judged(game, unsaved)
+                if late:
+                    events[:] = events_of(game)
             unsaved.clear()
 
     turns = dond_play.llm_turns(

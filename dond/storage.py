@@ -13,6 +13,7 @@ from backend import dond
 from backend.core.llm import LLMSettings
 from backend.dond import export as dond_export
 from backend.dond import game as dond_game
+from backend.dond import integrity as dond_integrity
 from backend.dond import settings as dond_settings
 from backend.dond.protocol import Protocol
 from backend.dond.treatments import Treatment, llm_view
@@ -233,7 +234,10 @@ def stored_events(game):
 
 def event_dict(event):
     data = {name: getattr(event, name) for name in dond_export.DOND_EVENTS_COLUMNS if hasattr(event, name)}
-    data["proposal"] = json.loads(event.proposal) if event.proposal else None
+    try:
+        data["proposal"] = json.loads(event.proposal) if event.proposal else None
+    except ValueError:  # a broken row stays as stored: the readers flag it (backend.dond.integrity)
+        data["proposal"] = event.proposal
     return data
 
 
@@ -242,12 +246,45 @@ def store_event(game, event):
     write_events(game, [event])
 
 
-def write_events(game, events):
-    """Write events and commit them together; the cached event list gets them as a reload would read them."""
-    from . import Event
+def write_judged(game, events):
+    """Write the events an LLM turn prepared from its own, older copy of the game, each judged first against the
+    game as stored (``backend.dond.integrity.late_reason``). Those the stored game refuses (it ended meanwhile: the
+    page's time limit, the admin's advance, the person's last proposal) are never appended to its events: they are
+    stored as late calls (``LateCall``, the ``dond_late_calls`` export). Returns the late events. Call it under
+    oTree's page lock, so that nothing is stored between the reading and the writing."""
+    config, counts = config_of(game), instance_of(game).counts
+    state, _ = dond_integrity.replay_checked(events_of(game), config, counts=counts)
+    admitted, late = [], []
+    for event in events:
+        # What follows a late event in the same turn (its re-prompt, the abort it led to) is late with it.
+        reason = late[-1][1] if late else dond_integrity.late_reason(state, event)
+        if reason is not None:
+            late.append((event, reason))
+            continue
+        if event.get("kind") in dond_game.STATE_EVENTS:
+            state = dond_game.apply_event(state, event)
+        admitted.append(event)
+    write_events(game, admitted, late=late)
+    return [event for event, _ in late]
+
+
+def write_events(game, events, *, late=()):
+    """Write events (and ``late``: (event, reason) pairs kept apart as late calls) and commit them together; the
+    cached event list gets the events as a reload would read them."""
+    from . import Event, LateCall
 
     rows, cache_key = [], (game.id, game.created_at)
     try:
+        for event, reason in late:
+            fields = {key: value for key, value in event.items() if not key.startswith("_")}
+            LateCall.create(
+                game_id=game.id,
+                arrived_at=time.time(),
+                late_reason=reason,
+                kind=str(fields.get("kind") or ""),
+                role=str(fields.get("role") or ""),
+                event_json=json.dumps(fields, ensure_ascii=False, default=str),
+            )
         for event in events:
             fields = {key: value for key, value in event.items() if not key.startswith("_")}
             fields["created_at"] = fields.get("created_at") or time.time()

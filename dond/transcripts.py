@@ -10,10 +10,12 @@ outside text).
 """
 
 import dataclasses
+import logging
 import time
 
 from backend.dond import treatments
-from backend.dond.game import abort_reason_code, replay
+from backend.dond.game import abort_reason_code
+from backend.dond.integrity import replay_checked
 
 from . import exports, storage
 
@@ -75,15 +77,19 @@ def who(game, role, people):
 def event_line(event, game, instance, people, started_at):
     """One event as the transcript shows it: ``at`` (seconds into the game), ``who``, ``kind`` (a CSS class), a
     ``label`` and the ``text``; None for events a reader need not see."""
-    kind, role = event.get("kind"), event.get("role") or ""
-    text = event.get("text") or ""
-    at = f"+{max(0.0, (event.get('created_at') or started_at) - started_at):.1f} s"
+    kind, role = str(event.get("kind") or ""), str(event.get("role") or "")  # a broken row shows as it is
+    text = str(event.get("text") or "")
+    created_at = event.get("created_at")
+    at = f"+{max(0.0, created_at - started_at):.1f} s" if isinstance(created_at, (int, float)) else ""
     line = dict(at=at, who=who(game, role, people) if role else "system", kind=kind, label="", text=text)
     if kind == "message":
         line["label"] = "message"
     elif kind == "proposal":
         vector = event.get("proposal") or []
-        line["label"] = "secret proposal: " + items_text(vector, instance, game.language)
+        readable = isinstance(vector, list) and len(vector) == len(instance.counts)
+        line["label"] = "secret proposal: " + (
+            items_text(vector, instance, game.language) if readable else "unreadable"
+        )
     elif kind == "violation":
         line["label"] = f"refused reply ({event.get('error_kind') or 'rule'}): {event.get('error') or ''}".strip()
     elif kind == "reprompt":
@@ -119,7 +125,7 @@ def transcript(game, events, participants):
     config = storage.config_of(game)
     people = exports.people_of(game, participants)
     row = exports.game_row(game, events, people=people)
-    state = replay(events, config, counts=instance.counts)
+    state, _ = replay_checked(events, config, counts=instance.counts)
     language = game.language
     items = [
         dict(name=word, count=count, value_a=a, value_b=b)
@@ -160,6 +166,7 @@ def transcript(game, events, participants):
         outcome_text=outcome_text,
         bonus_points=str(row.get("bonus_points", "")),
         pay_rule=str(row.get("pay_rule", "")),
+        integrity=str(row.get("integrity", "")),
         started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(game.created_at)),
     )
 
@@ -168,7 +175,17 @@ def session_transcripts(session):
     """Every game of the session, in order."""
     participants = _participants_of(session)
     games = sorted(_games_of(session), key=lambda game: game.number)
-    return [transcript(game, storage.stored_events(game), participants) for game in games]
+    return [readable_transcript(game, participants) for game in games]
+
+
+def readable_transcript(game, participants):
+    """The game's transcript; if its events cannot be shown at all (what the tolerant reading does not foresee), the
+    game without them, flagged ``unreadable_events:<error>``: one game never fails the page."""
+    try:
+        return transcript(game, storage.stored_events(game), participants)
+    except Exception as error:  # noqa: BLE001  (the last defence; logged)
+        logging.getLogger("dond").exception("dond transcripts: game %s could not be shown", game.id)
+        return dict(transcript(game, [], participants), integrity=f"unreadable_events:{type(error).__name__}")
 
 
 def participant_status(player):
@@ -187,7 +204,7 @@ def participant_status(player):
     game = found[0]
     events = storage.stored_events(game)
     instance = storage.instance_of(game)
-    state = replay(events, storage.config_of(game), counts=instance.counts)
+    state, _ = replay_checked(events, storage.config_of(game), counts=instance.counts)
     own = [e.get("created_at") for e in events if e.get("role") == player.game_role and e.get("actor") == "human"]
     last_active = max((t for t in own if t), default=None)
     link = f"game {game.number + 1}"

@@ -6,7 +6,7 @@ from otree.api import cu
 from backend import dond
 from backend.core import csvio
 from backend.dond import game as dond_game
-from backend.dond import scoring, treatments
+from backend.dond import integrity, scoring, treatments
 
 from . import storage
 from .exports import bonus_of, failure_pay_statement, game_row
@@ -51,7 +51,8 @@ def view_for(player, game, events):
     """The localised chat and controls of ``player`` (texts shown with textContent in the browser)."""
     text = page_text(game)
     instance = instance_of(game)
-    view = dond_game.participant_view(events, player.game_role, config_of(game), counts=instance.counts)
+    readable, _ = integrity.checked_events(events, config_of(game), counts=instance.counts)
+    view = dond_game.participant_view(readable, player.game_role, config_of(game), counts=instance.counts)
     words, ones = instance.plural(game.language), instance.singular(game.language)
     for item in view["chat"]:
         notice = item.pop("notice", None)
@@ -144,8 +145,8 @@ def bargain_js_vars(player):
 
 
 def replayed(game):
-    """The game's state, replayed from its events."""
-    return dond_game.replay(events_of(game), config_of(game), counts=instance_of(game).counts)
+    """The game's state, replayed from its events as far as they are readable (``backend.dond.integrity``)."""
+    return integrity.replay_checked(events_of(game), config_of(game), counts=instance_of(game).counts)[0]
 
 
 def end_reason(game, *, timer_ran_out: bool) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from backend.core.csvio import escape_text, iso_utc
 from backend.dond.game import GameConfig, abort_reason_code, event_value, other_role, replay
 from backend.dond.instances import Instance
+from backend.dond.integrity import checked_events, integrity_text
 from backend.dond.protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
 from backend.dond.scoring import game_metrics, pay_rule, person_bonus
 from backend.dond.treatments import DEFAULT as DEFAULT_TREATMENT
@@ -95,6 +96,7 @@ DOND_GAMES_COLUMNS = [
     # The game's treatment (backend.dond.treatments), as the session had it when the game was created.
     *TREATMENT_COLUMNS,  # value_visibility, agent_description, disclose_description, opponent_intro, model_failure_pay
     "pay_rule",  # what paid bonus_points: mode_goal, or model_failure_half_total / _zero (the model broke the game)
+    "integrity",  # empty, or what the stored history holds that should not be there (backend.dond.integrity)
 ]
 
 DOND_EVENTS_COLUMNS = [
@@ -135,8 +137,23 @@ DOND_EVENTS_COLUMNS = [
     "internal_verdict",
     "external_verdict",
     "parse_error",
+    "integrity",  # empty, or why the game's replay leaves this event out (backend.dond.integrity.checked_events)
 ]
-ANALYSIS_COLUMNS = DOND_EVENTS_COLUMNS[DOND_EVENTS_COLUMNS.index("offer_status") :]
+# A late call (backend.dond.integrity.late_reason): an event the game as stored refused, kept apart, one row each.
+DOND_LATE_CALLS_COLUMNS = [
+    "session_code",
+    "game_id",
+    "arrived_at",  # when the writer refused it (ISO-8601 UTC); created_at is when the LLM turn made it
+    "late_reason",  # after_abort:<reason code>, after_end (both had proposed) or refused:<error kind>
+    *[
+        name
+        for name in DOND_EVENTS_COLUMNS[: DOND_EVENTS_COLUMNS.index("offer_status")]
+        if name not in ("session_code", "game_id", "seq")
+    ],
+]
+ANALYSIS_COLUMNS = DOND_EVENTS_COLUMNS[
+    DOND_EVENTS_COLUMNS.index("offer_status") : DOND_EVENTS_COLUMNS.index("integrity")
+]
 
 
 def _json_list(values: Iterable[Any] | None) -> str:
@@ -168,8 +185,10 @@ def event_row(
     ('hi\\\\nthere', '', '1970-01-01T00:00:00.500Z', True)
     """
     proposal = event_value(event, "proposal")
-    if isinstance(proposal, str):
-        proposal = json.loads(proposal) if proposal else None
+    try:
+        proposal = _json_list(json.loads(proposal) if isinstance(proposal, str) and proposal else proposal)
+    except (ValueError, TypeError):  # a broken row: its text as stored (the game's integrity names it)
+        proposal = escape_text(str(proposal))
     row = {name: _cell(event_value(event, name)) for name in DOND_EVENTS_COLUMNS}
     row.update(
         session_code=session_code,
@@ -180,11 +199,50 @@ def event_row(
         llm_messages=escape_text(event_value(event, "llm_messages")),
         llm_reply=escape_text(event_value(event, "llm_reply")),
         llm_reasoning=escape_text(event_value(event, "llm_reasoning")),
-        proposal=_json_list(proposal),
-        created_at=iso_utc(event_value(event, "created_at")),
+        proposal=proposal,
+        created_at=_time(event_value(event, "created_at")),
         **_person_columns(person),
     )
     return row
+
+
+def _number(value: Any) -> float:
+    """A stored number; 0 for an empty or unreadable one (a broken row never fails the export)."""
+    try:
+        number = float(value or 0)
+    except (ValueError, TypeError):
+        return 0
+    return number if math.isfinite(number) else 0
+
+
+def _time(value: Any) -> str:
+    """``iso_utc`` of a stored time; a broken one as it is stored (escaped)."""
+    try:
+        return iso_utc(value)
+    except (ValueError, TypeError, OverflowError, OSError):
+        return escape_text(str(value))
+
+
+def late_call_row(
+    event: Mapping[str, Any],
+    *,
+    session_code: str,
+    game_id: str,
+    arrived_at: float,
+    late_reason: str,
+    person: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One ``dond_late_calls`` row: the refused event's ``dond_events`` columns (no ``seq``: it is not one of the
+    game's events), with when it arrived and why it was refused.
+
+    >>> row = late_call_row({"kind": "message", "role": "B", "actor": "llm", "text": "ok"}, session_code="s",
+    ...                     game_id="s-1", arrived_at=1.0, late_reason="after_abort:time_limit")
+    >>> row["kind"], row["late_reason"], row["arrived_at"], list(row) == DOND_LATE_CALLS_COLUMNS
+    ('message', 'after_abort:time_limit', '1970-01-01T00:00:01.000Z', True)
+    """
+    row = event_row(event, session_code=session_code, game_id=game_id, seq=0, person=person)
+    row.update(arrived_at=_time(arrived_at), late_reason=late_reason)
+    return {name: row[name] for name in DOND_LATE_CALLS_COLUMNS}
 
 
 def _person_columns(person: Mapping[str, str] | None) -> dict[str, str]:
@@ -208,12 +266,17 @@ def event_rows(
     event of a role nobody plays (the LLM's, the system's) gets those of ``focal_role``.
     """
     people = people or {}
-    analysis = event_columns(events, instance, config)
+    events = list(events)
+    kept, problems = checked_events(events, config, counts=instance.counts)
+    analysis = iter(event_columns(kept, instance, config))  # the analysis reads the replayable events only
+    flagged = {int(problem.rsplit("@", 1)[1]): problem.rsplit("@", 1)[0] for problem in problems}
     rows = []
-    for seq, (event, extra) in enumerate(zip(events, analysis, strict=True)):
-        person = people.get(event_value(event, "role")) or people.get(focal_role)
-        row = event_row(event, session_code=session_code, game_id=game_id, seq=seq, person=person)
+    for seq, event in enumerate(events):
+        person = people.get(event_value(event, "role") if event is not None else None) or people.get(focal_role)
+        row = event_row(event or {}, session_code=session_code, game_id=game_id, seq=seq, person=person)
+        extra = next(analysis) if seq not in flagged else {}
         row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
+        row["integrity"] = flagged.get(seq, "")
         rows.append(row)
     return rows
 
@@ -249,7 +312,10 @@ def game_row(
     counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
     a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
+    A history that cannot be replayed by the rules is read as far as it can (``backend.dond.integrity``): the
+    events it leaves out are named in ``integrity`` and counted nowhere else.
     """
+    events, problems = checked_events(events, config, counts=instance.counts)
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
     row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
@@ -285,6 +351,7 @@ def game_row(
         violations_b=state.violations["B"],
         llm_errors_a=state.llm_errors["A"],
         llm_errors_b=state.llm_errors["B"],
+        integrity=integrity_text(problems),
     )
     people = people or {}
     focal_person = people.get(focal_role) or next(iter(people.values()), None)
@@ -295,7 +362,7 @@ def game_row(
     row["reprompts"] = kinds.count("reprompt")
     row["llm_calls"] = kinds.count("llm_call")
     row["llm_tokens"] = sum(
-        int(event_value(event, name) or 0)
+        int(_number(event_value(event, name)))
         for event in events
         if event_value(event, "kind") == "llm_call"
         for name in ("prompt_tokens", "completion_tokens")
@@ -310,7 +377,7 @@ def game_row(
     for role in llm_models:
         metrics = player_metrics(events, instance, config, role, word_limit=protocol.word_limit)
         row.update({f"{name}_{role.lower()}": _cell(value) for name, value in metrics.items()})
-    times = [float(t) for t in (event_value(event, "created_at") for event in events) if t not in (None, "")]
+    times = [_number(t) for t in (event_value(event, "created_at") for event in events) if t not in (None, "")]
     row["started_at"] = iso_utc(min(times)) if times else ""
     row["ended_at"] = iso_utc(max(times)) if times and outcome != "unfinished" else ""
     if outcome == "unfinished":

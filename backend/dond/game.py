@@ -10,7 +10,11 @@ runner in memory); everything else is derived from them, so a reload or a restar
 - ``llm_error`` (role, error_kind, error): a model call of the role that failed after the client's retries (the
   endpoint down, a timeout, garbage): the model never answered, so this is not a violation and gets no re-prompt;
 - ``abort`` (role = who ended it, or empty; text = the reason);
-- anything else (``llm_call``, ``input_rejected``, ``notice``, ...) is a log entry and changes nothing.
+- anything else (``llm_call``, ``input_rejected``, ``note``, ``probe``) is a log entry and changes nothing.
+
+``replay`` is strict: a history that breaks the rules raises. Readers (pages, exports, reports) use
+``backend.dond.integrity`` instead, which leaves out what cannot be replayed and names it (the ``integrity``
+column); writers judge each new event against the stored game with ``integrity.late_reason``.
 
 Rules (clembench's turn flow): the opener and the other player alternate; on their turn a player sends a message
 or makes a secret proposal. When someone has proposed, the other must propose (no more chat). When both have sent
@@ -46,6 +50,7 @@ from backend.dond.rules import ROLES, check_language, check_mode
 from backend.dond.scoring import is_complementary
 
 STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "llm_error", "abort")
+LOG_EVENTS = ("llm_call", "input_rejected", "note", "probe")
 
 
 # Counterbalancing cells (LAMEN-style debiasing): which value function the focal player (the person; player A in

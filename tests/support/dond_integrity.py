@@ -1,0 +1,65 @@
+"""What "every page and export of a DoND session loads" means, checked from outside on a real server (issue 23):
+the people's own pages, the researcher's pages (study status, transcripts, the admin report) and the three dond
+exports, for one session and for all sessions, as admin → Data and the REST API serve them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import requests
+
+from tests.support.harness import rest
+
+DOND_EXPORTS = ("custom_export_dond_games", "custom_export_dond_events", "custom_export_dond_late_calls")
+
+
+def logged_in(server_url: str, password: str) -> requests.Session:
+    """A browser session logged in to oTree's admin with ``password`` (production mode)."""
+    http = requests.Session()
+    login = http.get(server_url + "/login", timeout=30)
+    token = re.search(r'name="csrftoken" value="([^"]+)"', login.text).group(1)
+    answer = http.post(
+        server_url + "/login", data=dict(username="admin", password=password, csrftoken=token), timeout=30
+    )
+    assert "/login" not in answer.url, "the admin login failed"
+    return http
+
+
+def advance_slowest(server_url: str, admin: requests.Session, session_code: str) -> None:
+    """The Monitor's "Advance slowest participants" button, as its page sends it (with the page's CSRF token)."""
+    monitor = admin.get(f"{server_url}/SessionMonitor/{session_code}", timeout=60)
+    token = re.search(r'name="csrftoken" value="([^"]+)"', monitor.text)
+    assert token, monitor.text[-2000:]
+    response = admin.post(
+        f"{server_url}/AdvanceSession/{session_code}",
+        data={"advancemode": "all", "csrftoken": token.group(1)},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.status_code
+
+
+def dond_export(server_url: str, function: str, session_code: str | None = None) -> list[dict]:
+    """One dond custom export (all sessions when ``session_code`` is None); fails on anything but HTTP 200."""
+    params = dict(app="dond", function_name=function, **({"session_code": session_code} if session_code else {}))
+    response = rest(server_url, "GET", "/api/export_app_custom", params=params)
+    assert response.status_code == 200, (function, session_code, response.status_code, response.text[-2000:])
+    return list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+
+
+def everything_loads(server_url: str, admin: requests.Session, session_code: str, people=()) -> dict[str, list]:
+    """Load every page and export of the session (each must answer 200); returns its exports by function name.
+
+    ``people`` (``tests.support.participants.Person``) reload the page they are on (Results, Bargain, ...).
+    """
+    for person in people:
+        person.reload()  # raises on anything but 2xx
+    for path in (f"/StudyStatus/{session_code}", f"/DondTranscripts/{session_code}", f"/AdminReport/{session_code}"):
+        response = admin.get(server_url + path, timeout=60)
+        assert response.status_code == 200 and "/login" not in response.url, (path, response.status_code)
+    exports = {}
+    for function in DOND_EXPORTS:
+        dond_export(server_url, function)  # every session's: what admin → Data serves
+        exports[function] = dond_export(server_url, function, session_code)
+    return exports
