@@ -282,6 +282,13 @@ PATCHED: dict[str, Internal] = {
         "chat has a writer of its own: neutralised",
         ("fp",),
     ),
+    # -- study_pages.py: the researcher's links, launch check, pay and review -------------------------------------
+    "otree.views.room:get_room_shared_context": Internal(
+        "otree.views.room:get_room_shared_context",
+        "function",
+        "the admin room page's context: the Prolific study URL and the link to the session's test links added",
+        ("room", "request"),
+    ),
     # -- languages.py: oTree's own words in the session's language -------------------------------------------
     "otree.templating.nodes:NextButton.wrender": Internal(
         "otree.templating.nodes:NextButton.wrender",

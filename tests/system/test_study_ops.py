@@ -1,0 +1,171 @@
+"""A study run from outside, as a researcher runs it (lab_server/study_pages.py), on a server set up as a lab deploys
+it (production mode, admin password; a prodserver on PostgreSQL):
+
+- the room page and the session's Study links page show the study URL to paste on Prolific; "Open as a test
+  participant" starts the study through the room's real link with a fresh PID, marked as a test, and the test
+  participant is left out of the review list and the bonus file;
+- the launch check names a missing completion code, a model endpoint that answers as another model or not at all,
+  too few places for the episodes, and pay per hour below the researcher's floor;
+- the bonus file has one line per paid PID with exactly the bonus each person's own Results page stated, and the
+  review list gives everyone's status, reason and the code they were shown."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+import requests
+
+from backend.core.llm.fake_server import Reply
+from tests.support.harness import (
+    base_env,
+    create_session,
+    deployment_mode,
+    own_database,
+    rest,
+    run_async,
+    running_server,
+    uses_server_database,
+)
+from tests.support.participants import Visitor
+from tests.system.test_admin_pages import games_export, logged_in, play
+
+
+@pytest.fixture(scope="module")
+def lab(_llm_server_instance):
+    env = deployment_mode(
+        base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
+    )
+    with own_database(env) as env:
+        kind = "prodserver" if uses_server_database(env) else "devserver"
+        with running_server(kind=kind, env=env) as server:
+            server.password = env["OTREE_ADMIN_PASSWORD"]
+            yield server
+
+
+def findings_of(page: str) -> list[tuple[str, str]]:
+    """(severity, what) of every row of the launch check's table."""
+    rows = re.findall(
+        r'<tr class="severity-(\w+)">\s*<td class="severity">\w+</td>\s*<td class="what">(.*?)</td>', page, re.S
+    )
+    return [(severity, what.strip()) for severity, what in rows]
+
+
+def what_the_scripted_model_leaves(server, code: str, person) -> dict[str, int]:
+    """The items the scripted model does not ask for (it takes every item worth at least 2 to it)."""
+    row = next(r for r in games_export(server, code) if person.code in (r["participant_a"], r["participant_b"]))
+    other = "b" if row["participant_a"] == person.code else "a"
+    items, counts, values = (json.loads(row[key]) for key in ("item_types", "counts", f"values_{other}"))
+    return {item: count if value < 2 else 0 for item, count, value in zip(items, counts, values, strict=True)}
+
+
+def participant_vars(server, code: str, names: list[str]) -> dict[str, dict]:
+    answer = rest(server.url, "POST", f"/api/get_session/{code}", json={"participant_vars": names})
+    answer.raise_for_status()
+    return {p["code"]: p for p in answer.json()["participants"]}
+
+
+def test_study_links_show_the_prolific_url_and_open_a_marked_test_participant(lab, page):
+    code = create_session(lab.url, "bias_tests", 3, room="bias_study", completion_code="C0MPL")["code"]
+    admin = logged_in(lab)
+    pasted = "/room/bias_study?participant_label={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
+    links = admin.get(f"{lab.url}/StudyLinks/{code}", timeout=30).text
+    assert lab.url + pasted in links
+    assert "works only with a Prolific ID" in links  # what the session-wide link needs, and what to use instead
+    room = admin.get(f"{lab.url}/room_with_session/bias_study", timeout=30).text
+    assert lab.url + pasted in room and f'href="/StudyLinks/{code}"' in room
+    assert requests.get(f"{lab.url}/StudyLinks/{code}", allow_redirects=False, timeout=30).status_code in (302, 303)
+
+    page.goto(lab.url + "/login")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", lab.password)
+    page.get_by_role("button").click()
+    page.goto(f"{lab.url}/StudyLinks/{code}")
+    with page.context.expect_page() as opened:
+        page.click("#open-test-participant")
+    tester = opened.value
+    tester.wait_for_url(re.compile(r"/p/\w+/bias_tests/Consent/"))
+
+    found = participant_vars(lab, code, ["is_test", "prolific_pid", "entered_room", "study_id"])
+    (tested,) = [p for p in found.values() if p.get("is_test")]
+    assert re.fullmatch(r"[0-9a-f]{24}", tested["label"])
+    assert tested["prolific_pid"] == tested["label"]  # arrived through the real entry, which stored the PID
+    assert tested["entered_room"] == "bias_study" and tested["study_id"] == "test_link"
+    assert sum(1 for p in found.values() if p.get("is_test")) == 1  # nobody else was marked
+
+    review = admin.get(f"{lab.url}/ReviewList/{code}", timeout=30).text
+    assert tested["label"] not in review and tested["code"] not in review
+    status = admin.get(f"{lab.url}/StudyStatus/{code}", timeout=30).text
+    assert f'href="/LaunchCheck/{code}"' in status and f'href="/PayAndReview/{code}"' in status
+
+
+def test_the_launch_check_names_a_missing_code_a_wrong_or_dead_model_too_few_places_and_low_pay(lab, llm_server):
+    admin = logged_in(lab)
+    code = create_session(lab.url, "dond_llm", 2, room="dond_study", llm_model="model-a", min_pay_per_hour=9)["code"]
+    llm_server.script(Reply("ready", served_model="model-b"))
+    found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{code}", timeout=60).text)
+    whats = " | ".join(what for _, what in found)
+    assert ("problem", next(w for s, w in found if w.startswith("No completion code"))) in found
+    assert any(
+        s == "problem" and "answered as model &#x27;model-b&#x27;, not &#x27;model-a&#x27;" in w for s, w in found
+    )
+    assert any(s == "problem" and "below your floor of 9.00" in w for s, w in found), whats  # fee 0 for ~9 min
+    assert any(s == "ok" and "Room &#x27;dond_study&#x27; runs config" in w for s, w in found), whats
+
+    llm_server.script(Reply("ready"))
+    fine = create_session(
+        lab.url, "dond_llm", 2, llm_model="model-a", completion_code="C1", screenout_code="S1", participation_fee=3
+    )["code"]
+    found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{fine}", timeout=60).text)
+    assert not any(w.startswith("No completion code") or w.startswith("No screen-out") for _, w in found)
+    assert any(s == "ok" and re.search(r"Model &#x27;model-a&#x27; answered in \d+\.\d\d s", w) for s, w in found)
+    assert any(s == "warning" and "in no room" in w for s, w in found)
+
+    llm_server.script(Reply(status=503), Reply(status=503))
+    found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{fine}", timeout=60).text)
+    assert any(s == "problem" and "did not answer for model &#x27;model-a&#x27;" in w for s, w in found)
+
+    few = create_session(lab.url, "social_eval", 1, completion_code="C1", annotators_per_episode=3)["code"]
+    found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{few}", timeout=60).text)
+    assert any(s == "warning" and w.startswith("Too few places: 1 places") for s, w in found)
+
+
+def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_names_everyone(lab):
+    code = create_session(lab.url, "dond_llm", 4, llm_model="scripted", completion_code="DONE1", screenout_code="OUT1")[
+        "code"
+    ]
+    pids = ["a" * 24, "b" * 24, "c" * 24]
+    modest, greedy, declined = (Visitor(lab.url, code, pid) for pid in pids)
+    declined.submit(dict(consent_given="False"))
+    stated = {}
+    for person in (modest, greedy):
+        person.advance_to("Bargain")
+        everything = {item["id"]: item["count"] for item in person.js_vars()["items"]}
+        asked = what_the_scripted_model_leaves(lab, code, person) if person is modest else everything
+        run_async(play(person.live_url(), asked))
+        person.submit().advance_to("Results")
+        bonus = re.search(r'<td id="bonus">\s*(.*?)\s*</td>', person.html, re.S).group(1)
+        stated[person] = re.search(r"\d+\.\d\d", bonus.replace(",", ".")).group(0)
+        person.advance_to("Completion")
+
+    admin = logged_in(lab)
+    lines = admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
+    expected = sorted(
+        f"{pid},{stated[p]}" for pid, p in zip(pids[:2], (modest, greedy), strict=True) if float(stated[p]) > 0
+    )
+    assert sorted(lines) == expected
+    assert all(re.fullmatch(r"[0-9a-f]{24},\d+\.\d\d", line) for line in lines)
+    assert float(stated[modest]) > 0 or not any(what_the_scripted_model_leaves(lab, code, modest).values())
+
+    review = {
+        row["prolific_pid"]: row for row in csv.DictReader(io.StringIO(admin.get(f"{lab.url}/ReviewList/{code}").text))
+    }
+    assert set(review) == set(pids)  # the fourth place was never taken
+    assert review[pids[0]]["status"] == "finished" and review[pids[0]]["completion_code"] == "DONE1"
+    assert review[pids[0]]["bonus"] == stated[modest]
+    assert review[pids[2]]["status"] == "returned" and "declined consent" in review[pids[2]]["reason"]
+    assert review[pids[2]]["completion_code"] == "OUT1"  # the screen-out page showed them the screen-out code
+    assert "Bulk bonus payment" in admin.get(f"{lab.url}/PayAndReview/{code}", timeout=30).text
