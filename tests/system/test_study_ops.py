@@ -169,3 +169,22 @@ def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_nam
     assert review[pids[2]]["status"] == "returned" and "declined consent" in review[pids[2]]["reason"]
     assert review[pids[2]]["completion_code"] == "OUT1"  # the screen-out page showed them the screen-out code
     assert "Bulk bonus payment" in admin.get(f"{lab.url}/PayAndReview/{code}", timeout=30).text
+
+
+def test_a_test_place_is_taken_before_the_redirect_so_a_real_arrival_in_between_gets_another(lab):
+    code = create_session(lab.url, "bias_tests", 2)["code"]
+    admin = logged_in(lab)
+    links = admin.get(f"{lab.url}/StudyLinks/{code}", timeout=30).text
+    token = re.search(r'name="csrftoken" value="([^"]+)"', links).group(1)
+    answer = admin.post(f"{lab.url}/TestParticipant/{code}", data={"csrftoken": token}, allow_redirects=False)
+    assert answer.status_code == 303
+    test_link = answer.headers["location"]
+    assert "/join/" in test_link and "participant_label=" in test_link  # no room: the session-wide link
+
+    real = Visitor(lab.url, code, "d" * 24)  # arrives before the researcher's browser follows the redirect
+    found = participant_vars(lab, code, ["is_test"])
+    assert found[real.code]["label"] == "d" * 24 and not found[real.code].get("is_test")
+    (tested,) = [p for p in found.values() if p.get("is_test")]
+    assert tested["code"] != real.code and tested["label"] in test_link
+    assert admin.post(f"{lab.url}/TestParticipant/{code}", data={"csrftoken": token}).status_code == 409  # full
+    assert admin.post(f"{lab.url}/TestParticipant/{code}", data={}).status_code == 403  # no CSRF token
