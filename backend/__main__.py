@@ -1,4 +1,5 @@
-"""Command line entry: ``python -m backend report FILE... [--json] [--session CODE]... [--include-tests]``.
+"""Command line entry: ``python -m backend report FILE... [--json] [--session CODE]... [--include-tests]``, and
+``python -m backend launch-check|bonus|review --server URL --session CODE`` (``backend/core/admin_client.py``).
 
 Test rows (an export's ``is_test`` column: demo sessions, test links) are left out unless ``--include-tests``;
 ``--session`` keeps only the sessions named (``backend/core/report_rows.py``). What was left out goes to stderr.
@@ -268,7 +269,17 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
     report.add_argument("--session", action="append", default=[], help="only this session code (repeatable)")
     report.add_argument("--include-tests", action="store_true", help="keep test rows (demo sessions, test links)")
+    for name, text in (
+        ("launch-check", "what would hurt a session's study (exit status 1 when there is a problem)"),
+        ("bonus", "Prolific's bulk-bonus lines of a session (PID,amount)"),
+        ("review", "the review list of a session (CSV: status, reason, completion code, bonus)"),
+    ):
+        page = sub.add_parser(name, help=text + "; from a running server, password in OTREE_ADMIN_PASSWORD")
+        page.add_argument("--server", required=True, help="the server's URL, e.g. https://lab.example.org")
+        page.add_argument("--session", required=True, help="the session code")
     args = parser.parse_args(argv)
+    if args.command != "report":
+        return _from_server(parser, args)
 
     for path in args.files:
         if not path.is_file():
@@ -283,6 +294,22 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
         parser.exit(2, f"python -m backend report: {error}\n")
     print(output)
+    return 0
+
+
+def _from_server(parser, args) -> int:
+    """``launch-check``, ``bonus`` and ``review``: what the server's researcher pages compute, fetched."""
+    from backend.core.admin_client import AdminClient, launch_check_table
+
+    try:
+        text = AdminClient(args.server).fetch(args.command, args.session)
+    except (ValueError, OSError) as error:
+        parser.exit(2, f"python -m backend {args.command}: {error}\n")
+    if args.command == "launch-check":
+        text, status = launch_check_table(text)
+        print(text)
+        return status
+    print(text, end="")
     return 0
 
 

@@ -8,7 +8,8 @@ reviewing (rules in ``backend/core/prolific.py``, ``launch_check.py`` and ``work
   session's next free place, marked as a test (``participant.vars[study_flow.test_data.TEST_VAR]``), and sends the
   browser through the study's real link (room welcome page, entry checks) with that PID. The place is marked visited
   before the redirect, so no real participant can be handed it in between.
-- ``/LaunchCheck/<session code>``: what would hurt the study, each finding with its severity and fix; it makes one
+- ``/LaunchCheck/<session code>`` (``?format=json`` for ``python -m backend launch-check``): what would hurt the
+  study, each finding with its severity and fix; it makes one
   real model call for configs with a model (at most ``CHECK_TIMEOUT_S`` seconds, no retries: oTree holds its page
   lock during an admin request, so other pages wait that long).
 - ``/BonusFile/<session code>`` and ``/ReviewList/<session code>``: Prolific's bulk-bonus lines (text) and the review
@@ -221,7 +222,7 @@ def _csv_text(rows: list[dict], columns) -> str:
 @functools.cache
 def views() -> tuple[type, ...]:
     """The admin views, made on first use (oTree's view classes can be imported only inside a project)."""
-    from starlette.responses import RedirectResponse, Response
+    from starlette.responses import JSONResponse, RedirectResponse, Response
 
     base = otree_internals.AdminSessionPage
 
@@ -250,6 +251,8 @@ def views() -> tuple[type, ...]:
             facts = session_facts(self.session)
             model = await model_result(self.session.config)
             found = findings(facts, model, floor_per_hour=floor_of(self.session.config), currency=_currency())
+            if request.query_params.get("format") == "json":  # python -m backend launch-check
+                return JSONResponse(dict(session=self.session.code, worst=launch_check.worst(found), findings=found))
             context = self.get_context_data(
                 findings=found, worst=launch_check.worst(found), checked=time.strftime("%H:%M:%S UTC", time.gmtime())
             )

@@ -14,12 +14,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 import requests
 
 from backend.core.llm.fake_server import Reply
+from tests.support import PROJECT_ROOT
 from tests.support.harness import (
     base_env,
     create_session,
@@ -60,6 +64,14 @@ def what_the_scripted_model_leaves(server, code: str, person) -> dict[str, int]:
     other = "b" if row["participant_a"] == person.code else "a"
     items, counts, values = (json.loads(row[key]) for key in ("item_types", "counts", f"values_{other}"))
     return {item: count if value < 2 else 0 for item, count, value in zip(items, counts, values, strict=True)}
+
+
+def command(server, *arguments, password: str | None = None) -> subprocess.CompletedProcess:
+    """``python -m backend ARGUMENTS --server URL`` as a researcher runs it, the admin password in the environment."""
+    env = {key: value for key, value in os.environ.items() if key != "OTREE_ADMIN_PASSWORD"}
+    env["OTREE_ADMIN_PASSWORD"] = server.password if password is None else password
+    line = [sys.executable, "-m", "backend", *arguments, "--server", server.url]
+    return subprocess.run(line, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
 def participant_vars(server, code: str, names: list[str]) -> dict[str, dict]:
@@ -114,6 +126,12 @@ def test_the_launch_check_names_a_missing_code_a_wrong_or_dead_model_too_few_pla
     )
     assert any(s == "problem" and "below your floor of 9.00" in w for s, w in found), whats  # fee 0 for ~9 min
     assert any(s == "ok" and "Room &#x27;dond_study&#x27; runs config" in w for s, w in found), whats
+    llm_server.script(Reply("ready", served_model="model-b"))
+    printed = command(lab, "launch-check", "--session", code)
+    assert printed.returncode == 1, printed.stderr  # a problem: the exit status says so
+    assert "PROBLEM  No completion code" in printed.stdout and "answered as model 'model-b'" in printed.stdout
+    refused = command(lab, "launch-check", "--session", code, password="wrong")
+    assert refused.returncode == 2 and "login failed" in refused.stderr and "wrong" not in refused.stderr
 
     llm_server.script(Reply("ready"))
     fine = create_session(
@@ -169,6 +187,9 @@ def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_nam
     assert review[pids[2]]["status"] == "returned" and "declined consent" in review[pids[2]]["reason"]
     assert review[pids[2]]["completion_code"] == "OUT1"  # the screen-out page showed them the screen-out code
     assert "Bulk bonus payment" in admin.get(f"{lab.url}/PayAndReview/{code}", timeout=30).text
+    assert command(lab, "bonus", "--session", code).stdout.splitlines() == lines  # the same from the command line
+    printed = command(lab, "review", "--session", code).stdout
+    assert {row["prolific_pid"]: row for row in csv.DictReader(io.StringIO(printed))} == review
 
 
 def test_a_test_place_is_taken_before_the_redirect_so_a_real_arrival_in_between_gets_another(lab):
