@@ -51,6 +51,10 @@ SESSION_CONFIG_DEFAULTS = dict(
     # The launch check (lab_server/study_pages.py) flags an estimated pay per hour (participation_fee over the
     # estimated duration) below this floor, in REAL_WORLD_CURRENCY_CODE; 0: no floor set (a warning says so).
     min_pay_per_hour=0.0,
+    # Minutes one participant needs: shown on the consent text and every app's Instructions. 0: the estimate from the
+    # documented default times (backend/core/workload.py); set it from your pilot's page times (docs/running-a-study.md).
+    estimated_minutes=0,
+    researcher_contact="",  # named on the default consent text ("Questions about the study: ..."), e.g. an e-mail
 )
 
 # Model call options (backend/core/llm; README "Using real models"), only in configs where an LLM plays: a config

@@ -188,6 +188,8 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
         found += launch_check.places_findings(places=facts["places"], **facts["coverage"])
     if app in workload.DEFAULT_SECONDS:
         minutes, source = workload.estimate_minutes(app, facts["unit_config"])
+        if config.get("estimated_minutes"):  # the researcher's figure (e.g. from a pilot) is what participants read
+            minutes, source = int(config["estimated_minutes"]), f"estimated_minutes (default times say {minutes} min)"
         pay = float(config.get("participation_fee") or 0)
         for item in launch_check.pay_findings(
             minutes=minutes, pay=pay, currency=currency, floor_per_hour=floor_per_hour

@@ -38,23 +38,28 @@ def units(app: str, config: Mapping) -> int:
     if app == "payoff_reasoning_eval":
         return int(config.get("logs_per_judge", 6))
     if app == "bias_tests":
-        return int(config.get("bias_items_count", 0) or config.get("items", 0) or 10)
+        return int(config.get("bias_items_count", 0) or 10)  # the session's own count, where the caller knows it
     if app == "dond":
         return 1
     raise ValueError(f"No workload is known for the app {app!r}; known: {', '.join(DEFAULT_SECONDS)}.")
 
 
-def estimate_minutes(app: str, config: Mapping, *, measured_s: Sequence[float] = ()) -> tuple[int, str]:
+def estimate_minutes(
+    app: str, config: Mapping, *, units_done: int | None = None, measured_s: Sequence[float] = ()
+) -> tuple[int, str]:
     """Estimated minutes for one participant (rounded up) and where the figure comes from.
 
+    ``units_done``: the participant's own count where it is known (their bias questions), else ``units(app, config)``.
     ``measured_s``: a pilot's seconds per unit, one value per unit done; their median replaces the default.
 
     >>> estimate_minutes("social_eval", {"episodes_per_annotator": 3, "attention_checks": 1})
     (32, 'default times (backend/core/workload.py)')
     >>> estimate_minutes("dond", {}, measured_s=[200, 300, 1000])
     (7, 'pilot: median 300 s per unit over 3 units')
+    >>> estimate_minutes("bias_tests", {}, units_done=20)[0]
+    16
     """
-    count = units(app, config)
+    count = units_done if units_done is not None else units(app, config)
     if measured_s:
         per_unit = statistics.median(float(s) for s in measured_s)
         source = f"pilot: median {per_unit:.0f} s per unit over {len(measured_s)} units"

@@ -209,3 +209,54 @@ def test_a_test_place_is_taken_before_the_redirect_so_a_real_arrival_in_between_
     assert tested["code"] != real.code and tested["label"] in test_link
     assert admin.post(f"{lab.url}/TestParticipant/{code}", data={"csrftoken": token}).status_code == 409  # full
     assert admin.post(f"{lab.url}/TestParticipant/{code}", data={}).status_code == 403  # no CSRF token
+
+
+@pytest.mark.parametrize(
+    ("config_name", "language", "asked"),
+    [
+        (
+            "social_eval",
+            "en",
+            "You rate 4 conversations, with 14 ratings for each; every rating needs an explanation of "
+            "at least 20 characters. Expected time: about 32 minutes in all.",
+        ),
+        (
+            "social_eval",
+            "de",
+            "Sie bewerten 4 Gespräche, mit je 14 Bewertungen; jede Bewertung braucht eine Begründung "
+            "von mindestens 20 Zeichen. Erwartete Dauer: insgesamt etwa 32 Minuten.",
+        ),
+        ("bias_tests", "it", None),
+        ("payoff_reasoning_eval", "de", None),
+        (
+            "dond_llm",
+            "it",
+            "Lei negozia una volta con un'altra parte; ogni parte può inviare fino a 5 messaggi. "
+            "Durata prevista: circa 9 minuti in tutto.",
+        ),
+    ],
+)
+def test_consent_and_instructions_say_duration_pay_contact_and_what_is_asked(lab, page, config_name, language, asked):
+    from study_flow import messages
+    from tests.support.harness import next_page, session_start_links
+    from tests.support.language_check import assert_no_english
+
+    text = messages(language)
+    fields = dict(language=language, participation_fee=2.5, researcher_contact="lab@example.org")
+    code = create_session(lab.url, config_name, 1, llm_model="scripted", **fields)["code"]
+    page.goto(session_start_links(lab.url, code)[0])
+    consent = page.locator(".consent-text").inner_text()
+    assert "2.50 GBP" in consent
+    assert page.locator("#consent-contact").inner_text().strip() == text["consent_contact"].format(
+        contact="lab@example.org"
+    )
+    assert re.search(text["consent_facts"].split("{minutes}")[0].strip() + r" \d+ ", consent), consent
+    assert_no_english(page, language, where="consent")
+    page.get_by_label(text["consent_yes"]).check()
+    next_page(page, text["next"])
+    workload = page.locator("#workload").inner_text().strip()
+    if asked:
+        assert workload == asked
+    else:
+        assert re.fullmatch(r"\D+ \d+ \D+ \d+ \D+", workload), workload  # a count and the minutes, in words around
+    assert_no_english(page, language, where="instructions")
