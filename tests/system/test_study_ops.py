@@ -150,6 +150,12 @@ def test_the_launch_check_names_a_missing_code_a_wrong_or_dead_model_too_few_pla
     found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{few}", timeout=60).text)
     assert any(s == "warning" and w.startswith("Too few places: 1 places") for s, w in found)
 
+    german = create_session(lab.url, "bias_tests", 2, language="de", completion_code="C1")["code"]
+    found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{german}", timeout=60).text)
+    assert ("problem", "The session is in &#x27;de&#x27; but its material is not: bias items (en).") in found
+    english = create_session(lab.url, "bias_tests", 2, completion_code="C1")["code"]
+    assert not any("material is not" in w for _, w in findings_of(admin.get(f"{lab.url}/LaunchCheck/{english}").text))
+
 
 def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_names_everyone(lab):
     code = create_session(lab.url, "dond_llm", 4, llm_model="scripted", completion_code="DONE1", screenout_code="OUT1")[
