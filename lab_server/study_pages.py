@@ -151,6 +151,16 @@ def session_facts(session) -> dict:
                 per_person=int(config.get("episodes_per_annotator", 3)),
                 unit="episode",
             )
+    if app == "payoff_reasoning_eval" and not config.get("pilot_overlap"):
+        from payoff_reasoning_eval import study as payoff_study
+
+        first = next(sub for sub in session.get_subsessions() if sub.round_number == 1)
+        facts["coverage"] = dict(
+            items=len(payoff_study.log_files(first)),
+            per_item=int(config.get("judges_per_log", 3)),
+            per_person=int(config.get("logs_per_judge", 6)),
+            unit="log",
+        )
     return facts
 
 

@@ -150,6 +150,10 @@ def test_the_launch_check_names_a_missing_code_a_wrong_or_dead_model_too_few_pla
     found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{few}", timeout=60).text)
     assert any(s == "warning" and w.startswith("Too few places: 1 places") for s, w in found)
 
+    logs = create_session(lab.url, "payoff_reasoning_eval", 60, completion_code="C1", judges_per_log=1)["code"]
+    found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{logs}", timeout=60).text)
+    assert any(s == "warning" and w.startswith("More places than the logs can cover") for s, w in found)
+
     german = create_session(lab.url, "bias_tests", 2, language="de", completion_code="C1")["code"]
     found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{german}", timeout=60).text)
     assert ("problem", "The session is in &#x27;de&#x27; but its material is not: bias items (en).") in found
