@@ -90,6 +90,8 @@ def test_study_links_show_the_prolific_url_and_open_a_marked_test_participant(la
     room = admin.get(f"{lab.url}/room_with_session/bias_study", timeout=30).text
     assert lab.url + pasted in room and f'href="/StudyLinks/{code}"' in room
     assert requests.get(f"{lab.url}/StudyLinks/{code}", allow_redirects=False, timeout=30).status_code in (302, 303)
+    empty = admin.get(f"{lab.url}/room_without_session/payoff_reasoning_study", timeout=30).text
+    assert lab.url + pasted.replace("bias_study", "payoff_reasoning_study") in empty and 'id="room-no-session"' in empty
 
     page.goto(lab.url + "/login")
     page.fill("input[name=username]", "admin")
@@ -200,6 +202,20 @@ def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_nam
     assert command(lab, "bonus", "--session", code).stdout.splitlines() == lines  # the same from the command line
     printed = command(lab, "review", "--session", code).stdout
     assert {row["prolific_pid"]: row for row in csv.DictReader(io.StringIO(printed))} == review
+
+
+def test_a_model_outage_pays_the_stated_failure_bonus_in_the_bonus_file(lab, llm_server):
+    """The model answers with nothing a game can use (the fake server's default reply): the game ends early and the
+    person is paid by the failure rule their pages stated; the bonus file pays exactly that."""
+    code = create_session(lab.url, "dond_llm", 1, llm_model="broken-model", llm_max_retries=0)["code"]
+    person = Visitor(lab.url, code, "e" * 24).advance_to("Bargain")
+    run_async(play(person.live_url(), {}))
+    person.submit().advance_to("Results")
+    stated = re.search(r"\d+\.\d\d", re.search(r'<td id="bonus">\s*(.*?)\s*</td>', person.html, re.S).group(1))
+    assert stated is not None and float(stated.group(0)) > 0  # half of the total value, as the rules said
+    person.advance_to("Completion")
+    lines = logged_in(lab).get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
+    assert lines == [f"{'e' * 24},{stated.group(0)}"]
 
 
 def test_a_test_place_is_taken_before_the_redirect_so_a_real_arrival_in_between_gets_another(lab):
