@@ -121,6 +121,23 @@ def _currency() -> str:
     return getattr(otree_internals.otree_settings, "REAL_WORLD_CURRENCY_CODE", "") or ""
 
 
+def finished_durations(session) -> list[float]:
+    """Seconds from the first to the last page of every finished participant who is not a test (a pilot's times)."""
+    import datetime as dt
+
+    found = []
+    for participant in session.get_participants():
+        started, last = participant.time_started_utc, participant._last_page_timestamp
+        if not participant.vars.get("completed") or test_data.is_test(participant) or not started or not last:
+            continue
+        try:
+            began = dt.datetime.fromisoformat(str(started)).replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue  # a start time oTree did not write: leave it out rather than guess
+        found.append(max(0.0, last - began))
+    return found
+
+
 def session_facts(session) -> dict:
     """What the launch check needs from a session, apart from the model call."""
     config = session.config
@@ -135,6 +152,7 @@ def session_facts(session) -> dict:
         material={},
         coverage=None,
         unit_config=dict(config),
+        durations_s=finished_durations(session),
     )
     if app == "bias_tests" and "bias_items" in session.vars:
         from bias_tests import loading
@@ -200,6 +218,10 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
         minutes, source = workload.estimate_minutes(app, facts["unit_config"])
         if config.get("estimated_minutes"):  # the researcher's figure (e.g. from a pilot) is what participants read
             minutes, source = int(config["estimated_minutes"]), f"estimated_minutes (default times say {minutes} min)"
+        measured = workload.measured_minutes(facts.get("durations_s") or [])
+        if measured is not None:  # Prolific judges pay on the median time of those who finished
+            n = len(facts["durations_s"])
+            minutes, source = measured, f"the median of {n} finished participants (participants read {minutes} min)"
         pay = float(config.get("participation_fee") or 0)
         for item in launch_check.pay_findings(
             minutes=minutes, pay=pay, currency=currency, floor_per_hour=floor_per_hour

@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 START_S = 120
+MIN_MEASURED = 3  # finished participants whose median time replaces the estimate (a pilot's few places)
 DEFAULT_SECONDS = {"dond": 420, "social_eval": 14 * 25 + 90, "payoff_reasoning_eval": 180, "bias_tests": 40}
 
 
@@ -66,3 +67,15 @@ def estimate_minutes(
     else:
         per_unit, source = DEFAULT_SECONDS[app], "default times (backend/core/workload.py)"
     return math.ceil((START_S + count * per_unit) / 60), source
+
+
+def measured_minutes(durations_s: Sequence[float]) -> int | None:
+    """The median minutes (rounded up) of finished participants' times from first to last page, as Prolific judges
+    pay; None with fewer than ``MIN_MEASURED`` of them.
+
+    >>> measured_minutes([600, 900, 3000]), measured_minutes([600, 900])
+    (15, None)
+    """
+    if len(durations_s) < MIN_MEASURED:
+        return None
+    return math.ceil(statistics.median(float(s) for s in durations_s) / 60)

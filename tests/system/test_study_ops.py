@@ -286,3 +286,18 @@ def test_consent_and_instructions_say_duration_pay_contact_and_what_is_asked(lab
     else:
         assert re.fullmatch(r"\D+ \d+ \D+ \d+ \D+", workload), workload  # a count and the minutes, in words around
     assert_no_english(page, language, where="instructions")
+
+
+def test_once_three_have_finished_the_pay_check_uses_their_median_time(lab):
+    code = create_session(lab.url, "dond_llm", 4, llm_model="scripted", participation_fee=1, min_pay_per_hour=6)
+    code = code["code"]
+    admin = logged_in(lab)
+    before = " ".join(w for _, w in findings_of(admin.get(f"{lab.url}/LaunchCheck/{code}", timeout=60).text))
+    assert "Estimated 9 min for 1.00 GBP: 6.67 GBP per hour" in before and "default times" in before
+    for pid in ("1" * 24, "2" * 24, "3" * 24):
+        person = Visitor(lab.url, code, pid).advance_to("Bargain")
+        run_async(play(person.live_url(), {}))
+        person.submit().advance_to("Completion")
+    after = " ".join(w for _, w in findings_of(admin.get(f"{lab.url}/LaunchCheck/{code}", timeout=60).text))
+    assert "Estimated 1 min for 1.00 GBP: 60.00 GBP per hour" in after, after  # seconds each, rounded up to 1 min
+    assert "the median of 3 finished participants (participants read 9 min)" in after
