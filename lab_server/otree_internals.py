@@ -85,7 +85,8 @@ USED: dict[str, Internal] = {
     "Session._anonymous_code": Internal(
         "otree.models:Session._anonymous_code",
         "attribute",
-        "entry finds the session a session-wide link (/join/<anonymous_code>) belongs to",
+        "entry finds the session a session-wide link (/join/<anonymous_code>) belongs to; study_pages shows that link "
+        "and sends a test participant through it",
     ),
     "ROOM_DICT": Internal(
         "otree.room:ROOM_DICT",

@@ -27,6 +27,7 @@ import time
 
 from backend.core import launch_check, prolific, workload
 from study_flow import test_data
+from study_flow.workload import currency
 
 from . import admin_pages, otree_internals
 
@@ -112,13 +113,9 @@ def pay_and_review(session, now: float) -> dict:
         bonus_lines=lines,
         bonus_notes=notes,
         review=[prolific.review_row(person, **codes) for person in everyone],
-        currency=_currency(),
+        currency=currency(),
         total=str(sum((prolific.money(line.split(",")[1]) for line in lines), prolific.money(0))),
     )
-
-
-def _currency() -> str:
-    return getattr(otree_internals.otree_settings, "REAL_WORLD_CURRENCY_CODE", "") or ""
 
 
 def finished_durations(session) -> list[float]:
@@ -284,7 +281,7 @@ def views() -> tuple[type, ...]:
         async def get(self, request, **kwargs):
             facts = session_facts(self.session)
             model = await model_result(self.session.config)
-            found = findings(facts, model, floor_per_hour=floor_of(self.session.config), currency=_currency())
+            found = findings(facts, model, floor_per_hour=floor_of(self.session.config), currency=currency())
             if request.query_params.get("format") == "json":  # python -m backend launch-check
                 return JSONResponse(dict(session=self.session.code, worst=launch_check.worst(found), findings=found))
             context = self.get_context_data(

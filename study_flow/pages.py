@@ -13,7 +13,7 @@ from typing import Any
 from .entry import completion_url, record_arrival
 from .hooks import AppHooks, in_last_app, is_first_app, is_last_round, tasks_over
 from .texts import messages
-from .workload import contact_line, default_consent
+from .workload import contact_line, currency, default_consent
 
 
 def is_active(player) -> bool:
@@ -78,13 +78,6 @@ def consent_given_choices(player) -> list[list[Any]]:
     return consent_choices(player.session.config.get("language"))
 
 
-def _currency() -> str:
-    """The server's currency code (``REAL_WORLD_CURRENCY_CODE`` in the project's settings)."""
-    import importlib
-
-    return getattr(importlib.import_module("settings"), "REAL_WORLD_CURRENCY_CODE", "") or ""
-
-
 class ConsentPage:
     """Entry page of the first app: stores the Prolific IDs, then asks for consent (or just welcomes).
 
@@ -109,7 +102,7 @@ class ConsentPage:
         text = messages(config.get("language"))
         return dict(
             study_text=text,
-            consent_text=config.get("consent_text") or default_consent(player, currency=_currency()),
+            consent_text=config.get("consent_text") or default_consent(player, currency=currency()),
             own_consent_text=bool(config.get("consent_text")),
             contact=contact_line(config) if not config.get("consent_text") else {},
             asks_consent=config.get("consent", True),

@@ -51,6 +51,13 @@ def workload_text(player, *, units: int | None = None, **counts) -> str:
     )
 
 
+def currency() -> str:
+    """The server's currency code (``REAL_WORLD_CURRENCY_CODE`` in the project's settings), e.g. ``GBP``."""
+    import importlib
+
+    return getattr(importlib.import_module("settings"), "REAL_WORLD_CURRENCY_CODE", "") or ""
+
+
 def pay_text(config, currency: str) -> str:
     """``participation_fee`` as money: ``2.50 GBP``.
 
