@@ -301,3 +301,38 @@ def test_once_three_have_finished_the_pay_check_uses_their_median_time(lab):
     after = " ".join(w for _, w in findings_of(admin.get(f"{lab.url}/LaunchCheck/{code}", timeout=60).text))
     assert "Estimated 1 min for 1.00 GBP: 60.00 GBP per hour" in after, after  # seconds each, rounded up to 1 min
     assert "the median of 3 finished participants (participants read 9 min)" in after
+
+
+def test_in_the_browser_the_bonus_file_pays_what_the_results_page_shows(lab, page):
+    """A participant plays DoND in chromium, asking for what the scripted model leaves; the bonus their Results page
+    shows is their line in the bonus file."""
+    from types import SimpleNamespace
+
+    from tests.support.dond_pages import submit, to_bargain
+
+    pid = "9" * 24
+    keys = dict(llm_model="scripted", first_mover="human", completion_code="DONE9")
+    code = create_session(lab.url, "dond_llm", 2, room="dond_study", **keys)["code"]
+    query = f"participant_label={pid}&STUDY_ID=5f0000000000000000000009&SESSION_ID={'8' * 24}"
+    page.goto(f"{lab.url}/room/dond_study?{query}")  # the welcome page forwards at once, as on Prolific
+    page.locator("input[name=consent_given][value=True]").check()
+    submit(page)
+    page.wait_for_url("**/Instructions/**")
+    to_bargain(page)
+    person = SimpleNamespace(code=page.url.split("/p/")[1].split("/")[0])
+    leftover = what_the_scripted_model_leaves(lab, code, person)
+    boxes = page.locator("#dond-proposal-fields input")
+    for index, count in enumerate(leftover.values()):
+        boxes.nth(index).fill(str(count))
+    page.locator("#dond-propose").click()
+    page.locator("#dond-confirm-yes").click()
+    page.wait_for_url("**/Results/**", timeout=30_000)
+    shown = re.search(r"\d+\.\d\d", page.locator("#bonus").inner_text().replace(",", ".")).group(0)
+    admin = logged_in(lab)
+    assert admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text == ""  # on Results: not finished yet
+    submit(page)
+    page.wait_for_url("**/Completion/**")
+
+    lines = admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
+    assert lines == ([f"{pid},{shown}"] if float(shown) > 0 else [])
+    assert float(shown) > 0 or not any(leftover.values())  # a deal on items the person values pays
