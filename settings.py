@@ -48,6 +48,13 @@ SESSION_CONFIG_DEFAULTS = dict(
     # Shape of the PID a room link must carry (lab_server/entry.py): prolific (24 hex digits) or any (1-64 of A-Z a-z
     # 0-9 - _, for pilots). A link without a valid one gets a page saying so and takes no slot.
     participant_id_format="prolific",
+    # The launch check (lab_server/study_pages.py) flags an estimated pay per hour (participation_fee over the
+    # estimated duration) below this floor, in REAL_WORLD_CURRENCY_CODE; 0: no floor set (a warning says so).
+    min_pay_per_hour=0.0,
+    # Minutes one participant needs: shown on the consent text and every app's Instructions. 0: the estimate from the
+    # documented default times (backend/core/workload.py); set it from your pilot's page times (docs/running-a-study.md).
+    estimated_minutes=0,
+    researcher_contact="",  # named on the default consent text ("Questions about the study: ..."), e.g. an e-mail
 )
 
 # Model call options (backend/core/llm; README "Using real models"), only in configs where an LLM plays: a config

@@ -1,4 +1,8 @@
-"""Command line entry: ``python -m backend report FILE... [--json]``.
+"""Command line entry: ``python -m backend report FILE... [--json] [--session CODE]... [--include-tests]``, and
+``python -m backend launch-check|bonus|review --server URL --session CODE`` (``backend/core/admin_client.py``).
+
+Test rows (an export's ``is_test`` column: demo sessions, test links) are left out unless ``--include-tests``;
+``--session`` keeps only the sessions named (``backend/core/report_rows.py``). What was left out goes to stderr.
 
 Every CSV export the product writes is recognised by columns only it has, whatever else is added to it later:
 
@@ -24,6 +28,7 @@ import argparse
 import importlib
 import re
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,18 +273,65 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="print the metrics of an exported CSV file")
     report.add_argument("files", nargs="+", type=Path, help="CSV export(s) of one kind")
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    report.add_argument("--session", action="append", default=[], help="only this session code (repeatable)")
+    report.add_argument("--include-tests", action="store_true", help="keep test rows (demo sessions, test links)")
+    for name, text in (
+        ("launch-check", "what would hurt a session's study (exit status 1 when there is a problem)"),
+        ("bonus", "Prolific's bulk-bonus lines of a session (PID,amount)"),
+        ("review", "the review list of a session (CSV: status, reason, completion code, bonus)"),
+    ):
+        page = sub.add_parser(name, help=text + "; from a running server, password in OTREE_ADMIN_PASSWORD")
+        page.add_argument("--server", required=True, help="the server's URL, e.g. https://lab.example.org")
+        page.add_argument("--session", required=True, help="the session code")
     args = parser.parse_args(argv)
+    if args.command != "report":
+        return _from_server(parser, args)
 
     for path in args.files:
         if not path.is_file():
             parser.error(f"{path} does not exist or is not a file.")
     try:
         module = importlib.import_module(choose_reporter(args.files))
-        output = module.report(args.files, as_json=args.json)
+        with tempfile.TemporaryDirectory(prefix="report-rows-") as scratch:
+            files, notes = _rows_to_read(args, Path(scratch))
+            for note in notes:  # before the report, which may refuse a file that has no rows left
+                print(f"Left out: {note}", file=sys.stderr)
+            output = module.report(files, as_json=args.json)
     except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
         parser.exit(2, f"python -m backend report: {error}\n")
     print(output)
     return 0
+
+
+def _from_server(parser, args) -> int:
+    """``launch-check``, ``bonus`` and ``review``: what the server's researcher pages compute, fetched."""
+    from backend.core.admin_client import AdminClient, launch_check_table
+
+    try:
+        text = AdminClient(args.server).fetch(args.command, args.session)
+    except (ValueError, OSError) as error:
+        parser.exit(2, f"python -m backend {args.command}: {error}\n")
+    if args.command == "launch-check":
+        text, status = launch_check_table(text)
+        print(text)
+        return status
+    print(text, end="")
+    return 0
+
+
+def _rows_to_read(args, scratch: Path) -> tuple[list[Path], list[str]]:
+    """The files the reporter reads: each CSV with test rows and other sessions' rows left out, and notes on what."""
+    from backend.core.report_rows import keep_rows
+
+    files, notes = [], []
+    for index, path in enumerate(args.files):
+        if path.suffix.lower() == ".json":
+            files.append(path)
+            continue
+        kept, said = keep_rows(path, scratch / str(index), sessions=set(args.session), include_tests=args.include_tests)
+        files.append(kept)
+        notes += said
+    return files, notes
 
 
 if __name__ == "__main__":

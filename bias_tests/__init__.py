@@ -196,6 +196,7 @@ class Instructions(Page):
             intro=text["intro"].format(n=len(player.participant.vars["bias_plan"])),
             ask_confidence=settings_of(player.session).ask_confidence,
             text=text,
+            workload=study_flow.workload_text(player),
         )
 
 

@@ -172,7 +172,8 @@ class Instructions(Page):
 
     @staticmethod
     def vars_for_template(player: Player):
-        return views.game_vars(player)
+        game = views.game_of(player)
+        return dict(views.game_vars(player), workload=study_flow.workload_text(player, messages=game.max_messages))
 
 
 class Bargain(Page):

@@ -13,6 +13,7 @@ own module:
 | ``limits`` | live sockets per participant, admin login attempts |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
+| ``study_pages`` | researcher pages: Prolific URL and test links, launch check, bonus file and review list (no guard) |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
 
 Nothing here changes what an app stores; each guard is documented in README "Security and data safety".
@@ -29,9 +30,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import admin_pages, creation, entry, languages, limits, outputs
+    from . import admin_pages, creation, entry, languages, limits, outputs, study_pages
 
-    for module in (creation, entry, outputs, limits, languages, admin_pages):
+    for module in (creation, entry, outputs, limits, languages, admin_pages, study_pages):
         module.install()
 
 

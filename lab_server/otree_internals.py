@@ -85,7 +85,8 @@ USED: dict[str, Internal] = {
     "Session._anonymous_code": Internal(
         "otree.models:Session._anonymous_code",
         "attribute",
-        "entry finds the session a session-wide link (/join/<anonymous_code>) belongs to",
+        "entry finds the session a session-wide link (/join/<anonymous_code>) belongs to; study_pages shows that link "
+        "and sends a test participant through it",
     ),
     "ROOM_DICT": Internal(
         "otree.room:ROOM_DICT",
@@ -281,6 +282,13 @@ PATCHED: dict[str, Internal] = {
         "function",
         "chat has a writer of its own: neutralised",
         ("fp",),
+    ),
+    # -- study_pages.py: the researcher's links, launch check, pay and review -------------------------------------
+    "otree.views.room:get_room_shared_context": Internal(
+        "otree.views.room:get_room_shared_context",
+        "function",
+        "the admin room page's context: the Prolific study URL and the link to the session's test links added",
+        ("room", "request"),
     ),
     # -- languages.py: oTree's own words in the session's language -------------------------------------------
     "otree.templating.nodes:NextButton.wrender": Internal(

@@ -111,6 +111,7 @@ class Instructions(Page):
             error_types=task.error_type_help(),
             text=text,
             intro_2=text["intro_2"].format(n=judge_total(player)),
+            workload=study_flow.workload_text(player, units=judge_total(player)),
         )
 
 

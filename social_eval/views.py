@@ -162,6 +162,12 @@ def instructions_vars(player):
         reasoning_rule=words["reasoning_rule"].format(minimum=settings.min_reasoning_chars),
         qualification_mode=settings.qualification_mode,
         progress=study_flow.progress(player),
+        workload=study_flow.workload_text(
+            player,
+            units=(study_flow.progress(player) or {}).get("total"),
+            ratings=len(session_rubric.dimensions) * len(social_forms.AGENTS),
+            min_chars=settings.min_reasoning_chars,
+        ),
     )
 
 

@@ -11,6 +11,7 @@ oTree-side helpers shared by the apps (pure rules live in ``backend/``). Apps us
 | ``hooks`` | where a player stands (first/last app, last round, tasks over); ``AppHooks`` an app declares |
 | ``pages`` | ``ConsentPage``/``ScreenOutPage``/``CompletionPage`` mixins, the consent field, screen-out, progress |
 | ``assignments`` | who annotates what: reservations of the annotation apps |
+| ``workload`` | what is asked and how long it takes (Instructions), duration, pay and contact on the default consent |
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from .pages import (
     set_progress,
 )
 from .texts import MESSAGES, SHARED_LANGUAGES, messages
+from .workload import default_consent, workload_text
 
 __all__ = [
     "CODE_PATTERN",
@@ -81,4 +83,6 @@ __all__ = [
     "screen_out",
     "set_progress",
     "validate_shared_config",
+    "default_consent",
+    "workload_text",
 ]

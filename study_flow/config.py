@@ -47,6 +47,9 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "llm_reasoning_tokens": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=200_000),
         "real_world_currency_per_point": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
         "participation_fee": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
+        "min_pay_per_hour": lambda key: session_keys.number(config, key, minimum=0, maximum=1e4),
+        "estimated_minutes": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=24 * 60),
+        "researcher_contact": lambda key: session_keys.text(config, key, max_chars=300, pattern=r"[^\x00-\x1f]*"),
     }
     problems = []
     for key, check in checks.items():

@@ -13,6 +13,7 @@ from typing import Any
 from .entry import completion_url, record_arrival
 from .hooks import AppHooks, in_last_app, is_first_app, is_last_round, tasks_over
 from .texts import messages
+from .workload import contact_line, currency, default_consent
 
 
 def is_active(player) -> bool:
@@ -101,8 +102,9 @@ class ConsentPage:
         text = messages(config.get("language"))
         return dict(
             study_text=text,
-            consent_text=config.get("consent_text") or text["default_consent"],
+            consent_text=config.get("consent_text") or default_consent(player, currency=currency()),
             own_consent_text=bool(config.get("consent_text")),
+            contact=contact_line(config) if not config.get("consent_text") else {},
             asks_consent=config.get("consent", True),
         )
 

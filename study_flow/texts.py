@@ -38,6 +38,16 @@ MESSAGES = {
             "Taking part is voluntary and you may stop at any time by closing this window. We store your answers "
             "and your Prolific ID, without your name, and publish only anonymised, aggregated results."
         ),
+        "consent_facts": "The study takes about {minutes} minutes. You receive {pay} for taking part.",
+        "consent_contact": "Questions about the study: {contact}.",
+        "workload_minutes": "Expected time: about {minutes} minutes in all.",
+        "workload_dond": "You negotiate once with another party; each side may send up to {messages} messages.",
+        "workload_social_eval": (
+            "You rate {units} conversations, with {ratings} ratings for each; every rating needs an explanation of "
+            "at least {min_chars} characters."
+        ),
+        "workload_payoff_reasoning_eval": "You judge {units} reasoning texts, sentence by sentence.",
+        "workload_bias_tests": "You answer {units} questions.",
         "completion_title": "Thank you!",
         "completion_body": "You have completed the study.",
         "completion_code": "Your completion code",
@@ -96,6 +106,16 @@ MESSAGES = {
             "Fenster schließen. Wir speichern Ihre Antworten und Ihre Prolific-ID, nicht Ihren Namen, und "
             "veröffentlichen nur anonymisierte, zusammengefasste Ergebnisse."
         ),
+        "consent_facts": "Die Studie dauert etwa {minutes} Minuten. Für Ihre Teilnahme erhalten Sie {pay}.",
+        "consent_contact": "Fragen zur Studie: {contact}.",
+        "workload_minutes": "Erwartete Dauer: insgesamt etwa {minutes} Minuten.",
+        "workload_dond": "Sie verhandeln einmal mit einer anderen Seite; jede Seite darf bis zu {messages} Nachrichten senden.",
+        "workload_social_eval": (
+            "Sie bewerten {units} Gespräche, mit je {ratings} Bewertungen; jede Bewertung braucht eine Begründung von "
+            "mindestens {min_chars} Zeichen."
+        ),
+        "workload_payoff_reasoning_eval": "Sie beurteilen {units} Begründungstexte, Satz für Satz.",
+        "workload_bias_tests": "Sie beantworten {units} Fragen.",
         "completion_title": "Vielen Dank!",
         "completion_body": "Sie haben die Studie abgeschlossen.",
         "completion_code": "Ihr Abschlusscode",
@@ -160,6 +180,16 @@ MESSAGES = {
             "la finestra. Conserviamo le Sue risposte e il Suo ID Prolific, non il Suo nome, e pubblichiamo solo "
             "risultati anonimi e aggregati."
         ),
+        "consent_facts": "Lo studio dura circa {minutes} minuti. Per la partecipazione riceve {pay}.",
+        "consent_contact": "Domande sullo studio: {contact}.",
+        "workload_minutes": "Durata prevista: circa {minutes} minuti in tutto.",
+        "workload_dond": "Lei negozia una volta con un'altra parte; ogni parte può inviare fino a {messages} messaggi.",
+        "workload_social_eval": (
+            "Lei valuta {units} conversazioni, con {ratings} valutazioni ciascuna; ogni valutazione richiede una "
+            "motivazione di almeno {min_chars} caratteri."
+        ),
+        "workload_payoff_reasoning_eval": "Lei giudica {units} testi di ragionamento, frase per frase.",
+        "workload_bias_tests": "Lei risponde a {units} domande.",
         "completion_title": "Grazie!",
         "completion_body": "Ha completato lo studio.",
         "completion_code": "Il Suo codice di completamento",

@@ -222,3 +222,56 @@ def test_the_command_line_exits_with_the_reason(exports):
     assert result.returncode == 2 and result.stdout == ""
     assert f"{path} is social_eval custom_export_qualified, which the report does not read: " in result.stderr
     assert "custom_export_ratings_long" in result.stderr and "Traceback" not in result.stderr
+
+
+def _with_test_column(source, target, *, is_test) -> None:
+    """``source`` with an ``is_test`` column, True where ``is_test(row)``; rows for which it returns None dropped."""
+    import csv
+
+    with source.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    with target.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=[*rows[0], "is_test"])
+        writer.writeheader()
+        for row in rows:
+            flag = is_test(row)
+            if flag is not None:
+                writer.writerow({**row, "is_test": str(flag)})
+
+
+def _figures(capsys, *arguments) -> tuple[dict, str]:
+    """The JSON report of ``arguments`` without its file names, and what it said on stderr."""
+    assert cli.main(["report", *map(str, arguments), "--json"]) == 0
+    captured = capsys.readouterr()
+    found = json.loads(captured.out)
+    found.pop("files", None)
+    return found, captured.err
+
+
+def test_the_report_leaves_out_test_rows_and_other_sessions_and_says_so(exports, capsys, tmp_path):
+    source = exports[("social_eval", "custom_export_ratings_long")]
+    ratings = read_csv_any(source, dtype=str)
+    first, session_code = ratings["annotator"].iloc[0], ratings["session_code"].iloc[0]
+    marked, without = tmp_path / "marked.csv", tmp_path / "without.csv"
+    _with_test_column(source, marked, is_test=lambda row: row["annotator"] != first)
+    _with_test_column(source, without, is_test=lambda row: False if row["annotator"] == first else None)
+    everything, said = _figures(capsys, source)
+    assert said == ""
+
+    figures, said = _figures(capsys, marked)
+    assert "marked.csv: " in said and " test rows left out (--include-tests puts them back)" in said
+    assert figures == _figures(capsys, without)[0]  # as if the test rows were not in the file
+    assert figures != everything  # the test rows change the figures: leaving them out is seen
+    assert _figures(capsys, marked, "--include-tests") == (everything, "")
+
+    assert _figures(capsys, source, "--session", session_code, "--session", "nosuch")[0] == everything
+    with pytest.raises(SystemExit):
+        cli.main(["report", str(source), "--session", "nosuch"])  # every row left out: the report has none to read
+    assert f"rows of other sessions left out ({session_code})" in capsys.readouterr().err
+    no_column = tmp_path / "no_session.csv"
+    _with_test_column(source, no_column, is_test=lambda row: False)
+    text = no_column.read_text(encoding="utf-8").replace("session_code,", "session,", 1)
+    no_column.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["report", str(no_column), "--session", session_code])
+    assert stop.value.code == 2 and "has no session_code column" in capsys.readouterr().err

@@ -281,6 +281,8 @@ async def _attempt_complete(client, request: dict, settings: LLMSettings, record
         raise RetryableError("bad_response", "The model endpoint sent a response without choices.")
     choice = response.choices[0]
     record.finish_reason = choice.finish_reason
+    if getattr(response, "model", None):
+        record.extra["served_model"] = str(response.model)  # the launch check compares it with the model asked for
     if getattr(response, "usage", None):
         record.prompt_tokens = response.usage.prompt_tokens
         record.completion_tokens = response.usage.completion_tokens

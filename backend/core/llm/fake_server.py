@@ -48,6 +48,7 @@ class Reply:
     logprobs: Any = None  # returned as choices[0].logprobs (non-streaming)
     reasoning: str | None = None  # a reasoning model's thinking, sent apart from the content
     reasoning_field: str = "reasoning_content"  # vLLM, DeepSeek, llama.cpp; OpenRouter and Ollama say "reasoning"
+    served_model: str | None = None  # the model the answer names (default: the one asked for), as a misrouted endpoint
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply"]
@@ -244,7 +245,7 @@ class FakeOpenAIServer:
                 if reply.garbage is not None:
                     self._send_raw(200, reply.garbage.encode(), "application/json")
                     return
-                model = request.get("model", "fake-model")
+                model = reply.served_model or request.get("model", "fake-model")
                 if request.get("stream"):
                     self._stream(model, reply)
                 else:

@@ -1,0 +1,356 @@
+"""The researcher's side of a whole study, behind oTree's admin login: links to test it, a launch check, paying and
+reviewing (rules in ``backend/core/prolific.py``, ``launch_check.py`` and ``workload.py``).
+
+- ``/StudyLinks/<session code>``: the study URL to paste on Prolific (with ``{{%PROLIFIC_PID%}}``, ``{{%STUDY_ID%}}``
+  and ``{{%SESSION_ID%}}``), a button that opens the study as a *test participant*, and why the session-wide
+  ``/join`` link needs a PID. oTree's room page shows the same URL and links here (``get_room_shared_context``).
+- ``/TestParticipant/<session code>`` (POST, with oTree's CSRF token): makes a fresh Prolific-shaped PID, gives it the
+  session's next free place, marked as a test (``participant.vars[study_flow.test_data.TEST_VAR]``), and sends the
+  browser through the study's real link (room welcome page, entry checks) with that PID. The place is marked visited
+  before the redirect, so no real participant can be handed it in between.
+- ``/LaunchCheck/<session code>`` (``?format=json`` for ``python -m backend launch-check``): what would hurt the
+  study, each finding with its severity and fix; it makes one
+  real model call for configs with a model (at most ``CHECK_TIMEOUT_S`` seconds, no retries: oTree holds its page
+  lock during an admin request, so other pages wait that long).
+- ``/BonusFile/<session code>`` and ``/ReviewList/<session code>``: Prolific's bulk-bonus lines (text) and the review
+  list (CSV through the spreadsheet-safe writer), test participants left out.
+
+The routes are added like ``admin_pages``' (first request through oTree's outermost middleware).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import time
+
+from backend.core import launch_check, prolific, workload
+from study_flow import test_data
+from study_flow.workload import currency
+
+from . import admin_pages, otree_internals
+
+CHECK_TIMEOUT_S = 10.0
+TEST_STUDY_ID = "test_link"
+
+
+def _host(request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc}"
+
+
+def room_configs(room_name: str) -> tuple[str, ...] | None:
+    import settings
+
+    found = getattr(settings, "ROOM_CONFIGS", {}).get(room_name)
+    return tuple(found) if found is not None else None
+
+
+def entry_url(session, pid: str) -> str:
+    """Where a participant with ``pid`` enters ``session``: its room's link, else its session-wide link."""
+    from urllib.parse import urlencode
+
+    room = session.get_room()
+    query = dict(participant_label=pid, STUDY_ID=TEST_STUDY_ID, SESSION_ID=prolific.fresh_test_pid())
+    if room is not None:
+        return f"/room/{room.name}?{urlencode(query)}"
+    return f"/join/{session._anonymous_code}?{urlencode(query)}"
+
+
+def take_test_place(session):
+    """Give the session's next free place to a fresh test PID; (participant, pid), or (None, "") when it is full."""
+    participant = session.pp_set.filter_by(visited=False).order_by("id").first()
+    if participant is None:
+        return None, ""
+    pid = prolific.fresh_test_pid()
+    participant.visited = True  # taken now: oTree hands out only unvisited places to everyone else
+    participant.set_label(pid)
+    participant.vars[test_data.TEST_VAR] = True
+    return participant, pid
+
+
+def study_links(session, request) -> dict:
+    room = session.get_room()
+    return dict(
+        prolific_url=prolific.study_url(_host(request), room=room.name) if room is not None else "",
+        room_name=room.name if room is not None else "",
+        join_url=f"{_host(request)}/join/{session._anonymous_code}",
+        id_format=session.config.get("participant_id_format") or "prolific",
+        free_places=session.pp_set.filter_by(visited=False).count(),
+        is_demo=bool(session.is_demo),
+    )
+
+
+def people(session, now: float) -> list[dict]:
+    """Everyone who took a place (tests left out): PID, status, reason and bonus in the study's currency."""
+    by_code = {p.code: p for p in session.get_participants()}
+    rows, _ = admin_pages.participant_rows(session, now)
+    found = []
+    for row in rows:
+        participant = by_code[row["code"]]
+        if test_data.is_test(participant):
+            continue
+        found.append(
+            dict(
+                prolific_pid=row["pid"] if row["pid"] != "—" else "",
+                status=row["status"],
+                reason=row["detail"],
+                screened_out=bool(participant.vars.get("screened_out")),
+                bonus=float(participant.payoff.to_real_world_currency(session)),
+                participant_code=row["code"],
+                session_code=session.code,
+            )
+        )
+    return found
+
+
+def pay_and_review(session, now: float) -> dict:
+    everyone = people(session, now)
+    lines, notes = prolific.bonus_lines(everyone)
+    config = session.config
+    codes = dict(completion_code=config.get("completion_code") or "", screenout_code=config.get("screenout_code") or "")
+    return dict(
+        bonus_lines=lines,
+        bonus_notes=notes,
+        review=[prolific.review_row(person, **codes) for person in everyone],
+        currency=currency(),
+        total=str(sum((prolific.money(line.split(",")[1]) for line in lines), prolific.money(0))),
+    )
+
+
+def finished_durations(session) -> list[float]:
+    """Seconds from the first to the last page of every finished participant who is not a test (a pilot's times)."""
+    import datetime as dt
+
+    found = []
+    for participant in session.get_participants():
+        started, last = participant.time_started_utc, participant._last_page_timestamp
+        if not participant.vars.get("completed") or test_data.is_test(participant) or not started or not last:
+            continue
+        try:
+            began = dt.datetime.fromisoformat(str(started)).replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue  # a start time oTree did not write: leave it out rather than guess
+        found.append(max(0.0, last - began))
+    return found
+
+
+def session_facts(session) -> dict:
+    """What the launch check needs from a session, apart from the model call."""
+    config = session.config
+    apps = list(config.get("app_sequence") or [])
+    app = apps[0] if apps else ""
+    room = session.get_room()
+    facts = dict(
+        config=config,
+        app=app,
+        places=session.num_participants,
+        room=room.name if room is not None else None,
+        material={},
+        coverage=None,
+        unit_config=dict(config),
+        durations_s=finished_durations(session),
+    )
+    if app == "bias_tests" and "bias_items" in session.vars:
+        from bias_tests import loading
+
+        items = loading.item_set(session)
+        facts["material"]["bias items"] = items.language
+        facts["unit_config"]["bias_items_count"] = len(items.items)
+    if app == "social_eval" and "social_eval" in session.vars:
+        regular = session.vars["social_eval"].get("regular_ids") or []
+        if not config.get("pilot_overlap") and not config.get("qualification_mode"):
+            facts["coverage"] = dict(
+                items=len(regular),
+                per_item=int(config.get("annotators_per_episode", 2)),
+                per_person=int(config.get("episodes_per_annotator", 3)),
+                unit="episode",
+            )
+    if app == "payoff_reasoning_eval" and not config.get("pilot_overlap"):
+        from payoff_reasoning_eval import study as payoff_study
+
+        first = next(sub for sub in session.get_subsessions() if sub.round_number == 1)
+        facts["coverage"] = dict(
+            items=len(payoff_study.log_files(first)),
+            per_item=int(config.get("judges_per_log", 3)),
+            per_person=int(config.get("logs_per_judge", 6)),
+            unit="log",
+        )
+    return facts
+
+
+async def model_result(config) -> dict | None:
+    """One real, short call to the config's model (None for a config without one, or the offline scripted agent)."""
+    from backend.core.llm import LLMSettings, complete
+
+    model = str(config.get("llm_model") or "")
+    if not model or model == "scripted":
+        return None
+    settings = LLMSettings.from_config(config, timeout_s=CHECK_TIMEOUT_S, max_retries=0)
+    started = time.monotonic()
+    record = await complete([dict(role="user", content="Reply with the word: ready")], settings, max_tokens=16)
+    return dict(
+        model=model,
+        served=record.extra.get("served_model"),
+        latency_s=time.monotonic() - started,
+        error=record.error,
+    )
+
+
+def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, currency: str) -> list[dict]:
+    """Every finding of the launch check for a session's (or a config's) facts."""
+    config, app = facts["config"], facts["app"]
+    can_screen_out = bool(config.get("consent", True)) or bool(config.get("comprehension_check"))
+    found = launch_check.codes_findings(
+        completion_code=str(config.get("completion_code") or ""),
+        screenout_code=str(config.get("screenout_code") or ""),
+        can_screen_out=can_screen_out,
+    )
+    if model is not None:
+        found += launch_check.model_findings(**model)
+    found += launch_check.language_findings(language=str(config.get("language") or "en"), material=facts["material"])
+    if facts["coverage"]:
+        found += launch_check.places_findings(places=facts["places"], **facts["coverage"])
+    if app in workload.DEFAULT_SECONDS:
+        minutes, source = workload.estimate_minutes(app, facts["unit_config"])
+        if config.get("estimated_minutes"):  # the researcher's figure (e.g. from a pilot) is what participants read
+            minutes, source = int(config["estimated_minutes"]), f"estimated_minutes (default times say {minutes} min)"
+        measured = workload.measured_minutes(facts.get("durations_s") or [])
+        if measured is not None:  # Prolific judges pay on the median time of those who finished
+            n = len(facts["durations_s"])
+            minutes, source = measured, f"the median of {n} finished participants (participants read {minutes} min)"
+        pay = float(config.get("participation_fee") or 0)
+        for item in launch_check.pay_findings(
+            minutes=minutes, pay=pay, currency=currency, floor_per_hour=floor_per_hour
+        ):
+            item["what"] += f" Duration from {source}."
+            found.append(item)
+    found += launch_check.room_findings(
+        room=facts["room"],
+        config=str(config.get("name") or ""),
+        room_configs=room_configs(facts["room"]) if facts["room"] else None,
+    )
+    order = launch_check.SEVERITIES
+    return sorted(found, key=lambda item: order.index(item["severity"]))
+
+
+def floor_of(config) -> float | None:
+    value = config.get("min_pay_per_hour")
+    return float(value) if value else None
+
+
+def _csv_text(rows: list[dict], columns) -> str:
+    from backend.core.csvio import neutralise_row
+
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(neutralise_row(row))
+    return out.getvalue()
+
+
+@functools.cache
+def views() -> tuple[type, ...]:
+    """The admin views, made on first use (oTree's view classes can be imported only inside a project)."""
+    from starlette.responses import JSONResponse, RedirectResponse, Response
+
+    base = otree_internals.AdminSessionPage
+
+    class StudyLinks(base):
+        def get_template_name(self):
+            return "admin/StudyLinks.html"
+
+        def vars_for_template(self):
+            return study_links(self.session, self.request)
+
+    class TestParticipant(base):
+        def get(self, request, **kwargs):
+            return self.redirect("StudyLinks", code=self.session.code)
+
+        def post(self, request, **kwargs):
+            participant, pid = take_test_place(self.session)
+            if participant is None:
+                return Response("Every place of this session is taken: add participants or make a new session.", 409)
+            return RedirectResponse(entry_url(self.session, pid), status_code=303)
+
+    class LaunchCheck(base):
+        def get_template_name(self):
+            return "admin/LaunchCheck.html"
+
+        async def get(self, request, **kwargs):
+            facts = session_facts(self.session)
+            model = await model_result(self.session.config)
+            found = findings(facts, model, floor_per_hour=floor_of(self.session.config), currency=currency())
+            if request.query_params.get("format") == "json":  # python -m backend launch-check
+                return JSONResponse(dict(session=self.session.code, worst=launch_check.worst(found), findings=found))
+            context = self.get_context_data(
+                findings=found, worst=launch_check.worst(found), checked=time.strftime("%H:%M:%S UTC", time.gmtime())
+            )
+            return self.render_to_response(context)
+
+    class PayAndReview(base):
+        def get_template_name(self):
+            return "admin/PayAndReview.html"
+
+        def vars_for_template(self):
+            return pay_and_review(self.session, time.time())
+
+    class BonusFile(base):
+        def get(self, request, **kwargs):
+            lines = pay_and_review(self.session, time.time())["bonus_lines"]
+            return _download("\n".join(lines) + ("\n" if lines else ""), f"bonus-{self.session.code}.txt")
+
+    class ReviewList(base):
+        def get(self, request, **kwargs):
+            review = pay_and_review(self.session, time.time())["review"]
+            return _download(_csv_text(review, prolific.REVIEW_COLUMNS), f"review-{self.session.code}.csv")
+
+    def _download(text: str, name: str):
+        return Response(
+            text,
+            media_type="text/plain; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    found = (StudyLinks, TestParticipant, LaunchCheck, PayAndReview, BonusFile, ReviewList)
+    auth_level = getattr(otree_internals.otree_settings, "AUTH_LEVEL", None)
+    for view in found:
+        view._requires_login = auth_level in ("STUDY", "DEMO")
+    return found
+
+
+def _room_context(original):
+    @functools.wraps(original)
+    def get_room_shared_context(room, request):
+        context = original(room, request)
+        session = room.get_session()
+        context["prolific_url"] = prolific.study_url(_host(request), room=room.name)
+        context["room_configs"] = ", ".join(room_configs(room.name) or ())
+        context["room_session_code"] = session.code if session is not None else ""
+        return context
+
+    return get_room_shared_context
+
+
+def add_routes(app) -> None:
+    if app is None or getattr(app, "lab_study_pages", False):
+        return
+    from starlette.routing import Route
+
+    for view in views():
+        app.router.routes.insert(0, Route(view.url_pattern(), view, name=view.__name__, methods=["GET", "POST"]))
+    app.lab_study_pages = True
+
+
+def install() -> None:
+    from .otree_internals import around_app, replace
+
+    replace("otree.views.room:get_room_shared_context", _room_context)
+
+    async def routing(app, scope, receive, send):
+        if scope["type"] == "http":
+            add_routes(scope.get("app"))
+        await app(scope, receive, send)
+
+    around_app(routing)
