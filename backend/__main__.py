@@ -262,7 +262,20 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="print the metrics of an exported CSV file")
     report.add_argument("files", nargs="+", type=Path, help="CSV export(s) of one kind")
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    report.add_argument("--figures", type=Path, help="write the report's figures (SVG, PNG) into this folder")
+    report.add_argument("--latex", type=Path, help="write the report's paper tables (LaTeX) into this folder")
+    report.add_argument("--markdown", type=Path, help="write the report's paper tables (Markdown) into this folder")
+    report.add_argument("--game", action="append", default=[], help="DoND: a game id to draw the Pareto plot of")
+    report.add_argument("--manifest", type=Path, help="write the manifest of the printed report to this file")
+    release = sub.add_parser("release", help="write a pseudonymised dataset release of exports")
+    from backend.core.release_cli import add_release_arguments
+
+    add_release_arguments(release)
     args = parser.parse_args(argv)
+    if args.command == "release":
+        from backend.core.release_cli import run_release
+
+        return run_release(parser, args, argv if argv is not None else sys.argv[1:])
 
     for path in args.files:
         if not path.is_file():
@@ -270,10 +283,34 @@ def main(argv: list[str] | None = None) -> int:
     try:
         module = importlib.import_module(choose_reporter(args.files))
         output = module.report(args.files, as_json=args.json)
+        _publish(module.__name__, args, output, argv if argv is not None else sys.argv[1:])
     except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
         parser.exit(2, f"python -m backend report: {error}\n")
     print(output)
     return 0
+
+
+def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[str]) -> None:
+    """The figures, tables and manifests asked for (``backend.core.publish``), from the report's JSON data."""
+    from backend.core import publish
+
+    options = dict(json=args.json, figures=args.figures, latex=args.latex, markdown=args.markdown, game=args.game)
+    options = {key: str(value) if isinstance(value, Path) else value for key, value in options.items()}
+    if args.figures or args.latex or args.markdown:
+        data = output if args.json else importlib.import_module(reporter).report(args.files, as_json=True)
+        publish.publish(
+            reporter,
+            data,
+            paths=args.files,
+            argv=argv,
+            options=options,
+            figures=args.figures,
+            latex=args.latex,
+            markdown=args.markdown,
+            game_ids=args.game,
+        )
+    if args.manifest:
+        publish.write_report_manifest(args.manifest, paths=args.files, argv=argv, options=options)
 
 
 if __name__ == "__main__":
