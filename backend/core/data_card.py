@@ -230,6 +230,11 @@ def data_card(
                 f"{meaning} |"
             )
     if figures:
-        lines += ["", "## Figures", "", *[f"![{name}]({name})" for name in figures]]
+        lines += [
+            "",
+            "## Figures",
+            "",
+            *[f"![{name.rsplit('/', 1)[-1].rsplit('.', 1)[0]}]({name})" for name in figures],
+        ]
     lines += ["", "## Provenance", "", "See `manifest.json`: product version, input files with SHA-256, options."]
     return "\n".join(lines) + "\n"
