@@ -12,7 +12,9 @@ outside text).
 import dataclasses
 import time
 
+from backend.core.figures import inline_svg
 from backend.dond import treatments
+from backend.dond.figures import pareto_figure
 from backend.dond.game import abort_reason_code, replay
 
 from . import exports, storage
@@ -161,6 +163,7 @@ def transcript(game, events, participants):
         bonus_points=str(row.get("bonus_points", "")),
         pay_rule=str(row.get("pay_rule", "")),
         started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(game.created_at)),
+        pareto_svg=inline_svg(pareto_figure(row)),  # the figure `report --figures --game` writes for this game
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +152,25 @@ def svg_text(spec: FigureSpec) -> str:
     buffer = io.StringIO()
     _save(spec, buffer, "svg")
     return buffer.getvalue()
+
+
+def inline_svg(spec: FigureSpec) -> str:
+    """The figure as an ``<svg>`` element for a page: no XML declaration, DOCTYPE or comments (matplotlib escapes
+    text in comments; labels are drawn as outlines, so no text of the data is markup), scaled to its container.
+
+    >>> spec = FigureSpec("demo", "Demo", {}, lambda fig, d: fig.subplots())
+    >>> inline_svg(spec).startswith("<svg") and "<!--" not in inline_svg(spec)
+    True
+    """
+    text = svg_text(spec)
+    text = re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.S)
+    sized = r'<svg([^>]*?) width="[^"]*" height="[^"]*"'
+    return re.sub(sized, r'<svg\1 style="max-width:100%;height:auto"', text, count=1)
+
+
+def page_figures(specs: Sequence[FigureSpec]) -> list[dict[str, str]]:
+    """What an admin page shows of each figure: ``name``, ``title`` and the inline ``svg``."""
+    return [{"name": spec.name, "title": spec.title, "svg": inline_svg(spec)} for spec in specs]
 
 
 def write_figures(specs: Sequence[FigureSpec], folder: str | Path, *, formats: Sequence[str] = FORMATS) -> list[Path]:

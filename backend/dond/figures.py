@@ -193,7 +193,7 @@ def pareto_figure(row: Mapping[str, Any]) -> FigureSpec:
         "splits": sorted({(int(a), int(b)) for a, b in zip(points_a, points_b, strict=True)}),
         "frontier": [[int(a), int(b)] for a, b in frontier],
         "reached": [number(row["points_a"]), number(row["points_b"])],
-        "outcome": str(row["outcome"]),
+        "outcome": str(row.get("outcome") or "unfinished"),
     }
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in data["game_id"])
     return FigureSpec(

@@ -11,7 +11,7 @@ The figures use the rows of scope ``both`` (both agents' items) of every group.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from backend.core.figures import FigureSpec, grouped_bars, number, style
@@ -125,3 +125,38 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
         )
         tables.append(Table(f"social_dimensions{'' if index == 0 else f'_{index + 1}'}", caption, columns, body))
     return tables
+
+
+def quality_figure(qualities: Sequence[Any]) -> FigureSpec:
+    """The per-annotator quality view (``backend.core.annotator_quality.AnnotatorQuality``): median seconds per item
+    against the mean absolute difference from the others' consensus, flagged annotators (fast items or a failed gold
+    item) marked apart. No names or IDs are drawn: annotators are numbered in the table's order."""
+    data = {
+        "annotator": [f"#{index + 1}" for index in range(len(qualities))],
+        "median_seconds": [q.median_seconds for q in qualities],
+        "mean_abs_diff": [q.mean_abs_diff for q in qualities],
+        "gold_accuracy": [q.gold_accuracy for q in qualities],
+        "flagged": [bool(q.fast_items) or (q.gold_rated > 0 and q.gold_passed < q.gold_rated) for q in qualities],
+    }
+    return FigureSpec(
+        "annotator_quality",
+        "Annotators: time per item and distance from the others",
+        data,
+        _draw_quality,
+        size=(5.0, 3.6),
+    )
+
+
+def _draw_quality(figure, data):
+    ax = figure.subplots()
+    for index, (flag, label) in enumerate(((False, "not flagged"), (True, "flagged (fast items or failed gold)"))):
+        look = style(index * 4)
+        chosen = [i for i, f in enumerate(data["flagged"]) if f == flag]
+        xs = [number(data["median_seconds"][i]) for i in chosen]
+        ys = [number(data["mean_abs_diff"][i]) for i in chosen]
+        ax.scatter(xs, ys, color=look["color"], marker=look["marker"], edgecolor="black", s=45, label=label)
+        for i, x, y in zip(chosen, xs, ys, strict=True):
+            ax.annotate(data["annotator"][i], (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+    ax.set_xlabel("median time per item (seconds)")
+    ax.set_ylabel("mean |own − others' mean| (rating points)")
+    ax.legend(frameon=False, fontsize=7)

@@ -328,6 +328,9 @@ def test_every_released_row_is_its_export_row_pseudonymised(bundle):
         path.stem: pd.read_parquet(path, dtype_backend="numpy_nullable") for path in (out / "data").glob("*.parquet")
     }
     assert set(tables) == {"games", "events", "ratings", "judgements", "bias_answers", "model_calls"}
+    # Explicit types: whole numbers, numbers and text as such (Parquet's schema, kept by pandas).
+    assert str(tables["games"]["points_a"].dtype) == "Int64" and str(tables["games"]["main_score"].dtype) == "Float64"
+    assert str(tables["bias_answers"]["confidence"].dtype) == "Float64"
     person_of = {}
     replaced = _oracle_replacer(sources)
     for kind, table in tables.items():
@@ -429,3 +432,64 @@ def test_datasets_loads_every_config_of_the_card(bundle, datasets_python):
     assert done.returncode == 0, done.stderr[-2000:]
     counts = json.loads(done.stdout.strip().splitlines()[-1])
     assert counts == {path.stem: len(pd.read_parquet(path)) for path in (out / "data").glob("*.parquet")}
+
+
+# --- the admin reports show the same figures -----------------------------------------------------------------------
+
+
+def _svg_elements(html: str) -> dict[str, str]:
+    """{figure name: its svg} of a page's figure blocks (``_templates/global/Figures.html``)."""
+    found = re.findall(r'data-figure="([^"]+)"[^>]*>\s*(<svg.*?</svg>)', html, re.S)
+    return {name: svg for name, svg in found}
+
+
+def _comparable(svg: str) -> str:
+    """An SVG without what differs between a file and a page: the XML prologue, comments, the root's size."""
+    svg = re.sub(r"<!--.*?-->", "", svg[svg.index("<svg") :], flags=re.S)
+    return re.sub(r"<svg[^>]*>", "<svg>", svg, count=1).strip()
+
+
+def test_the_admin_reports_show_the_figures_of_the_command(study, filled_server, capsys, tmp_path):  # noqa: F811
+    games = read_csv_any(study["dond_games"], dtype=str, keep_default_na=False)
+    session_code = games.loc[games["outcome"] == "success", "session_code"].iloc[0]
+    one_session = tmp_path / "one_session.csv"
+    one_session.write_bytes(  # the server's own export of that session's rows (oTree exports every session)
+        b"".join(
+            line
+            for index, line in enumerate(study["dond_games"].read_bytes().splitlines(keepends=True))
+            if index == 0 or session_code.encode() in line
+        )
+    )
+    code, _, error = _cli(capsys, "report", one_session, "--figures", tmp_path / "figures")
+    assert code == 0, error
+    page = requests.get(f"{filled_server.url}/AdminReport/{session_code}", timeout=120).text
+    shown = _svg_elements(page)
+    assert {"dond_outcomes", "dond_main_score"} <= set(shown), sorted(shown)
+    for name in ("dond_outcomes", "dond_main_score"):
+        written = (tmp_path / "figures" / f"{name}.svg").read_text()
+        assert _comparable(shown[name]) == _comparable(written), name  # screen and paper: the same drawing
+    transcripts = requests.get(f"{filled_server.url}/DondTranscripts/{session_code}", timeout=120).text
+    assert "pareto" in _svg_elements(transcripts)
+    pareto = _comparable(_svg_elements(transcripts)["pareto"])
+    game_id = games.loc[games["session_code"] == session_code, "game_id"].iloc[0]
+    assert _cli(capsys, "report", one_session, "--figures", tmp_path / "p", "--game", game_id)[0] == 0
+    assert pareto == _comparable(next((tmp_path / "p").glob("dond_pareto_*.svg")).read_text())
+
+
+@pytest.mark.parametrize(
+    ("app", "figures"),
+    [
+        ("social_eval", {"social_agreement", "annotator_quality"}),
+        ("payoff_reasoning_eval", {"payoff_confusion"}),
+        ("bias_tests", {"bias_metrics"}),
+    ],
+)
+def test_every_admin_report_shows_its_figures(study, filled_server, app, figures):  # noqa: F811
+    export = {"social_eval": "ratings", "payoff_reasoning_eval": "judgements", "bias_tests": "bias_people"}[app]
+    sessions = set(read_csv_any(study[export], dtype=str, keep_default_na=False)["session_code"])
+    shown = set()
+    for session_code in sessions:
+        page = requests.get(f"{filled_server.url}/AdminReport/{session_code}", timeout=120)
+        assert page.status_code == 200
+        shown |= set(_svg_elements(page.text))
+    assert figures <= shown, (app, sorted(shown))
