@@ -16,8 +16,10 @@ True
 from __future__ import annotations
 
 import io
+import json
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,8 @@ PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F
 HATCHES = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 FORMATS = ("svg", "png")
+PAGE_SVG_CACHE = 512  # inline SVGs kept for admin pages (least recently used dropped first)
+_PAGE_SVGS: OrderedDict[str, str] = OrderedDict()
 STYLE = {
     "svg.hashsalt": "backend-figures",  # the same ids in every run: identical files for identical data
     "svg.fonttype": "path",  # text as outlines: the SVG shows the same without matplotlib's fonts installed
@@ -162,10 +166,28 @@ def inline_svg(spec: FigureSpec) -> str:
     >>> inline_svg(spec).startswith("<svg") and "<!--" not in inline_svg(spec)
     True
     """
+    key = json.dumps(
+        [spec.name, spec.title, spec.size, _drawer(spec.draw), spec.data],
+        sort_keys=True,
+        default=str,
+    )
+    if key in _PAGE_SVGS:  # an admin page reloads with the same data: draw it once (about 0.5 s a figure)
+        _PAGE_SVGS.move_to_end(key)
+        return _PAGE_SVGS[key]
     text = svg_text(spec)
     text = re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.S)
     sized = r'<svg([^>]*?) width="[^"]*" height="[^"]*"'
-    return re.sub(sized, r'<svg\1 style="max-width:100%;height:auto"', text, count=1)
+    _PAGE_SVGS[key] = re.sub(sized, r'<svg\1 style="max-width:100%;height:auto"', text, count=1)
+    while len(_PAGE_SVGS) > PAGE_SVG_CACHE:
+        _PAGE_SVGS.popitem(last=False)
+    return _PAGE_SVGS[key]
+
+
+def _drawer(draw: Callable) -> str:
+    """Which function draws a figure (module, name and line: two lambdas differ)."""
+    code = getattr(draw, "__code__", None)
+    where = f"{code.co_filename}:{code.co_firstlineno}" if code else ""
+    return f"{getattr(draw, '__module__', '')}.{getattr(draw, '__qualname__', repr(draw))}@{where}"
 
 
 def page_figures(specs: Sequence[FigureSpec]) -> list[dict[str, str]]:
