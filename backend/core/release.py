@@ -164,7 +164,10 @@ class Table:
 
 def read_export(path: str | Path) -> tuple[str, pd.DataFrame]:
     """An export as text cells (neutralised cells restored) with its record kind; ValueError for other files."""
-    frame = read_csv_any(path, dtype=str, keep_default_na=False)
+    try:
+        frame = read_csv_any(path, dtype=str, keep_default_na=False)
+    except Exception as error:  # pandas raises several kinds for a file that is no CSV
+        raise ValueError(f"{path} cannot be read as a CSV export ({type(error).__name__}: {error}).") from None
     kind = record_kind(frame.columns)
     if kind is None:
         raise ValueError(

@@ -143,3 +143,27 @@ def test_the_release_refuses_other_files_and_a_used_folder(tmp_path):
     )
     assert done.returncode == 2 and "not empty" in done.stderr
     assert json.dumps(sorted(p.name for p in used.iterdir())) == '["old.txt"]'
+
+
+def test_the_confusion_figure_has_people_and_every_model_judge_with_kappa():
+    from backend.core.figures import render
+    from backend.reasoning import figures as reasoning_figures
+
+    cells = {"TP": 3, "FP": 1, "FN": 2, "TN": 4}
+    data = {
+        "rule": "unanimity",
+        "groups": [{"model": "m", "game": "pd", "kappa_orig": 0.5, **cells}],
+        "model_judges": [{"judge": "model:j", "game": "pd", "kappa_people": None, **dict(cells, TP=7)}],
+    }
+    (spec,) = reasoning_figures.report_figures(data)
+    titles = [ax.get_title() for ax in render(spec).axes if ax.get_visible()]
+    assert titles == ["people: m / pd\nκ = 0.50 (logs)", "judge model:j / pd\nκ = – (logs)"]
+    texts = [text.get_text() for ax in render(spec).axes for text in ax.texts]
+    assert texts[:4] == ["TP\n3", "FN\n2", "FP\n1", "TN\n4"] and texts[4] == "TP\n7"
+
+
+def test_a_file_that_is_no_csv_is_refused_with_the_reason(tmp_path):
+    path = tmp_path / "ratings.episodes.json"
+    path.write_bytes(b"\xff\xfe\x00[]")  # not UTF-8: the CSV reader raises UnicodeDecodeError
+    with pytest.raises(ValueError, match="ratings.episodes.json cannot be read as a CSV export"):
+        release.build_tables([path], key=KEY)
