@@ -1,5 +1,9 @@
 """Command line entry: ``python -m backend report FILE... [--json]``.
 
+``report`` also writes figures, paper tables and manifests (``--figures DIR``, ``--latex DIR``, ``--markdown DIR``,
+``--manifest FILE``), and ``python -m backend release --out DIR EXPORT...`` writes a pseudonymised dataset release
+with its card (docs/publishing.md, ``backend.core.publish``, ``backend.core.release_cli``).
+
 Every CSV export the product writes is recognised by columns only it has, whatever else is added to it later:
 
 | export | what the report does |

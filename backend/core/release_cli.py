@@ -36,7 +36,12 @@ REPORTERS = {  # record kind → report module whose figures the release include
 def add_release_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", type=Path, help="exports to release (CSV)")
     parser.add_argument("--out", type=Path, required=True, help="empty or new folder for the bundle")
-    parser.add_argument("--free-text", choices=release.FREE_TEXT_MODES, default="mask", help="free-text columns")
+    parser.add_argument(
+        "--free-text",
+        choices=release.FREE_TEXT_MODES,
+        default="mask",
+        help="free-text columns: mask e-mail addresses, phone numbers and IDs in them (default), drop them, keep them",
+    )
     parser.add_argument("--license", default="other", help="licence id for the card (e.g. cc-by-4.0)")
     parser.add_argument("--name", default="Study data", help="the dataset's name on its card")
     parser.add_argument("--codebook", type=Path, help="JSON file: column name → meaning, for the card's codebook")

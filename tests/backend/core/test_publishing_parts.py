@@ -167,3 +167,31 @@ def test_a_file_that_is_no_csv_is_refused_with_the_reason(tmp_path):
     path.write_bytes(b"\xff\xfe\x00[]")  # not UTF-8: the CSV reader raises UnicodeDecodeError
     with pytest.raises(ValueError, match="ratings.episodes.json cannot be read as a CSV export"):
         release.build_tables([path], key=KEY)
+
+
+def test_the_card_takes_column_meanings_from_one_mapping_and_types_from_the_data(tmp_path):
+    from backend.core import data_card
+
+    rows = [
+        {
+            "respondent_kind": "model",
+            "item_id": "i",
+            "bias": "halo",
+            "version": "control",
+            "pro_selected": "1",
+            "model": "m_1",
+        }
+    ]
+    tables = release.build_tables([_export(tmp_path, "b.csv", rows)], key=KEY)
+    card = data_card.data_card(
+        tables,
+        pretty_name="Study",
+        license="cc-by-4.0",
+        descriptions={"bias": "which bias the item tests", ("bias_answers", "version"): "control or treatment"},
+    )
+    assert "| `bias` | string | 1 | which bias the item tests |" in card
+    assert "| `version` | string | 1 | control or treatment |" in card
+    assert "| `pro_selected` | int64 | 1 | (not described yet) |" in card
+    assert 'license: "cc-by-4.0"' in card and 'size_categories:\n  - "n<1K"' in card
+    assert "Models: 1 (m_1)." in card and "People: 0 " in card
+    assert 'annotations_creators:\n  - "machine-generated"' in card
