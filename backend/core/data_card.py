@@ -174,6 +174,7 @@ def data_card(
     license: str,
     descriptions: Mapping[Any, str] | None = None,
     figures: Sequence[str] = (),
+    figure_notes: Sequence[str] = (),
     free_text: str = "mask",
 ) -> str:
     """The ``README.md`` of a release (front matter and body)."""
@@ -229,12 +230,8 @@ def data_card(
                 f"| `{column}` | {dtype_name(table.frame[column])} | {int(table.frame[column].notna().sum())} | "
                 f"{meaning} |"
             )
-    if figures:
-        lines += [
-            "",
-            "## Figures",
-            "",
-            *[f"![{name.rsplit('/', 1)[-1].rsplit('.', 1)[0]}]({name})" for name in figures],
-        ]
+    if figures or figure_notes:
+        lines += ["", "## Figures", "", *[f"- {note}" for note in figure_notes]]
+        lines += [f"![{name.rsplit('/', 1)[-1].rsplit('.', 1)[0]}]({name})" for name in figures]
     lines += ["", "## Provenance", "", "See `manifest.json`: product version, input files with SHA-256, options."]
     return "\n".join(lines) + "\n"

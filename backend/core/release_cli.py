@@ -16,6 +16,7 @@ The pseudonym key is read from ``RELEASE_PSEUDONYM_KEY``; the command refuses to
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import tempfile
@@ -23,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from backend.core import data_card, manifest, release
+from backend.core import data_card, manifest, publish, release
+from backend.core.figures import write_figures
+from backend.core.runs import write_rows
 
 REPORTERS = {  # record kind → report module whose figures the release includes
     "games": "backend.dond.report",
@@ -61,12 +64,11 @@ def write_table(table: release.Table, folder: Path) -> list[Path]:
     return [parquet, jsonl]
 
 
-def release_figures(paths: Sequence[Path], folder: Path) -> list[Path]:
-    """The report figures of the exports' non-test rows, per app (no Pareto plots: they name games)."""
-    from backend.core import publish
-    from backend.core.runs import write_rows
-
+def release_figures(paths: Sequence[Path], folder: Path) -> tuple[list[Path], list[str]]:
+    """The report figures of the exports' non-test rows, per app (no Pareto plots: they name games), and for each app
+    whose report cannot be computed from them (e.g. only gold ratings) why it has no figures."""
     by_reporter: dict[str, list[Path]] = {}
+    written, missing = [], []
     with tempfile.TemporaryDirectory() as scratch:
         for index, path in enumerate(paths):
             kind, frame = release.read_export(path)
@@ -76,16 +78,16 @@ def release_figures(paths: Sequence[Path], folder: Path) -> list[Path]:
             copy = Path(scratch) / f"{index}-{path.name}"
             write_rows(copy, kept.to_dict("records"), columns=list(kept.columns))
             by_reporter.setdefault(REPORTERS[kind], []).append(copy)
-        written = []
         for reporter, copies in by_reporter.items():
-            import importlib
-
-            data = json.loads(importlib.import_module(reporter).report(copies, as_json=True))
+            app = reporter.split(".")[1]
+            try:
+                data = json.loads(importlib.import_module(reporter).report(copies, as_json=True))
+            except ValueError as error:
+                missing.append(f"{app}: no figures ({error})")
+                continue
             specs, _ = publish.report_outputs(reporter, data)
-            from backend.core.figures import write_figures
-
-            written += write_figures(specs, folder / reporter.split(".")[1])
-    return written
+            written += write_figures(specs, folder / app)
+    return written, missing
 
 
 def make_release(
@@ -105,7 +107,7 @@ def make_release(
         raise ValueError(f"{out} is not empty; give a new or empty folder so the release is not mixed with others.")
     tables = release.build_tables(paths, key=key, free_text=free_text)
     written = [file for table in tables.values() for file in write_table(table, out / "data")]
-    figure_files = release_figures(paths, out / "figures") if figures else []
+    figure_files, missing = release_figures(paths, out / "figures") if figures else ([], [])
     written += figure_files
     card = data_card.data_card(
         tables,
@@ -113,6 +115,7 @@ def make_release(
         license=license,
         descriptions=descriptions,
         figures=[file.relative_to(out).as_posix() for file in figure_files if file.suffix == ".png"],
+        figure_notes=missing,
         free_text=free_text,
     )
     (out / "README.md").write_text(card, encoding="utf-8")
