@@ -4,6 +4,10 @@
 Test rows (an export's ``is_test`` column: demo sessions, test links) are left out unless ``--include-tests``;
 ``--session`` keeps only the sessions named (``backend/core/report_rows.py``). What was left out goes to stderr.
 
+``report`` also writes figures, paper tables and manifests (``--figures DIR``, ``--latex DIR``, ``--markdown DIR``,
+``--manifest FILE``), and ``python -m backend release --out DIR EXPORT...`` writes a pseudonymised dataset release
+with its card (docs/publishing.md, ``backend.core.publish``, ``backend.core.release_cli``).
+
 Every CSV export the product writes is recognised by columns only it has, whatever else is added to it later:
 
 | export | what the report does |
@@ -283,7 +287,20 @@ def main(argv: list[str] | None = None) -> int:
         page = sub.add_parser(name, help=text + "; from a running server, password in OTREE_ADMIN_PASSWORD")
         page.add_argument("--server", required=True, help="the server's URL, e.g. https://lab.example.org")
         page.add_argument("--session", required=True, help="the session code")
+    report.add_argument("--figures", type=Path, help="write the report's figures (SVG, PNG) into this folder")
+    report.add_argument("--latex", type=Path, help="write the report's paper tables (LaTeX) into this folder")
+    report.add_argument("--markdown", type=Path, help="write the report's paper tables (Markdown) into this folder")
+    report.add_argument("--game", action="append", default=[], help="DoND: a game id to draw the Pareto plot of")
+    report.add_argument("--manifest", type=Path, help="write the manifest of the printed report to this file")
+    release = sub.add_parser("release", help="write a pseudonymised dataset release of exports")
+    from backend.core.release_cli import add_release_arguments
+
+    add_release_arguments(release)
     args = parser.parse_args(argv)
+    if args.command == "release":
+        from backend.core.release_cli import run_release
+
+        return run_release(parser, args, argv if argv is not None else sys.argv[1:])
     if args.command != "report":
         return _from_server(parser, args)
 
@@ -297,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             for note in notes:  # before the report, which may refuse a file that has no rows left
                 print(f"Left out: {note}", file=sys.stderr)
             output = module.report(files, as_json=args.json)
+            _publish(module.__name__, args, output, argv if argv is not None else sys.argv[1:], files)
     except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
         parser.exit(2, f"python -m backend report: {error}\n")
     print(output)
@@ -332,6 +350,38 @@ def _rows_to_read(args, scratch: Path) -> tuple[list[Path], list[str]]:
         files.append(kept)
         notes += said
     return files, notes
+
+
+def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[str], files: list[Path]) -> None:
+    """The figures, tables and manifests asked for (``backend.core.publish``), from the report's JSON data of the
+    rows kept (``files``); the manifest names the files as given."""
+    from backend.core import publish
+
+    options = dict(
+        json=args.json,
+        figures=args.figures,
+        latex=args.latex,
+        markdown=args.markdown,
+        game=args.game,
+        session=args.session,
+        include_tests=args.include_tests,
+    )
+    options = {key: str(value) if isinstance(value, Path) else value for key, value in options.items()}
+    if args.figures or args.latex or args.markdown:
+        data = output if args.json else importlib.import_module(reporter).report(files, as_json=True)
+        publish.publish(
+            reporter,
+            data,
+            paths=args.files,
+            argv=argv,
+            options=options,
+            figures=args.figures,
+            latex=args.latex,
+            markdown=args.markdown,
+            game_ids=args.game,
+        )
+    if args.manifest:
+        publish.write_report_manifest(args.manifest, paths=args.files, argv=argv, options=options)
 
 
 if __name__ == "__main__":

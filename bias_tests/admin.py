@@ -1,10 +1,14 @@
 """bias_tests: the admin report (admin_report.html), the figures of ``python -m backend report`` for this session."""
 
+from backend.bias import figures as bias_figures
 from backend.bias import report as bias_report
+from backend.core.figures import page_figures
 
 from .exports import export_rows
 
 
 def admin_report_vars(subsession, *, num_rounds: int) -> dict:
     players = [p for s in subsession.in_rounds(1, num_rounds) for p in s.get_players()]
-    return bias_report.admin_view(export_rows(players))
+    view = bias_report.admin_view(export_rows(players))
+    summary = view.get("summary")
+    return dict(view, figures=page_figures(bias_figures.report_figures(summary)) if summary else [])

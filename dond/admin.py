@@ -1,9 +1,11 @@
 """The dond admin report (``admin_report.html``): summaries per mode × language × model, the LLM agency table, the
 treatments (figures per condition and each condition minus the default) and every game's row, numbers as text."""
 
+from backend.core.figures import page_figures
 from backend.core.script_json import script_json
 from backend.dond import effects
 from backend.dond import export as dond_export
+from backend.dond import figures as dond_figures
 from backend.dond import report as dond_report
 
 from .exports import game_row, games_rows
@@ -22,6 +24,7 @@ def vars_for_admin_report(subsession):
     conditions = [condition_row(row) for row in effects.condition_summaries(frame)] if treated else []
     gains = [effect_row(row) for row in effects.treatment_effects(frame)] if treated else []
     outcomes = {name: sum(row["outcome"] == name for row in rows) for name in OUTCOMES}
+    data = dond_report.report_data(frame) if rows else []
     return dict(
         summary=summary,
         agency=agency,
@@ -31,6 +34,7 @@ def vars_for_admin_report(subsession):
         games=rows,
         outcomes_json=script_json(outcomes),
         n_games=len(rows),
+        figures=page_figures(dond_figures.report_figures(data)),  # the figures of `report --figures`
     )
 
 

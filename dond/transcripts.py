@@ -13,7 +13,9 @@ import dataclasses
 import logging
 import time
 
+from backend.core.figures import inline_svg
 from backend.dond import treatments
+from backend.dond.figures import pareto_figure
 from backend.dond.game import abort_reason_code
 from backend.dond.integrity import replay_checked
 
@@ -168,6 +170,7 @@ def transcript(game, events, participants):
         pay_rule=str(row.get("pay_rule", "")),
         integrity=str(row.get("integrity", "")),
         started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(game.created_at)),
+        pareto_svg=inline_svg(pareto_figure(row)),  # the figure `report --figures --game` writes for this game
     )
 
 

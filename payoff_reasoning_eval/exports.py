@@ -4,7 +4,11 @@ import time
 
 import study_flow
 from backend.core import annotator_quality
+from backend.core.figures import page_figures
+from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
+from backend.reasoning import figures as reasoning_figures
+from backend.reasoning import report as reasoning_report
 from backend.reasoning import task
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell
 from lab_server.outputs import export_csv_text
@@ -17,10 +21,11 @@ from .tasks import assignment_rows
 def vars_for_admin_report(subsession):
     players = session_players(subsession.session)
     settings = settings_of(subsession.session)
+    verdicts = verdict_rows(players)
     report = task.admin_report(
         log_files(subsession),
         assignment_rows(subsession),
-        verdict_rows(players),
+        verdicts,
         settings=settings,
         session_code=subsession.session.code,
         now=time.time(),
@@ -28,6 +33,7 @@ def vars_for_admin_report(subsession):
     return dict(
         report,
         pilot_overlap=settings.pilot_overlap,
+        figures=page_figures(figures_of(verdicts, rule=settings.aggregation_rule)),
         quality=quality_view(players),
         quality_columns=annotator_quality.QUALITY_COLUMNS,
         quality_floor_s=f"{settings.quality_floor_s:g}",
@@ -42,6 +48,14 @@ def vars_for_admin_report(subsession):
             ]
         ),
     )
+
+
+def figures_of(verdicts, *, rule):
+    """The figures of `python -m backend report --figures` for this session's verdicts (the confusion matrix)."""
+    if not verdicts:
+        return []
+    groups = reasoning_report.summarise(reasoning_report.prepare_verdict_rows(list(verdicts)), rule=rule)
+    return reasoning_figures.report_figures({"rule": rule, "groups": jsonable(groups)})
 
 
 def quality_view(players):

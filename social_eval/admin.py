@@ -5,7 +5,10 @@ import time
 
 import study_flow
 from backend.core import annotator_quality, assignment
+from backend.core.figures import page_figures
+from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
+from backend.social import figures as social_figures
 from backend.social import forms as social_forms
 from backend.social import report as social_report
 from lab_server.outputs import export_csv_text
@@ -18,13 +21,13 @@ from .study import all_players, episode, finished_players, maybe, root, rubric, 
 
 def _summary_and_charts(records, session_rubric):
     if not records:
-        return [], []
+        return [], [], []
     import pandas as pd
 
     ratings = social_report.ratings_from_export(pd.DataFrame(records))
     regular = ratings[~ratings["is_gold"]]
     if regular.empty:
-        return [], []
+        return [], [], []
     table = social_report.summarise(regular, dimensions=session_rubric.keys, pooled_group=None)
     summary = [
         {
@@ -44,12 +47,21 @@ def _summary_and_charts(records, session_rubric):
                 human=[int((values == v).sum()) for v in dimension.choices],
             )
         )
-    return summary, charts
+    figures = social_figures.report_figures({"summary": [jsonable(row) for row in table.to_dict("records")]})
+    return summary, charts, figures
 
 
 def quality_view(players, records, settings):
-    """The quality table's rows: one per annotator who finished an episode. Agreement is over regular episodes, one
-    unit per (episode, agent, dimension); time is the Rate page's seconds; gold = attention or qualification checks."""
+    """The quality table's rows and the quality figure (``backend.social.figures.quality_figure``)."""
+    qualities, labels = annotator_qualities(players, records, settings)
+    figure = [social_figures.quality_figure(qualities)] if qualities else []
+    return annotator_quality.quality_rows(qualities, labels=labels), figure
+
+
+def annotator_qualities(players, records, settings):
+    """Per annotator who finished an episode: ``AnnotatorQuality``, and the label (code and PID) the table shows.
+    Agreement is over regular episodes, one unit per (episode, agent, dimension); time is the Rate page's seconds;
+    gold = attention or qualification checks."""
     finished = finished_players(players)
     items = [
         (p.participant.code, maybe(p, "seconds_spent"), bool(maybe(p, "attention_passed")) if p.is_gold else None)
@@ -64,8 +76,7 @@ def quality_view(players, records, settings):
     for p in finished:
         pid = study_flow.identifiers(p.participant)["prolific_pid"]
         labels[p.participant.code] = f"{p.participant.code} ({pid})" if pid else p.participant.code
-    qualities = annotator_quality.annotator_quality(items, ratings, floor_s=settings.quality_floor_s)
-    return annotator_quality.quality_rows(qualities, labels=labels)
+    return annotator_quality.annotator_quality(items, ratings, floor_s=settings.quality_floor_s), labels
 
 
 def vars_for_admin_report(subsession):
@@ -86,7 +97,8 @@ def vars_for_admin_report(subsession):
     for player in finished_players(players):
         rated = episode(session.code, root_subsession.id, player.episode_id)
         records += social_forms.long_rows(record(player), rated, session_rubric)
-    summary, charts = _summary_and_charts(records, session_rubric)
+    summary, charts, figures = _summary_and_charts(records, session_rubric)
+    quality, quality_figures = quality_view(players, records, settings)
     qualified = qualification(players, session)
     return dict(
         k=k,
@@ -103,7 +115,8 @@ def vars_for_admin_report(subsession):
         qualification_mode=settings.qualification_mode,
         pilot_overlap=settings.pilot_overlap,
         n_pilot=len(settings.handed_out(ids["regular_ids"])),
-        quality=quality_view(players, records, settings),
+        quality=quality,
+        figures=page_figures(figures + quality_figures),  # the figures of `report --figures`, and quality
         quality_columns=annotator_quality.QUALITY_COLUMNS,
         quality_floor_s=f"{settings.quality_floor_s:g}",
         downloads_json=script_json(session_downloads(players, session.code)),

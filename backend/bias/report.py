@@ -456,4 +456,5 @@ def admin_view(rows: Sequence[dict]) -> dict[str, Any]:
         for key, kind_label in kinds
     ]
     chart = {"labels": [METRIC_TITLES[name] for name in METRICS], "datasets": datasets}
-    return dict(has_data=True, groups=groups, counts=counts, tables=tables, chart_json=_script_json(chart))
+    view = dict(has_data=True, groups=groups, counts=counts, tables=tables, chart_json=_script_json(chart))
+    return dict(view, summary=jsonable(summary))  # what `report --json` prints: the figures draw from it

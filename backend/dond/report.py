@@ -338,29 +338,41 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(_aligned(lines)) + "\n\n" + notes
 
 
+def report_data(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """What ``report --json`` prints (strict-JSON values): one ``summarise`` row per mode × language × model, with
+    its ``llm_agency`` rows and its ``treatments`` (conditions and effects) when the games have them. The figures
+    (``backend.dond.figures``) and the admin report draw from this."""
+    rows = summarise(frame)
+    agency = summarise_agency(frame)
+    treated = effects.has_conditions(frame) and bool(rows)
+    conditions = effects.condition_summaries(frame) if treated else []
+    gains = effects.treatment_effects(frame) if treated else []
+    for row in rows:
+        key = (row["mode"], row["language"], row["model"])
+        if agency is not None:
+            row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
+        if treated:
+            same = [c for c in conditions if (c["mode"], c["language"], c["model"]) == key]
+            row["treatments"] = {
+                "conditions": same,
+                "effects": [e for e in gains if (e["mode"], e["language"], e["model"]) == key],
+            }
+    return jsonable(rows)
+
+
 def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     """The printed report of one or more ``dond_games`` CSV files (or JSON with ``as_json``)."""
     if not paths:
         raise ValueError("paths must name at least one dond_games CSV file.")
     frames = [read_csv_any(path, dtype=str, keep_default_na=False) for path in paths]
     frame = pd.concat(frames, ignore_index=True)
+    if as_json:
+        return json.dumps(report_data(frame), indent=2, allow_nan=False, ensure_ascii=False)
     rows = summarise(frame)
     agency = summarise_agency(frame)
     treated = effects.has_conditions(frame) and bool(rows)
     conditions = effects.condition_summaries(frame) if treated else []
     gains = effects.treatment_effects(frame) if treated else []
-    if as_json:
-        for row in rows:
-            key = (row["mode"], row["language"], row["model"])
-            if agency is not None:
-                row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
-            if treated:
-                same = [c for c in conditions if (c["mode"], c["language"], c["model"]) == key]
-                row["treatments"] = {
-                    "conditions": same,
-                    "effects": [e for e in gains if (e["mode"], e["language"], e["model"]) == key],
-                }
-        return json.dumps(jsonable(rows), indent=2, allow_nan=False, ensure_ascii=False)
     if not rows:
         return "No finished DoND games in the file(s)."
     text = _text_table(rows)

@@ -1,0 +1,104 @@
+"""``python -m backend report … --figures DIR --latex DIR --markdown DIR --manifest FILE``: the report's figures and
+paper tables, computed from the same JSON data ``--json`` prints, and a manifest of what made them.
+
+Each app's ``figures`` module turns the parsed ``--json`` data into ``FigureSpec``s (``report_figures``) and
+``Table``s (``report_tables``); the admin reports call the same functions, so a screen and a paper show the same
+figure. Every output folder gets a ``manifest.json`` (``backend.core.manifest``); ``--manifest FILE`` writes the
+manifest of the printed report itself (stdout stays the report alone, so ``--json`` output stays parseable).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from backend.core import figures as core_figures
+from backend.core import manifest as core_manifest
+from backend.core import paper_tables
+
+FIGURE_MODULES = {
+    "backend.dond.report": "backend.dond.figures",
+    "backend.social.report": "backend.social.figures",
+    "backend.reasoning.report": "backend.reasoning.figures",
+    "backend.bias.report": "backend.bias.figures",
+}
+# The reports' bootstrap settings (fixed in the report modules): recorded in every manifest.
+SEEDS = {"bootstrap_seed": 0, "bootstrap_resamples": 1000}
+
+
+def figures_module(reporter: str) -> ModuleType:
+    """The figures module of a report module (``backend.<app>.report`` → ``backend.<app>.figures``)."""
+    if reporter not in FIGURE_MODULES:
+        raise ValueError(f"There are no figures for the report module {reporter!r}.")
+    return importlib.import_module(FIGURE_MODULES[reporter])
+
+
+def pareto_rows(paths: Sequence[str | Path], game_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The dond_games rows to draw a Pareto plot of: those named by ``game_ids``, else the first finished game."""
+    from backend.core.csvio import read_csv_any
+
+    rows = [row for path in paths for row in read_csv_any(path, dtype=str, keep_default_na=False).to_dict("records")]
+    finished = [row for row in rows if row.get("outcome") in ("success", "lose", "aborted")]
+    if not game_ids:
+        return finished[:1]
+    chosen = [row for row in finished if row["game_id"] in set(game_ids)]
+    missing = sorted(set(game_ids) - {row["game_id"] for row in chosen})
+    if missing:
+        raise ValueError(f"No finished game has the id(s) {missing}; the files hold {len(finished)} finished games.")
+    return chosen
+
+
+def report_outputs(
+    reporter: str, data: Any, *, paths: Sequence[str | Path] = (), game_ids: Sequence[str] = ()
+) -> tuple[list[core_figures.FigureSpec], list[paper_tables.Table]]:
+    """The figures and tables of one report's parsed JSON ``data`` (DoND: plus the Pareto plot of chosen games)."""
+    module = figures_module(reporter)
+    specs = module.report_figures(data)
+    if reporter == "backend.dond.report" and paths:
+        specs += [module.pareto_figure(row) for row in pareto_rows(paths, game_ids)]
+    return specs, module.report_tables(data)
+
+
+def publish(
+    reporter: str,
+    json_text: str,
+    *,
+    paths: Sequence[str | Path],
+    argv: Sequence[str],
+    options: Mapping[str, Any],
+    figures: str | Path | None = None,
+    latex: str | Path | None = None,
+    markdown: str | Path | None = None,
+    game_ids: Sequence[str] = (),
+) -> list[Path]:
+    """Write the figures and tables asked for, each folder with its manifest; returns every file written."""
+    specs, tables = report_outputs(reporter, json.loads(json_text), paths=paths, game_ids=game_ids)
+    written: list[Path] = []
+    for folder, write in (
+        (figures, lambda folder: core_figures.write_figures(specs, folder)),
+        (latex, lambda folder: paper_tables.write_tables(tables, folder, kind="latex")),
+        (markdown, lambda folder: paper_tables.write_tables(tables, folder, kind="markdown")),
+    ):
+        if folder is None:
+            continue
+        files = write(folder)
+        record = core_manifest.build_manifest(
+            inputs=paths, options={**options, **SEEDS}, argv=argv, outputs=[file.name for file in files]
+        )
+        written += [*files, core_manifest.write_manifest(folder, record)]
+    return written
+
+
+def write_report_manifest(
+    target: str | Path, *, paths: Sequence[str | Path], argv: Sequence[str], options: Mapping[str, Any]
+) -> Path:
+    """The manifest of a printed report, written to the file ``target``."""
+    record = core_manifest.build_manifest(inputs=paths, options={**options, **SEEDS}, argv=argv, outputs=["stdout"])
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return target

@@ -1,0 +1,157 @@
+"""``python -m backend release --out DIR EXPORT...``: write a dataset release (``backend.core.release``) with its
+card (``backend.core.data_card``), the report figures of the exports that have a report, and a manifest.
+
+Bundle layout::
+
+    DIR/README.md              the data card (Hugging Face dataset card)
+    DIR/data/<kind>.parquet    one table per record kind, typed
+    DIR/data/<kind>.jsonl      the same rows as JSON lines
+    DIR/figures/<app>/...      the report's figures (SVG, PNG) of the released rows
+    DIR/manifest.json          version, inputs with SHA-256, options, command line
+
+The pseudonym key is read from ``RELEASE_PSEUDONYM_KEY``; the command refuses to run without it, and refuses an
+``--out`` folder that is not empty (a release is never mixed with an older one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from backend.core import data_card, manifest, publish, release
+from backend.core.figures import write_figures
+from backend.core.runs import write_rows
+
+REPORTERS = {  # record kind → report module whose figures the release includes
+    "games": "backend.dond.report",
+    "ratings": "backend.social.report",
+    "judgements": "backend.reasoning.report",
+    "bias_answers": "backend.bias.report",
+}
+
+
+def add_release_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path, help="exports to release (CSV)")
+    parser.add_argument("--out", type=Path, required=True, help="empty or new folder for the bundle")
+    parser.add_argument(
+        "--free-text",
+        choices=release.FREE_TEXT_MODES,
+        default="mask",
+        help="free-text columns: mask e-mail addresses, phone numbers and IDs in them (default), drop them, keep them",
+    )
+    parser.add_argument("--license", default="other", help="licence id for the card (e.g. cc-by-4.0)")
+    parser.add_argument("--name", default="Study data", help="the dataset's name on its card")
+    parser.add_argument("--codebook", type=Path, help="JSON file: column name → meaning, for the card's codebook")
+    parser.add_argument("--no-figures", action="store_true", help="leave the report figures out")
+
+
+def write_table(table: release.Table, folder: Path) -> list[Path]:
+    """``<kind>.parquet`` and ``<kind>.jsonl`` of one table (types: the frame's, written by pyarrow / pandas)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    parquet, jsonl = folder / f"{table.kind}.parquet", folder / f"{table.kind}.jsonl"
+    pq.write_table(pa.Table.from_pandas(table.frame, preserve_index=False), parquet)
+    text = table.frame.to_json(orient="records", lines=True, force_ascii=False)
+    jsonl.write_text(text if text.endswith("\n") or not text else text + "\n", encoding="utf-8")
+    return [parquet, jsonl]
+
+
+def release_figures(paths: Sequence[Path], folder: Path) -> tuple[list[Path], list[str]]:
+    """The report figures of the exports' non-test rows, per app (no Pareto plots: they name games), and for each app
+    whose report cannot be computed from them (e.g. only gold ratings) why it has no figures."""
+    by_reporter: dict[str, list[Path]] = {}
+    written, missing = [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        for index, path in enumerate(paths):
+            kind, frame = release.read_export(path)
+            if kind not in REPORTERS:
+                continue
+            kept = release.without_tests(frame)
+            copy = Path(scratch) / f"{index}-{path.name}"
+            write_rows(copy, kept.to_dict("records"), columns=list(kept.columns))
+            by_reporter.setdefault(REPORTERS[kind], []).append(copy)
+        for reporter, copies in by_reporter.items():
+            app = reporter.split(".")[1]
+            try:
+                data = json.loads(importlib.import_module(reporter).report(copies, as_json=True))
+            except ValueError as error:
+                missing.append(f"{app}: no figures ({error})")
+                continue
+            specs, _ = publish.report_outputs(reporter, data)
+            written += write_figures(specs, folder / app)
+    return written, missing
+
+
+def make_release(
+    paths: Sequence[Path],
+    out: Path,
+    *,
+    key: bytes,
+    argv: Sequence[str],
+    free_text: str = "mask",
+    license: str = "other",
+    name: str = "Study data",
+    descriptions: Mapping[Any, str] | None = None,
+    figures: bool = True,
+) -> list[Path]:
+    """Write the bundle (see the module docstring); returns every file written."""
+    if out.exists() and any(out.iterdir()):
+        raise ValueError(f"{out} is not empty; give a new or empty folder so the release is not mixed with others.")
+    tables = release.build_tables(paths, key=key, free_text=free_text)
+    written = [file for table in tables.values() for file in write_table(table, out / "data")]
+    figure_files, missing = release_figures(paths, out / "figures") if figures else ([], [])
+    written += figure_files
+    card = data_card.data_card(
+        tables,
+        pretty_name=name,
+        license=license,
+        descriptions=descriptions,
+        figures=[file.relative_to(out).as_posix() for file in figure_files if file.suffix == ".png"],
+        figure_notes=missing,
+        free_text=free_text,
+    )
+    (out / "README.md").write_text(card, encoding="utf-8")
+    written.append(out / "README.md")
+    options = dict(
+        free_text=free_text, license=license, name=name, figures=figures, key_variable=release.RELEASE_KEY_VARIABLE
+    )
+    record = manifest.build_manifest(
+        inputs=paths, options=options, argv=argv, outputs=[file.relative_to(out).as_posix() for file in written]
+    )
+    written.append(manifest.write_manifest(out, record))
+    return written
+
+
+def run_release(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """The ``release`` command: check the inputs and the key, write the bundle, print what was written."""
+    for path in args.files:
+        if not path.is_file():
+            parser.error(f"{path} does not exist or is not a file.")
+    try:
+        key = release.key_from(os.environ)
+        descriptions = json.loads(args.codebook.read_text(encoding="utf-8")) if args.codebook else None
+        if descriptions is not None and not isinstance(descriptions, dict):
+            raise ValueError(f"{args.codebook} must hold a JSON object: column name → meaning.")
+        written = make_release(
+            args.files,
+            args.out,
+            key=key,
+            argv=argv,
+            free_text=args.free_text,
+            license=args.license,
+            name=args.name,
+            descriptions=descriptions,
+            figures=not args.no_figures,
+        )
+    except ValueError as error:
+        parser.exit(2, f"python -m backend release: {error}\n")
+    print(f"Wrote {len(written)} files to {args.out}.")
+    return 0
