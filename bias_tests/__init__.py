@@ -175,6 +175,9 @@ def custom_export(players):
     return exports.custom_export(players)
 
 
+custom_export_codebook = exports.codebook_export
+
+
 def vars_for_admin_report(subsession: Subsession):
     return admin.admin_report_vars(subsession, num_rounds=C.NUM_ROUNDS)
 

@@ -9,7 +9,7 @@ from study_flow import consent_given_choices  # noqa: F401  (oTree finds the con
 
 from . import storage, views
 from .admin import vars_for_admin_report  # noqa: F401  (oTree's hook)
-from .exports import custom_export_dond_events, custom_export_dond_games  # noqa: F401  (oTree's hooks)
+from .exports import custom_export_codebook, custom_export_dond_events, custom_export_dond_games  # noqa: F401  (oTree's hooks)
 from .live import live_bargain
 from .pairing import live_pairing
 from .storage import game_of, settings_of

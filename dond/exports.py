@@ -2,8 +2,10 @@
 game row that the Results page and the admin report read too."""
 
 import study_flow
+from backend import codebook
 from backend.dond import export as dond_export
 from backend.dond import scoring
+from study_flow import test_data
 
 from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
 
@@ -80,23 +82,34 @@ def people_of(game, participants):
 
 
 def export_games(players):
-    """(game, events, people) of every game of the players' sessions, for the custom exports."""
+    """(game, events, people, study cells) of every game of the players' sessions, for the custom exports; a test game
+    (a demo session, or a person who came by a test link) is left out of an export of all sessions."""
     subsessions = {player.subsession.id: player.subsession for player in players}.values()
     participants = {player.participant.code: player.participant for player in players}
     for game, events in games_rows(subsessions):
-        yield game, events, people_of(game, participants)
+        session = game.subsession.session
+        people = [participants[code] for code in (game.participant_a, game.participant_b) if code in participants]
+        is_test = test_data.is_test_session(session) or any(test_data.is_test(person) for person in people)
+        if is_test and not test_data.keeps_tests():
+            continue
+        cells = dict(test_data.session_cells(session), is_test=int(is_test))
+        yield game, events, people_of(game, participants), cells
+
+
+GAMES = codebook.names("dond", "custom_export_dond_games")
+EVENTS = codebook.names("dond", "custom_export_dond_events")
 
 
 def custom_export_dond_games(players):
-    yield dond_export.DOND_GAMES_COLUMNS
-    for game, events, people in export_games(players):
-        row = game_row(game, events, people=people)
-        yield [row[name] for name in dond_export.DOND_GAMES_COLUMNS]
+    yield list(GAMES)
+    for game, events, people, cells in export_games(players):
+        row = dict(game_row(game, events, people=people), **cells)
+        yield [row.get(name, "") for name in GAMES]
 
 
 def custom_export_dond_events(players):
-    yield dond_export.DOND_EVENTS_COLUMNS
-    for game, events, people in export_games(players):
+    yield list(EVENTS)
+    for game, events, people, cells in export_games(players):
         meta = game_meta(game)
         rows = dond_export.event_rows(
             events,
@@ -108,4 +121,8 @@ def custom_export_dond_events(players):
             focal_role=game.focal_role,
         )
         for row in rows:
-            yield [row[name] for name in dond_export.DOND_EVENTS_COLUMNS]
+            row.update(cells)
+            yield [row.get(name, "") for name in EVENTS]
+
+
+custom_export_codebook = codebook.export_function("dond")  # the Data page's download of this app's codebook

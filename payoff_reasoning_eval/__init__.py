@@ -90,6 +90,7 @@ vars_for_admin_report = exports.vars_for_admin_report
 custom_export = exports.protocol
 custom_export_protocol_with_ids = exports.protocol_with_ids
 custom_export_assignments = exports.assignment_log
+custom_export_codebook = exports.codebook_export
 
 
 # PAGES

@@ -132,6 +132,7 @@ custom_export_ratings_long = exports.ratings_long
 custom_export_ratings_wide = exports.ratings_wide
 custom_export_qualified = exports.qualified
 custom_export_assignments = exports.assignment_log
+custom_export_codebook = exports.codebook_export
 
 
 # PAGES
