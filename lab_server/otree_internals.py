@@ -270,6 +270,12 @@ PATCHED: dict[str, Internal] = {
         "every wide, per-app and custom export writes through it: text cells neutralised",
         ("fp", "rows"),
     ),
+    "otree.session:SessionConfig.editable_field_html": Internal(
+        "otree.session:SessionConfig.editable_field_html",
+        "function",
+        "the Create-session form shows each key by its raw name: its label and help are added",
+        ("self", "field_name"),
+    ),
     "otree.export:custom_export_app": Internal(
         "otree.export:custom_export_app",
         "function",

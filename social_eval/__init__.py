@@ -17,11 +17,10 @@ Sotopia-style annotation of conversations: every annotator rates both agents of 
 of the session's rubric (reasoning + rating each). Episodes are handed out from the database: k annotators each,
 least-covered first, with expiring reservations. Gold episodes serve as attention checks, or, in qualification
 mode, as the whole pilot. See README "social_eval".
-
-Where things are: session keys and their defaults in backend/social/settings.py; the study material (settings,
-rubric, episodes) in study.py; who rates what in tasks.py (over study_flow/assignments.py); the form's hooks in
-form.py; page data in views.py (markup in the .html files); downloads in exports.py; the admin report in admin.py.
 """
+# Where things are: session keys and their defaults in backend/social/settings.py; the study material (settings,
+# rubric, episodes) in study.py; who rates what in tasks.py (over study_flow/assignments.py); the form's hooks in
+# form.py; page data in views.py (markup in the .html files); downloads in exports.py; the admin report in admin.py.
 
 
 class C(BaseConstants):

@@ -218,3 +218,12 @@ def test_rows_corrupted_by_hand_are_flagged_and_every_other_row_is_exported(serv
     for code in (social, payoff, bias["session_code"]):
         report = requests.get(f"{server.url}/AdminReport/{code}", timeout=60)
         assert report.status_code == 200, (code, report.text[-1500:])
+
+
+def test_the_create_session_page_gives_each_key_a_label_and_a_line_of_help(server):
+    page = requests.get(server.url + "/create_session", timeout=60).text
+    assert "<b>Messages per player</b> <code>max_messages</code>" in page
+    assert "Chat messages each side may send before both must make a proposal." in page
+    assert "<b>Prolific completion code</b> <code>completion_code</code>" in page
+    assert "<b>max_messages</b>" not in page and "<b>llm_model</b>" not in page
+    assert "Where things are" not in page and "form.py" not in page
