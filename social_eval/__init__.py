@@ -45,6 +45,10 @@ class Player(BasePlayer):
     shown_at = models.FloatField(blank=True)
     submitted_at = models.FloatField(blank=True)
     seconds_spent = models.FloatField(blank=True)
+    # The Rate page's time per rating step, posted by its script and judged in tasks.finish_task
+    # (backend/social/step_times.py): JSON {rating field: seconds} when plausible, else empty; step_times_ok says which.
+    step_seconds = models.LongStringField(blank=True)
+    step_times_ok = models.BooleanField(blank=True)
     attention_passed = models.BooleanField(blank=True)
     gold_max_difference = models.FloatField(blank=True)
     comprehension_attempts = models.IntegerField(initial=0)
@@ -206,7 +210,7 @@ class Rate(Page):
 
     @staticmethod
     def get_form_fields(player):
-        return social_forms.form_fields(study.rubric(player.session)) if player.episode_id else []
+        return [*social_forms.form_fields(study.rubric(player.session)), "step_seconds"] if player.episode_id else []
 
     @staticmethod
     def vars_for_template(player):

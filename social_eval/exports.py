@@ -6,6 +6,8 @@ a missing explanation, an episode no longer stored) is exported with what is rea
 never fails the export of the others.
 """
 
+import json
+
 import study_flow
 from backend import codebook
 from backend.core.csvio import iso_utc
@@ -43,7 +45,25 @@ def record(player, *, problems=None):
         attention_passed="" if maybe(player, "attention_passed") is None else int(bool(player.attention_passed)),
         shown_at=_time(player, "shown_at"),
         submitted_at=_time(player, "submitted_at"),
+        step_times_ok="" if maybe(player, "step_times_ok") is None else int(bool(player.step_times_ok)),
+        step_times=_step_times(player, problems),
     )
+
+
+def _step_times(player, problems):
+    """Rating field -> seconds on its step, as stored (judged when stored; a stored text that is not is flagged)."""
+    stored = maybe(player, "step_seconds")
+    if not stored:
+        return {}
+    try:
+        times = json.loads(stored)
+        if isinstance(times, dict) and all(isinstance(v, (int, float)) for v in times.values()):
+            return times
+    except (TypeError, ValueError):
+        pass
+    if problems is not None:
+        problems.append("step_seconds: unreadable")
+    return {}
 
 
 def _time(player, name):
@@ -97,8 +117,11 @@ def ratings_long(players):
             row.update(_cells(player, problems))
             yield [row.get(column, "") for column in LONG]
             continue
+        slots = {dimension.key: slot for slot, dimension in enumerate(session_rubric.dimensions, start=1)}
         for row in social_forms.long_rows(annotation, rated, session_rubric):
-            row.update(_cells(player, problems))
+            field = social_forms.rating_field(row["agent_index"], slots[row["dimension"]])
+            row.update(_cells(player, problems), step_seconds=annotation["step_times"].get(field, ""))
+            row["step_times_ok"] = annotation["step_times_ok"]
             yield [row.get(column, "") for column in LONG]
 
 
@@ -110,6 +133,11 @@ def ratings_wide(players):
         header += [column for column in social_forms.dimension_columns(session_rubric) if column not in header]
         values = social_forms.wide_values(annotation, rated) if rated is not None else dict(annotation)
         values.setdefault("episode_id", player.episode_id)
+        values["step_times_ok"] = annotation["step_times_ok"]
+        for agent in social_forms.AGENTS:
+            for slot, dimension in enumerate(session_rubric.dimensions, start=1):
+                seconds = annotation["step_times"].get(social_forms.rating_field(agent, slot), "")
+                values[f"{dimension.key}_seconds_{agent}"] = seconds
         values.update(_cells(player, problems))
         rows.append(values)
     yield header if rows else header + social_forms.dimension_columns(load_rubric())

@@ -392,12 +392,13 @@ def wide_columns(rubric: Rubric) -> list[str]:
 
 
 def dimension_columns(rubric: Rubric) -> list[str]:
-    """The wide export's rating columns of ``rubric``: per agent and dimension the rating and its reasoning."""
+    """The wide export's rating columns of ``rubric``: per agent and dimension the rating, its reasoning and the time
+    on its step of the Rate page."""
     return [
         name
         for agent in AGENTS
         for d in rubric.dimensions
-        for name in (f"{d.key}_{agent}", f"{d.key}_reasoning_{agent}")
+        for name in (f"{d.key}_{agent}", f"{d.key}_reasoning_{agent}", f"{d.key}_seconds_{agent}")
     ]
 
 

@@ -227,3 +227,34 @@ def test_the_create_session_page_gives_each_key_a_label_and_a_line_of_help(serve
     assert "<b>Prolific completion code</b> <code>completion_code</code>" in page
     assert "<b>max_messages</b>" not in page and "<b>llm_model</b>" not in page
     assert "Where things are" not in page and "form.py" not in page
+
+
+@pytest.mark.parametrize(
+    "posted",
+    [
+        "implausible",  # more time on the steps than the page was open
+        '{"rating_1_1": "many"}',  # not one time per step
+    ],
+)
+def test_forged_step_times_are_not_stored(server, posted):
+    from backend.social import forms as social_forms
+    from backend.social.rubrics import load_rubric
+    from tests.system.test_csv_neutralisation import visitors
+
+    rubric = load_rubric()
+    fields = [
+        social_forms.rating_field(a, s) for a in social_forms.AGENTS for s in range(1, len(rubric.dimensions) + 1)
+    ]
+    if posted == "implausible":
+        posted = json.dumps(dict.fromkeys(fields, 9999))
+    [annotator] = visitors(server.url, "social_eval", 1, "T", attention_checks=0, annotators_per_episode=1)
+    annotator.advance_to("Rate")
+    form = {"step_seconds": posted}
+    for agent in social_forms.AGENTS:
+        for slot, dimension in enumerate(rubric.dimensions, start=1):
+            form[social_forms.rating_field(agent, slot)] = dimension.max
+            form[social_forms.reason_field(agent, slot)] = "A reason that is long enough to count."
+    annotator.submit(form)
+    rows = export_rows(server.url, "social_eval", "custom_export_ratings_long", session_code=annotator.session_code)
+    assert len(rows) == len(fields)  # the ratings are stored; only the timings are not
+    assert {(row["step_times_ok"], row["step_seconds"]) for row in rows} == {("0", "")}
