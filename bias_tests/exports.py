@@ -11,7 +11,7 @@ from study_flow import test_data
 
 from .loading import item_set, presented
 
-COLUMNS = codebook.names("bias_tests", "custom_export")
+PERSON_COLUMNS = codebook.names("bias_tests", "custom_export")
 
 
 def answered(player) -> bool:
@@ -77,10 +77,10 @@ def _readable(player, name):
 
 
 def person_row(player) -> dict:
-    """One answer's export row (``COLUMNS``): the runner's row with the slider's own scale (0-100) and the chosen
+    """One answer's export row (``PERSON_COLUMNS``): the runner's row with the slider's own scale (0-100) and the chosen
     option's position; for a stored answer that cannot be read, its readable cells and what was wrong."""
     participant = player.participant
-    row = dict.fromkeys(COLUMNS, "")
+    row = dict.fromkeys(PERSON_COLUMNS, "")
     row.update(test_data.session_cells(player.session, participant), **study_flow.identifiers(participant))
     try:
         found = _row(player)
@@ -106,11 +106,11 @@ def person_row(player) -> dict:
 def custom_export(players):
     """One row per person x test x version (columns: ``backend/codebook/bias.py``); tests left out of an export of
     all sessions (``study_flow.test_data``)."""
-    yield list(COLUMNS)
+    yield list(PERSON_COLUMNS)
     for player in test_data.exported(players):
         if answered(player):
             row = person_row(player)
-            yield [row[column] for column in COLUMNS]
+            yield [row[column] for column in PERSON_COLUMNS]
 
 
 codebook_export = codebook.export_function("bias_tests")  # the Data page's download of this app's codebook

@@ -16,7 +16,7 @@ from backend.bias import report as bias_report
 from backend.bias.items import DEFAULT_ITEMS_PATH, load_items
 from backend.bias.runner import main as run_model
 from backend.bias.runner import output_path
-from bias_tests.exports import COLUMNS as PERSON_COLUMNS
+from bias_tests.exports import PERSON_COLUMNS
 from tests.support.bias_replies import responder
 from tests.support.harness import create_session, export_rows, next_page, run_bots, session_start_links
 
