@@ -13,6 +13,7 @@ from backend.dond import game as dond_game
 from backend.dond import play as dond_play
 from lab_server import otree_internals
 
+from . import takeover
 from .storage import (
     config_of,
     events_of,
@@ -86,11 +87,12 @@ def human_move(player, game, data, events):
 
 
 def check_partner(player, game):
-    """Person vs person: end the game when the partner left (no heartbeat) or let their turn time out."""
+    """Person vs person: when the partner left (no heartbeat) or let their turn time out, end the game or let the
+    model take over their seat (``partner_leaves``, dond/takeover.py)."""
     partner = partner_of(player, game)
     events = events_of(game)
     state = dond_game.replay(events, config_of(game), counts=instance_of(game).counts)
-    if partner is None or state.finished:
+    if partner is None or state.finished or takeover.model_role(events) is not None:
         return
     now = time.time()
     settings = settings_of(player.session)
@@ -107,7 +109,7 @@ def check_partner(player, game):
         reason = "partner_timeout"
     else:
         return
-    store_event(game, dict(kind="abort", role=partner.game_role, actor="system", text=reason))
+    takeover.partner_gone(player, game, partner, reason)
 
 
 async def live_bargain(player, data):
@@ -135,6 +137,8 @@ def first_step(player, data):
     seat = types.SimpleNamespace(id_in_group=player.id_in_group, game_role=player.game_role)
     kind = data.get("type") if isinstance(data, dict) else None
     if kind in ("message", "proposal"):
+        if refused := takeover.taken_over_refusal(seat, events, data):
+            return rejected(seat, game, refused), None
         error = human_move(seat, game, data, events)
         if error:
             return error, None
@@ -144,7 +148,9 @@ def first_step(player, data):
         player.last_seen = time.time()
         otree_internals.db.commit()
         check_partner(player, game)
-        return payloads(player, game, events_of(game), both=True), None
+        events = events_of(game)
+        if takeover.model_role(events) in (None, player.game_role):  # no model plays the other seat
+            return payloads(player, game, events, both=True), None
     return payloads(seat, game, events), (game, seat, events)
 
 
@@ -180,7 +186,7 @@ async def bargain_steps(player, data):
         store_event=keep,
         instance=instance_of(game),
         config=config_of(game),
-        role=llm_role(game),
+        role=takeover.model_role(events) or llm_role(game),
         settings=llm_settings,
         call_model=dond_play.blocking_stream if settings.llm_blocking else start_stream,
         protocol=protocol_of(game),

@@ -12,7 +12,7 @@ outside text).
 import dataclasses
 import time
 
-from backend.dond import treatments
+from backend.dond import partner, treatments
 from backend.dond.game import abort_reason_code, replay
 
 from . import exports, storage
@@ -79,7 +79,12 @@ def event_line(event, game, instance, people, started_at):
     text = event.get("text") or ""
     at = f"+{max(0.0, (event.get('created_at') or started_at) - started_at):.1f} s"
     line = dict(at=at, who=who(game, role, people) if role else "system", kind=kind, label="", text=text)
-    if kind == "message":
+    if event.get("actor") == "llm" and game.opponent == "human":  # a model plays this seat since a takeover
+        line["who"] = f"{role} · model (took over)"
+    if kind == "takeover":
+        line["who"] = "system"
+        line["label"] = f"a model ({event.get('model') or ''}) takes over {role}: {ABORT_TEXT[abort_reason_code(text)]}"
+    elif kind == "message":
         line["label"] = "message"
     elif kind == "proposal":
         vector = event.get("proposal") or []
@@ -136,7 +141,7 @@ def transcript(game, events, participants):
     if state.aborted:
         by = f" ({state.aborted_by})" if state.aborted_by else ""
         outcome_text = f"aborted{by}: {ABORT_TEXT[abort_reason_code(state.abort_reason)]}"
-    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else ())
+    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else partner.TAKEOVER_COLUMNS)
     settings = [dict(name=name, value=str(row.get(name, ""))) for name in columns]
     treatments = [dict(name=name, value=str(row[name])) for name in treatment_keys() if name in row]
     lines = [event_line(event, game, instance, people, game.created_at) for event in events]

@@ -22,6 +22,7 @@ from typing import Any
 from backend.core.csvio import escape_text, iso_utc
 from backend.dond.game import GameConfig, abort_reason_code, event_value, other_role, replay
 from backend.dond.instances import Instance
+from backend.dond.partner import TAKEOVER_COLUMNS, TAKEOVER_MODEL_PREFIX, partner_rule, takeover_columns, takeover_of
 from backend.dond.protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
 from backend.dond.scoring import game_metrics, pay_rule, person_bonus
 from backend.dond.treatments import DEFAULT as DEFAULT_TREATMENT
@@ -95,6 +96,9 @@ DOND_GAMES_COLUMNS = [
     # The game's treatment (backend.dond.treatments), as the session had it when the game was created.
     *TREATMENT_COLUMNS,  # value_visibility, agent_description, disclose_description, opponent_intro, model_failure_pay
     "pay_rule",  # what paid bonus_points: mode_goal, or model_failure_half_total / _zero (the model broke the game)
+    # Person vs person, a partner who left (backend.dond.partner): 1 when a model took over a seat, which seat, why
+    # (partner_left, partner_timeout) and when; such a game's model column reads takeover:<model>.
+    *TAKEOVER_COLUMNS,
 ]
 
 DOND_EVENTS_COLUMNS = [
@@ -235,6 +239,7 @@ def game_row(
     protocol: Protocol = PLAIN,
     people: Mapping[str, Mapping[str, str]] | None = None,
     treatment: Treatment = DEFAULT_TREATMENT,
+    partner_left_pay: str = "half_total",
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``backend.dond.scoring.game_metrics``.
 
@@ -249,9 +254,19 @@ def game_row(
     counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
     a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
+
+    A person-vs-person game whose partner left (``backend.dond.partner``): ``pay_rule`` is ``left_game`` for the one
+    who left and ``partner_left_<partner_left_pay>`` for the one left behind in a game that ended; a game a model
+    took over fills the takeover columns, names ``takeover:<model>`` in ``model`` (a condition of its own in the
+    report, never pooled with person-vs-person or person-vs-model games) and gets the model's agency metrics.
     """
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
+    switch = takeover_columns(events)
+    if switch["taken_over_by_model"]:
+        taker = takeover_of(events)
+        llm_models = {**(llm_models or {}), switch["takeover_role"]: event_value(taker, "model") or ""}
+        model = f"{TAKEOVER_MODEL_PREFIX}{event_value(taker, 'model') or ''}"
     row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
     row.update({name: _cell(value) for name, value in treatment.to_dict().items()})
     row.update(
@@ -286,6 +301,7 @@ def game_row(
         llm_errors_a=state.llm_errors["A"],
         llm_errors_b=state.llm_errors["B"],
     )
+    row.update(switch, takeover_at=iso_utc(switch["takeover_at"]) if switch["taken_over_by_model"] else "")
     people = people or {}
     focal_person = people.get(focal_role) or next(iter(people.values()), None)
     row.update(_person_columns(focal_person))
@@ -333,7 +349,15 @@ def game_row(
     )
     if not state.aborted:
         row.update(points_focal=focal, points_opponent=opponent_points)
-    rule = pay_rule(
+    left = opponent == "human" and partner_rule(
+        outcome=outcome,
+        abort_code=abort_reason_code(state.abort_reason),
+        aborted_by=state.aborted_by or "",
+        takeover_role=switch["takeover_role"],
+        role=focal_role,
+        partner_left_pay=partner_left_pay,
+    )
+    rule = left or pay_rule(
         outcome,
         abort_reason_code(state.abort_reason),
         model_failure_pay=treatment.model_failure_pay,
