@@ -80,3 +80,19 @@ def paid_statement(text, game, role, rule):
         game.mode, None, None, outcome="aborted", rule=rule, counts=instance.counts, own_values=instance.values(role)
     )
     return text[f"paid_{rule}"].format(points=points)
+
+
+def rule_statement(text, game, role):
+    """The Instructions' sentence on what happens, and what is paid, if the partner leaves ("" unless two people
+    play)."""
+    if game.opponent != "human":
+        return ""
+    settings = settings_of(game.subsession.session)
+    if settings.partner_leaves == "model":
+        return text["rule_partner_model"]
+    instance = instance_of(game)
+    rule = f"partner_left_{settings.partner_left_pay}"
+    points = person_bonus(
+        game.mode, None, None, outcome="aborted", rule=rule, counts=instance.counts, own_values=instance.values(role)
+    )
+    return text[f"rule_partner_end_{settings.partner_left_pay}"].format(points=points)

@@ -141,6 +141,12 @@ TEXTS = {
         "total value of all items to you, rounded up ({points} points), on top of the participation fee.",
         "paid_partner_left_zero": "Bonus rule applied: {other} left, so the game ended. You receive the "
         "participation fee, without a bonus.",
+        "rule_partner_end_half_total": "If {other} leaves or stops answering, the game ends and you receive half "
+        "the total value of all items to you, rounded up ({points} points), on top of the participation fee.",
+        "rule_partner_end_zero": "If {other} leaves or stops answering, the game ends and you receive the "
+        "participation fee, without a bonus.",
+        "rule_partner_model": "If {other} leaves or stops answering, an AI continues in their place and your bonus "
+        "follows the same rule. Whoever leaves the game receives no bonus.",
         "paid_left_game": "Bonus rule applied: you left the game before it ended, so no bonus is paid.",
     },
     "de": {
@@ -280,6 +286,13 @@ TEXTS = {
         "zusätzlich zur Teilnahmevergütung.",
         "paid_partner_left_zero": "Angewandte Bonusregel: {Other} hat das Spiel verlassen, daher wurde es beendet. "
         "Sie erhalten die Teilnahmevergütung, ohne Bonus.",
+        "rule_partner_end_half_total": "Verlässt {other} das Spiel oder antwortet nicht mehr, endet das Spiel, und "
+        "Sie erhalten die Hälfte des Gesamtwerts aller Gegenstände für Sie, aufgerundet ({points} Punkte), "
+        "zusätzlich zur Teilnahmevergütung.",
+        "rule_partner_end_zero": "Verlässt {other} das Spiel oder antwortet nicht mehr, endet das Spiel, und Sie "
+        "erhalten die Teilnahmevergütung, ohne Bonus.",
+        "rule_partner_model": "Verlässt {other} das Spiel oder antwortet nicht mehr, spielt eine KI an ihrer Stelle "
+        "weiter, und Ihr Bonus folgt derselben Regel. Wer das Spiel verlässt, erhält keinen Bonus.",
         "paid_left_game": "Angewandte Bonusregel: Sie haben das Spiel vor seinem Ende verlassen, daher wird kein "
         "Bonus gezahlt.",
     },
@@ -419,6 +432,13 @@ TEXTS = {
         "({points} punti), oltre al compenso di partecipazione.",
         "paid_partner_left_zero": "Regola del bonus applicata: {other} ha lasciato il gioco, che è quindi terminato. "
         "Lei riceve il compenso di partecipazione, senza bonus.",
+        "rule_partner_end_half_total": "Se {other} lascia il gioco o smette di rispondere, il gioco termina e Lei "
+        "riceve la metà del valore totale di tutti gli oggetti per Lei, arrotondata per eccesso ({points} punti), "
+        "oltre al compenso di partecipazione.",
+        "rule_partner_end_zero": "Se {other} lascia il gioco o smette di rispondere, il gioco termina e Lei riceve il "
+        "compenso di partecipazione, senza bonus.",
+        "rule_partner_model": "Se {other} lascia il gioco o smette di rispondere, un'IA continua al suo posto e il Suo "
+        "bonus segue la stessa regola. Chi lascia il gioco non riceve alcun bonus.",
         "paid_left_game": "Regola del bonus applicata: Lei ha lasciato il gioco prima della fine, quindi non viene "
         "pagato alcun bonus.",
     },

@@ -121,7 +121,8 @@ def game_vars(player):
         ],
         goal=text[f"goal_{game.mode}"],
         bonus_rule=text["bonus_rule"].format(per_point=per_point),
-        failure_rule=failure_pay_statement(game, player.game_role),
+        failure_rule=failure_pay_statement(game, player.game_role)
+        or takeover.rule_statement(text, game, player.game_role),
         description=text[f"describe_{treatment.agent_description}"]
         if llm_game and treatment.disclose_description
         else "",

@@ -104,6 +104,8 @@ def test_a_model_takes_over_the_seat_of_a_partner_who_leaves_and_the_game_ends_i
         return taken, end, refusal
 
     taken, end, refusal = run_async(play())
+    told_before = "If the other participant leaves or stops answering, an AI continues in their place"
+    assert any(told_before in page for page in stayer.seen), "the Instructions state the rule"
     assert any("has left the game. From now on an AI continues" in texts_of(s) for s in taken), taken
     assert end["finished"] and end["outcome"] == "success", end
     assert refusal["type"] == "rejected" and "An AI plays in your place" in refusal["message"], refusal
@@ -149,6 +151,8 @@ def test_a_partner_who_leaves_ends_the_game_and_the_one_left_behind_is_paid_the_
             return await states_until(socket, lambda s: s["finished"])
 
     end = run_async(play())[-1]
+    told_before = "Verlässt die andere Person das Spiel oder antwortet nicht mehr, endet das Spiel"
+    assert any(told_before in page and f"({points} Punkte)" in page for page in stayer.seen), "the Instructions"
     assert end["outcome"] == "aborted" and "hat das Spiel verlassen" in texts_of(end), end
     results = finish_study(stayer)
     assert f"aufgerundet ({points} Punkte)" in results, re.findall(r'<p id="dond-paid">(.*?)</p>', results, re.S)
