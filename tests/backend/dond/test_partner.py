@@ -80,3 +80,16 @@ def test_partner_leaves_is_a_person_vs_person_key():
         settings.dond_settings({"opponent": "human", "partner_leaves": "bot"})
     assert "partner_leaves" in settings.form_defaults(opponent="human")
     assert "partner_leaves" not in settings.form_defaults(opponent="llm")
+
+
+def test_the_report_keeps_taken_over_games_apart_from_person_vs_person_games():
+    import pandas as pd
+
+    from backend.dond import report
+
+    deal = [message("A", "hi"), message("B", "ok"), proposal("A", (1, 0, 0)), proposal("B", (0, 1, 1))]
+    switch = takeover_event(role="B", reason="partner_left", model="gpt-x", at=5.0)
+    taken = [deal[0], switch, *deal[1:]]
+    frame = pd.DataFrame([row_of(deal), row_of(taken)]).astype(str)
+    rows = report.summarise(frame, n_boot=10)
+    assert sorted((row["model"], row["games"]) for row in rows) == [("human", 1), ("takeover:gpt-x", 1)]
