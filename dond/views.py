@@ -164,9 +164,8 @@ def end_reason(game, *, timer_ran_out: bool) -> str:
     limit's reason (``backend.dond.game.time_limit_reason``: ``llm_time_limit`` when only the model owed a move)."""
     if not timer_ran_out:
         return "advanced_by_admin"
-    return dond_game.time_limit_reason(
-        replayed(game), llm_role=storage.llm_role(game) if game.opponent == "llm" else None
-    )
+    model_role = storage.llm_role(game) if game.opponent == "llm" else takeover.model_role(events_of(game))
+    return dond_game.time_limit_reason(replayed(game), llm_role=model_role)
 
 
 def pay_rule(game, row, role):

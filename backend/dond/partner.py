@@ -11,7 +11,8 @@ they owed a move for ``turn_timeout_s`` (the reasons ``partner_left`` and ``part
   participation fee.
 - ``model``: a ``takeover`` event is stored (role = the seat the model takes, text = the reason, model = its name,
   created_at = the moment); from then on the session's model plays that seat. The game goes on and is scored as
-  usual for the person left behind.
+  usual for the person left behind; should that model break the game (``backend.dond.scoring.MODEL_FAILURES``),
+  ``partner_left_pay`` pays them.
 
 Either way the one who left is paid no bonus (rule ``left_game``).
 
@@ -35,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from backend.dond.game import event_value
-from backend.dond.scoring import MODEL_FAILURE_PAYS, PAY_RULES
+from backend.dond.scoring import MODEL_FAILURE_PAYS, MODEL_FAILURES, PAY_RULES
 
 PARTNER_LEAVES = ("end", "model")  # session key partner_leaves
 PARTNER_LEFT_PAYS = MODEL_FAILURE_PAYS  # session key partner_left_pay: the shape of model_failure_pay
@@ -83,11 +84,18 @@ def partner_rule(
 ) -> str | None:
     """The pay rule of the person in ``role`` when a partner left, else None (the game's other rules apply):
     ``left_game`` for the one who left (their seat taken over, or the game ended because of them), and
-    ``partner_left_<partner_left_pay>`` for the one left behind in a game that ended (``partner_leaves=end``)."""
+    ``partner_left_<partner_left_pay>`` for the one left behind in a game that ended (``partner_leaves=end``), or
+    whose game the model that took over then broke (``backend.dond.scoring.MODEL_FAILURES``).
+
+    >>> partner_rule(outcome="aborted", abort_code="llm_invalid", aborted_by="B", takeover_role="B", role="A", partner_left_pay="zero")
+    'partner_left_zero'
+    """
     if partner_left_pay not in PARTNER_LEFT_PAYS:
         raise ValueError(f"partner_left_pay must be one of {', '.join(PARTNER_LEFT_PAYS)}, not {partner_left_pay!r}.")
     if takeover_role == role:
         return "left_game"
     if outcome == "aborted" and abort_code in PARTNER_LEFT_REASONS and aborted_by in ("A", "B"):
         return "left_game" if aborted_by == role else f"partner_left_{partner_left_pay}"
+    if takeover_role and outcome == "aborted" and abort_code in MODEL_FAILURES:  # the model that took over broke it
+        return f"partner_left_{partner_left_pay}"
     return None

@@ -73,6 +73,13 @@ def test_a_taken_over_game_is_its_own_condition_scored_as_usual_for_the_one_left
     assert (leaver["pay_rule"], leaver["bonus_points"]) == ("left_game", 0)
 
 
+def test_a_model_that_took_over_and_broke_the_game_pays_the_one_left_behind_by_partner_left_pay():
+    switch = takeover_event(role="B", reason="partner_left", model="gpt-x", at=5.0)
+    broken = {"kind": "abort", "role": "B", "actor": "system", "text": "llm_invalid: format"}
+    row = row_of([message("A", "hi"), switch, broken], pay="half_total")
+    assert (row["outcome"], row["pay_rule"], row["bonus_points"]) == ("aborted", "partner_left_half_total", 5)
+
+
 def test_partner_leaves_is_a_person_vs_person_key():
     with pytest.raises(ValueError, match="'partner_leaves' applies only when opponent is human"):
         settings.dond_settings({"partner_leaves": "model", "llm_model": "gpt-x"})
