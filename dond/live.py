@@ -87,12 +87,11 @@ def human_move(player, game, data, events):
 
 
 def check_partner(player, game):
-    """Person vs person: when the partner left (no heartbeat) or let their turn time out, end the game or let the
-    model take over their seat (``partner_leaves``, dond/takeover.py)."""
+    """Person vs person: end the game when the partner left (no heartbeat) or let their turn time out."""
     partner = partner_of(player, game)
     events = events_of(game)
     state = dond_game.replay(events, config_of(game), counts=instance_of(game).counts)
-    if partner is None or state.finished or takeover.model_role(events) is not None:
+    if partner is None or state.finished:
         return
     now = time.time()
     settings = settings_of(player.session)
@@ -109,7 +108,7 @@ def check_partner(player, game):
         reason = "partner_timeout"
     else:
         return
-    takeover.partner_gone(player, game, partner, reason)
+    takeover.partner_gone(player, game, partner, reason)  # ends the game, or a model takes over (partner_leaves)
 
 
 async def live_bargain(player, data):
