@@ -19,6 +19,7 @@ from backend.dond.scoring import person_bonus
 from .storage import config_of, events_of, instance_of, settings_of, store_event
 
 model_role = dond_partner.model_role  # the role a model plays since a takeover, else None
+TAKEOVER_COLUMNS = dond_partner.TAKEOVER_COLUMNS  # the dond_games columns of the switch
 
 
 class TakenOverError(MoveError):

@@ -12,10 +12,10 @@ outside text).
 import dataclasses
 import time
 
-from backend.dond import partner, treatments
+from backend.dond import treatments
 from backend.dond.game import abort_reason_code, replay
 
-from . import exports, storage
+from . import exports, storage, takeover
 
 OUTCOME_TEXT = {
     "success": "deal: the proposals fit together",
@@ -141,7 +141,7 @@ def transcript(game, events, participants):
     if state.aborted:
         by = f" ({state.aborted_by})" if state.aborted_by else ""
         outcome_text = f"aborted{by}: {ABORT_TEXT[abort_reason_code(state.abort_reason)]}"
-    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else partner.TAKEOVER_COLUMNS)
+    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else takeover.TAKEOVER_COLUMNS)
     settings = [dict(name=name, value=str(row.get(name, ""))) for name in columns]
     treatments = [dict(name=name, value=str(row[name])) for name in treatment_keys() if name in row]
     lines = [event_line(event, game, instance, people, game.created_at) for event in events]

@@ -9,7 +9,7 @@ from backend.dond import export as dond_export
 from backend.dond import settings
 from backend.dond.game import GameConfig
 from backend.dond.instances import Instance
-from backend.dond.partner import takeover_event
+from backend.dond.partner import TAKEOVER_COLUMNS, takeover_event
 from tests.support.dond_events import message, proposal
 
 TABLE = Instance(("egg", "knife", "pen"), (1, 1, 1), (7, 3, 0), (1, 3, 6))  # A's total 10, B's total 10
@@ -78,6 +78,12 @@ def test_a_model_that_took_over_and_broke_the_game_pays_the_one_left_behind_by_p
     broken = {"kind": "abort", "role": "B", "actor": "system", "text": "llm_invalid: format"}
     row = row_of([message("A", "hi"), switch, broken], pay="half_total")
     assert (row["outcome"], row["pay_rule"], row["bonus_points"]) == ("aborted", "partner_left_half_total", 5)
+
+
+def test_the_takeover_columns_come_after_the_pay_rule():
+    columns = dond_export.DOND_GAMES_COLUMNS
+    assert columns.index("pay_rule") < columns.index("taken_over_by_model")
+    assert columns[columns.index("taken_over_by_model") :][:4] == list(TAKEOVER_COLUMNS)
 
 
 def test_partner_leaves_is_a_person_vs_person_key():
