@@ -20,9 +20,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from backend.core.csvio import escape_text, iso_utc
+from backend.dond import partner as dond_partner
 from backend.dond.game import GameConfig, abort_reason_code, event_value, other_role, replay
 from backend.dond.instances import Instance
-from backend.dond.partner import TAKEOVER_COLUMNS, TAKEOVER_MODEL_PREFIX, partner_rule, takeover_columns, takeover_of
 from backend.dond.protocol import PLAIN, PLAYER_METRICS, Protocol, event_columns, player_metrics
 from backend.dond.scoring import game_metrics, pay_rule, person_bonus
 from backend.dond.treatments import DEFAULT as DEFAULT_TREATMENT
@@ -61,6 +61,9 @@ DOND_GAMES_COLUMNS = [
     "aborted",
     "abort_reason",
     "aborted_by",
+    # Person vs person, a partner who left (backend.dond.partner): 1 when a model took over a seat, which seat, why
+    # (partner_left, partner_timeout) and when; such a game's model column reads takeover:<model>.
+    *dond_partner.TAKEOVER_COLUMNS,
     "proposal_a",
     "proposal_b",
     "points_a",
@@ -96,9 +99,6 @@ DOND_GAMES_COLUMNS = [
     # The game's treatment (backend.dond.treatments), as the session had it when the game was created.
     *TREATMENT_COLUMNS,  # value_visibility, agent_description, disclose_description, opponent_intro, model_failure_pay
     "pay_rule",  # what paid bonus_points: mode_goal, or model_failure_half_total / _zero (the model broke the game)
-    # Person vs person, a partner who left (backend.dond.partner): 1 when a model took over a seat, which seat, why
-    # (partner_left, partner_timeout) and when; such a game's model column reads takeover:<model>.
-    *TAKEOVER_COLUMNS,
 ]
 
 DOND_EVENTS_COLUMNS = [
@@ -247,6 +247,11 @@ def game_row(
     in self-play); those roles get the agency metrics (``<metric>_a`` / ``<metric>_b``, see
     ``backend.dond.protocol.player_metrics``) with ``protocol``'s word limit.
 
+    A person-vs-person game whose partner left (``backend.dond.partner``): ``pay_rule`` is ``left_game`` for the one
+    who left and ``partner_left_<partner_left_pay>`` for the one left behind in a game that ended; a game a model
+    took over fills the takeover columns, names ``takeover:<model>`` in ``model`` (a condition of its own in the
+    report, never pooled with person-vs-person or person-vs-model games) and gets the model's agency metrics.
+
     ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
     (0 unless the game succeeded), except when a person faced an LLM that broke the game (``llm_error``,
     ``llm_invalid``, ``llm_budget``, ``llm_time_limit``): then ``treatment.model_failure_pay`` pays (``pay_rule`` says which rule paid;
@@ -255,18 +260,14 @@ def game_row(
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
     a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
 
-    A person-vs-person game whose partner left (``backend.dond.partner``): ``pay_rule`` is ``left_game`` for the one
-    who left and ``partner_left_<partner_left_pay>`` for the one left behind in a game that ended; a game a model
-    took over fills the takeover columns, names ``takeover:<model>`` in ``model`` (a condition of its own in the
-    report, never pooled with person-vs-person or person-vs-model games) and gets the model's agency metrics.
     """
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
-    switch = takeover_columns(events)
+    switch = dond_partner.takeover_columns(events)
     if switch["taken_over_by_model"]:
-        taker = takeover_of(events)
+        taker = dond_partner.takeover_of(events)
         llm_models = {**(llm_models or {}), switch["takeover_role"]: event_value(taker, "model") or ""}
-        model = f"{TAKEOVER_MODEL_PREFIX}{event_value(taker, 'model') or ''}"
+        model = f"{dond_partner.TAKEOVER_MODEL_PREFIX}{event_value(taker, 'model') or ''}"
     row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
     row.update({name: _cell(value) for name, value in treatment.to_dict().items()})
     row.update(
@@ -349,7 +350,7 @@ def game_row(
     )
     if not state.aborted:
         row.update(points_focal=focal, points_opponent=opponent_points)
-    left = opponent == "human" and partner_rule(
+    left = opponent == "human" and dond_partner.partner_rule(
         outcome=outcome,
         abort_code=abort_reason_code(state.abort_reason),
         aborted_by=state.aborted_by or "",

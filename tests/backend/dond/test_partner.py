@@ -80,10 +80,9 @@ def test_a_model_that_took_over_and_broke_the_game_pays_the_one_left_behind_by_p
     assert (row["outcome"], row["pay_rule"], row["bonus_points"]) == ("aborted", "partner_left_half_total", 5)
 
 
-def test_the_takeover_columns_come_after_the_pay_rule():
+def test_the_takeover_columns_follow_how_the_game_ended():
     columns = dond_export.DOND_GAMES_COLUMNS
-    assert columns.index("pay_rule") < columns.index("taken_over_by_model")
-    assert columns[columns.index("taken_over_by_model") :][:4] == list(TAKEOVER_COLUMNS)
+    assert columns[columns.index("aborted_by") + 1 :][:4] == list(TAKEOVER_COLUMNS)
 
 
 def test_partner_leaves_is_a_person_vs_person_key():
