@@ -259,7 +259,6 @@ def game_row(
     counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
     a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
-
     """
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
