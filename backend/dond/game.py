@@ -46,6 +46,7 @@ from backend.dond.rules import ROLES, check_language, check_mode
 from backend.dond.scoring import is_complementary
 
 STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "llm_error", "abort")
+LOG_EVENTS = ("llm_call", "input_rejected", "note", "probe", "takeover")  # kept for the record; change no state
 
 
 # Counterbalancing cells (LAMEN-style debiasing): which value function the focal player (the person; player A in

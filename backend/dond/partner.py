@@ -16,9 +16,14 @@ they owed a move for ``turn_timeout_s`` (the reasons ``partner_left`` and ``part
 
 Either way the one who left is paid no bonus (rule ``left_game``).
 
+The takeover event changes no game state (``backend.dond.game.LOG_EVENTS``): the turn order goes on as before.
+
 >>> event = takeover_event(role="B", reason="partner_left", model="gpt-x", at=10.0)
 >>> model_role([{"kind": "message", "role": "A"}, event])
 'B'
+>>> from backend.dond.game import LOG_EVENTS
+>>> event["kind"] in LOG_EVENTS
+True
 >>> takeover_columns([event])
 {'taken_over_by_model': 1, 'takeover_role': 'B', 'takeover_reason': 'partner_left', 'takeover_at': 10.0}
 >>> partner_rule(outcome="aborted", abort_code="partner_left", aborted_by="B", takeover_role="", role="A", partner_left_pay="half_total")
