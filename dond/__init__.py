@@ -159,7 +159,7 @@ class Pairing(Page):
 
     @staticmethod
     def vars_for_template(player: Player):
-        return dict(text=views.session_text(player.session))
+        return dict(text=views.session_text(player.session), rule=views.pairing_rule(player.session))
 
     @staticmethod
     def before_next_page(player: Player, timeout_happened):

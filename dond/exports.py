@@ -11,6 +11,7 @@ from backend.dond import export as dond_export
 from backend.dond import scoring
 from study_flow import test_data
 
+from . import takeover
 from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
 
 logger = logging.getLogger("dond")
@@ -30,6 +31,7 @@ def game_meta(game):
         llm_models={llm_role(game): game.model} if game.opponent == "llm" else {},
         protocol=protocol_of(game),
         treatment=treatment_of(game),
+        partner_left_pay=takeover.partner_left_pay(game),
     )
 
 
@@ -41,7 +43,8 @@ def game_row(game, events, *, people=None):
 def bonus_of(game, row, role):
     """The bonus points of the player in ``role`` (A or B) of ``game``, whose ``dond_games`` row is ``row``: the
     mode's goal on success, or the session's ``model_failure_pay`` when the person's LLM opponent broke the game
-    (``row["pay_rule"]``; ``backend.dond.scoring.person_bonus``). What the Results page pays."""
+    (``row["pay_rule"]``; ``backend.dond.scoring.person_bonus``), or a partner rule when a person-vs-person partner
+    left (``takeover.role_pay_rule``). What the Results page pays."""
     mine, other = role.lower(), "b" if role == "A" else "a"
     instance = instance_of(game)
     return scoring.person_bonus(
@@ -49,7 +52,7 @@ def bonus_of(game, row, role):
         row[f"points_{mine}"],
         row[f"points_{other}"],
         outcome=row["outcome"],
-        rule=row["pay_rule"] if game.opponent == "llm" and row["pay_rule"] else "mode_goal",
+        rule=takeover.role_pay_rule(game, row, role),
         counts=instance.counts,
         own_values=instance.values(role),
     )

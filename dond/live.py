@@ -14,6 +14,7 @@ from backend.dond import integrity as dond_integrity
 from backend.dond import play as dond_play
 from lab_server import otree_internals
 
+from . import takeover
 from .storage import (
     config_of,
     events_of,
@@ -108,7 +109,7 @@ def check_partner(player, game):
         reason = "partner_timeout"
     else:
         return
-    store_event(game, dict(kind="abort", role=partner.game_role, actor="system", text=reason))
+    takeover.partner_gone(player, game, partner, reason)  # ends the game, or a model takes over (partner_leaves)
 
 
 async def live_bargain(player, data):
@@ -136,6 +137,8 @@ def first_step(player, data):
     seat = types.SimpleNamespace(id_in_group=player.id_in_group, game_role=player.game_role)
     kind = data.get("type") if isinstance(data, dict) else None
     if kind in ("message", "proposal"):
+        if refused := takeover.taken_over_refusal(seat, events, data):
+            return rejected(seat, game, refused), None
         error = human_move(seat, game, data, events)
         if error:
             return error, None
@@ -145,7 +148,9 @@ def first_step(player, data):
         player.last_seen = time.time()
         otree_internals.db.commit()
         check_partner(player, game)
-        return payloads(player, game, events_of(game), both=True), None
+        events = events_of(game)
+        if takeover.model_role(events) in (None, player.game_role):  # no model plays the other seat
+            return payloads(player, game, events, both=True), None
     return payloads(seat, game, events), (game, seat, events)
 
 
@@ -186,7 +191,7 @@ async def bargain_steps(player, data):
         store_event=keep,
         instance=instance_of(game),
         config=config_of(game),
-        role=llm_role(game),
+        role=takeover.model_role(events) or llm_role(game),
         settings=llm_settings,
         call_model=dond_play.blocking_stream if settings.llm_blocking else start_stream,
         protocol=protocol_of(game),

@@ -130,6 +130,24 @@ TEXTS = {
         "pairing_body": "Please wait while we pair you with {intro}. Please keep this page open.",
         "pairing_none": "No partner could be found.",
         "unpaired_results": "No partner was available, so no game was played.",
+        "pairing_rule": "If no partner is found within {minutes} minutes, you continue without a game and receive "
+        "the participation fee ({fee}), without a bonus.",
+        "notice_takeover": "{Other} has left the game. From now on an AI continues in their place; the game goes on "
+        "and your bonus follows the same rule.",
+        "notice_taken_over": "You were away too long. An AI now continues in your place; you can no longer write or "
+        "propose in this game.",
+        "error_taken_over": "An AI plays in your place since you were away too long; you can no longer move.",
+        "paid_partner_left_half_total": "Bonus rule applied: {other} left, so the game ended. You receive half the "
+        "total value of all items to you, rounded up ({points} points), on top of the participation fee.",
+        "paid_partner_left_zero": "Bonus rule applied: {other} left, so the game ended. You receive the "
+        "participation fee, without a bonus.",
+        "rule_partner_end_half_total": "If {other} leaves or stops answering, the game ends and you receive half "
+        "the total value of all items to you, rounded up ({points} points), on top of the participation fee.",
+        "rule_partner_end_zero": "If {other} leaves or stops answering, the game ends and you receive the "
+        "participation fee, without a bonus.",
+        "rule_partner_model": "If {other} leaves or stops answering, an AI continues in their place and your bonus "
+        "follows the same rule. Whoever leaves the game receives no bonus.",
+        "paid_left_game": "Bonus rule applied: you left the game before it ended, so no bonus is paid.",
     },
     "de": {
         "instructions_title": "Anleitung",
@@ -255,6 +273,28 @@ TEXTS = {
         "pairing_body": "Bitte warten Sie, bis Sie {intro} zugeordnet sind. Lassen Sie diese Seite geöffnet.",
         "pairing_none": "Es konnte keine zweite Person gefunden werden.",
         "unpaired_results": "Es war keine zweite Person verfügbar, daher fand kein Spiel statt.",
+        "pairing_rule": "Wird innerhalb von {minutes} Minuten keine zweite Person gefunden, machen Sie ohne Spiel "
+        "weiter und erhalten die Teilnahmevergütung ({fee}), ohne Bonus.",
+        "notice_takeover": "{Other} hat das Spiel verlassen. Ab jetzt spielt eine KI an ihrer Stelle weiter; das "
+        "Spiel geht weiter, und Ihr Bonus folgt derselben Regel.",
+        "notice_taken_over": "Sie waren zu lange abwesend. Eine KI spielt jetzt an Ihrer Stelle weiter; Sie können "
+        "in diesem Spiel nicht mehr schreiben oder vorschlagen.",
+        "error_taken_over": "Eine KI spielt an Ihrer Stelle, da Sie zu lange abwesend waren; Sie können nicht mehr "
+        "ziehen.",
+        "paid_partner_left_half_total": "Angewandte Bonusregel: {Other} hat das Spiel verlassen, daher wurde es "
+        "beendet. Sie erhalten die Hälfte des Gesamtwerts aller Gegenstände für Sie, aufgerundet ({points} Punkte), "
+        "zusätzlich zur Teilnahmevergütung.",
+        "paid_partner_left_zero": "Angewandte Bonusregel: {Other} hat das Spiel verlassen, daher wurde es beendet. "
+        "Sie erhalten die Teilnahmevergütung, ohne Bonus.",
+        "rule_partner_end_half_total": "Verlässt {other} das Spiel oder antwortet nicht mehr, endet das Spiel, und "
+        "Sie erhalten die Hälfte des Gesamtwerts aller Gegenstände für Sie, aufgerundet ({points} Punkte), "
+        "zusätzlich zur Teilnahmevergütung.",
+        "rule_partner_end_zero": "Verlässt {other} das Spiel oder antwortet nicht mehr, endet das Spiel, und Sie "
+        "erhalten die Teilnahmevergütung, ohne Bonus.",
+        "rule_partner_model": "Verlässt {other} das Spiel oder antwortet nicht mehr, spielt eine KI an ihrer Stelle "
+        "weiter, und Ihr Bonus folgt derselben Regel. Wer das Spiel verlässt, erhält keinen Bonus.",
+        "paid_left_game": "Angewandte Bonusregel: Sie haben das Spiel vor seinem Ende verlassen, daher wird kein "
+        "Bonus gezahlt.",
     },
     "it": {
         "instructions_title": "Istruzioni",
@@ -380,6 +420,27 @@ TEXTS = {
         "pairing_body": "Attenda mentre La abbiniamo a {intro}. Tenga aperta questa pagina.",
         "pairing_none": "Non è stato possibile trovare un'altra persona.",
         "unpaired_results": "Non c'era nessun'altra persona disponibile, quindi non si è giocato.",
+        "pairing_rule": "Se entro {minutes} minuti non viene trovata un'altra persona, Lei prosegue senza gioco e "
+        "riceve il compenso di partecipazione ({fee}), senza bonus.",
+        "notice_takeover": "{Other} ha lasciato il gioco. D'ora in poi un'IA continua al suo posto; il gioco prosegue "
+        "e il Suo bonus segue la stessa regola.",
+        "notice_taken_over": "Lei è stato assente troppo a lungo. Ora un'IA continua al Suo posto; in questo gioco "
+        "non può più scrivere né fare proposte.",
+        "error_taken_over": "Un'IA gioca al Suo posto perché Lei è stato assente troppo a lungo; non può più muovere.",
+        "paid_partner_left_half_total": "Regola del bonus applicata: {other} ha lasciato il gioco, che è quindi "
+        "terminato. Lei riceve la metà del valore totale di tutti gli oggetti per Lei, arrotondata per eccesso "
+        "({points} punti), oltre al compenso di partecipazione.",
+        "paid_partner_left_zero": "Regola del bonus applicata: {other} ha lasciato il gioco, che è quindi terminato. "
+        "Lei riceve il compenso di partecipazione, senza bonus.",
+        "rule_partner_end_half_total": "Se {other} lascia il gioco o smette di rispondere, il gioco termina e Lei "
+        "riceve la metà del valore totale di tutti gli oggetti per Lei, arrotondata per eccesso ({points} punti), "
+        "oltre al compenso di partecipazione.",
+        "rule_partner_end_zero": "Se {other} lascia il gioco o smette di rispondere, il gioco termina e Lei riceve il "
+        "compenso di partecipazione, senza bonus.",
+        "rule_partner_model": "Se {other} lascia il gioco o smette di rispondere, un'IA continua al suo posto e il Suo "
+        "bonus segue la stessa regola. Chi lascia il gioco non riceve alcun bonus.",
+        "paid_left_game": "Regola del bonus applicata: Lei ha lasciato il gioco prima della fine, quindi non viene "
+        "pagato alcun bonus.",
     },
 }
 

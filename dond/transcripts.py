@@ -19,7 +19,7 @@ from backend.dond.figures import pareto_figure
 from backend.dond.game import abort_reason_code
 from backend.dond.integrity import replay_checked
 
-from . import exports, storage
+from . import exports, storage, takeover
 
 OUTCOME_TEXT = {
     "success": "deal: the proposals fit together",
@@ -84,7 +84,12 @@ def event_line(event, game, instance, people, started_at):
     created_at = event.get("created_at")
     at = f"+{max(0.0, created_at - started_at):.1f} s" if isinstance(created_at, (int, float)) else ""
     line = dict(at=at, who=who(game, role, people) if role else "system", kind=kind, label="", text=text)
-    if kind == "message":
+    if event.get("actor") == "llm" and game.opponent == "human":  # a model plays this seat since a takeover
+        line["who"] = f"{role} · model (took over)"
+    if kind == "takeover":
+        line["who"] = "system"
+        line["label"] = f"a model ({event.get('model') or ''}) takes over {role}: {ABORT_TEXT[abort_reason_code(text)]}"
+    elif kind == "message":
         line["label"] = "message"
     elif kind == "proposal":
         vector = event.get("proposal") or []
@@ -144,7 +149,7 @@ def transcript(game, events, participants):
     if state.aborted:
         by = f" ({state.aborted_by})" if state.aborted_by else ""
         outcome_text = f"aborted{by}: {ABORT_TEXT[abort_reason_code(state.abort_reason)]}"
-    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else ())
+    columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else takeover.TAKEOVER_COLUMNS)
     settings = [dict(name=name, value=str(row.get(name, ""))) for name in columns]
     treatments = [dict(name=name, value=str(row[name])) for name in treatment_keys() if name in row]
     lines = [event_line(event, game, instance, people, game.created_at) for event in events]

@@ -2,13 +2,14 @@
 chart, and the outcome and payoff stored when the Results page is shown."""
 
 from otree.api import cu
+from otree.currency import RealWorldCurrency
 
 from backend import dond
 from backend.core import csvio
 from backend.dond import game as dond_game
 from backend.dond import integrity, scoring, treatments
 
-from . import storage
+from . import storage, takeover
 from .exports import bonus_of, failure_pay_statement, game_row
 from .storage import config_of, events_of, game_of, instance_of
 from .texts import texts
@@ -36,6 +37,14 @@ def session_text(session):
     """The texts of a session's pages before a game exists (the Pairing page)."""
     settings = storage.settings_of(session)
     return texts(settings.language, treatments.introduced_as(settings.opponent_intro, settings.opponent))
+
+
+def pairing_rule(session):
+    """The Pairing page's sentence on what happens, and what is paid, when nobody arrives in ``pairing_timeout_s``.
+    An unpaired person goes on to Results and the completion page with the participation fee and no bonus."""
+    minutes = storage.settings_of(session).pairing_timeout_s / 60
+    fee = RealWorldCurrency(session.config.get("participation_fee", 0))
+    return session_text(session)["pairing_rule"].format(minutes=f"{minutes:g}", fee=fee)
 
 
 def person_sees_other(game):
@@ -66,7 +75,8 @@ def view_for(player, game, events):
         elif notice:
             item["text"] = text[f"notice_{notice}"]
     # The LLM is working on its move whenever the state says it is to act: the browser shows it typing.
-    view["typing"] = game.opponent == "llm" and view["other_to_act"]
+    model_plays_other = game.opponent == "llm" or takeover.model_role(events) == dond_game.other_role(player.game_role)
+    view["typing"] = model_plays_other and view["other_to_act"]
     view["type"] = "state"
     return view
 
@@ -112,7 +122,8 @@ def game_vars(player):
         ],
         goal=text[f"goal_{game.mode}"],
         bonus_rule=text["bonus_rule"].format(per_point=per_point),
-        failure_rule=failure_pay_statement(game, player.game_role),
+        failure_rule=failure_pay_statement(game, player.game_role)
+        or takeover.rule_statement(text, game, player.game_role),
         description=text[f"describe_{treatment.agent_description}"]
         if llm_game and treatment.disclose_description
         else "",
@@ -154,17 +165,15 @@ def end_reason(game, *, timer_ran_out: bool) -> str:
     limit's reason (``backend.dond.game.time_limit_reason``: ``llm_time_limit`` when only the model owed a move)."""
     if not timer_ran_out:
         return "advanced_by_admin"
-    return dond_game.time_limit_reason(
-        replayed(game), llm_role=storage.llm_role(game) if game.opponent == "llm" else None
-    )
+    model_role = storage.llm_role(game) if game.opponent == "llm" else takeover.model_role(events_of(game))
+    return dond_game.time_limit_reason(replayed(game), llm_role=model_role)
 
 
-def pay_rule(game, row):
-    """The rule that paid the person (the row's ``pay_rule``: ``mode_goal`` or ``model_failure_<pay>``) and the
-    abort's reason code."""
+def pay_rule(game, row, role):
+    """The rule that paid the person in ``role`` (``mode_goal``, ``model_failure_<pay>``, or a partner rule:
+    ``takeover.role_pay_rule``) and the abort's reason code."""
     code = dond_game.abort_reason_code(csvio.unescape_text(row["abort_reason"]))
-    rule = row["pay_rule"] if game.opponent == "llm" and row.get("pay_rule") else "mode_goal"
-    return rule, code
+    return takeover.role_pay_rule(game, row, role), code
 
 
 def finish(player):
@@ -216,7 +225,7 @@ def results_vars(player):
     state = replayed(game)
     outcome = row["outcome"]
     role, other = player.game_role.lower(), "b" if player.game_role == "A" else "a"
-    rule, code = pay_rule(game, row)
+    rule, code = pay_rule(game, row, player.game_role)
     proposals, over = proposals_table(game, player, state, text)
     per_point = cu(1).to_real_world_currency(player.session)
     scored = outcome in ("success", "lose")
@@ -226,7 +235,9 @@ def results_vars(player):
         outcome_text = text["outcome_lose"].format(items="; ".join(over))
     else:
         outcome_text = text["outcome_aborted"].format(reason=text[f"reason_{code}"])
-    if rule != "mode_goal":
+    if partner_paid := takeover.paid_statement(text, game, player.game_role, rule):
+        paid = partner_paid
+    elif rule != "mode_goal":
         paid = failure_pay_statement(game, player.game_role)
     elif outcome == "success":
         score = scoring.goal_score(game.mode, int(row[f"points_{role}"]), int(row[f"points_{other}"]))

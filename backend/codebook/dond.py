@@ -133,6 +133,21 @@ KNOWN["late_reason"] = Column(
     "",
     "Late call: why it was kept out of the game: after_abort:<reason>, after_end or refused:<error kind>.",
 )
+KNOWN.update(
+    by_name(
+        Column(
+            "taken_over_by_model",
+            "0/1",
+            "",
+            "1 when a model took over a person's seat after they left (partner_leaves).",
+        ),
+        Column("takeover_role", "text", "", "The seat (A or B) a model took over; empty otherwise."),
+        Column(
+            "takeover_reason", "text", "", "Why: partner_left (no sign of life) or partner_timeout (stopped answering)."
+        ),
+        Column("takeover_at", "time", "ISO-8601 UTC", "When the model took over the seat."),
+    )
+)
 KNOWN["attempts"] = Column("attempts", "integer", "calls", "A model call's attempts, retries included.")
 STUDY_NAMES = [column.name for column in STUDY]
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from backend.core.csvio import escape_text, iso_utc
+from backend.dond import partner as dond_partner
 from backend.dond.game import GameConfig, abort_reason_code, event_value, other_role, replay
 from backend.dond.instances import Instance
 from backend.dond.integrity import checked_events, integrity_text
@@ -61,6 +62,9 @@ DOND_GAMES_COLUMNS = [
     "aborted",
     "abort_reason",
     "aborted_by",
+    # Person vs person, a partner who left (backend.dond.partner): 1 when a model took over a seat, which seat, why
+    # (partner_left, partner_timeout) and when; such a game's model column reads takeover:<model>.
+    *dond_partner.TAKEOVER_COLUMNS,
     "proposal_a",
     "proposal_b",
     "points_a",
@@ -298,12 +302,18 @@ def game_row(
     protocol: Protocol = PLAIN,
     people: Mapping[str, Mapping[str, str]] | None = None,
     treatment: Treatment = DEFAULT_TREATMENT,
+    partner_left_pay: str = "half_total",
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``backend.dond.scoring.game_metrics``.
 
     ``llm_models`` maps each role an LLM plays to its model name (``{"B": "gpt-x"}`` against a person, both roles
     in self-play); those roles get the agency metrics (``<metric>_a`` / ``<metric>_b``, see
     ``backend.dond.protocol.player_metrics``) with ``protocol``'s word limit.
+
+    A person-vs-person game whose partner left (``backend.dond.partner``): ``pay_rule`` is ``left_game`` for the one
+    who left and ``partner_left_<partner_left_pay>`` for the one left behind in a game that ended; a game a model
+    took over fills the takeover columns, names ``takeover:<model>`` in ``model`` (a condition of its own in the
+    report, never pooled with person-vs-person or person-vs-model games) and gets the model's agency metrics.
 
     ``bonus_points`` is the focal player's objective in the mode (own / sum / own − other), clamped at 0
     (0 unless the game succeeded), except when a person faced an LLM that broke the game (``llm_error``,
@@ -318,6 +328,11 @@ def game_row(
     events, problems = checked_events(events, config, counts=instance.counts)
     state = replay(events, config, counts=instance.counts)
     outcome = state.outcome or "unfinished"
+    switch = dond_partner.takeover_columns(events)
+    if switch["taken_over_by_model"]:
+        taker = dond_partner.takeover_of(events)
+        llm_models = {**(llm_models or {}), switch["takeover_role"]: event_value(taker, "model") or ""}
+        model = f"{dond_partner.TAKEOVER_MODEL_PREFIX}{event_value(taker, 'model') or ''}"
     row: dict[str, Any] = dict.fromkeys(DOND_GAMES_COLUMNS, "")
     row.update({name: _cell(value) for name, value in treatment.to_dict().items()})
     row.update(
@@ -353,6 +368,7 @@ def game_row(
         llm_errors_b=state.llm_errors["B"],
         integrity=integrity_text(problems),
     )
+    row.update(switch, takeover_at=iso_utc(switch["takeover_at"]) if switch["taken_over_by_model"] else "")
     people = people or {}
     focal_person = people.get(focal_role) or next(iter(people.values()), None)
     row.update(_person_columns(focal_person))
@@ -400,7 +416,15 @@ def game_row(
     )
     if not state.aborted:
         row.update(points_focal=focal, points_opponent=opponent_points)
-    rule = pay_rule(
+    left = opponent == "human" and dond_partner.partner_rule(
+        outcome=outcome,
+        abort_code=abort_reason_code(state.abort_reason),
+        aborted_by=state.aborted_by or "",
+        takeover_role=switch["takeover_role"],
+        role=focal_role,
+        partner_left_pay=partner_left_pay,
+    )
+    rule = left or pay_rule(
         outcome,
         abort_reason_code(state.abort_reason),
         model_failure_pay=treatment.model_failure_pay,

@@ -50,7 +50,7 @@ from backend.dond.rules import ROLES, check_language, check_mode
 from backend.dond.scoring import is_complementary
 
 STATE_EVENTS = ("message", "proposal", "violation", "reprompt", "llm_error", "abort")
-LOG_EVENTS = ("llm_call", "input_rejected", "note", "probe")
+LOG_EVENTS = ("llm_call", "input_rejected", "note", "probe", "takeover")  # kept for the record; change no state
 
 
 # Counterbalancing cells (LAMEN-style debiasing): which value function the focal player (the person; player A in
@@ -410,7 +410,8 @@ def participant_view(
     this player, the opener, proposes first), ``time_up_wait`` (the messages ran out and the other proposes first),
     ``no_reply`` (the other's model sent an empty message, clembench-exact games only), ``retry`` (the other, an
     LLM, broke a rule and is asked again), ``unreachable`` (the other's model could not be reached and is asked
-    again) and ``aborted`` (with ``reason``). The other's proposal is never shown.
+    again), ``aborted`` (with ``reason``), and ``takeover`` / ``taken_over`` (a model plays the other's / this
+    player's seat since its person left, ``backend.dond.partner``). The other's proposal is never shown.
 
     >>> view = participant_view([{"kind": "message", "role": "A", "text": "hi"}], "B", GameConfig("semi", "en"))
     >>> view["chat"], view["can_message"], view["messages_left"]
@@ -440,6 +441,8 @@ def participant_view(
                 chat.append({"who": "system", "notice": "unreachable"})
         elif kind == "abort" and not before.finished:
             chat.append({"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)})
+        elif kind == "takeover":  # a partner left; a model plays their seat (backend.dond.partner)
+            chat.append({"who": "system", "notice": "taken_over" if event_role == role else "takeover"})
         exhausted = before.phase == "chat" and state.phase == "propose" and not any(state.proposals.values())
         if exhausted:
             chat.append({"who": "system", "notice": "time_up" if state.to_act == (role,) else "time_up_wait"})

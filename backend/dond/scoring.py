@@ -116,7 +116,16 @@ MODEL_FAILURES = (
     "llm_budget",
     "llm_time_limit",
 )  # abort reasons where the model side broke the game
-PAY_RULES = ("mode_goal", "model_failure_half_total", "model_failure_zero")  # the export's pay_rule column
+# The export's pay_rule column. A partner who left a person-vs-person game (backend.dond.partner): the one left behind
+# is paid partner_left_<pay> (the model_failure_pay shape, session key partner_left_pay), the one who left left_game.
+PAY_RULES = (
+    "mode_goal",
+    "model_failure_half_total",
+    "model_failure_zero",
+    "partner_left_half_total",
+    "partner_left_zero",
+    "left_game",
+)
 
 
 def pay_rule(outcome: str, abort_code: str, *, model_failure_pay: str, person_vs_llm: bool) -> str:
@@ -166,16 +175,23 @@ def person_bonus(
     counts: Sequence[int],
     own_values: Sequence[int],
 ) -> float:
-    """The person's bonus points under ``rule`` (`pay_rule`): `bonus` for ``mode_goal``, else `model_failure_bonus`.
+    """The person's bonus points under ``rule`` (`pay_rule`): `bonus` for ``mode_goal``, 0 for ``left_game``, else
+    `model_failure_bonus` with the rule's pay (``model_failure_<pay>`` or ``partner_left_<pay>``).
 
     >>> person_bonus("semi", None, None, outcome="aborted", rule="model_failure_half_total", counts=(2,), own_values=(5,))
     5
+    >>> person_bonus("semi", None, None, outcome="aborted", rule="partner_left_half_total", counts=(2,), own_values=(5,))
+    5
+    >>> person_bonus("semi", 6, 4, outcome="success", rule="left_game", counts=(2,), own_values=(5,))
+    0
     """
     if rule not in PAY_RULES:
         raise ValueError(f"rule must be one of {', '.join(PAY_RULES)}, not {rule!r}.")
     if rule == "mode_goal":
         return bonus(mode, own_points, other_points, outcome=outcome)
-    return model_failure_bonus(rule.removeprefix("model_failure_"), counts, own_values)
+    if rule == "left_game":
+        return 0
+    return model_failure_bonus(rule.removeprefix("model_failure_").removeprefix("partner_left_"), counts, own_values)
 
 
 # The sentence the Results page (and the instructions) state the rule with; {points} is the bonus it pays.

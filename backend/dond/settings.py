@@ -38,6 +38,13 @@ one cannot see more than the other by kind), not 'person_sees_llm'.
 Traceback (most recent call last):
 ...
 ValueError: The session key 'clembench_exact': clembench-exact games use the plain protocol (clembench has no private notes or probes), not notes.
+>>> dond_settings({"opponent": "human", "partner_leaves": "model"})  # doctest: +NORMALIZE_WHITESPACE
+Traceback (most recent call last):
+...
+ValueError: The session key 'partner_leaves' is model, so a model takes over when a partner leaves: set llm_model
+(and llm_base_url unless OPENAI_BASE_URL is set) to the model that should, or set partner_leaves to end.
+>>> dond_settings({"opponent": "human", "partner_leaves": "model", "llm_model": "gpt-x"}).partner_leaves
+'model'
 >>> dond_settings({"model_failure_pay": "all"})
 Traceback (most recent call last):
 ...
@@ -53,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files, session_keys
-from backend.dond import departures, treatments
+from backend.dond import departures, partner, treatments
 from backend.dond.instances import Instance, entry_lines, instances_from_data
 from backend.dond.protocol import PROTOCOLS, Protocol
 from backend.dond.rules import LANGUAGES, MODES
@@ -98,6 +105,10 @@ class DondSettings:
     turn_timeout_s: int = _key(300, _whole(10, DAY_S))  # person vs person: silent this long on their turn
     disconnect_timeout_s: int = _key(90, _whole(10, DAY_S))  # person vs person: page closed this long
     pairing_timeout_s: int = _key(600, _whole(10, DAY_S))  # person vs person: wait for a partner
+    # Person vs person, a partner who leaves (backend.dond.partner): end the game, or the session's model (llm_*
+    # keys, required then) takes over their side; partner_left_pay: the bonus of the one left behind when it ends.
+    partner_leaves: str = _key("end", _one_of(partner.PARTNER_LEAVES))
+    partner_left_pay: str = _key("half_total", _one_of(partner.PARTNER_LEFT_PAYS))
     # Treatments (backend.dond.treatments): whose values each side sees; how the person is told of the opponent
     value_visibility: str = _key("own", _one_of(treatments.VISIBILITIES))  # or llm_sees_other, person_sees_llm, both
     opponent_intro: str = _key("auto", _one_of(treatments.OPPONENT_INTROS))  # auto = the truth; ai, person, neutral
@@ -156,6 +167,8 @@ HUMAN_IGNORED_KEYS: tuple[str, ...] = (
     "model_failure_pay",
     "clembench_exact",
 )
+# The keys only a person-vs-person game reads: refused at a non-default value when opponent is llm, as above.
+HUMAN_ONLY_KEYS: tuple[str, ...] = ("partner_leaves", "partner_left_pay")
 FORM_KEYS: tuple[str, ...] = KEYS[: KEYS.index("llm_probe_external") + 1]
 
 
@@ -166,7 +179,8 @@ def form_defaults(*, opponent: str) -> dict[str, Any]:
     ('opponent_intro', 64)
     """
     defaults = DondSettings(opponent=opponent).as_config()
-    keys = [key for key in FORM_KEYS if opponent == "llm" or key not in LLM_ONLY_KEYS]
+    excluded = HUMAN_ONLY_KEYS if opponent == "llm" else LLM_ONLY_KEYS
+    keys = [key for key in FORM_KEYS if key not in excluded]
     return {key: defaults[key] for key in keys}
 
 
@@ -191,6 +205,19 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
                 f"The session key {key!r} applies only when opponent is llm (no model plays a person vs person "
                 f"game): remove it or set opponent to llm, not {values[key]!r}."
                 for key in HUMAN_IGNORED_KEYS
+                if key in values and values[key] != getattr(DondSettings, key)
+            ]
+            if values.get("partner_leaves") == "model" and not config.get("llm_model"):
+                problems.append(
+                    "The session key 'partner_leaves' is model, so a model takes over when a partner leaves: "
+                    "set llm_model (and llm_base_url unless OPENAI_BASE_URL is set) to the model that should, "
+                    "or set partner_leaves to end."
+                )
+        else:  # keys only a person-vs-person game reads
+            problems += [
+                f"The session key {key!r} applies only when opponent is human (a partner who leaves): remove it "
+                f"or set opponent to human, not {values[key]!r}."
+                for key in HUMAN_ONLY_KEYS
                 if key in values and values[key] != getattr(DondSettings, key)
             ]
         problems = [problem for problem in problems if problem]
