@@ -2,12 +2,12 @@
 chart, and the outcome and payoff stored when the Results page is shown."""
 
 from otree.api import cu
-from otree.currency import RealWorldCurrency
 
 from backend import dond
 from backend.core import csvio
 from backend.dond import game as dond_game
 from backend.dond import integrity, scoring, treatments
+from study_flow import workload
 
 from . import storage, takeover
 from .exports import bonus_of, failure_pay_statement, game_row
@@ -43,7 +43,7 @@ def pairing_rule(session):
     """The Pairing page's sentence on what happens, and what is paid, when nobody arrives in ``pairing_timeout_s``.
     An unpaired person goes on to Results and the completion page with the participation fee and no bonus."""
     minutes = storage.settings_of(session).pairing_timeout_s / 60
-    fee = RealWorldCurrency(session.config.get("participation_fee", 0))
+    fee = workload.pay_text(session.config, workload.currency())  # as the consent page states it
     return session_text(session)["pairing_rule"].format(minutes=f"{minutes:g}", fee=fee)
 
 

@@ -150,6 +150,12 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
     "llm_reasoning_tokens": ("Room for thinking (tokens)", "Extra tokens for a reasoning model's thinking; 0: none."),
     "real_world_currency_per_point": ("Money per point", "What one point of bonus is worth in the study's currency."),
     "participation_fee": ("Participation fee", "The fixed pay for taking part, in the study's currency."),
+    "min_pay_per_hour": (
+        "Lowest pay per hour",
+        "The launch check warns when the estimated pay per hour is below this.",
+    ),
+    "estimated_minutes": ("Estimated minutes", "Shown on the consent and instructions pages; 0: our estimate."),
+    "researcher_contact": ("Your contact", "Named on the default consent page for questions (an e-mail address)."),
 }
 
 

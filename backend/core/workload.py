@@ -71,11 +71,12 @@ def estimate_minutes(
 
 def measured_minutes(durations_s: Sequence[float]) -> int | None:
     """The median minutes (rounded up) of finished participants' times from first to last page, as Prolific judges
-    pay; None with fewer than ``MIN_MEASURED`` of them.
+    pay; None with fewer than ``MIN_MEASURED`` of them. At least 1: oTree stores page times in whole seconds, so a
+    very fast run can measure 0 s, and 0 minutes would hide the pay figure.
 
-    >>> measured_minutes([600, 900, 3000]), measured_minutes([600, 900])
-    (15, None)
+    >>> measured_minutes([600, 900, 3000]), measured_minutes([600, 900]), measured_minutes([0, 0, 0.3])
+    (15, None, 1)
     """
     if len(durations_s) < MIN_MEASURED:
         return None
-    return math.ceil(statistics.median(float(s) for s in durations_s) / 60)
+    return max(1, math.ceil(statistics.median(float(s) for s in durations_s) / 60))

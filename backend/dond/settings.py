@@ -274,4 +274,13 @@ KEY_WORDS: Mapping[str, tuple[str, str]] = {
     ),
     "live_messages_per_minute": ("Messages per minute (limit)", "More messages from one participant are refused."),
     "llm_requests_per_game": ("Model calls per game (limit)", "At this many calls the game is stopped."),
+    "clembench_exact": (
+        "Exactly clembench's rules",
+        "Tick to switch off our departures from clembench (re-prompts, ...).",
+    ),
+    "partner_leaves": (
+        "When a partner leaves",
+        "end: the game ends under the pay rule; model: a model takes the seat.",
+    ),
+    "partner_left_pay": ("Pay when the partner left", "half_total: half of one's own item values; zero: no bonus."),
 }
