@@ -11,6 +11,7 @@ own module:
 | ``entry`` | Prolific links: the PID's shape, no slot for invalid visits, one participation per PID, the full session |
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
+| ``budgets`` | live-socket messages and bytes per participant and per address, before oTree parses them |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
@@ -29,9 +30,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import admin_pages, creation, entry, languages, limits, outputs
+    from . import admin_pages, budgets, creation, entry, languages, limits, outputs
 
-    for module in (creation, entry, outputs, limits, languages, admin_pages):
+    for module in (creation, entry, outputs, limits, budgets, languages, admin_pages):
         module.install()
 
 
