@@ -118,7 +118,8 @@ USED: dict[str, Internal] = {
     "otree_settings": Internal(
         "otree.settings",
         "module",
-        "admin_pages reads AUTH_LEVEL as oTree resolved it, to require the login exactly where oTree's pages do",
+        "admin_pages reads AUTH_LEVEL as oTree resolved it, to require the login exactly where oTree's pages do; "
+        "headers reads DEBUG (production mode: Secure cookies)",
     ),
     "Participant._current_app_name": Internal(
         "otree.models:Participant._current_app_name",
