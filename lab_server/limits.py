@@ -25,6 +25,9 @@ then let the right one in. oTree serves everything from one process, so the coun
   way on wrong keys, counted separately. HTTP methods are compared in upper case: oTree's views accept ``post`` too.
 - **Frame size.** A participant socket's frame above ``LAB_MAX_FORM_BYTES`` (what a participant may send at once,
   by form or by socket) closes the socket (code 1009) before oTree parses it.
+- **Slow bodies.** Every request body is read whole before oTree takes its global page lock (``around_app(...,
+  outside_page_lock=True)``): oTree reads it under that lock, so one client sending a body a byte a second had
+  stopped every page of the server. A body not complete within ``BODY_TIMEOUT_S`` (60 s) gets HTTP 408.
 - **Body size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
   413 before oTree reads it (real pages post a few kilobytes); a REST request (``/api/...``, where a session may
   carry its reasoning logs) larger than ``MAX_REST_BODY_BYTES`` (32 MiB), and any other request (login, room links,
@@ -34,6 +37,7 @@ then let the right one in. oTree serves everything from one process, so the coun
 
 from __future__ import annotations
 
+import asyncio
 import html
 import os
 import re
@@ -53,6 +57,8 @@ LONGEST_OVERALL_LOCKOUT_S = 60
 WAITING_SOCKETS_PER_ADDRESS = 20
 MAX_REST_BODY_BYTES = 32 * 1024 * 1024
 MAX_OTHER_BODY_BYTES = 1024 * 1024
+BODY_TIMEOUT_S = 60  # a request body not complete within this gets HTTP 408 (a slow client holds a connection)
+_SLOW_BODY_TEXT = "The request took too long to arrive. Please send it again."
 WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
 
 _REFUSED_FORM_TEXT = {
@@ -385,8 +391,13 @@ class Limits:
                     await _send_page(send, 413, refusal)
                     return
             messages, size = [], 0
+            deadline = time.monotonic() + BODY_TIMEOUT_S
             while True:
-                message = await receive()
+                try:
+                    message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                except TimeoutError:
+                    await _send_page(send, 408, _SLOW_BODY_TEXT)
+                    return
                 messages.append(message)
                 if message["type"] != "http.request":
                     break
@@ -424,4 +435,4 @@ def install() -> None:
         else:
             await app(scope, receive, send)
 
-    around_app(limiting)
+    around_app(limiting, outside_page_lock=True)  # a body is read whole before oTree takes its page lock

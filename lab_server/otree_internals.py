@@ -304,6 +304,12 @@ PATCHED: dict[str, Internal] = {
         "adds its routes to the app's router on the first request through it",
         ("app",),
     ),
+    "otree.middleware:CommitTransactionMiddleware": Internal(
+        "otree.middleware:CommitTransactionMiddleware",
+        "class",
+        "oTree's outermost middleware, which takes the global page lock: limits reads request bodies before it",
+        ("app",),
+    ),
 }
 
 
@@ -328,13 +334,16 @@ def replace(where: str, wrap: Callable):
     return replacement
 
 
-def around_app(handle: Callable) -> None:
+def around_app(handle: Callable, *, outside_page_lock: bool = False) -> None:
     """Run ``await handle(app, scope, receive, send)`` around oTree's whole ASGI app, for every request and socket.
 
-    The guard wraps ``PerfMiddleware``, the outermost middleware oTree builds its app with (in ``PATCHED``), so guards
-    installed one after another chain; when oTree built its app before the guard, its middleware stack is built again.
-    ``handle`` passes the request on with ``await app(scope, receive, send)``.
+    The guard wraps ``PerfMiddleware`` (in ``PATCHED``), so guards installed one after another chain; when oTree built
+    its app before the guard, its middleware stack is built again. ``handle`` passes the request on with ``await
+    app(scope, receive, send)``. oTree's outermost middleware, ``CommitTransactionMiddleware``, takes its global page
+    lock around every HTTP request before ``PerfMiddleware`` runs: a guard that waits on the client (reading a body)
+    must run before it, with ``outside_page_lock`` (one slow request body had stopped every page of the server).
     """
+    where = "otree.middleware:CommitTransactionMiddleware" if outside_page_lock else "otree.middleware:PerfMiddleware"
 
     def wrap(inner_class):
         class GuardMiddleware:
@@ -346,7 +355,7 @@ def around_app(handle: Callable) -> None:
 
         return GuardMiddleware
 
-    replace("otree.middleware:PerfMiddleware", wrap)
+    replace(where, wrap)
     app = built_asgi_app()
     if app is not None:  # the stack was built before us: build it again
         app.middleware_stack = app.build_middleware_stack()
