@@ -10,7 +10,7 @@ from backend.reasoning.protocol import SEPARATORS
 from backend.reasoning.report import RULES
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
-from study_flow.config import choices_of, config_doc
+from study_flow.config import ENTRY_KEY_DEFAULTS, choices_of, config_doc
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
@@ -48,6 +48,7 @@ SESSION_CONFIG_DEFAULTS = dict(
     # Shape of the PID a room link must carry (lab_server/entry.py): prolific (24 hex digits) or any (1-64 of A-Z a-z
     # 0-9 - _, for pilots). A link without a valid one gets a page saying so and takes no slot.
     participant_id_format="prolific",
+    **ENTRY_KEY_DEFAULTS,  # prolific_study_id, consent_within_s: study_flow/config.py, docs/security.md
 )
 
 # Model call options (backend/core/llm; README "Using real models"), only in configs where an LLM plays: a config

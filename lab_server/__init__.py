@@ -12,6 +12,7 @@ own module:
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
 | ``budgets`` | live-socket messages and bytes per participant and per address, before oTree parses them |
+| ``places`` | new places: the study's Prolific id, new places per address, places without consent handed back |
 | ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
@@ -31,9 +32,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import admin_pages, budgets, creation, entry, headers, languages, limits, outputs
+    from . import admin_pages, budgets, creation, entry, headers, languages, limits, outputs, places
 
-    for module in (creation, entry, outputs, limits, budgets, headers, languages, admin_pages):
+    for module in (creation, entry, places, outputs, limits, budgets, headers, languages, admin_pages):
         module.install()
 
 

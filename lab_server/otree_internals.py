@@ -82,6 +82,11 @@ USED: dict[str, Internal] = {
         "entry sends a returning PID back to where they were",
         ("self",),
     ),
+    "random_chars_8": Internal(
+        "otree.common:random_chars_8",
+        "function",
+        "places gives a handed-back place a new participant code the way oTree makes one",
+    ),
     "Session._anonymous_code": Internal(
         "otree.models:Session._anonymous_code",
         "attribute",
