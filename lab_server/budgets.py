@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from .limits import _client_address, _refuse_socket, _setting, participant_socket_key
+from .limits import client_address, participant_socket_key, positive_setting, refuse_socket
 
 MESSAGES_PER_MINUTE = 60
 MESSAGES_PER_ADDRESS_PER_MINUTE = 6000
@@ -98,10 +98,10 @@ class LiveBudgets:
     """The live-socket budgets of one server process (settings read once, at start)."""
 
     def __init__(self) -> None:
-        per_minute = _setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
-        per_address = _setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE", MESSAGES_PER_ADDRESS_PER_MINUTE)
-        bytes_per_minute = _setting("LAB_LIVE_BYTES_PER_MINUTE", BYTES_PER_MINUTE)
-        largest_frame = _setting("LAB_MAX_FORM_BYTES", 512 * 1024)
+        per_minute = positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
+        per_address = positive_setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE", MESSAGES_PER_ADDRESS_PER_MINUTE)
+        bytes_per_minute = positive_setting("LAB_LIVE_BYTES_PER_MINUTE", BYTES_PER_MINUTE)
+        largest_frame = positive_setting("LAB_MAX_FORM_BYTES", 512 * 1024)
         self.messages = TokenBuckets(per_minute=per_minute, capacity=max(1.0, per_minute * BURST_FRACTION))
         # Not charged when refused: one flooding participant must not shut out a whole lab behind its address.
         self.address_messages = TokenBuckets(
@@ -122,9 +122,9 @@ class LiveBudgets:
         if not participant:  # not a participant's socket, or one limits refuses anyway
             await app(scope, receive, send)
             return
-        address = f"address={_client_address(scope)}"
+        address = f"address={client_address(scope)}"
         if not self.allows(participant, address):
-            await _refuse_socket(receive, send)
+            await refuse_socket(receive, send)
             return
 
         closing = False

@@ -68,7 +68,7 @@ _REFUSED_FORM_TEXT = {
 }
 
 
-def _setting(name: str, default: float) -> float:
+def positive_setting(name: str, default: float) -> float:
     """A positive number from the environment variable ``name``, or ``default``; a bad value stops the server."""
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -211,13 +211,13 @@ def storable_form_body(body: bytes) -> bytes:
     return body.replace(b"%00", b"%EF%BF%BD").replace(b"\x00", "\ufffd".encode())
 
 
-async def _refuse_socket(receive, send) -> None:
+async def refuse_socket(receive, send) -> None:
     """Close before accepting: the handshake is answered with HTTP 403 and nothing of oTree's runs."""
     await receive()  # websocket.connect
     await send({"type": "websocket.close", "code": 1008})
 
 
-def _client_address(scope) -> str:
+def client_address(scope) -> str:
     client = scope.get("client")
     return client[0] if client else "unknown"
 
@@ -250,12 +250,12 @@ class Limits:
     """The counters and settings of one server process."""
 
     def __init__(self) -> None:
-        self.sockets_per_participant = int(_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
-        self.waiting_sockets = int(_setting("LAB_MAX_WAITING_SOCKETS", 500))
-        self.max_form_bytes = int(_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
-        self.sockets_per_address = int(_setting("LAB_SOCKETS_PER_ADDRESS", 300))
-        free = int(_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
-        lockout = _setting("LAB_LOGIN_LOCKOUT_S", 30)
+        self.sockets_per_participant = int(positive_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
+        self.waiting_sockets = int(positive_setting("LAB_MAX_WAITING_SOCKETS", 500))
+        self.max_form_bytes = int(positive_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
+        self.sockets_per_address = int(positive_setting("LAB_SOCKETS_PER_ADDRESS", 300))
+        free = int(positive_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
+        lockout = positive_setting("LAB_LOGIN_LOCKOUT_S", 30)
         self.open_sockets: dict[str, int] = defaultdict(int)
         self.known_participants: set[str] = set()
         self.throttles = {
@@ -270,7 +270,7 @@ class Limits:
 
     async def websocket(self, app, scope, receive, send) -> None:
         path, query = scope.get("path", ""), scope.get("query_string", b"")
-        address = f"address={_client_address(scope)}"
+        address = f"address={client_address(scope)}"
         key = participant_socket_key(path, query)
         if key is not None:
             if (
@@ -279,7 +279,7 @@ class Limits:
                 or self.open_sockets[address] >= self.sockets_per_address
                 or not await self._participant_exists(key)
             ):
-                await _refuse_socket(receive, send)
+                await refuse_socket(receive, send)
                 return
             bounded = _frames_bounded(receive, send, limit=self.max_form_bytes)
             await self._counted(app, scope, bounded, send, keys=[key, address])
@@ -296,7 +296,7 @@ class Limits:
             or self.open_sockets[waiting_here] >= WAITING_SOCKETS_PER_ADDRESS
             or self.open_sockets[address] >= self.sockets_per_address
         ):
-            await _refuse_socket(receive, send)
+            await refuse_socket(receive, send)
             return
         await self._counted(app, scope, receive, send, keys=[waiting, WAITING, waiting_here, address])
 
@@ -354,7 +354,7 @@ class Limits:
         A wrong password re-renders the login form (200); a right one redirects. A wrong REST key is a 403.
         """
         per_address, overall = self.throttles[kind]
-        address, now = _client_address(scope), time.monotonic()
+        address, now = client_address(scope), time.monotonic()
         wait_s = max(per_address.retry_after(address, now=now), overall.retry_after("all", now=now))
         if wait_s:
             what = "login attempts" if kind == "login" else "requests with a wrong REST key"

@@ -27,6 +27,7 @@ import time
 from collections import defaultdict, deque
 
 from . import otree_internals
+from .limits import positive_setting
 
 PLACE_TAKEN_AT = "place_taken_at"  # participant.vars: when a room or session-wide link gave this place
 HANDED_BACK = "places_handed_back"  # session.vars: one dict per place handed back
@@ -45,12 +46,6 @@ _RESET = dict(
     _timeout_expiration_time=None,
     _timeout_page_index=None,
 )
-
-
-def _setting(name: str, default: float) -> float:
-    from .limits import _setting as positive
-
-    return positive(name, default)
 
 
 class NewPlaceBudget:
@@ -90,8 +85,8 @@ def budget() -> NewPlaceBudget:
     global _budget
     if _budget is None:
         _budget = NewPlaceBudget(
-            per_window=max(1, int(_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS", 60))),
-            window_s=_setting("LAB_NEW_PARTICIPANTS_WINDOW_S", 600),
+            per_window=max(1, int(positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS", 60))),
+            window_s=positive_setting("LAB_NEW_PARTICIPANTS_WINDOW_S", 600),
         )
     return _budget
 

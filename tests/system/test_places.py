@@ -23,9 +23,15 @@ import pytest
 import requests
 
 import study_flow
-from tests.support.harness import base_env, create_session, deployment_mode, own_database, running_server
+from tests.support.harness import (
+    base_env,
+    create_session,
+    deployment_mode,
+    export_rows,
+    own_database,
+    running_server,
+)
 from tests.support.participants import Person
-from tests.system.test_prolific_entry import _visited
 
 pytestmark = pytest.mark.slow
 
@@ -39,6 +45,12 @@ def server():
     with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
         running.admin_password = env["OTREE_ADMIN_PASSWORD"]
         yield running
+
+
+def _visited(server, session_code: str) -> list[str]:
+    """The labels of the session's participants that hold a place (oTree's own ``participant.visited``)."""
+    rows = export_rows(server.url, "bias_tests", session_code=session_code)
+    return sorted({row["participant.label"] for row in rows if row["participant.visited"] in ("1", "True")})
 
 
 def new_pid() -> str:
