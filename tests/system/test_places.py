@@ -13,7 +13,9 @@ Each client address is a loopback address of its own (127.0.0.x), as the server 
 
 from __future__ import annotations
 
+import csv
 import http.client
+import io
 import re
 import secrets
 import time
@@ -27,8 +29,8 @@ from tests.support.harness import (
     base_env,
     create_session,
     deployment_mode,
-    export_rows,
     own_database,
+    rest,
     running_server,
 )
 from tests.support.participants import Person
@@ -49,7 +51,9 @@ def server():
 
 def _visited(server, session_code: str) -> list[str]:
     """The labels of the session's participants that hold a place (oTree's own ``participant.visited``)."""
-    rows = export_rows(server.url, "bias_tests", session_code=session_code)
+    answer = rest(server.url, "GET", "/api/export_app", params=dict(app="bias_tests", session_code=session_code))
+    answer.raise_for_status()
+    rows = csv.DictReader(io.StringIO(answer.content.decode("utf-8-sig")))
     return sorted({row["participant.label"] for row in rows if row["participant.visited"] in ("1", "True")})
 
 
