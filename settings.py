@@ -10,7 +10,7 @@ from backend.reasoning.protocol import SEPARATORS
 from backend.reasoning.report import RULES
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
-from study_flow.config import choices_of, config_doc
+from study_flow.config import ENTRY_KEY_DEFAULTS, choices_of, config_doc
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
@@ -55,6 +55,7 @@ SESSION_CONFIG_DEFAULTS = dict(
     # documented default times (backend/core/workload.py); set it from your pilot's page times (docs/running-a-study.md).
     estimated_minutes=0,
     researcher_contact="",  # named on the default consent text ("Questions about the study: ..."), e.g. an e-mail
+    **ENTRY_KEY_DEFAULTS,  # prolific_study_id, consent_within_s: study_flow/config.py, docs/security.md
 )
 
 # Model call options (backend/core/llm; README "Using real models"), only in configs where an LLM plays: a config

@@ -11,6 +11,9 @@ own module:
 | ``entry`` | Prolific links: the PID's shape, no slot for invalid visits, one participation per PID, the full session |
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
+| ``budgets`` | live-socket messages and bytes per participant and per address, before oTree parses them |
+| ``places`` | new places: the study's Prolific id, new places per address, places without consent handed back |
+| ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
 | ``session_form`` | the Create-session form: each key's label and one line of help (no guard) |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
@@ -31,9 +34,33 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import admin_pages, creation, entry, languages, limits, outputs, session_form, study_pages
+    from . import (
+        admin_pages,
+        budgets,
+        creation,
+        entry,
+        headers,
+        languages,
+        limits,
+        outputs,
+        places,
+        session_form,
+        study_pages,
+    )
 
-    for module in (creation, entry, outputs, limits, languages, admin_pages, study_pages, session_form):
+    for module in (
+        creation,
+        entry,
+        places,
+        outputs,
+        limits,
+        budgets,
+        headers,
+        languages,
+        admin_pages,
+        study_pages,
+        session_form,
+    ):
         module.install()
 
 

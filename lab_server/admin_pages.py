@@ -144,7 +144,20 @@ def study_vars(session, now: float) -> dict:
             dict(view=APP_PAGES[app]["view"], title=APP_PAGES[app]["title"]) for app in apps if app in APP_PAGES
         ],
         inactive_after=duration(inactive_after_s()),
+        **places_vars(session),
         generated=time.strftime("%H:%M:%S UTC", time.gmtime(now)),
+    )
+
+
+def places_vars(session) -> dict:
+    """The places handed back for want of a consent answer, and those held without one now (``places``)."""
+    from . import places
+
+    limit = places.consent_within_s(session)
+    return dict(
+        n_handed_back=len(places.handed_back(session)),
+        n_unconsented=sum(1 for participant in session.get_participants() if places.unconsented(participant)),
+        consent_within=duration(limit) if limit > 0 else "never (consent_within_s = 0)",
     )
 
 

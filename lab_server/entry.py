@@ -16,7 +16,10 @@ session of the same room started the study again. So each of those views is wrap
 3. **Welcome.** The room's welcome page (``global/RoomWelcome.html``) is in the language of the room's session.
 4. **Full session.** oTree's bare 404 "Session is full." becomes a page in the session's language saying what to do
    (return the study on Prolific, contact the researcher); it still takes no slot and stays a 404.
-5. **Backstop.** ``Participant.set_label`` refuses any label outside letters, digits, ``-`` and ``_`` and rolls the
+5. **Real participants** (``places``): a new place needs the session's ``prolific_study_id`` as ``STUDY_ID`` when
+   the session names one, and fits the address's budget of new places; places whose visitor never answered the
+   consent page are handed back first.
+6. **Backstop.** ``Participant.set_label`` refuses any label outside letters, digits, ``-`` and ``_`` and rolls the
    request's changes back, so a label oTree might store by another path can never mark a slot used or reach a page.
 
 The wrappers run inside oTree's request: under its page lock and in its database session, in the devserver, the
@@ -28,6 +31,8 @@ from __future__ import annotations
 import functools
 
 import study_flow
+
+from . import places
 
 # participant.vars key: the room a participant entered through (the study a PID may do once).
 ROOM_VAR = "entered_room"
@@ -79,7 +84,7 @@ def _earlier_participant(label: str, room_name: str):
     return None
 
 
-def _enter(session, room_name: str | None, label: str, let_otree_assign):
+def _enter(session, room_name: str | None, label: str, let_otree_assign, request):
     """Resume an earlier participation of ``label`` in ``room_name``, or let oTree assign a slot and record the room."""
     from starlette.responses import RedirectResponse
 
@@ -88,14 +93,29 @@ def _enter(session, room_name: str | None, label: str, let_otree_assign):
         earlier = _earlier_participant(label, room_name)
         if earlier is not None:
             return RedirectResponse(earlier._start_url(), status_code=302)
+    if own is None:
+        refusal = _new_place_refusal(request, session, room_name)
+        if refusal is not None:
+            return refusal
     response = let_otree_assign()
     if _is_session_full(response):
         return refusal_page("full", session, status_code=404)
-    if room_name and response.status_code < 400:
+    if response.status_code < 400:
         participant = own or session.pp_set.filter_by(label=label).first()
-        if participant is not None and (participant._vars or {}).get(ROOM_VAR) != room_name:
+        if room_name and participant is not None and (participant._vars or {}).get(ROOM_VAR) != room_name:
             participant.vars[ROOM_VAR] = room_name
+        if own is None and participant is not None:
+            places.place_taken(request, session, room_name, participant)
     return response
+
+
+def _new_place_refusal(request, session, room_name: str | None):
+    """The study id and the address budget (``places``), after the places of visitors who never answered the consent
+    page have been handed back."""
+    import time
+
+    places.hand_back_stale(session, now=time.time())
+    return places.new_place_refusal(request, session, room_name)
 
 
 def _guard_room_link(original):
@@ -117,7 +137,7 @@ def _guard_room_link(original):
             return refusal_page(problem, session, status_code=400)
         if session is None:
             return original(self, request)  # oTree's wait page until the researcher opens a session
-        return _enter(session, room.name, label, lambda: original(self, request))
+        return _enter(session, room.name, label, lambda: original(self, request), request)
 
     return get
 
@@ -141,7 +161,7 @@ def _guard_session_wide_link(original):
         if problem:
             return refusal_page(problem, session, status_code=400)
         room = session.get_room()
-        return _enter(session, room.name if room else None, label, lambda: original(self, request))
+        return _enter(session, room.name if room else None, label, lambda: original(self, request), request)
 
     return get
 

@@ -25,6 +25,9 @@ then let the right one in. oTree serves everything from one process, so the coun
   way on wrong keys, counted separately. HTTP methods are compared in upper case: oTree's views accept ``post`` too.
 - **Frame size.** A participant socket's frame above ``LAB_MAX_FORM_BYTES`` (what a participant may send at once,
   by form or by socket) closes the socket (code 1009) before oTree parses it.
+- **Slow bodies.** Every request body is read whole before oTree takes its global page lock (``around_app(...,
+  outside_page_lock=True)``): oTree reads it under that lock, so one client sending a body a byte a second had
+  stopped every page of the server. A body not complete within ``BODY_TIMEOUT_S`` (60 s) gets HTTP 408.
 - **Body size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
   413 before oTree reads it (real pages post a few kilobytes); a REST request (``/api/...``, where a session may
   carry its reasoning logs) larger than ``MAX_REST_BODY_BYTES`` (32 MiB), and any other request (login, room links,
@@ -34,6 +37,7 @@ then let the right one in. oTree serves everything from one process, so the coun
 
 from __future__ import annotations
 
+import asyncio
 import html
 import os
 import re
@@ -53,6 +57,8 @@ LONGEST_OVERALL_LOCKOUT_S = 60
 WAITING_SOCKETS_PER_ADDRESS = 20
 MAX_REST_BODY_BYTES = 32 * 1024 * 1024
 MAX_OTHER_BODY_BYTES = 1024 * 1024
+BODY_TIMEOUT_S = 60  # a request body not complete within this gets HTTP 408 (a slow client holds a connection)
+_SLOW_BODY_TEXT = "The request took too long to arrive. Please send it again."
 WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
 
 _REFUSED_FORM_TEXT = {
@@ -62,7 +68,7 @@ _REFUSED_FORM_TEXT = {
 }
 
 
-def _setting(name: str, default: float) -> float:
+def positive_setting(name: str, default: float) -> float:
     """A positive number from the environment variable ``name``, or ``default``; a bad value stops the server."""
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -205,13 +211,13 @@ def storable_form_body(body: bytes) -> bytes:
     return body.replace(b"%00", b"%EF%BF%BD").replace(b"\x00", "\ufffd".encode())
 
 
-async def _refuse_socket(receive, send) -> None:
+async def refuse_socket(receive, send) -> None:
     """Close before accepting: the handshake is answered with HTTP 403 and nothing of oTree's runs."""
     await receive()  # websocket.connect
     await send({"type": "websocket.close", "code": 1008})
 
 
-def _client_address(scope) -> str:
+def client_address(scope) -> str:
     client = scope.get("client")
     return client[0] if client else "unknown"
 
@@ -244,12 +250,12 @@ class Limits:
     """The counters and settings of one server process."""
 
     def __init__(self) -> None:
-        self.sockets_per_participant = int(_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
-        self.waiting_sockets = int(_setting("LAB_MAX_WAITING_SOCKETS", 500))
-        self.max_form_bytes = int(_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
-        self.sockets_per_address = int(_setting("LAB_SOCKETS_PER_ADDRESS", 300))
-        free = int(_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
-        lockout = _setting("LAB_LOGIN_LOCKOUT_S", 30)
+        self.sockets_per_participant = int(positive_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
+        self.waiting_sockets = int(positive_setting("LAB_MAX_WAITING_SOCKETS", 500))
+        self.max_form_bytes = int(positive_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
+        self.sockets_per_address = int(positive_setting("LAB_SOCKETS_PER_ADDRESS", 300))
+        free = int(positive_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
+        lockout = positive_setting("LAB_LOGIN_LOCKOUT_S", 30)
         self.open_sockets: dict[str, int] = defaultdict(int)
         self.known_participants: set[str] = set()
         self.throttles = {
@@ -264,7 +270,7 @@ class Limits:
 
     async def websocket(self, app, scope, receive, send) -> None:
         path, query = scope.get("path", ""), scope.get("query_string", b"")
-        address = f"address={_client_address(scope)}"
+        address = f"address={client_address(scope)}"
         key = participant_socket_key(path, query)
         if key is not None:
             if (
@@ -273,7 +279,7 @@ class Limits:
                 or self.open_sockets[address] >= self.sockets_per_address
                 or not await self._participant_exists(key)
             ):
-                await _refuse_socket(receive, send)
+                await refuse_socket(receive, send)
                 return
             bounded = _frames_bounded(receive, send, limit=self.max_form_bytes)
             await self._counted(app, scope, bounded, send, keys=[key, address])
@@ -290,7 +296,7 @@ class Limits:
             or self.open_sockets[waiting_here] >= WAITING_SOCKETS_PER_ADDRESS
             or self.open_sockets[address] >= self.sockets_per_address
         ):
-            await _refuse_socket(receive, send)
+            await refuse_socket(receive, send)
             return
         await self._counted(app, scope, receive, send, keys=[waiting, WAITING, waiting_here, address])
 
@@ -348,7 +354,7 @@ class Limits:
         A wrong password re-renders the login form (200); a right one redirects. A wrong REST key is a 403.
         """
         per_address, overall = self.throttles[kind]
-        address, now = _client_address(scope), time.monotonic()
+        address, now = client_address(scope), time.monotonic()
         wait_s = max(per_address.retry_after(address, now=now), overall.retry_after("all", now=now))
         if wait_s:
             what = "login attempts" if kind == "login" else "requests with a wrong REST key"
@@ -385,8 +391,13 @@ class Limits:
                     await _send_page(send, 413, refusal)
                     return
             messages, size = [], 0
+            deadline = time.monotonic() + BODY_TIMEOUT_S
             while True:
-                message = await receive()
+                try:
+                    message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                except TimeoutError:
+                    await _send_page(send, 408, _SLOW_BODY_TEXT)
+                    return
                 messages.append(message)
                 if message["type"] != "http.request":
                     break
@@ -424,4 +435,4 @@ def install() -> None:
         else:
             await app(scope, receive, send)
 
-    around_app(limiting)
+    around_app(limiting, outside_page_lock=True)  # a body is read whole before oTree takes its page lock

@@ -82,6 +82,11 @@ USED: dict[str, Internal] = {
         "entry sends a returning PID back to where they were",
         ("self",),
     ),
+    "random_chars_8": Internal(
+        "otree.common:random_chars_8",
+        "function",
+        "places gives a handed-back place a new participant code the way oTree makes one",
+    ),
     "Session._anonymous_code": Internal(
         "otree.models:Session._anonymous_code",
         "attribute",
@@ -119,7 +124,8 @@ USED: dict[str, Internal] = {
     "otree_settings": Internal(
         "otree.settings",
         "module",
-        "admin_pages reads AUTH_LEVEL as oTree resolved it, to require the login exactly where oTree's pages do",
+        "admin_pages reads AUTH_LEVEL as oTree resolved it, to require the login exactly where oTree's pages do; "
+        "headers reads DEBUG (production mode: Secure cookies)",
     ),
     "Participant._current_app_name": Internal(
         "otree.models:Participant._current_app_name",
@@ -329,6 +335,12 @@ PATCHED: dict[str, Internal] = {
         "adds its routes to the app's router on the first request through it",
         ("app",),
     ),
+    "otree.middleware:CommitTransactionMiddleware": Internal(
+        "otree.middleware:CommitTransactionMiddleware",
+        "class",
+        "oTree's outermost middleware, which takes the global page lock: limits reads request bodies before it",
+        ("app",),
+    ),
 }
 
 
@@ -353,13 +365,16 @@ def replace(where: str, wrap: Callable):
     return replacement
 
 
-def around_app(handle: Callable) -> None:
+def around_app(handle: Callable, *, outside_page_lock: bool = False) -> None:
     """Run ``await handle(app, scope, receive, send)`` around oTree's whole ASGI app, for every request and socket.
 
-    The guard wraps ``PerfMiddleware``, the outermost middleware oTree builds its app with (in ``PATCHED``), so guards
-    installed one after another chain; when oTree built its app before the guard, its middleware stack is built again.
-    ``handle`` passes the request on with ``await app(scope, receive, send)``.
+    The guard wraps ``PerfMiddleware`` (in ``PATCHED``), so guards installed one after another chain; when oTree built
+    its app before the guard, its middleware stack is built again. ``handle`` passes the request on with ``await
+    app(scope, receive, send)``. oTree's outermost middleware, ``CommitTransactionMiddleware``, takes its global page
+    lock around every HTTP request before ``PerfMiddleware`` runs: a guard that waits on the client (reading a body)
+    must run before it, with ``outside_page_lock`` (one slow request body had stopped every page of the server).
     """
+    where = "otree.middleware:CommitTransactionMiddleware" if outside_page_lock else "otree.middleware:PerfMiddleware"
 
     def wrap(inner_class):
         class GuardMiddleware:
@@ -371,7 +386,7 @@ def around_app(handle: Callable) -> None:
 
         return GuardMiddleware
 
-    replace("otree.middleware:PerfMiddleware", wrap)
+    replace(where, wrap)
     app = built_asgi_app()
     if app is not None:  # the stack was built before us: build it again
         app.middleware_stack = app.build_middleware_stack()

@@ -12,6 +12,13 @@ from backend.core import session_keys
 from .entry import CODE_PATTERN, PARTICIPANT_ID_FORMATS
 from .texts import SHARED_LANGUAGES
 
+# The session keys of the entry guards (lab_server/places.py; docs/security.md), with their defaults: settings.py
+# puts them into SESSION_CONFIG_DEFAULTS (so the Create-session page shows them) and validate_shared_config checks them.
+# prolific_study_id: the study's id on Prolific; when set, a room link whose STUDY_ID differs takes no place ("": off).
+# consent_within_s: seconds within which a visitor who took a place must answer the consent page, else the place is
+# handed back (0: never; at most a week).
+ENTRY_KEY_DEFAULTS: dict[str, Any] = dict(prolific_study_id="", consent_within_s=1800)
+
 
 def validate_shared_config(config: dict[str, Any]) -> None:
     """Check (and normalise in place) the session keys every app shares; ``ValueError`` names the first bad key.
@@ -39,6 +46,8 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
         "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
         "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
+        "prolific_study_id": code,
+        "consent_within_s": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=7 * 24 * 3600),
         "llm_model": lambda key: session_keys.text(config, key, max_chars=200, pattern=r"[^\x00-\x1f]+"),
         "llm_temperature": lambda key: session_keys.number(config, key, minimum=0, maximum=2),
         "llm_timeout_s": lambda key: session_keys.number(config, key, minimum=1, maximum=600),
@@ -155,6 +164,11 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
         "The launch check warns when the estimated pay per hour is below this.",
     ),
     "estimated_minutes": ("Estimated minutes", "Shown on the consent and instructions pages; 0: our estimate."),
+    "prolific_study_id": (
+        "Prolific study ID",
+        "Optional: links whose STUDY_ID differs are refused and take no place.",
+    ),
+    "consent_within_s": ("Seconds to give consent", "A place with no consent answer by then goes back; 0: never."),
     "researcher_contact": ("Your contact", "Named on the default consent page for questions (an e-mail address)."),
 }
 

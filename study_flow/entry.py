@@ -36,6 +36,8 @@ ENTRY_PAGES = {
     "missing": ("entry_title", "entry_missing_id", "entry_retry"),
     "malformed": ("entry_title", "entry_malformed_id", "entry_retry"),
     "full": ("full_title", "full_body", "full_return", "full_contact"),
+    "wrong_study": ("entry_title", "entry_wrong_study", "entry_retry"),
+    "busy": ("busy_title", "busy_body", "full_contact"),
 }
 
 
@@ -62,7 +64,9 @@ def participant_id_problem(label: str | None, *, id_format: str = "prolific") ->
 def entry_page_texts(reason: str, *, language: str | None) -> dict[str, Any]:
     """The title and paragraphs of the page shown instead of the study when a link cannot start it.
 
-    ``reason`` is a result of ``participant_id_problem`` or ``"full"`` (every place of the session is taken).
+    ``reason`` is a result of ``participant_id_problem``, ``"full"`` (every place of the session is taken),
+    ``"wrong_study"`` (the link's ``STUDY_ID`` is not the session's ``prolific_study_id``) or ``"busy"`` (too many new
+    places from one address: ``lab_server/places.py``).
 
     >>> page = entry_page_texts("full", language="de")
     >>> page["title"], len(page["paragraphs"]), page["language"]

@@ -75,6 +75,14 @@ MESSAGES = {
             "you. Do not enter a completion code."
         ),
         "full_contact": "If you believe this is a mistake, send the researcher a message through Prolific.",
+        "entry_wrong_study": (
+            "The link you opened belongs to another study, so we cannot give you a place in this one."
+        ),
+        "busy_title": "Too many new participants from your connection",
+        "busy_body": (
+            "Many people have just started this study from the same internet connection as you, so we cannot give "
+            "you a place right now. Please try again in a few minutes."
+        ),
     },
     "de": {
         "study_title": "Forschungsstudie",
@@ -149,6 +157,15 @@ MESSAGES = {
         "full_contact": (
             "Wenn Sie glauben, dass es sich um einen Fehler handelt, schreiben Sie den Forschenden bitte über Prolific."
         ),
+        "entry_wrong_study": (
+            "Der geöffnete Link gehört zu einer anderen Studie, daher können wir Ihnen in dieser Studie keinen Platz "
+            "geben."
+        ),
+        "busy_title": "Zu viele neue Teilnehmende über Ihre Verbindung",
+        "busy_body": (
+            "Gerade haben viele Personen über dieselbe Internetverbindung wie Sie mit dieser Studie begonnen, daher "
+            "können wir Ihnen im Moment keinen Platz geben. Bitte versuchen Sie es in einigen Minuten erneut."
+        ),
     },
     "it": {
         "study_title": "Studio di ricerca",
@@ -222,6 +239,14 @@ MESSAGES = {
             "alcun codice di completamento."
         ),
         "full_contact": "Se pensa che si tratti di un errore, scriva al ricercatore tramite Prolific.",
+        "entry_wrong_study": (
+            "Il link che ha aperto appartiene a un altro studio, quindi non possiamo assegnarLe un posto in questo."
+        ),
+        "busy_title": "Troppi nuovi partecipanti dalla Sua connessione",
+        "busy_body": (
+            "Molte persone hanno appena iniziato questo studio dalla stessa connessione internet che usa Lei, quindi "
+            "al momento non possiamo assegnarLe un posto. Riprovi tra qualche minuto."
+        ),
     },
 }
 

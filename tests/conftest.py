@@ -54,6 +54,8 @@ def otree_server(_llm_server_instance):
     from tests.support.harness import base_env, own_database, start_server, uses_server_database
 
     env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
+    # Tests here send many live frames in a row to check the apps; the live budgets: tests/system/test_live_budgets.py.
+    env["LAB_LIVE_MESSAGES_PER_MINUTE"] = "100000"
     # devserver keeps its data in memory, fresh for each module; on PostgreSQL prodserver serves the same pages from
     # a fresh database of its own.
     with own_database(env) as env:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import http.cookiejar
 import io
 import os
 import secrets
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +43,23 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 SECRET_ENV_NAMES = ("OPENAI_API_KEY",)
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _loopback_is_secure(original):
+    """Browsers treat http://127.0.0.1 as a secure context and send it ``Secure`` cookies (production marks every
+    cookie Secure: lab_server/headers.py); requests' cookie jar, like Python's, would drop them over plain HTTP."""
+
+    def return_ok_secure(self, cookie, request):
+        host = urllib.parse.urlparse(request.get_full_url()).hostname
+        return host in LOOPBACK_HOSTS or original(self, cookie, request)
+
+    return return_ok_secure
+
+
+http.cookiejar.DefaultCookiePolicy.return_ok_secure = _loopback_is_secure(
+    http.cookiejar.DefaultCookiePolicy.return_ok_secure
+)
 
 
 def run_async(coroutine):

@@ -38,7 +38,13 @@ LOCKOUT_S = 8  # long enough for the 20 attempts below on a busy machine
 
 @pytest.fixture(scope="module")
 def server():
-    env = deployment_mode(base_env(LAB_LOGIN_LOCKOUT_S=str(LOCKOUT_S), LAB_MAX_WAITING_SOCKETS=str(WAITING_SOCKETS)))
+    env = deployment_mode(
+        base_env(
+            LAB_LOGIN_LOCKOUT_S=str(LOCKOUT_S),
+            LAB_MAX_WAITING_SOCKETS=str(WAITING_SOCKETS),
+            LAB_LIVE_MESSAGES_PER_MINUTE="1000000",  # the socket caps alone; message budgets: test_live_budgets.py
+        )
+    )
     with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
         running.admin_password = env["OTREE_ADMIN_PASSWORD"]
         running.rest_key = env["OTREE_REST_KEY"]

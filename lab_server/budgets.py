@@ -1,0 +1,176 @@
+"""Budgets before locks: live-socket messages counted per participant and per client address before oTree sees them.
+
+Measured before (production mode, issue 23): four participants waiting on DoND's Pairing page, six sockets each,
+sending ``{"type": "ping"}`` for 15 s took a neighbour's page from p95 30-45 ms to 718-751 ms; one participant
+sending 500 KB frames on Bargain took it from 63 to 269 ms. ``limits`` caps sockets, not messages; the app's own
+``live_messages_per_minute`` runs only after oTree has parsed the frame and looked up participant, page, player and
+group, and for a synchronous live method (Pairing) all of that runs under oTree's global page lock, which every page
+request needs.
+
+So every frame of a participant's socket (``limits.PARTICIPANT_SOCKET_PATHS``), and every handshake of one, is
+counted here in token buckets, before oTree decodes it or takes any lock:
+
+- ``LAB_LIVE_MESSAGES_PER_MINUTE`` (default 60) per participant, with bursts of a sixth of it (10). An honest page
+  sends less: Pairing one message every 3 s (20 a minute), Bargain a ping every 5 s (12) plus what the person types
+  (the app itself refuses more than 30 a minute), each page opening one or two sockets.
+- ``LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE`` (default 6,000, bursts of 1,000) per client address, so a class of a
+  hundred on Pairing behind one NAT address (2,000 a minute) fits three times over.
+- ``LAB_LIVE_BYTES_PER_MINUTE`` (default 1 MiB) per participant, with bursts of one largest frame
+  (``LAB_MAX_FORM_BYTES``); an honest page sends a few kilobytes a minute.
+
+A frame over budget is dropped and its socket closed (code 1008, "policy violation"); a handshake over budget is
+refused (HTTP 403) without anything of oTree running. Trying over a participant's budget costs budget too (down to
+minus one burst), so a client that keeps flooding stays shut out until it pauses; the address budget is not charged
+for refused messages, so one flooding participant does not shut out a lab behind the same address. oTree's page
+script reopens a closed socket, which waits for the budget to refill.
+
+One more stall, found while measuring: oTree sends a synchronous live method's reply to every socket of the
+participant while it holds its page lock. A send to a socket that is closing waits for the close handshake (10 s and
+more), and one to a client that reads nothing waits for room in its buffer; so a send to a participant socket that
+cannot complete within ``SEND_TIMEOUT_S`` (0.5 s; a browser reads at once) drops that socket, and nothing more is
+sent to a socket once it closes. The counts live in the server process (oTree serves from one); a bucket that is full
+again is forgotten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from .limits import client_address, participant_socket_key, positive_setting, refuse_socket
+
+MESSAGES_PER_MINUTE = 60
+MESSAGES_PER_ADDRESS_PER_MINUTE = 6000
+BYTES_PER_MINUTE = 1024 * 1024
+BURST_FRACTION = 1 / 6  # a bucket holds ten seconds' worth of its rate
+CLOSE_CODE = 1008  # policy violation
+SEND_TIMEOUT_S = 0.5  # longest wait for room in a participant socket's buffer (an honest browser reads at once)
+MAX_TRACKED = 100_000  # keys tracked at once before full buckets are forgotten
+
+
+class TokenBuckets:
+    """Token buckets by key: each holds at most ``capacity`` tokens and refills ``per_minute / 60`` tokens a second.
+
+    ``take(key, amount, now=t)`` spends ``amount`` tokens if the bucket of ``key`` holds them (a new key starts
+    full) and answers True; else it answers False and, with ``charge_refused``, still spends them, down to
+    ``-capacity``, so a client that keeps sending over its budget stays shut out until it pauses. After ``n`` seconds of silence a bucket holds
+    ``min(capacity, left + n * per_minute / 60)``: from empty, the next token comes after ``60 / per_minute`` s;
+    from ``-capacity``, after ``(capacity + 1) * 60 / per_minute`` s.
+
+    >>> buckets = TokenBuckets(per_minute=60, capacity=2)
+    >>> [buckets.take("p1", now=0.0) for _ in range(3)]  # two pass; the third leaves the bucket at -1
+    [True, True, False]
+    >>> buckets.take("p1", now=1.0), buckets.take("p2", now=1.0)  # -1 + 1 s of refill = 0: still nothing
+    (False, True)
+    >>> buckets.take("p1", now=4.0)  # -1 + 3 s of refill = 2
+    True
+    >>> buckets.take("p1", amount=3, now=100.0)  # more than a full bucket never passes
+    False
+    """
+
+    def __init__(self, *, per_minute: float, capacity: float, charge_refused: bool = True) -> None:
+        if per_minute <= 0 or capacity <= 0:
+            raise ValueError("A token bucket needs a positive rate per minute and a positive capacity.")
+        self.rate_per_s = per_minute / 60.0
+        self.capacity = float(capacity)
+        self.charge_refused = charge_refused
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, time they were counted)
+
+    def take(self, key: str, amount: float = 1.0, *, now: float) -> bool:
+        tokens, then = self._buckets.get(key, (self.capacity, now))
+        tokens = min(self.capacity, tokens + (now - then) * self.rate_per_s)
+        if tokens < amount:
+            # Trying over budget costs too (down to minus a full bucket): a client that keeps trying stays shut out.
+            self._buckets[key] = (max(tokens - amount, -self.capacity) if self.charge_refused else tokens, now)
+            return False
+        self._buckets[key] = (tokens - amount, now)
+        if len(self._buckets) > MAX_TRACKED:
+            self._forget_full(now)
+        return True
+
+    def _forget_full(self, now: float) -> None:
+        for key, (tokens, then) in list(self._buckets.items()):
+            if tokens + (now - then) * self.rate_per_s >= self.capacity:
+                del self._buckets[key]
+
+
+class LiveBudgets:
+    """The live-socket budgets of one server process (settings read once, at start)."""
+
+    def __init__(self) -> None:
+        per_minute = positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
+        per_address = positive_setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE", MESSAGES_PER_ADDRESS_PER_MINUTE)
+        bytes_per_minute = positive_setting("LAB_LIVE_BYTES_PER_MINUTE", BYTES_PER_MINUTE)
+        largest_frame = positive_setting("LAB_MAX_FORM_BYTES", 512 * 1024)
+        self.messages = TokenBuckets(per_minute=per_minute, capacity=max(1.0, per_minute * BURST_FRACTION))
+        # Not charged when refused: one flooding participant must not shut out a whole lab behind its address.
+        self.address_messages = TokenBuckets(
+            per_minute=per_address, capacity=max(1.0, per_address * BURST_FRACTION), charge_refused=False
+        )
+        self.bytes = TokenBuckets(per_minute=bytes_per_minute, capacity=max(largest_frame, bytes_per_minute / 6))
+
+    def allows(self, participant: str, address: str, *, size: int = 0) -> bool:
+        """Spend one message (and ``size`` bytes) of the participant's and the address's budgets, if both have it."""
+        now = time.monotonic()
+        if not self.messages.take(participant, now=now) or not self.address_messages.take(address, now=now):
+            return False
+        # A frame above the largest allowed is limits' to refuse (close code 1009): it costs one full bucket here.
+        return self.bytes.take(participant, min(size, self.bytes.capacity), now=now) if size else True
+
+    async def websocket(self, app, scope, receive, send) -> None:
+        participant = participant_socket_key(scope.get("path", ""), scope.get("query_string", b""))
+        if not participant:  # not a participant's socket, or one limits refuses anyway
+            await app(scope, receive, send)
+            return
+        address = f"address={client_address(scope)}"
+        if not self.allows(participant, address):
+            await refuse_socket(receive, send)
+            return
+
+        closing = False
+
+        async def budgeted():
+            nonlocal closing
+            if closing:  # a send to this socket timed out: its client reads nothing, so it is dropped
+                return {"type": "websocket.disconnect", "code": CLOSE_CODE}
+            message = await receive()
+            if message["type"] == "websocket.receive":
+                size = len(message.get("text") or "") + len(message.get("bytes") or b"")
+                if not self.allows(participant, address, size=size):
+                    closing = True
+                    await send({"type": "websocket.close", "code": CLOSE_CODE})
+                    return {"type": "websocket.disconnect", "code": CLOSE_CODE}
+            return message
+
+        async def bounded_send(message):
+            nonlocal closing
+            if message["type"] == "websocket.send":
+                # oTree sends a live method's reply to every socket of the participant while it holds its page lock.
+                # A send to a closing socket waits for the close handshake and one to a client that reads nothing
+                # waits for room in its buffer: either stalled every page of the server for 10-30 s.
+                if closing:
+                    return
+                try:
+                    await asyncio.wait_for(send(message), SEND_TIMEOUT_S)
+                except TimeoutError:
+                    closing = True
+                return
+            if message["type"] == "websocket.close":
+                closing = True
+            await send(message)
+
+        await app(scope, budgeted, bounded_send)
+
+
+def install() -> None:
+    from .otree_internals import around_app
+
+    budgets = LiveBudgets()
+
+    async def budgeting(app, scope, receive, send):
+        if scope["type"] == "websocket":
+            await budgets.websocket(app, scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    around_app(budgeting)

@@ -1,0 +1,156 @@
+"""Places go to real participants: the checks a room or session-wide link passes before it takes a new place.
+
+Found (issue 23): eight random 24-hex-digit "PIDs" sent to a room link by one client took 8 of 8 places of a
+Prolific study, and a genuine participant then found it full; those places were never freed. ``entry`` checks the
+PID's shape only. Here, for a visitor who would take a *new* place (a returning PID resumes as before):
+
+1. **The study's id.** A session whose ``prolific_study_id`` is set (the id of the study on Prolific, which Prolific
+   appends to the link as ``STUDY_ID``) gives a place only to a link carrying that ``STUDY_ID``; any other gets a page
+   in the session's language (``wrong_study``, HTTP 403) and no place.
+2. **New places per address.** One client address takes at most ``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` (default 60)
+   new places per room (or session) in ``LAB_NEW_PARTICIPANTS_WINDOW_S`` (default 600) seconds; more get a page
+   (``busy``, HTTP 429). A lab whose class enters behind one NAT address fits up to 60 people in ten minutes; a
+   bigger class raises the number (e.g. ``LAB_NEW_PARTICIPANTS_PER_ADDRESS=200``).
+3. **Places handed back.** A place taken through a room or session-wide link whose visitor has not answered the
+   consent page within the session key ``consent_within_s`` (default 1800 s; 0: never) is handed back before the next
+   new visitor is placed: the participant row is reset (no label, not visited, no vars) and gets a new participant
+   code, so the old visitor's links no longer open it (the PID may enter again and get a place if one is free). The
+   session's ``places_handed_back`` var records each (PID, when taken, when handed back) and the study status page
+   counts them. A session key, not a server setting, because the time depends on the study's consent text.
+
+All of it runs inside oTree's room view, under its page lock, so two visitors never take one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict, deque
+
+from . import otree_internals
+from .limits import positive_setting
+
+PLACE_TAKEN_AT = "place_taken_at"  # participant.vars: when a room or session-wide link gave this place
+HANDED_BACK = "places_handed_back"  # session.vars: one dict per place handed back
+DEFAULT_CONSENT_WITHIN_S = 1800
+_RESET = dict(
+    label=None,
+    visited=False,
+    _index_in_pages=0,
+    time_started_utc=None,
+    _last_page_timestamp=None,
+    _last_request_timestamp=None,
+    _current_page_name=None,
+    _current_app_name=None,
+    _round_number=None,
+    _current_form_page_url=None,
+    _timeout_expiration_time=None,
+    _timeout_page_index=None,
+)
+
+
+class NewPlaceBudget:
+    """New places per key (address and room) in a sliding window of ``window_s`` seconds.
+
+    >>> budget = NewPlaceBudget(per_window=2, window_s=60)
+    >>> budget.allows("a", now=0), budget.taken("a", now=0), budget.taken("a", now=1), budget.allows("a", now=2)
+    (True, None, None, False)
+    >>> budget.allows("b", now=2), budget.allows("a", now=61)
+    (True, True)
+    """
+
+    def __init__(self, *, per_window: int, window_s: float) -> None:
+        self.per_window, self.window_s = per_window, window_s
+        self._times: dict[str, deque] = defaultdict(deque)
+
+    def _recent(self, key: str, now: float) -> deque:
+        times = self._times[key]
+        while times and now - times[0] >= self.window_s:
+            times.popleft()
+        return times
+
+    def allows(self, key: str, *, now: float) -> bool:
+        allowed = len(self._recent(key, now)) < self.per_window
+        if not self._times[key]:
+            del self._times[key]
+        return allowed
+
+    def taken(self, key: str, *, now: float) -> None:
+        self._recent(key, now).append(now)
+
+
+_budget: NewPlaceBudget | None = None
+
+
+def budget() -> NewPlaceBudget:
+    global _budget
+    if _budget is None:
+        _budget = NewPlaceBudget(
+            per_window=max(1, int(positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS", 60))),
+            window_s=positive_setting("LAB_NEW_PARTICIPANTS_WINDOW_S", 600),
+        )
+    return _budget
+
+
+def _budget_key(request, session, room_name: str | None) -> str:
+    address = request.client.host if request.client else "unknown"
+    return f"{address} {room_name or session.code}"
+
+
+def new_place_refusal(request, session, room_name: str | None):
+    """The page refusing ``request`` a new place of ``session``, or None when it may take one."""
+    from .entry import refusal_page
+
+    wanted = session.config.get("prolific_study_id") or ""
+    if wanted and request.query_params.get("STUDY_ID") != wanted:
+        return refusal_page("wrong_study", session, status_code=403)
+    if not budget().allows(_budget_key(request, session, room_name), now=time.time()):
+        return refusal_page("busy", session, status_code=429)
+    return None
+
+
+def place_taken(request, session, room_name: str | None, participant) -> None:
+    """Count a new place given to ``participant`` against the address and remember when it was taken."""
+    now = time.time()
+    budget().taken(_budget_key(request, session, room_name), now=now)
+    participant.vars[PLACE_TAKEN_AT] = now
+
+
+def consent_within_s(session) -> float:
+    value = session.config.get("consent_within_s")
+    return DEFAULT_CONSENT_WITHIN_S if value is None else float(value)
+
+
+def unconsented(participant) -> bool:
+    """Whether a participant holds a place from a link and has not answered the consent page (nor been screened
+    out, nor finished): ``ConsentPage.before_next_page`` stores ``consent_given`` in every case."""
+    pvars = participant._vars or {}
+    return bool(participant.visited and pvars.get(PLACE_TAKEN_AT) and "consent_given" not in pvars)
+
+
+def hand_back_stale(session, *, now: float) -> int:
+    """Hand back every place of ``session`` whose visitor did not answer the consent page within
+    ``consent_within_s``; the number handed back."""
+    limit = consent_within_s(session)
+    if limit <= 0:
+        return 0
+    handed = []
+    for participant in session.pp_set.filter_by(visited=True):
+        taken_at = (participant._vars or {}).get(PLACE_TAKEN_AT)
+        if not unconsented(participant) or now - float(taken_at) < limit:
+            continue
+        handed.append(dict(pid=participant.label or "", taken_at=float(taken_at), handed_back_at=now))
+        for name, value in _RESET.items():
+            setattr(participant, name, value)
+        participant._vars = {}
+        participant.code = otree_internals.random_chars_8()
+    if handed:
+        session.vars[HANDED_BACK] = [*session.vars.get(HANDED_BACK, []), *handed]
+    return len(handed)
+
+
+def handed_back(session) -> list[dict]:
+    return list((session.vars or {}).get(HANDED_BACK, []))
+
+
+def install() -> None:
+    budget()  # a bad LAB_NEW_PARTICIPANTS_* stops the server at start

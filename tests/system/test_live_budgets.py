@@ -1,0 +1,139 @@
+"""Live-socket budgets (lab_server/budgets.py), tried as issue 23's flood against a production-mode server.
+
+- a participant on the Bargain page sends 60 pings at once: the socket is closed (1008) after its burst, a new socket
+  of the same participant is refused at the handshake while it keeps trying, and a neighbour's page and socket work;
+- a few messages (an honest page's burst) are all answered and the socket stays open;
+- four participants on the Pairing page (a synchronous live method: oTree runs it under its global page lock), six
+  sockets each, flood pings and read none of the replies: a neighbour's page still loads (oTree's replies to a
+  closing socket, or to one whose client reads nothing, had held that lock for 10-30 s).
+
+Speed figures: ``bench/live_flood.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+
+import pytest
+import requests
+import websockets
+
+from bench.live_flood import on_pairing
+from tests.support.dond_live_client import advance_to_bargain
+from tests.support.harness import (
+    base_env,
+    create_session,
+    deployment_mode,
+    own_database,
+    run_async,
+    running_server,
+    session_start_links,
+)
+
+pytestmark = pytest.mark.slow
+
+PING = json.dumps({"type": "ping"})
+
+
+@pytest.fixture(scope="module")
+def server():
+    env = deployment_mode(base_env())
+    with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
+        yield running
+
+
+def _bargainers(server, count: int):
+    session = create_session(server.url, "dond_llm", count)
+    return [advance_to_bargain(link) for link in session_start_links(server.url, session["code"])]
+
+
+async def _close_code(socket, *, within_s: float = 60) -> int | None:
+    """Read what the server sends until it closes the socket; its close code (None: still open after ``within_s``)."""
+    try:
+        async with asyncio.timeout(within_s):
+            async for _ in socket:
+                pass
+    except TimeoutError:
+        return None
+    except websockets.exceptions.ConnectionClosed:  # closed with a code other than 1000
+        pass
+    return socket.close_code
+
+
+def test_a_flood_of_live_messages_closes_the_socket_and_refuses_new_ones(server):
+    flooder, neighbour = _bargainers(server, 2)
+
+    async def scenario():
+        socket = await websockets.connect(flooder.live_url, open_timeout=30)
+        with contextlib.suppress(websockets.exceptions.ConnectionClosed):  # closed while still sending
+            for _ in range(60):
+                await socket.send(PING)
+                await asyncio.sleep(0.01)  # lets the client read the server's close
+        assert await _close_code(socket) == 1008
+        # It keeps trying: refused at the handshake, before oTree runs (the budget refills by one a second, and each
+        # try costs one, so nearly every try is refused).
+        refusals = 0
+        for _ in range(20):
+            try:
+                await (await websockets.connect(flooder.live_url, open_timeout=30)).close()
+            except websockets.exceptions.InvalidStatusCode as refused:
+                assert refused.status_code == 403
+                refusals += 1
+        assert refusals >= 15, f"only {refusals} of 20 handshakes were refused"
+        # The neighbour is served.
+        page = await asyncio.to_thread(requests.get, neighbour.page_url, timeout=30)
+        assert page.status_code == 200 and "/Bargain/" in page.url
+        async with websockets.connect(neighbour.live_url, open_timeout=30) as socket:
+            await socket.send(json.dumps({"type": "load"}))
+            assert "chat" in json.loads(await asyncio.wait_for(socket.recv(), 30))["live_method_payload"]
+
+    run_async(scenario())
+
+
+def test_an_honest_burst_is_answered_and_the_socket_stays_open(server):
+    [person] = _bargainers(server, 1)
+
+    async def scenario():
+        async with websockets.connect(person.live_url, open_timeout=30) as socket:
+            for _ in range(5):  # opening the page, a message, a proposal and pings: a few at once
+                await socket.send(json.dumps({"type": "load"}))
+                assert "chat" in json.loads(await asyncio.wait_for(socket.recv(), 30))["live_method_payload"]
+            assert await _close_code(socket, within_s=2) is None
+
+    run_async(scenario())
+
+
+def test_flooders_who_read_nothing_do_not_stall_a_neighbours_page(server):
+    session = create_session(server.url, "dond_human", 4)
+    urls = [on_pairing(link) for link in session_start_links(server.url, session["code"])]
+    [neighbour] = _bargainers(server, 1)
+
+    async def flood(url: str, until: float) -> None:
+        while time.monotonic() < until:
+            try:
+                async with websockets.connect(url, open_timeout=10) as socket:
+                    while time.monotonic() < until:
+                        await socket.send(PING)
+                        await asyncio.sleep(0)
+            except (TimeoutError, OSError, websockets.exceptions.WebSocketException):
+                await asyncio.sleep(0.05)
+
+    async def scenario():
+        until = time.monotonic() + 20
+        flooders = asyncio.gather(*(flood(url, until) for url in urls for _ in range(6)))
+        await asyncio.sleep(5)
+        slowest = 0.0
+        for _ in range(5):
+            began = time.monotonic()
+            page = await asyncio.to_thread(requests.get, neighbour.page_url, timeout=60)
+            slowest = max(slowest, time.monotonic() - began)
+            assert page.status_code == 200 and "/Bargain/" in page.url
+            await asyncio.sleep(1)
+        await flooders
+        # Generous: the stalls this guards against lasted 10-30 s (websockets' close timeout, a full buffer).
+        assert slowest < 5, f"the neighbour's page took {slowest:.1f} s during the flood"
+
+    run_async(scenario())
