@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from backend.core import session_keys
+from backend.core.material_language import MISMATCH_KEY
 
 from .entry import CODE_PATTERN, PARTICIPANT_ID_FORMATS
 from .texts import SHARED_LANGUAGES
@@ -38,6 +39,7 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "screenout_code": code,
         "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
         "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
+        MISMATCH_KEY: lambda key: session_keys.flag(config, key),
         "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
         "llm_model": lambda key: session_keys.text(config, key, max_chars=200, pattern=r"[^\x00-\x1f]+"),
         "llm_temperature": lambda key: session_keys.number(config, key, minimum=0, maximum=2),
