@@ -66,9 +66,7 @@ def _name(tag: str) -> str:
     return f"{_NAMES[base]} ({tag!r})" if base in _NAMES else repr(tag)
 
 
-def check_material_languages(
-    declared: Mapping[str, str | None], *, language: str, allow_mismatch: bool
-) -> list[str]:
+def check_material_languages(declared: Mapping[str, str | None], *, language: str, allow_mismatch: bool) -> list[str]:
     """Refuse material declared in another language than ``language`` unless ``allow_mismatch``.
 
     ``declared``: what -> declared language (None: undeclared, never refused). Returns the mismatches (one phrase
