@@ -277,7 +277,7 @@ def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_pag
         otree_server.url,
         "social_eval",
         2,
-        episodes="backend/social/data/episodes/book_collection.json",
+        episodes=f"backend/social/data/{language}/episodes/book_collection.json",  # ours, in the session's language
         episodes_per_annotator=1,
         annotators_per_episode=1,
         attention_checks=0,
