@@ -99,3 +99,28 @@ def test_a_stored_episode_and_rubric_keep_their_language():
     _, rubric, episodes = _checked(language="it", episodes="samples")
     assert rubric_from_dict(rubric.as_dict()).language == "it"
     assert episode_from_dict(episodes[0].as_dict()).language == "it"
+
+
+def test_a_bias_item_file_declares_its_language_and_a_mismatch_is_refused_unless_confirmed(tmp_path):
+    from backend.bias.items import DEFAULT_ITEMS_PATH
+    from backend.bias.settings import checked_session
+
+    data = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
+    assert data["language"] == "en"
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    def checked(**config):
+        return checked_session({"item_file": str(path), **config}, project_root=PROJECT_ROOT, max_versions=40)
+
+    with pytest.raises(ValueError, match=r"pages are in Italian \(language 'it'\).*items.json.* is in English"):
+        checked(language="it")
+    assert checked(language="it", **{MISMATCH_KEY: "yes"})[2].language == "en"
+    assert checked(language="en")[2].language == "en"
+    del data["language"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert checked(language="it")[2].language is None  # undeclared: accepted
+    data["language"] = 7
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"items.json: language: must be a language tag"):
+        checked(language="en")
