@@ -124,3 +124,33 @@ def test_a_bias_item_file_declares_its_language_and_a_mismatch_is_refused_unless
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match=r"items.json: language: must be a language tag"):
         checked(language="en")
+
+
+def test_a_payoff_log_set_declares_its_language_beside_its_logs(tmp_path):
+    import shutil
+    import zipfile
+
+    from backend.reasoning.task import check_log_language, load_logs, task_settings
+
+    folder = tmp_path / "logs"
+    shutil.copytree(PROJECT_ROOT / "payoff_reasoning_eval" / "logs", folder)
+    assert json.loads((folder / "language.json").read_text(encoding="utf-8")) == {"language": "en"}
+
+    def check(source, **config):
+        settings = task_settings({"logs_folder": str(source), **config}, max_logs_per_judge=10)
+        check_log_language(settings, config, project_root=PROJECT_ROOT)
+        return settings
+
+    assert load_logs(check(folder, language="en"), project_root=PROJECT_ROOT)  # language.json is not a log
+    with pytest.raises(ValueError, match=r"pages are in German.*the logs_folder '.*logs' is in English \('en'\)"):
+        check(folder, language="de")
+    check(folder, language="de", **{MISMATCH_KEY: True})
+    archive = tmp_path / "logs.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in folder.iterdir():
+            zipped.write(path, path.name)
+    with pytest.raises(ValueError, match=r"the logs_folder '.*logs.zip' is in English"):
+        check(archive, language="it")
+    (folder / "language.json").unlink()
+    check(folder, language="de")  # undeclared: accepted
+    check("payoff_reasoning_eval/logs", language="de")  # our demo logs, English only so far: not checked yet
