@@ -11,9 +11,9 @@ some of its material declares another language, unless the researcher confirms t
 ...                          allow_mismatch=False)
 Traceback (most recent call last):
 ...
-ValueError: The session's pages are in German (language 'de'), but its material is in another language: rubric_file 'r.json' is in English ('en'). Give material in German, or set the session key 'allow_material_language_mismatch' to True to confirm that participants will read it as it is.
+ValueError: The session's pages are in German (language 'de'), but its material declares another language (rubric_file 'r.json': English ('en')). Give material in German, or set the session key 'allow_material_language_mismatch' to True to confirm that participants will read it as it is.
 >>> check_material_languages({"rubric_file 'r.json'": "en"}, language="de", allow_mismatch=True)
-["rubric_file 'r.json' is in English ('en')"]
+["rubric_file 'r.json': English ('en')"]
 >>> check_material_languages({"rubric_file 'r.json'": "de-CH"}, language="de", allow_mismatch=False)
 []
 """
@@ -72,17 +72,15 @@ def check_material_languages(declared: Mapping[str, str | None], *, language: st
     ``declared``: what -> declared language (None: undeclared, never refused). Returns the mismatches (one phrase
     each; empty when everything fits) when they are allowed; raises ValueError naming every one otherwise.
     """
-    mismatches = [
-        f"{what} is in {_name(tag)}" for what, tag in declared.items() if tag and not same_language(tag, language)
-    ]
+    mismatches = [f"{what}: {_name(tag)}" for what, tag in declared.items() if tag and not same_language(tag, language)]
     if mismatches and not allow_mismatch:
         base = language.split("-")[0].lower()
         pages = f"{_NAMES[base]} (language {language!r})" if base in _NAMES else f"language {language!r}"
         in_language = _NAMES.get(base, f"language {language!r}")
         raise ValueError(
-            f"The session's pages are in {pages}, but its material is in another language: "
+            f"The session's pages are in {pages}, but its material declares another language ("
             + "; ".join(mismatches)
-            + f". Give material in {in_language}, or set the session key {MISMATCH_KEY!r} to True to confirm that "
+            + f"). Give material in {in_language}, or set the session key {MISMATCH_KEY!r} to True to confirm that "
             "participants will read it as it is."
         )
     return mismatches

@@ -38,8 +38,11 @@ def test_a_german_session_on_english_episodes_is_refused_unless_the_key_confirms
     before = session_codes(server.url)
     refused = _post(server, language="de", episodes=ENGLISH)
     assert refused.status_code == 400
-    assert "The session's pages are in German (language 'de'), but its material is in another language" in refused.text
-    assert "the episodes in 'used_car.json' is in English ('en')" in refused.text
+    assert (
+        "The session's pages are in German (language 'de'), but its material declares another language ("
+        in refused.text
+    )
+    assert "the episodes in 'used_car.json': English ('en')" in refused.text
     assert f"set the session key '{MISMATCH_KEY}' to True" in refused.text
     assert session_codes(server.url) == before
     accepted = _post(server, language="de", episodes=ENGLISH, **{MISMATCH_KEY: True})
@@ -65,5 +68,5 @@ def test_the_create_session_page_shows_the_key_and_the_refusal(server, page):
     page.click("#btn-create-session")
     error = page.locator("#create-session-error")
     error.wait_for(state="visible")
-    assert "is in English ('en')" in error.inner_text() and MISMATCH_KEY in error.inner_text()
+    assert "': English ('en')" in error.inner_text() and MISMATCH_KEY in error.inner_text()
     assert session_codes(server.url) == before

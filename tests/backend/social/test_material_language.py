@@ -63,10 +63,10 @@ def test_english_material_for_german_pages_is_refused_unless_confirmed():
     with pytest.raises(ValueError) as refused:
         _checked(language="de", episodes=ENGLISH_EPISODES)
     message = str(refused.value)
-    assert message.startswith("The session's pages are in German (language 'de'), but its material is in another")
-    assert "the episodes in 'used_car.json' is in English ('en')" in message
+    assert message.startswith("The session's pages are in German (language 'de'), but its material declares another")
+    assert "the episodes in 'used_car.json': English ('en')" in message
     assert f"set the session key '{MISMATCH_KEY}' to True" in message
-    with pytest.raises(ValueError, match=r"the rubric_file 'backend/social/data/sotopia_rubric.json' is in English"):
+    with pytest.raises(ValueError, match=r"the rubric_file 'backend/social/data/sotopia_rubric.json': English"):
         _checked(language="it", rubric_file="backend/social/data/sotopia_rubric.json", episodes="samples")
     _, rubric, episodes = _checked(language="de", episodes=ENGLISH_EPISODES, **{MISMATCH_KEY: True})
     assert rubric.language == "de" and {e.language for e in episodes} == {"en"}
@@ -85,10 +85,10 @@ def test_a_researchers_file_declares_its_language_or_is_undeclared(tmp_path):
     wrapped.write_text(json.dumps({"language": "de-CH", "episodes": [episode]}), encoding="utf-8")
     _, _, episodes = _checked(language="de", episodes=str(wrapped))
     assert episodes[0].language == "de-CH"
-    with pytest.raises(ValueError, match=r"the episodes in 'wrapped.json' is in German \('de-CH'\)"):
+    with pytest.raises(ValueError, match=r"the episodes in 'wrapped.json': German \('de-CH'\)"):
         _checked(language="it", episodes=str(wrapped))
     pasted = json.dumps({"language": "fr", "episodes": [episode]})
-    with pytest.raises(ValueError, match=r"'session config episodes_json' is in 'fr'"):
+    with pytest.raises(ValueError, match=r"'session config episodes_json': 'fr'"):
         _checked(language="en", episodes="", episodes_json=pasted)
     wrapped.write_text(json.dumps({"language": "Deutsch", "episodes": [episode]}), encoding="utf-8")
     with pytest.raises(ValueError, match=r"wrapped.json: language: must be a language tag such as 'en', 'de' or 'it'"):
@@ -113,7 +113,7 @@ def test_a_bias_item_file_declares_its_language_and_a_mismatch_is_refused_unless
     def checked(**config):
         return checked_session({"item_file": str(path), **config}, project_root=PROJECT_ROOT, max_versions=40)
 
-    with pytest.raises(ValueError, match=r"pages are in Italian \(language 'it'\).*items.json.* is in English"):
+    with pytest.raises(ValueError, match=r"pages are in Italian \(language 'it'\).*items.json.*: English"):
         checked(language="it")
     assert checked(language="it", **{MISMATCH_KEY: "yes"})[2].language == "en"
     assert checked(language="en")[2].language == "en"
@@ -142,14 +142,14 @@ def test_a_payoff_log_set_declares_its_language_beside_its_logs(tmp_path):
         return settings
 
     assert load_logs(check(folder, language="en"), project_root=PROJECT_ROOT)  # language.json is not a log
-    with pytest.raises(ValueError, match=r"pages are in German.*the logs_folder '.*logs' is in English \('en'\)"):
+    with pytest.raises(ValueError, match=r"pages are in German.*the logs_folder '.*logs': English \('en'\)"):
         check(folder, language="de")
     check(folder, language="de", **{MISMATCH_KEY: True})
     archive = tmp_path / "logs.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
         for path in folder.iterdir():
             zipped.write(path, path.name)
-    with pytest.raises(ValueError, match=r"the logs_folder '.*logs.zip' is in English"):
+    with pytest.raises(ValueError, match=r"the logs_folder '.*logs.zip': English"):
         check(archive, language="it")
     (folder / "language.json").unlink()
     check(folder, language="de")  # undeclared: accepted
