@@ -70,3 +70,34 @@ def test_the_create_session_page_shows_the_key_and_the_refusal(server, page):
     error.wait_for(state="visible")
     assert "': English ('en')" in error.inner_text() and MISMATCH_KEY in error.inner_text()
     assert session_codes(server.url) == before
+
+
+def test_a_bias_item_file_and_a_payoff_log_set_in_english_are_refused_for_german_pages(server, tmp_path):
+    from backend.bias.items import DEFAULT_ITEMS_PATH
+    from tests.support import PROJECT_ROOT
+
+    items = tmp_path / "items.json"
+    items.write_text(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"), encoding="utf-8")  # declares "en"
+    logs = tmp_path / "logs"
+    shutil.copytree(PROJECT_ROOT / "payoff_reasoning_eval" / "logs", logs)  # language.json declares "en"
+    before = session_codes(server.url)
+    for config_name, fields, named in (
+        ("bias_tests", {"item_file": str(items)}, "items.json"),
+        ("payoff_reasoning_eval", {"logs_folder": str(logs)}, "logs_folder"),
+    ):
+        payload = dict(session_config_name=config_name, num_participants=2)
+        refused = rest(
+            server.url,
+            "POST",
+            "/api/sessions",
+            json={**payload, "modified_session_config_fields": {**fields, "language": "de"}},
+        )
+        assert refused.status_code == 400, (config_name, refused.text[:500])
+        assert named in refused.text and "English ('en')" in refused.text and MISMATCH_KEY in refused.text
+        assert session_codes(server.url) == before
+        confirmed = {**fields, "language": "de", MISMATCH_KEY: "true"}
+        accepted = rest(
+            server.url, "POST", "/api/sessions", json={**payload, "modified_session_config_fields": confirmed}
+        )
+        assert accepted.status_code in (200, 201), (config_name, accepted.text[:500])
+        before = session_codes(server.url)
