@@ -48,6 +48,9 @@ SESSION_CONFIG_DEFAULTS = dict(
     # Shape of the PID a room link must carry (lab_server/entry.py): prolific (24 hex digits) or any (1-64 of A-Z a-z
     # 0-9 - _, for pilots). A link without a valid one gets a page saying so and takes no slot.
     participant_id_format="prolific",
+    # True confirms material (rubric, episodes, item file, logs) declared in another language than the pages
+    # (docs/languages.md); False: such a session is refused at creation.
+    allow_material_language_mismatch=False,
     # The launch check (lab_server/study_pages.py) flags an estimated pay per hour (participation_fee over the
     # estimated duration) below this floor, in REAL_WORLD_CURRENCY_CODE; 0: no floor set (a warning says so).
     min_pay_per_hour=0.0,
@@ -129,7 +132,7 @@ SESSION_CONFIGS = [
         _SOCIAL,
         {
             **SOCIAL_DEFAULTS,
-            "episodes": "backend/social/data/episodes",  # folders / .json / .jsonl files, comma-separated
+            "episodes": "samples",  # folders / .json / .jsonl files, comma-separated; samples: ours, in the language
             "attention_checks": 1,  # gold episodes mixed into each annotator's sequence
         },
     ),
@@ -142,7 +145,7 @@ SESSION_CONFIGS = [
         _SOCIAL,
         {
             **SOCIAL_DEFAULTS,
-            "episodes": "backend/social/data/episodes",
+            "episodes": "samples",
             "comprehension_check": True,  # the rubric's quiz before the first episode
             "qualification_mode": True,  # gold episodes only
         },

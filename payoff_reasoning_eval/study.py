@@ -32,6 +32,7 @@ def validate_session_config(config: dict) -> None:
     """Check every key and every log before oTree creates a row (lab_server.creation); store typed values."""
     settings = task.task_settings(config, max_logs_per_judge=max_logs_per_judge())
     task.load_logs(settings, project_root=PROJECT_ROOT)  # raises with every file and line at fault
+    task.check_log_language(settings, config, project_root=PROJECT_ROOT)  # declared in another language: refused
     config.update(task.normalised_config(settings))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from backend.core import session_keys
+from backend.core.material_language import MISMATCH_KEY
 
 from .entry import CODE_PATTERN, PARTICIPANT_ID_FORMATS
 from .texts import SHARED_LANGUAGES
@@ -45,6 +46,7 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "screenout_code": code,
         "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
         "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
+        MISMATCH_KEY: lambda key: session_keys.flag(config, key),
         "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
         "prolific_study_id": code,
         "consent_within_s": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=7 * 24 * 3600),
@@ -169,6 +171,10 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
         "Optional: links whose STUDY_ID differs are refused and take no place.",
     ),
     "consent_within_s": ("Seconds to give consent", "A place with no consent answer by then goes back; 0: never."),
+    "allow_material_language_mismatch": (
+        "Allow material in another language",
+        "Tick to accept a rubric, episodes, items or logs declared in another language than the pages.",
+    ),
     "researcher_contact": ("Your contact", "Named on the default consent page for questions (an e-mail address)."),
 }
 

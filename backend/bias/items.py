@@ -9,6 +9,10 @@ their own through the session config key ``item_file`` or ``--items``)::
 
     {"name": "...", "title": "...", "language": "en", "items": [ITEM, ...]}
 
+``language`` (optional) declares the file's language (`backend.core.material_language`): a session whose pages are in
+another language refuses the file unless ``allow_material_language_mismatch`` confirms it; without it the file is
+undeclared and accepted in any session.
+
 Every item has ``id`` (letters, digits, ``_``/``-``), ``bias`` and ``scenario``; the rest depends on the bias:
 
 - ``anchoring`` (control + treatment): ``question``, ``options`` (at least two distinct numbers), optional
@@ -53,6 +57,7 @@ from backend.bias.item_fields import (
     text_field,
 )
 from backend.core import researcher_files
+from backend.core.material_language import declared_language
 
 DEFAULT_ITEMS_PATH = Path(__file__).resolve().parent / "data" / "bias_items.json"
 
@@ -128,7 +133,7 @@ class BiasItem:
 class ItemSet:
     name: str
     title: str
-    language: str
+    language: str | None  # the declared language; None when the file declares none
     items: tuple[BiasItem, ...]
     source: str = "<mapping>"
     by_id: dict[str, BiasItem] = field(default_factory=dict, compare=False, repr=False)
@@ -231,11 +236,13 @@ def parse_items(data: Any, *, source: str = "<mapping>") -> ItemSet:
     if not isinstance(name, str) or not _ID.match(name):
         raise ItemFileError(f"{source}: name: must be a short identifier (letters, digits, _ or -), got {name!r}.")
     title = data.get("title", name)
-    language = data.get("language", "en")
-    for key, value, max_chars in (("title", title, MAX_LABEL_CHARS), ("language", language, 16)):
-        if not isinstance(value, str) or not value.strip():
-            raise ItemFileError(f"{source}: {key}: must be a non-empty text.")
-        plain_text(value, f"{source}: {key}", max_chars=max_chars, line_breaks=False)
+    if not isinstance(title, str) or not title.strip():
+        raise ItemFileError(f"{source}: title: must be a non-empty text.")
+    plain_text(title, f"{source}: title", max_chars=MAX_LABEL_CHARS, line_breaks=False)
+    try:
+        language = declared_language(data, what=source)  # None: undeclared (backend.core.material_language)
+    except ValueError as error:
+        raise ItemFileError(str(error)) from None
     return ItemSet(name=name, title=title, language=language, items=tuple(items), source=source)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.bias.items import DEFAULT_ITEMS_PATH, ItemSet, build_sequence, parse_items_text
-from backend.core import researcher_files, session_keys
+from backend.core import material_language, researcher_files, session_keys
 
 DEFAULTS: Mapping[str, Any] = {"item_file": "", "ask_confidence": True, "order_seed": 1}
 MAX_ORDER_SEED = 1_000_000_000
@@ -104,6 +104,15 @@ def checked_session(
     if "item_file" in values:
         try:
             text, items = read_item_file(values["item_file"], project_root=project_root, max_versions=max_versions)
+        except ValueError as error:
+            problems.append(str(error))
+    if items is not None and values["item_file"]:  # our bundled file is English only so far: not checked yet
+        try:
+            material_language.check_material_languages(
+                {item_file_path(values["item_file"], project_root=project_root)[2]: items.language},
+                language=material_language.session_language(config),
+                allow_mismatch=material_language.mismatch_allowed(config),
+            )
         except ValueError as error:
             problems.append(str(error))
     session_keys.refuse_problems(problems)

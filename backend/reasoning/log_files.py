@@ -14,7 +14,8 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path, PurePath
 
-from backend.core.researcher_files import decode_text, read_text
+from backend.core.material_language import declared_language
+from backend.core.researcher_files import decode_text, parse_json, read_text
 
 # Bounds on what a session's logs may be: the shipped logs are a few KB each and a study judges a few hundred, so
 # these leave ample room while keeping a crafted upload or zip from filling the server's memory.
@@ -25,6 +26,10 @@ MAX_ARCHIVE_ENTRIES = 5000  # every entry of a .zip, folders and other files inc
 MAX_ARCHIVE_BYTES = 20_000_000  # the .zip file itself
 MAX_LOG_NAME_CHARS = 200
 _READ_CHUNK = 64 * 1024
+# A log set declares its language in this file beside the logs (a folder's file, or a .zip's top-level entry):
+# {"language": "en"} (backend.core.material_language); without it the set is undeclared.
+LANGUAGE_FILE = "language.json"
+_MAX_LANGUAGE_FILE_BYTES = 10_000
 
 
 class LogLoadError(ValueError):
@@ -152,3 +157,26 @@ def _read_zip(source: Path, *, what: str) -> tuple[dict[str, str], list[str]]:
             except ValueError as error:
                 problems.append(str(error))
     return texts, problems
+
+
+def declared_log_language(source: Path, *, what: str) -> str | None:
+    """The language a log folder or ``.zip`` declares in its `LANGUAGE_FILE`, or None (undeclared); ValueError naming
+    the file when it is unreadable or its ``language`` is not a language tag."""
+    where = f"{what}: {LANGUAGE_FILE}"
+    if source.is_dir():
+        path = source / LANGUAGE_FILE
+        if not path.is_file():
+            return None
+        text = read_text(path, what=where, max_bytes=_MAX_LANGUAGE_FILE_BYTES)
+    elif source.suffix.lower() == ".zip" and source.is_file():
+        with zipfile.ZipFile(source) as archive:
+            try:
+                info = archive.getinfo(LANGUAGE_FILE)
+            except KeyError:
+                return None
+            if info.file_size > _MAX_LANGUAGE_FILE_BYTES:
+                raise LogLoadError(f"{where} has more than {_MAX_LANGUAGE_FILE_BYTES:,} bytes.")
+            text = decode_text(archive.read(info), what=where)
+    else:
+        return None
+    return declared_language(parse_json(text, what=where), what=where)

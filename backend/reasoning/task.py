@@ -26,12 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backend.core import assignment, session_keys
+from backend.core import assignment, material_language, session_keys
 from backend.core.researcher_files import parse_json
 from backend.core.script_json import script_json
 from backend.core.stored_text import typed_length
 from backend.reasoning.games import Game, games_with
-from backend.reasoning.log_files import LogLoadError, check_log_name, check_sizes, read_log_texts
+from backend.reasoning.log_files import (
+    LogLoadError,
+    check_log_name,
+    check_sizes,
+    declared_log_language,
+    read_log_texts,
+)
 from backend.reasoning.logs import ReasoningLog, parse_log_texts, sentence_lines
 from backend.reasoning.protocol import (
     ERROR_TYPES,
@@ -168,6 +174,22 @@ def load_logs(settings: TaskSettings, *, project_root: Path) -> list[ReasoningLo
     if not logs:
         raise LogLoadError(f"No log files (*.txt) found in {where}.")
     return logs
+
+
+def check_log_language(settings: TaskSettings, config: Mapping[str, Any], *, project_root: Path) -> None:
+    """Refuse a researcher's log folder or ``.zip`` whose ``language.json`` declares another language than the
+    session's pages, unless ``allow_material_language_mismatch`` confirms it (`backend.core.material_language`).
+    ``logs_upload`` and our bundled demo logs (English only so far) are not checked."""
+    if settings.logs_upload is not None or settings.logs_folder == DEFAULTS["logs_folder"]:
+        return
+    source = Path(settings.logs_folder)
+    source = source if source.is_absolute() else project_root / source
+    what = f"logs_folder {settings.logs_folder!r}"
+    material_language.check_material_languages(
+        {f"the {what}": declared_log_language(source, what=what)},
+        language=material_language.session_language(config),
+        allow_mismatch=material_language.mismatch_allowed(config),
+    )
 
 
 def sentence_paragraphs(text: str, prefix: str) -> list[dict[str, Any]]:

@@ -49,6 +49,7 @@ class Episode:
     group: str = ""
     model_rater: str = ""
     source: str = ""
+    language: str | None = None  # the declared language (backend.core.material_language); None: undeclared
 
     @property
     def is_gold(self) -> bool:
@@ -62,6 +63,8 @@ class Episode:
     def as_dict(self) -> dict[str, Any]:
         """The episode in our JSON format (``parse_episode_data`` reads it back unchanged)."""
         data: dict[str, Any] = dict(id=self.id, scenario=self.scenario)
+        if self.language:
+            data["language"] = self.language
         if self.group:
             data["group"] = self.group
         if self.model_rater:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files
+from backend.core.material_language import declared_language
 from backend.social.episode_model import TURN_KINDS, Agent, Episode, EpisodeFormatError, FieldReader, Turn
 from backend.social.rubrics import Rubric
 from backend.social.sotopia_episodes import (
@@ -98,7 +99,15 @@ def _own_episode(data: Mapping[str, Any], fields: FieldReader, path: str, rubric
         group=fields.text(data.get("group", ""), _join(path, "group"), allow_empty=True),
         model_rater=fields.text(data.get("model_rater", ""), _join(path, "model_rater"), allow_empty=True),
         source=fields.source,
+        language=_declared(data, fields),
     )
+
+
+def _declared(data: Mapping[str, Any], fields: FieldReader) -> str | None:
+    try:
+        return declared_language(data, what=fields.source)
+    except ValueError as error:
+        raise EpisodeFormatError(str(error)) from None
 
 
 def _join(path: str, name: str) -> str:
@@ -126,7 +135,9 @@ def parse_episode_data(data: Any, *, source: str = "<data>", rubric: Rubric | No
     backend.social.episode_model.EpisodeFormatError: bad.json: agents: must be a list of exactly two agents, got [...].
     """
     fields = FieldReader(source)
+    language = None  # a wrapper's "language" declares every episode in it that does not declare its own
     if isinstance(data, Mapping) and isinstance(data.get("episodes"), list):
+        language = _declared(data, fields)
         data = data["episodes"]
     if isinstance(data, list):
         if not data:
@@ -134,7 +145,7 @@ def parse_episode_data(data: Any, *, source: str = "<data>", rubric: Rubric | No
         episodes = []
         for index, item in enumerate(data):
             episodes.extend(_one(item, FieldReader(f"{source}[{index}]"), rubric))
-        return episodes
+        return [e if e.language or not language else replace(e, language=language) for e in episodes]
     return _one(data, fields, rubric)
 
 

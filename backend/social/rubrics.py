@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core import researcher_files
+from backend.core.material_language import declared_language
 from backend.social.json_fields import JsonFields
 
 DEFAULT_RUBRIC_PATH = Path(__file__).resolve().parent / "data" / "sotopia_rubric.json"
@@ -120,6 +121,7 @@ class Rubric:
     comprehension: tuple[ComprehensionQuestion, ...] = ()
     worked_example: Mapping[str, Any] | None = None
     source: str = "<dict>"
+    language: str | None = None  # the declared language (backend.core.material_language); None: undeclared
 
     @property
     def keys(self) -> list[str]:
@@ -155,7 +157,7 @@ class Rubric:
                 for q in self.comprehension
             ],
             worked_example=json.loads(json.dumps(self.worked_example)) if self.worked_example else None,
-        )
+        ) | ({"language": self.language} if self.language else {})
 
 
 def _short(value: int) -> str:
@@ -329,7 +331,15 @@ def rubric_from_dict(data: Any, *, source: str = "<dict>") -> Rubric:
         comprehension=questions,
         worked_example=_worked_example(check, worked, dimensions) if worked is not None else None,
         source=source,
+        language=_declared(root, source),
     )
+
+
+def _declared(root: Mapping[str, Any], source: str) -> str | None:
+    try:
+        return declared_language(root, what=source)
+    except ValueError as error:
+        raise RubricError(str(error)) from None
 
 
 def load_rubric(path: str | Path | None = None, *, what: str | None = None) -> Rubric:

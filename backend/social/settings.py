@@ -14,8 +14,11 @@
   ``episodes_per_annotator`` of the list, each person in a least-covered-first order), so agreement can be computed;
   ``annotators_per_episode`` is not read then; not with ``qualification_mode``;
 - ``quality_floor_s`` (60; 0-3600): the admin report's quality view flags episodes rated faster than this;
-- ``rubric_file`` ("" = the Sotopia rubric), ``episodes`` (files or folders, comma-separated) and ``episodes_json``
-  (episodes pasted into the admin form): the material, relative paths starting at the project root.
+- ``rubric_file`` ("" = our Sotopia rubric in the session's language), ``episodes`` (files or folders,
+  comma-separated; ``samples`` = our sample episodes in the session's language) and ``episodes_json`` (episodes pasted
+  into the admin form): the material, relative paths starting at the project root (`backend.social.bundled`).
+  Material that declares another language than the session's is refused unless the shared key
+  ``allow_material_language_mismatch`` confirms it (`backend.core.material_language`, docs/languages.md).
 
 >>> settings = social_settings({"annotators_per_episode": "3"}, max_tasks=15)
 >>> settings.annotators_per_episode, settings.reservation_timeout_s
@@ -29,8 +32,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backend.core import assignment, session_keys
+from backend.core import assignment, material_language, session_keys
 from backend.social import forms
+from backend.social.bundled import SAMPLES, bundled_episodes_path, bundled_rubric_path
 from backend.social.episodes import load_episodes, parse_episode_text
 from backend.social.rubrics import SCALE_LIMIT, Rubric, load_rubric
 
@@ -109,17 +113,24 @@ def _path(value: str, project_root: Path) -> Path:
     return path if path.is_absolute() else project_root / path
 
 
-def load_material(settings: SocialSettings, *, project_root: Path) -> tuple[Rubric, list[Episode]]:
-    """The rubric and episodes the settings name; ValueError naming the key, file and field at fault."""
+def load_material(
+    settings: SocialSettings, *, project_root: Path, language: str = "en"
+) -> tuple[Rubric, list[Episode]]:
+    """The rubric and episodes the settings name (our bundled ones in ``language`` where the settings say so);
+    ValueError naming the key, file and field at fault."""
     rubric_value = settings.rubric_file.strip()
     rubric = load_rubric(
-        _path(rubric_value, project_root) if rubric_value else None,
+        _path(rubric_value, project_root) if rubric_value else bundled_rubric_path(language),
         what=f"The rubric_file {rubric_value!r}" if rubric_value else None,
     )
     forms.check_rubric_fits(rubric)
     episodes = []
     if settings.episodes.strip():
-        parts = [_path(part, project_root) for part in settings.episodes.split(",") if part.strip()]
+        parts = [
+            bundled_episodes_path(language) if part.strip() == SAMPLES else _path(part, project_root)
+            for part in settings.episodes.split(",")
+            if part.strip()
+        ]
         try:
             episodes += load_episodes(parts, rubric=rubric)
         except ValueError as error:
@@ -185,15 +196,35 @@ def checked_settings(
 ) -> tuple[SocialSettings, Rubric, list[Episode]]:
     """Settings, rubric and episodes of a session config, everything checked (what creation runs)."""
     settings = social_settings(config, max_tasks=max_tasks)
-    rubric, episodes = load_material(settings, project_root=project_root)
+    language = material_language.session_language(config)
+    rubric, episodes = load_material(settings, project_root=project_root, language=language)
     check_material(settings, rubric, episodes, max_tasks=max_tasks, max_questions=max_questions)
+    material_language.check_material_languages(
+        declared_languages(settings, rubric, episodes),
+        language=language,
+        allow_mismatch=material_language.mismatch_allowed(config),
+    )
     return settings, rubric, episodes
+
+
+def declared_languages(settings: SocialSettings, rubric: Rubric, episodes: Sequence[Episode]) -> dict[str, str | None]:
+    """What each piece of material declares: the rubric, then each episode source (file, or pasted text)."""
+    rubric_value = settings.rubric_file.strip()
+    declared = {f"the rubric_file {rubric_value!r}" if rubric_value else "our Sotopia rubric": rubric.language}
+    for episode in episodes:
+        what = f"the episodes in {episode.source.split('[')[0]!r}"
+        if declared.get(what) is None:
+            declared[what] = episode.language
+    return declared
 
 
 # What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
 KEY_WORDS: Mapping[str, tuple[str, str]] = {
     "rubric_file": ("Rubric file", "Optional: your rubric (dimensions and scales); empty uses the bundled one."),
-    "episodes": ("Episodes file or folder", "The conversations to rate; empty uses the bundled sample."),
+    "episodes": (
+        "Episodes files or folders",
+        "The conversations to rate, comma-separated; samples: ours, in the session's language.",
+    ),
     "episodes_json": ("Episodes as text", "Optional: the episodes pasted as JSON, instead of a file."),
     "annotators_per_episode": ("Raters per conversation", "How many people rate each conversation."),
     "episodes_per_annotator": ("Conversations per person", "How many conversations each person rates."),

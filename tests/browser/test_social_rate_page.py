@@ -243,7 +243,7 @@ def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, ope
 
     def check(where):
         seen.append(where)
-        assert_no_english(page, language, where=where)
+        assert_no_english(page, language, where=where, material=True)  # our bundled material is in the language
 
     to_page(page, otree_server.url, "Instructions", language=language, comprehension_check=True)
     page.locator("#worked-example summary").click()
@@ -277,7 +277,7 @@ def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_pag
         otree_server.url,
         "social_eval",
         2,
-        episodes="backend/social/data/episodes/book_collection.json",
+        episodes=f"backend/social/data/{language}/episodes/book_collection.json",  # ours, in the session's language
         episodes_per_annotator=1,
         annotators_per_episode=1,
         attention_checks=0,

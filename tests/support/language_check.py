@@ -11,12 +11,17 @@ The English vocabulary of a language: every word (3 or more letters, lower-cased
 strings (its ``django.pot``), minus the words that also occur in that language's own texts (``Prolific``,
 ``JavaScript``, Prolific's "Return submission" button). Add an app's texts module to ``TEXT_MODULES`` and call
 ``assert_no_english(page, language)`` on its pages. Every app's browser tests use this one check.
+
+Material: ``data-material`` is skipped for a researcher's own material. A session on our bundled social_eval material
+(which we ship in en/de/it) is checked with ``material=True``: the marked elements are read too, and the vocabulary adds
+the words our English material writes in lower case (names stay out), less `SHARED_MATERIAL_WORDS`.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,8 +43,9 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 # What a participant sees, without the researcher's material, their own typed text and oTree's debug panel.
 _VISIBLE_TEXT_JS = """
-() => {
-  const skip = '[data-material], [data-own-text], .debug-info, script, style, template';
+(material) => {
+  // material: true checks the material too (a session on our bundled material in the page's language).
+  const skip = (material ? '' : '[data-material], ') + '[data-own-text], .debug-info, script, style, template';
   const shown = (element) => {
     if (!element || element.closest(skip)) return false;
     const style = window.getComputedStyle(element);
@@ -51,7 +57,7 @@ _VISIBLE_TEXT_JS = """
   // participant's own ID, not a word of ours, and no participant of a study sees it.
   const debugMeta = document.querySelector('meta[name="tab-title-debug-info"]');
   if (debugMeta) title = title.split(`[${debugMeta.content}]`).join(' ').split('[debug]').join(' ');
-  for (const element of document.querySelectorAll('[data-material]')) {
+  for (const element of material ? [] : document.querySelectorAll('[data-material]')) {
     const material = element.textContent.trim();
     if (material) title = title.split(material).join(' ');
   }
@@ -140,28 +146,116 @@ def otree_strings() -> list[str]:
 
 
 @functools.cache
-def english_vocabulary(language: str) -> frozenset[str]:
-    """The English words that must not appear on a page in ``language``."""
+def material_texts(language: str) -> tuple[str, ...]:
+    """Every string of our bundled social_eval material in ``language`` (rubric and sample episodes)."""
+    from backend.social.bundled import bundled_episodes_path, bundled_rubric_path
+
+    files = [bundled_rubric_path(language), *sorted(bundled_episodes_path(language).glob("*.json"))]
+    return tuple(text for path in files for text in _shown(json.loads(path.read_text(encoding="utf-8"))))
+
+
+_HIDDEN_FIELDS = {"key", "id", "name", "version", "group", "model", "model_rater", "language", "kind", "speaker"}
+
+
+def _shown(value) -> Iterable[str]:
+    """The strings of a material file a participant reads (not its ids, keys, kinds or model labels)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _HIDDEN_FIELDS:
+                yield from _shown(item)
+    else:
+        yield from (_strings(value) if not isinstance(value, list) else (t for i in value for t in _shown(i)))
+
+
+# Words of our English material that are also German or Italian words of its translation (loanwords, false friends
+# and the surname Price; each read in context by hand).
+SHARED_MATERIAL_WORDS = {
+    "de": frozenset(
+        [
+            "all",
+            "app",
+            "atlas",
+            "banking",
+            "barista",
+            "baristas",
+            "budget",
+            "café",
+            "cousins",
+            "croissant",
+            "fair",
+            "fairness",
+            "fan",
+            "gut",
+            "information",
+            "online",
+            "per",
+            "plan",
+            "positive",
+            "price",
+            "radio",
+            "total",
+            "warm",
+            "will",
+            "winter",
+        ]
+    ),
+    "it": frozenset(
+        [
+            "app",
+            "barista",
+            "cardigan",
+            "catering",
+            "decide",
+            "email",
+            "far",
+            "fine",
+            "marketing",
+            "online",
+            "part",
+            "price",
+            "radio",
+            "sale",
+            "software",
+            "time",
+        ]
+    ),
+}
+
+
+@functools.cache
+def english_vocabulary(language: str, *, material: bool = False) -> frozenset[str]:
+    """The English words that must not appear on a page in ``language``. With ``material``, the words our bundled
+    English material writes in lower case somewhere are added (so people's names, always capitalised, are not), less
+    `SHARED_MATERIAL_WORDS`; the words of the translated material are not subtracted, so an English sentence left in
+    it is found."""
     english = set().union(*(words(text) for text in (*texts_of("en"), *otree_strings())))
     own = set().union(*(words(text) for text in texts_of(language)))
+    if material:
+        lower = set().union(*(set(_WORD.findall(_PLACEHOLDER.sub(" ", text))) for text in material_texts("en")))
+        english |= {word for word in lower if word.islower()}
+        own |= SHARED_MATERIAL_WORDS.get(language, frozenset())
     return frozenset(english - own)
 
 
-def visible_text(page) -> str:
-    """What a participant sees on ``page`` (see the module docstring for what is left out)."""
-    return page.evaluate(_VISIBLE_TEXT_JS)
+def visible_text(page, *, material: bool = False) -> str:
+    """What a participant sees on ``page`` (see the module docstring for what is left out; ``material``: the
+    elements marked ``data-material`` are read too)."""
+    return page.evaluate(_VISIBLE_TEXT_JS, material)
 
 
-def english_words(page, language: str) -> list[str]:
+def english_words(page, language: str, *, material: bool = False) -> list[str]:
     """The English words on ``page`` that a participant reading ``language`` would see, sorted."""
-    vocabulary = english_vocabulary(language)
-    return sorted(word for word in words(visible_text(page)) if word in vocabulary)
+    vocabulary = english_vocabulary(language, material=material)
+    return sorted(word for word in words(visible_text(page, material=material)) if word in vocabulary)
 
 
-def assert_no_english(page, language: str, *, where: str = "") -> None:
-    """Fail, naming the words and the page, when ``page`` shows an English word to a ``language`` reader."""
-    found = english_words(page, language)
+def assert_no_english(page, language: str, *, where: str = "", material: bool = False) -> None:
+    """Fail, naming the words and the page, when ``page`` shows an English word to a ``language`` reader.
+
+    ``material=True`` (a session on our bundled material, which exists in ``language``) checks the material too:
+    only a researcher's own material is left as written."""
+    found = english_words(page, language, material=material)
     assert not found, (
         f"English words on a {language} page {where or page.url}: {', '.join(found)}\n--- the page reads:\n"
-        + visible_text(page)[:3000]
+        + visible_text(page, material=material)[:3000]
     )
