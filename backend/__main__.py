@@ -20,6 +20,7 @@ Every CSV export the product writes is recognised by columns only it has, whatev
 | payoff_reasoning_eval ``custom_export_assignments`` | refused: pass the protocol export |
 | bias_tests ``custom_export`` (and the bias runner's CSV) | bias report |
 | oTree's all-apps wide export, per-app export, page times, chat | refused: which custom export to pass |
+| every app's ``custom_export_codebook`` | refused: it describes the columns, it holds no data |
 
 All files of one call must be the same export (model-rating JSON files may follow social-evaluation CSVs); anything
 else is refused with the reason, so a report is never computed from the wrong file. Files are read with
@@ -104,6 +105,11 @@ KINDS = [
     ),
     ExportKind(
         "social_eval custom_export_ratings_wide",
+        frozenset({"session_code", "episode_id", "annotator", "is_gold"}),
+        reporter="backend.social.report",
+    ),
+    ExportKind(
+        "social_eval custom_export_ratings_wide (written before 2026-11, episode_id named pk)",
         frozenset({"session_code", "pk", "annotator", "is_gold"}),
         reporter="backend.social.report",
     ),
@@ -123,7 +129,7 @@ KINDS = [
         "payoff_reasoning_eval custom_export_protocol_with_ids",
         frozenset(
             {"file", "game", "attempts", "orig_choice", "final_choice", "orig_cor", "fin_cor", "err_type", "sentence"}
-            | {"con_mat", "remarks", "failed_queries", "participant_code", "session_code"}
+            | {"con_mat", "remarks", "failed_queries", "participant_code", "prolific_pid", "session_code"}
         ),
         reporter="backend.reasoning.report",
     ),
@@ -139,6 +145,11 @@ KINDS = [
         "bias_tests custom_export",
         frozenset({"respondent_kind", "item_id", "bias", "version", "pro_selected", "arguments_selected"}),
         reporter="backend.bias.report",
+    ),
+    ExportKind(
+        "an app's custom_export_codebook",
+        frozenset({"app", "export", "one_row_is", "column", "type", "unit", "meaning"}),
+        refusal="it is the codebook (what every column of the exports means), not data: pass an app's data export.",
     ),
     ExportKind(
         "oTree's page-times export",

@@ -17,13 +17,12 @@ doc = """
 bias_tests: cognitive-bias tests (anchoring, halo effect, loss aversion, confirmation bias) within subject: every
 control version first, then the treatment versions, in a seeded random order that never shows a test's two versions
 back to back; optional confidence slider; an attention check. One round per test. Export: one row per person x test
-x version (the same columns as python -m backend.bias.runner writes for models), with the participant code, Prolific
-PID, study id, session code and the answer's ISO-8601 UTC time.
-
-Session keys: backend/bias/settings.py (BiasSettings). The item file is read and checked in full before a session
-exists and its text is kept in session.vars, so editing or moving the file later changes no session (loading.py).
-Export: exports.py; admin report: admin.py.
+x version (the same columns as the model runner writes), with the participant code, Prolific PID, study id,
+session code and the answer's time. The tests file is checked before the session exists and kept with the session.
 """
+# Where things are: session keys in backend/bias/settings.py (BiasSettings). The item file is read and checked in
+# full before a session exists and its text is kept in session.vars, so editing or moving the file later changes no
+# session (loading.py). Export: exports.py; admin report: admin.py.
 
 
 class C(BaseConstants):
@@ -173,6 +172,9 @@ def arguments_complete(player: Player) -> bool:
 def custom_export(players):
     """One row per person x test x version, the LLM runner's columns (exports.py)."""
     return exports.custom_export(players)
+
+
+custom_export_codebook = exports.codebook_export
 
 
 def vars_for_admin_report(subsession: Subsession):

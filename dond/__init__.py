@@ -10,6 +10,7 @@ from study_flow import consent_given_choices  # noqa: F401  (oTree finds the con
 from . import storage, views
 from .admin import vars_for_admin_report  # noqa: F401  (oTree's hook)
 from .exports import (  # noqa: F401  (oTree's hooks)
+    custom_export_codebook,
     custom_export_dond_events,
     custom_export_dond_games,
     custom_export_dond_late_calls,
@@ -19,12 +20,13 @@ from .pairing import live_pairing
 from .storage import game_of, settings_of
 
 doc = """
-Deal or No Deal: a person splits items with an LLM (or another person) by chat and secret proposals. Every message,
-proposal, violation, re-prompt and LLM call is an Event row written before it is shown; the game state is derived
-from these rows. See README "DoND". Session keys: backend/dond/settings.py. Sibling modules: storage (settings,
-games, events and their caches), live (the Bargain page's live method), pairing, views (what pages show, payoff),
-exports, admin (the admin report).
+Deal or No Deal: a person splits items with a language model (or another person) by chat and secret proposals.
+Every message and proposal is stored before it is shown. See README "DoND".
 """
+# Where things are: every message, proposal, violation, re-prompt and LLM call is an Event row written before it is
+# shown; the game state is derived from these rows. Session keys: backend/dond/settings.py. Sibling modules: storage
+# (settings, games, events and their caches), live (the Bargain page's live method), pairing, views (what pages show,
+# payoff), exports, admin (the admin report).
 DEFAULTS = DondSettings()
 
 

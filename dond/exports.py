@@ -6,8 +6,10 @@ import json
 import logging
 
 import study_flow
+from backend import codebook
 from backend.dond import export as dond_export
 from backend.dond import scoring
+from study_flow import test_data
 
 from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
 
@@ -86,11 +88,23 @@ def people_of(game, participants):
 
 
 def export_games(players):
-    """(game, events, people) of every game of the players' sessions, for the custom exports."""
+    """(game, events, people, study cells) of every game of the players' sessions, for the custom exports; a test game
+    (a demo session, or a person who came by a test link) is left out of an export of all sessions."""
     subsessions = {player.subsession.id: player.subsession for player in players}.values()
     participants = {player.participant.code: player.participant for player in players}
     for game, events in games_rows(subsessions):
-        yield game, events, people_of(game, participants)
+        session = game.subsession.session
+        people = [participants[code] for code in (game.participant_a, game.participant_b) if code in participants]
+        is_test = test_data.is_test_session(session) or any(test_data.is_test(person) for person in people)
+        if is_test and not test_data.keeps_tests():
+            continue
+        cells = dict(test_data.session_cells(session), is_test=int(is_test))
+        yield game, events, people_of(game, participants), cells
+
+
+GAMES = codebook.names("dond", "custom_export_dond_games")
+EVENTS = codebook.names("dond", "custom_export_dond_events")
+LATE_CALLS = codebook.names("dond", "custom_export_dond_late_calls")
 
 
 def unreadable_row(game, columns, error):
@@ -106,19 +120,19 @@ def unreadable_row(game, columns, error):
 
 
 def custom_export_dond_games(players):
-    yield dond_export.DOND_GAMES_COLUMNS
-    for game, events, people in export_games(players):
+    yield list(GAMES)
+    for game, events, people, cells in export_games(players):
         try:
-            row = game_row(game, events, people=people)
+            row = dict(game_row(game, events, people=people), **cells)
         except Exception as error:  # noqa: BLE001  (the events are read tolerantly; this is the last defence)
-            yield unreadable_row(game, dond_export.DOND_GAMES_COLUMNS, error)
+            yield unreadable_row(game, GAMES, error)
             continue
-        yield [row[name] for name in dond_export.DOND_GAMES_COLUMNS]
+        yield [row.get(name, "") for name in GAMES]
 
 
 def custom_export_dond_events(players):
-    yield dond_export.DOND_EVENTS_COLUMNS
-    for game, events, people in export_games(players):
+    yield list(EVENTS)
+    for game, events, people, cells in export_games(players):
         try:
             meta = game_meta(game)
             rows = dond_export.event_rows(
@@ -131,37 +145,38 @@ def custom_export_dond_events(players):
                 focal_role=game.focal_role,
             )
         except Exception as error:  # noqa: BLE001  (the events are read tolerantly; this is the last defence)
-            yield unreadable_row(game, dond_export.DOND_EVENTS_COLUMNS, error)
+            yield unreadable_row(game, EVENTS, error)
             continue
         for row in rows:
-            yield [row[name] for name in dond_export.DOND_EVENTS_COLUMNS]
+            row.update(cells)
+            yield [row.get(name, "") for name in EVENTS]
 
 
 def custom_export_dond_late_calls(players):
     """One row per late call: an event an LLM turn prepared that the game as stored refused (docs/integrity.md)."""
-    from . import Game, LateCall
+    from . import LateCall
 
-    yield dond_export.DOND_LATE_CALLS_COLUMNS
-    subsessions = {player.subsession.id: player.subsession for player in players}.values()
-    participants = {player.participant.code: player.participant for player in players}
-    for subsession in subsessions:
-        for game in Game.filter(subsession=subsession):
-            code = subsession.session.code
-            people = people_of(game, participants)
-            for late in LateCall.objects_filter(game_id=game.id).order_by(LateCall.id):
-                try:
-                    event = json.loads(late.event_json or "{}")
-                    event = event if isinstance(event, dict) else {"text": str(event)}
-                except ValueError:
-                    event = {"text": late.event_json}
-                event.setdefault("kind", late.kind)
-                person = people.get(event.get("role")) or people.get(game.focal_role)
-                row = dond_export.late_call_row(
-                    event,
-                    session_code=code,
-                    game_id=f"{code}-{game.number + 1}",
-                    arrived_at=late.arrived_at,
-                    late_reason=late.late_reason or "",
-                    person=person,
-                )
-                yield [row[name] for name in dond_export.DOND_LATE_CALLS_COLUMNS]
+    yield list(LATE_CALLS)
+    for game, _events, people, cells in export_games(players):
+        code = game.subsession.session.code
+        for late in LateCall.objects_filter(game_id=game.id).order_by(LateCall.id):
+            try:
+                event = json.loads(late.event_json or "{}")
+                event = event if isinstance(event, dict) else {"text": str(event)}
+            except ValueError:
+                event = {"text": late.event_json}
+            event.setdefault("kind", late.kind)
+            person = people.get(event.get("role")) or people.get(game.focal_role)
+            row = dond_export.late_call_row(
+                event,
+                session_code=code,
+                game_id=f"{code}-{game.number + 1}",
+                arrived_at=late.arrived_at,
+                late_reason=late.late_reason or "",
+                person=person,
+            )
+            row.update(cells)
+            yield [row.get(name, "") for name in LATE_CALLS]
+
+
+custom_export_codebook = codebook.export_function("dond")  # the Data page's download of this app's codebook

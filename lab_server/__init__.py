@@ -12,6 +12,7 @@ own module:
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
+| ``session_form`` | the Create-session form: each key's label and one line of help (no guard) |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
 | ``study_pages`` | researcher pages: Prolific URL and test links, launch check, bonus file and review list (no guard) |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
@@ -30,9 +31,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from . import admin_pages, creation, entry, languages, limits, outputs, study_pages
+    from . import admin_pages, creation, entry, languages, limits, outputs, session_form, study_pages
 
-    for module in (creation, entry, outputs, limits, languages, admin_pages, study_pages):
+    for module in (creation, entry, outputs, limits, languages, admin_pages, study_pages, session_form):
         module.install()
 
 

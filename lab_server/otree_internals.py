@@ -271,6 +271,24 @@ PATCHED: dict[str, Internal] = {
         "every wide, per-app and custom export writes through it: text cells neutralised",
         ("fp", "rows"),
     ),
+    "otree.session:SessionConfig.editable_field_html": Internal(
+        "otree.session:SessionConfig.editable_field_html",
+        "function",
+        "the Create-session form shows each key by its raw name: its label and help are added",
+        ("self", "field_name"),
+    ),
+    "otree.export:custom_export_app": Internal(
+        "otree.export:custom_export_app",
+        "function",
+        "a custom export by URL: asked for one session (session_code), it keeps that session's tests, marked",
+        ("app_name", "fp", "session_code", "function_name"),
+    ),
+    "otree.views.export:ExportIndex.vars_for_template": Internal(
+        "otree.views.export:ExportIndex.vars_for_template",
+        "function",
+        "the Data page lists custom export function names: each gets what one row is (the codebook)",
+        ("self",),
+    ),
     "otree.export:export_page_times": Internal(
         "otree.export:export_page_times",
         "function",

@@ -21,6 +21,9 @@
   played, i.e. a round whose cells are, for every participant, empty, oTree's bookkeeping (``id_in_group``,
   ``role``, ``payoff``, ``id_in_subsession``, ``round_number``) or the field's ``initial`` value
   (``unplayed_rounds_dropped``).
+- **Custom exports.** One asked for one session (``?session_code=``) keeps that session's tests, marked ``is_test``; one
+  of all sessions leaves them out (``study_flow.test_data``). The Data page names what one row of each holds
+  (``backend.codebook.description``).
 - **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
   websocket; with or without the Excel byte-order mark) has its text cells neutralised with
   ``backend.core.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
@@ -141,6 +144,28 @@ def export_csv_text(rows) -> str:
     return buffer.getvalue()
 
 
+def session_downloads(app: str, prefix: str, downloads, players, session_code: str) -> list[dict]:
+    """The admin report's download buttons: this session's rows of each export in ``downloads`` ((label, export
+    function, file name part)), tests included and marked (an export of one session, ``study_flow.test_data``), and
+    the app's codebook beside them as a file."""
+    from backend import codebook
+    from study_flow import test_data
+
+    with test_data.one_session():
+        files = [
+            dict(label=label, file=f"{prefix}_{name}_{session_code}.csv", csv=export_csv_text(function(players)))
+            for label, function, name in downloads
+        ]
+    files.append(
+        dict(
+            label="Codebook: what every column of these files means",
+            file=f"{prefix}_codebook.csv",
+            csv=export_csv_text(codebook.codebook_rows(app)),
+        )
+    )
+    return files
+
+
 # oTree's own columns of every round of an app: they hold a value whether or not the round was played.
 ROUND_BOOKKEEPING = frozenset(
     {"player.id_in_group", "player.role", "player.payoff", "group.id_in_subsession", "subsession.round_number"}
@@ -247,6 +272,30 @@ def _neutralised_rows(export_csv):
     return export_neutralised_csv
 
 
+def _tests_kept_for_one_session(custom_export_app):
+    def custom_export_app_of_one_session(app_name, fp, session_code=None, function_name="custom_export"):
+        from study_flow import test_data
+
+        with test_data.one_session(bool(session_code)):
+            return custom_export_app(app_name, fp, session_code=session_code, function_name=function_name)
+
+    return custom_export_app_of_one_session
+
+
+def _described_exports(vars_for_template):
+    def export_index_with_descriptions(self):
+        from backend import codebook
+
+        context = vars_for_template(self)
+        for row in context.get("custom_export_table") or ():
+            said = codebook.description(row.get("app_name", ""), row.get("function_name", ""))
+            if said:
+                row["name"] = f"{row['name']}: {said}"
+        return context
+
+    return export_index_with_descriptions
+
+
 def install() -> None:
     from .otree_internals import replace
 
@@ -256,6 +305,9 @@ def install() -> None:
     replace("otree.export:get_rows_for_monitor", _escaped_monitor_rows)
     replace("otree.views.admin:SessionPayments.vars_for_template", _escaped_payment_labels)
     replace("otree.export:get_rows_for_wide_csv", _short_config_cells)
+    # Custom exports of one session keep its tests (study_flow.test_data); the Data page says what each one holds.
+    replace("otree.export:custom_export_app", _tests_kept_for_one_session)
+    replace("otree.views.export:ExportIndex.vars_for_template", _described_exports)
     # The wide, per-app and custom exports (URL and websocket alike) all write through _export_csv with typed values:
     # only text cells are touched, so numbers stay numbers.
     replace("otree.export:_export_csv", _neutralised_rows)

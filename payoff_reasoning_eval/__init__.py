@@ -16,11 +16,10 @@ doc = """
 payoff_reasoning_eval: people judge whether a language model reasoned correctly about the payoffs of a 2x2 game
 (Prisoner's Dilemma, Stag Hunt, Hawk-Dove), following the LELMA evaluation protocol. Each log is judged by
 judges_per_log people; the export is the protocol's CSV, the admin report compares the automated check with people.
-
-Where things are: session keys and defaults in backend/reasoning/task.py (TaskSettings); the session's logs and
-settings in study.py; who judges which log in tasks.py (over study_flow/assignments.py); downloads and the admin
-report in exports.py.
 """
+# Where things are: session keys and defaults in backend/reasoning/task.py (TaskSettings); the session's logs and
+# settings in study.py; who judges which log in tasks.py (over study_flow/assignments.py); downloads and the admin
+# report in exports.py.
 
 
 class C(BaseConstants):
@@ -90,6 +89,7 @@ vars_for_admin_report = exports.vars_for_admin_report
 custom_export = exports.protocol
 custom_export_protocol_with_ids = exports.protocol_with_ids
 custom_export_assignments = exports.assignment_log
+custom_export_codebook = exports.codebook_export
 
 
 # PAGES

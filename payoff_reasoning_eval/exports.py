@@ -3,6 +3,7 @@
 import time
 
 import study_flow
+from backend import codebook
 from backend.core import annotator_quality
 from backend.core.figures import page_figures
 from backend.core.jsonable import jsonable
@@ -11,10 +12,10 @@ from backend.reasoning import figures as reasoning_figures
 from backend.reasoning import report as reasoning_report
 from backend.reasoning import task
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell
-from lab_server.outputs import export_csv_text
-from study_flow import assignments
+from lab_server import outputs
+from study_flow import assignments, test_data
 
-from .study import log_files, session_players, settings_of, verdict_rows
+from .study import checked_verdict, log_files, session_players, settings_of, verdict_rows
 from .tasks import assignment_rows
 
 
@@ -38,14 +39,9 @@ def vars_for_admin_report(subsession):
         quality_columns=annotator_quality.QUALITY_COLUMNS,
         quality_floor_s=f"{settings.quality_floor_s:g}",
         downloads_json=script_json(
-            [
-                dict(
-                    label=label,
-                    file=f"payoff_reasoning_{name}_{subsession.session.code}.csv",
-                    csv=export_csv_text(function(players)),
-                )
-                for label, function, name in SESSION_DOWNLOADS
-            ]
+            outputs.session_downloads(
+                "payoff_reasoning_eval", "payoff_reasoning", SESSION_DOWNLOADS, players, subsession.session.code
+            )
         ),
     )
 
@@ -64,7 +60,7 @@ def quality_view(players):
     not) of logs someone else judged too. The app has no gold logs, so the gold column stays empty."""
     from . import Assignment
 
-    done = [p for p in players if p.field_maybe_none("con_mat")]
+    done = [p for p in players if p.field_maybe_none("con_mat") and not checked_verdict(p)[1]]
     times = {}
     for p in done:
         for row in Assignment.filter(subsession=assignments.root(p), participant_code=p.participant.code):
@@ -85,56 +81,52 @@ def quality_view(players):
     return annotator_quality.quality_rows(qualities, labels=labels)
 
 
-def protocol(players):
-    """The protocol's CSV (comma-separated, as oTree writes every export); one row per judge and log."""
-    yield list(PROTOCOL_COLUMNS)
-    for row in verdict_rows(players):
-        yield [export_cell(column, row[column]) for column in PROTOCOL_COLUMNS]
+PROTOCOL = codebook.names("payoff_reasoning_eval", "custom_export")
+PROTOCOL_WITH_IDS = codebook.names("payoff_reasoning_eval", "custom_export_protocol_with_ids")
 
 
-def protocol_with_ids(players):
-    """The protocol's 12 columns plus who judged, in which session and study, and when (ISO-8601 UTC)."""
+def _protocol_rows(players):
+    """Per finished verdict of the exported players: the protocol cells, the judge, session and time, integrity."""
     from . import Assignment
 
-    yield [*PROTOCOL_COLUMNS, *task.IDENTITY_COLUMNS]
     finished = {
         (row["session_code"], row["participant_code"], row["item_id"]): row["finished_at"]
         for row in assignments.log_rows(Assignment, players)
         if row["status"] == "done"
     }
-    for player in players:
+    for player in test_data.exported(players):
         if not player.field_maybe_none("con_mat"):
             continue
-        [row] = verdict_rows([player])
+        cells, problems = checked_verdict(player)
         participant, code = player.participant, player.session.code
-        ids = study_flow.identifiers(participant)
-        yield [export_cell(column, row[column]) for column in PROTOCOL_COLUMNS] + [
-            participant.code,
-            ids["prolific_pid"],
-            ids["study_id"],
-            code,
-            finished.get((code, participant.code, player.log_file), ""),
-        ]
+        row = {column: export_cell(column, cells[column]) for column in PROTOCOL_COLUMNS}
+        row.update(test_data.session_cells(player.session, participant), **study_flow.identifiers(participant))
+        row["judged_at"] = finished.get((code, participant.code, cells["file"]), "")
+        row["integrity"] = "; ".join(problems)
+        yield row
 
 
-# The assignment log's columns: export name <- the row's column (study_flow.assignments.log_rows).
-ASSIGNMENT_COLUMNS = {
-    "session_code": "session_code",
-    "file": "item_id",
-    "participant_code": "participant_code",
-    "status": "status",
-    "reserved_at": "reserved_at",
-    "finished_at": "finished_at",
-    "prolific_pid": "prolific_pid",
-    "study_id": "study_id",
-}
+def protocol(players):
+    """The protocol: the published 12 columns, then (beside them) the judge's code, the session and the time."""
+    yield list(PROTOCOL)
+    for row in _protocol_rows(players):
+        yield [row[column] for column in PROTOCOL]
+
+
+def protocol_with_ids(players):
+    """The protocol's 12 columns, then who judged (with Prolific IDs), in which session and study, and when."""
+    yield list(PROTOCOL_WITH_IDS)
+    for row in _protocol_rows(players):
+        yield [row[column] for column in PROTOCOL_WITH_IDS]
 
 
 def assignment_log(players):
     """Who judged which log and when (reservations included; ISO-8601 UTC times), for auditing the assignment."""
     from . import Assignment
 
-    return assignments.export(Assignment, players, ASSIGNMENT_COLUMNS)
+    columns = codebook.names("payoff_reasoning_eval", "custom_export_assignments")
+    sources = {"file": "item_id"}
+    return assignments.export(Assignment, players, {name: sources.get(name, name) for name in columns})
 
 
 # The exports the admin report offers for its own session (oTree's custom exports hold every session's rows).
@@ -142,3 +134,6 @@ SESSION_DOWNLOADS = (
     ("Protocol with judges and times", protocol_with_ids, "protocol_with_ids"),
     ("Assignment log", assignment_log, "assignments"),
 )
+
+
+codebook_export = codebook.export_function("payoff_reasoning_eval")  # the Data page's download of this app's codebook

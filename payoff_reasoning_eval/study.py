@@ -57,10 +57,44 @@ def load_player_log(player):
     return parse_log(item.text, item.file, game=item.game)
 
 
+CONFUSION_LABELS = ("TP", "FP", "TN", "FN")
+
+
+def checked_verdict(player) -> tuple[dict, list[str]]:
+    """A judge's protocol cells as stored, with each cell that cannot be a verdict's left empty, and what was wrong
+    (an empty list for a sound verdict). Readers use it so one corrupted row never fails a page or an export."""
+    problems = []
+    cells = {"file": player.field_maybe_none("log_file")}
+    for column in PROTOCOL_COLUMNS[1:]:
+        cells[column] = player.field_maybe_none(column)
+
+    def refuse(column, why):
+        problems.append(f"{column}: {str(cells[column])[:40]!r} {why}")
+        cells[column] = None
+
+    for column in ("orig_cor", "fin_cor"):
+        if cells[column] is not None and cells[column] not in (0, 1):
+            refuse(column, "is not 0 or 1")
+    if cells["con_mat"] not in CONFUSION_LABELS:
+        refuse("con_mat", f"is not one of {', '.join(CONFUSION_LABELS)}")
+    attempts = cells["attempts"]
+    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 5):
+        refuse("attempts", "is not a whole number from 1 to 5")
+    for column in ("file", "game", "orig_choice", "final_choice", "err_type", "sentence", "remarks", "failed_queries"):
+        if cells[column] is not None and not isinstance(cells[column], str):
+            refuse(column, "is not text")
+    return cells, problems
+
+
 def verdict_rows(players):
-    """Protocol rows of the finished verdicts among ``players``."""
-    done = [player for player in players if player.field_maybe_none("con_mat")]
-    return [{"file": p.log_file, **{c: p.field_maybe_none(c) for c in PROTOCOL_COLUMNS[1:]}} for p in done]
+    """Protocol rows of the finished, readable verdicts among ``players`` (a corrupted one is flagged in the export)."""
+    rows = []
+    for player in players:
+        if player.field_maybe_none("con_mat"):
+            cells, problems = checked_verdict(player)
+            if not problems:
+                rows.append(cells)
+    return rows
 
 
 def session_players(session):

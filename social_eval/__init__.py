@@ -17,11 +17,10 @@ Sotopia-style annotation of conversations: every annotator rates both agents of 
 of the session's rubric (reasoning + rating each). Episodes are handed out from the database: k annotators each,
 least-covered first, with expiring reservations. Gold episodes serve as attention checks, or, in qualification
 mode, as the whole pilot. See README "social_eval".
-
-Where things are: session keys and their defaults in backend/social/settings.py; the study material (settings,
-rubric, episodes) in study.py; who rates what in tasks.py (over study_flow/assignments.py); the form's hooks in
-form.py; page data in views.py (markup in the .html files); downloads in exports.py; the admin report in admin.py.
 """
+# Where things are: session keys and their defaults in backend/social/settings.py; the study material (settings,
+# rubric, episodes) in study.py; who rates what in tasks.py (over study_flow/assignments.py); the form's hooks in
+# form.py; page data in views.py (markup in the .html files); downloads in exports.py; the admin report in admin.py.
 
 
 class C(BaseConstants):
@@ -46,6 +45,10 @@ class Player(BasePlayer):
     shown_at = models.FloatField(blank=True)
     submitted_at = models.FloatField(blank=True)
     seconds_spent = models.FloatField(blank=True)
+    # The Rate page's time per rating step, posted by its script and judged in tasks.finish_task
+    # (backend/social/step_times.py): JSON {rating field: seconds} when plausible, else empty; step_times_ok says which.
+    step_seconds = models.LongStringField(blank=True)
+    step_times_ok = models.BooleanField(blank=True)
     attention_passed = models.BooleanField(blank=True)
     gold_max_difference = models.FloatField(blank=True)
     comprehension_attempts = models.IntegerField(initial=0)
@@ -132,6 +135,7 @@ custom_export_ratings_long = exports.ratings_long
 custom_export_ratings_wide = exports.ratings_wide
 custom_export_qualified = exports.qualified
 custom_export_assignments = exports.assignment_log
+custom_export_codebook = exports.codebook_export
 
 
 # PAGES
@@ -206,7 +210,7 @@ class Rate(Page):
 
     @staticmethod
     def get_form_fields(player):
-        return social_forms.form_fields(study.rubric(player.session)) if player.episode_id else []
+        return [*social_forms.form_fields(study.rubric(player.session)), "step_seconds"] if player.episode_id else []
 
     @staticmethod
     def vars_for_template(player):

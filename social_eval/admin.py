@@ -11,7 +11,7 @@ from backend.core.script_json import script_json
 from backend.social import figures as social_figures
 from backend.social import forms as social_forms
 from backend.social import report as social_report
-from lab_server.outputs import export_csv_text
+from lab_server import outputs
 from study_flow import assignments
 
 from . import exports
@@ -134,8 +134,5 @@ SESSION_DOWNLOADS = (
 
 def session_downloads(players, session_code):
     """This session's rows of each custom export, as CSV text for the report's download buttons (oTree's own
-    custom exports hold every session's rows)."""
-    return [
-        dict(label=label, file=f"social_eval_{name}_{session_code}.csv", csv=export_csv_text(function(players)))
-        for label, function, name in SESSION_DOWNLOADS
-    ]
+    custom exports hold every session's rows), and the codebook."""
+    return outputs.session_downloads("social_eval", "social_eval", SESSION_DOWNLOADS, players, session_code)

@@ -3,14 +3,16 @@ swapping an expired reservation, finishing. The rows and the policy are shared w
 (``study_flow/assignments.py`` over ``backend/core/assignment.py``).
 """
 
+import json
 import time
 
 import study_flow
 from backend.core import assignment
 from backend.social import forms as social_forms
+from backend.social import step_times
 from study_flow import assignments
 
-from .study import maybe, player_episode, root_id, settings_of, study
+from .study import maybe, player_episode, root_id, rubric, settings_of, study
 
 
 def plan(player):
@@ -161,6 +163,16 @@ def reservation_lost_message(player):
     return social_forms.message("reservation_lost", language=player.session.config.get("language"), minutes=minutes)
 
 
+def record_step_times(player):
+    """Keep the browser's time per rating step only when it is plausible (``backend.social.step_times``)."""
+    fields = [name for name in social_forms.form_fields(rubric(player.session)) if name.startswith("rating_")]
+    times, _ = step_times.judged_step_seconds(
+        player.field_maybe_none("step_seconds"), fields=fields, seconds_spent=player.seconds_spent
+    )
+    player.step_seconds = json.dumps(times) if times else ""
+    player.step_times_ok = times is not None
+
+
 def finish_task(player):
     """The rating page was submitted: the row is done, the time and (for a gold episode) the check recorded."""
     if not player.episode_id:
@@ -172,6 +184,7 @@ def finish_task(player):
     assignments.finish([my_row(player)], now=now)
     player.submitted_at = now
     player.seconds_spent = now - player.shown_at
+    record_step_times(player)
     if player.is_gold:
         ratings = {key: rating for key, (rating, _) in submitted_ratings(player).items()}
         passed, worst = social_forms.gold_check(

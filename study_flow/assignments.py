@@ -16,6 +16,7 @@ Rows are session-wide: they link to the round-1 subsession (``root``; ``root_id`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -95,8 +96,18 @@ def policy_rows(Assignment, root_id: int, *, except_id: int | None = None) -> li
     return [
         dict(item_id=item_id, participant=participant_code, status=status, reserved_at=reserved_at)
         for row_id, item_id, participant_code, status, reserved_at in query
-        if row_id != except_id
+        if row_id != except_id and _usable(status, reserved_at)
     ]
+
+
+def _usable(status, reserved_at) -> bool:
+    """Whether a stored row can be read by the policy: a known status, and a reservation with a time. A row that
+    cannot (corrupted by hand, say) is left out of the policy, so its item may be handed out again, and is flagged in
+    the export (``integrity``), never failing a page or a report."""
+    if status not in assignment.STATUSES:
+        return False
+    number = isinstance(reserved_at, (int, float)) and not isinstance(reserved_at, bool)
+    return status != "reserved" or (number and math.isfinite(reserved_at))
 
 
 def held_rows(Assignment, root_id: int, *, participant_code: str, item_id: str, round_number: int | None = None):
@@ -127,27 +138,62 @@ def still_needed(Assignment, root_id: int, row, *, now: float, timeout_s: float,
 
 def log_rows(Assignment, players) -> Iterator[dict[str, Any]]:
     """Every assignment row of the sessions of ``players`` (times as ISO-8601 UTC, ``finished_at`` empty until done),
-    with the participant's identifiers (empty for a participant not among ``players``)."""
+    with the participant's identifiers (empty for a participant not among ``players``), the study columns
+    (``test_data.session_cells``) and ``integrity`` (what was wrong with a stored row; its readable cells are kept).
+    Rows of test participants are left out of an export of all sessions (``test_data.exported``)."""
+    from . import test_data
+
     sessions, participants = {}, {}
+    studied = test_data.exported(players)
+    kept = {player.participant.code for player in studied}
+    kept_sessions = {player.session.code for player in studied}
     for player in players:
         participants.setdefault(player.participant.code, player.participant)
-        if player.round_number == 1:
+        if player.round_number == 1 and player.session.code in kept_sessions:
             sessions.setdefault(player.session.code, player.subsession)
-    for code, root in sessions.items():
+    for root in sessions.values():
         for row in Assignment.filter(subsession=root):
             participant = participants.get(row.participant_code)
+            if participant is not None and row.participant_code not in kept:
+                continue
             identity = identifiers(participant) if participant else dict.fromkeys(IDENTITY_COLUMNS, "")
+            cells, problems = _readable_cells(row)
             yield dict(
                 identity,
-                session_code=code,
-                item_id=row.item_id,
+                **test_data.session_cells(root.session, participant),
                 participant_code=row.participant_code,
-                status=row.status,
-                reserved_at=iso_utc(row.reserved_at),
-                finished_at=iso_utc(row.finished_at) if row.status == "done" else "",
-                round_number=row.round_number,
-                is_gold=int(bool(row.is_gold)),
+                **cells,
+                integrity="; ".join(problems),
             )
+
+
+def _readable_cells(row) -> tuple[dict[str, Any], list[str]]:
+    """An assignment row's cells for the log, and what was wrong with any of them (never an exception)."""
+    problems = []
+
+    def time_of(name):
+        value = getattr(row, name, None)
+        if value is None:
+            return ""
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return iso_utc(value)
+        problems.append(f"{name}: {str(value)[:40]!r} is not a time")
+        return ""
+
+    status = row.status
+    if status not in assignment.STATUSES:
+        problems.append(f"status: {str(status)[:40]!r} is not one of {', '.join(assignment.STATUSES)}")
+    return (
+        dict(
+            item_id=row.item_id,
+            status=status,
+            reserved_at=time_of("reserved_at"),
+            finished_at=time_of("finished_at") if status == "done" else "",
+            round_number=row.round_number,
+            is_gold=int(bool(row.is_gold)),
+        ),
+        problems,
+    )
 
 
 def export(Assignment, players, columns: Mapping[str, str]) -> Iterator[list[Any]]:

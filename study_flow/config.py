@@ -124,3 +124,49 @@ def choices_of(settings_class) -> dict[str, tuple[str, ...]]:
         if options:
             found[field.name] = tuple(options)
     return found
+
+
+# What the admin's Create-session page says of each key every app shares (label, one line of help).
+SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
+    "study_title": (
+        "Study title",
+        "Shown at the top of every page; empty: 'Research study' in the session's language.",
+    ),
+    "consent": ("Ask for consent", "Tick to show the consent page first; who declines is screened out."),
+    "consent_text": ("Consent text", "Your information above the consent question: duration, pay, contact."),
+    "completion_code": (
+        "Prolific completion code",
+        "Where finishers are sent back to Prolific; without it they get no code.",
+    ),
+    "screenout_code": ("Prolific screen-out code", "Where people who are screened out are sent back to Prolific."),
+    "completion_redirect_seconds": ("Seconds before going back", "The completion page returns to Prolific after this."),
+    "language": ("Language", "Every word the participant sees: en, de or it."),
+    "participant_id_format": ("Participant IDs", "prolific: only 24-character Prolific IDs may enter; any: any label."),
+    "llm_model": ("Model", "The model's name as your model server knows it."),
+    "llm_temperature": ("Temperature", "0 answers most predictably; higher varies more (0-2)."),
+    "llm_timeout_s": ("Model time limit (seconds)", "One call that takes longer counts as failed."),
+    "llm_max_retries": ("Retries of a failed call", "How often a failed model call is tried again."),
+    "llm_max_tokens": ("Longest model reply (tokens)", "Empty or 0: the server's own limit."),
+    "llm_reasoning_tokens": ("Room for thinking (tokens)", "Extra tokens for a reasoning model's thinking; 0: none."),
+    "real_world_currency_per_point": ("Money per point", "What one point of bonus is worth in the study's currency."),
+    "participation_fee": ("Participation fee", "The fixed pay for taking part, in the study's currency."),
+}
+
+
+def key_words() -> dict[str, tuple[str, str]]:
+    """Every session key's label and one line of help, from the settings modules (one definition per key): the
+    shared keys here and each app's ``KEY_WORDS`` beside its settings class.
+
+    >>> key_words()["max_messages"][0], key_words()["completion_code"][0]
+    ('Messages per player', 'Prolific completion code')
+    """
+    from backend.bias import settings as bias_settings
+    from backend.dond import settings as dond_settings
+    from backend.reasoning import task
+    from backend.social import settings as social_settings
+
+    words: dict[str, tuple[str, str]] = {}
+    for module_words in (dond_settings.KEY_WORDS, social_settings.KEY_WORDS, task.KEY_WORDS, bias_settings.KEY_WORDS):
+        words.update(module_words)
+    words.update(SHARED_KEY_WORDS)
+    return words

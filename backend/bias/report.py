@@ -68,7 +68,7 @@ def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The rows of one or more exports, as text (empty cells as empty strings), neutralised cells restored exactly.
 
     Files written before the identifier and answer columns (``ADDED_COLUMNS``) existed are read with those cells
-    empty. The model's text (``ESCAPED_COLUMNS``) is read back with its line breaks.
+    empty. The app's export gives confidence on the slider's scale (``confidence_max``, 100): read as a fraction. The model's text (``ESCAPED_COLUMNS``) is read back with its line breaks.
     """
     from backend.core.csvio import read_csv_any, unescape_text
 
@@ -80,12 +80,29 @@ def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
                 frame[column] = ""
         for column in ESCAPED_COLUMNS:  # multi-line model text, kept on one line by the export
             frame[column] = frame[column].map(unescape_text)
+        if "confidence_max" in frame.columns:  # the app writes the slider's 0-100; the metrics read 0-1
+            frame["confidence"] = [
+                _fraction(value, top) for value, top in zip(frame["confidence"], frame["confidence_max"], strict=True)
+            ]
         frames.append(frame)
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EXPORT_COLUMNS)
     missing = [column for column in EXPORT_COLUMNS if column not in rows.columns]
     if missing:
         raise ValueError(f"The export lacks the columns {missing}; is it a bias_tests export?")
     return rows
+
+
+def _fraction(value: str, top: str) -> str:
+    """A confidence cell on a scale from 0 to ``top`` as text of a fraction in [0, 1] (unchanged when either cell is
+    not a positive number: the metrics then read it as they would have).
+
+    >>> _fraction("60", "100"), _fraction("0.6", ""), _fraction("", "100")
+    ('0.6', '0.6', '')
+    """
+    number, scale = _cell_number(value), _cell_number(top)
+    if math.isnan(number) or math.isnan(scale) or scale <= 0:
+        return value
+    return f"{number / scale:g}"
 
 
 def _cell_number(text: Any) -> float:

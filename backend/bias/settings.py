@@ -108,3 +108,14 @@ def checked_session(
             problems.append(str(error))
     session_keys.refuse_problems(problems)
     return BiasSettings(**values), text, items
+
+
+# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
+KEY_WORDS: Mapping[str, tuple[str, str]] = {
+    "item_file": ("Tests file", "Optional: your own tests (JSON); empty uses the bundled set."),
+    "ask_confidence": ("Ask how sure", "Tick to show a 0-100 slider after each answer."),
+    "order_seed": (
+        "Order (seed)",
+        "Person k's order of tests follows from this number and k: the same number repeats them.",
+    ),
+}

@@ -213,3 +213,38 @@ def validated_settings(config: Mapping[str, Any], *, project_root: Path) -> Dond
     if settings.instances_file:
         load_instances(settings.instances_file, language=settings.language, project_root=project_root)
     return settings
+
+
+# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
+KEY_WORDS: Mapping[str, tuple[str, str]] = {
+    "mode": (
+        "Goal of the game",
+        "semi: each side wants its own points; coop: both want the joint points; comp: beat the other.",
+    ),
+    "language": ("Language", "Every word the participant sees, and the model's prompts: en, de or it."),
+    "opponent": ("Opponent", "llm: the person bargains with a model; human: two people are paired."),
+    "max_messages": ("Messages per player", "Chat messages each side may send before both must make a proposal."),
+    "first_mover": ("Who opens", "counterbalance: alternate; human or llm: that side always opens."),
+    "instance_seed": ("Item draw (seed)", "The same number draws the same items and values in the same order."),
+    "instances_file": ("Games file", "Optional: a JSON file of your own games, instead of drawn ones."),
+    "llm_reprompts": ("Model retries after a rule break", "0 ends the game at the model's first rule break."),
+    "max_message_chars": ("Longest message", "Characters in one chat message, from the person or the model."),
+    "game_timeout_s": ("Time limit of a game (seconds)", "After this the game ends and the person moves on."),
+    "turn_timeout_s": ("Time for one turn (seconds)", "Two people: a partner silent this long on their turn has left."),
+    "disconnect_timeout_s": ("Closed page allowed (seconds)", "Two people: a page closed this long counts as leaving."),
+    "pairing_timeout_s": ("Wait for a partner (seconds)", "Two people: how long someone waits to be paired."),
+    "value_visibility": ("Who sees whose values", "own: each sees only its own; both, or one side sees the other's."),
+    "opponent_intro": ("How the opponent is introduced", "auto tells the truth; ai, person or neutral say so instead."),
+    "agent_description": ("Model's role description", "none: a neutral representative; or a described persona."),
+    "disclose_description": ("Show that description", "Tick to tell the person how the model was described."),
+    "model_failure_pay": ("Pay if the model breaks the game", "half_total: half the best joint points; zero: nothing."),
+    "llm_protocol": ("How the model is asked", "plain: a reply each turn; notes: a private note before each reply."),
+    "llm_word_limit": ("Model's word limit", "The most words the model is told to use in a message or note."),
+    "llm_probe_external": ("Ask the model about the other side", "Notes: also ask which split the other would accept."),
+    "llm_blocking": (
+        "Blocking model calls (benchmarks only)",
+        "Leave off in a study: every call would stall the server.",
+    ),
+    "live_messages_per_minute": ("Messages per minute (limit)", "More messages from one participant are refused."),
+    "llm_requests_per_game": ("Model calls per game (limit)", "At this many calls the game is stopped."),
+}

@@ -381,3 +381,19 @@ def admin_report(
         protocol_csv_json=script_json(protocol_csv(verdicts, separator=settings.csv_separator)),
         download_name_json=script_json(f"payoff_reasoning_{session_code}.csv"),
     )
+
+
+# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
+KEY_WORDS: Mapping[str, tuple[str, str]] = {
+    "logs_folder": ("Logs folder", "A folder (or .zip) of the model's reasoning logs to be judged."),
+    "logs_upload": ("Logs as text", "Optional: the logs given directly (file name -> text), instead of a folder."),
+    "default_game": ("Game of unnamed logs", "The game a log is about when its file name does not say."),
+    "extra_games": ("More games", "Optional: further 2x2 games (or replacements), as JSON."),
+    "judges_per_log": ("Judges per log", "How many people judge each log."),
+    "logs_per_judge": ("Logs per person", "How many logs each person judges."),
+    "reservation_timeout_s": ("Hold a log (seconds)", "After this an unfinished log goes to someone else."),
+    "csv_separator": ("Separator of the protocol file", "The character between columns in the report's download."),
+    "aggregation_rule": ("Combining judges", "unanimity: correct only if all judges agree; majority: if most do."),
+    "pilot_overlap": ("Pilot: everyone judges the same", "Tick so agreement between judges can be measured."),
+    "quality_floor_s": ("Too fast (seconds)", "The admin report flags logs judged faster than this."),
+}

@@ -247,6 +247,34 @@ def collected_ratings(values: Mapping[str, Any], rubric: Rubric) -> dict[tuple[i
     }
 
 
+def readable_ratings(values: Mapping[str, Any], rubric: Rubric) -> tuple[dict[tuple[int, str], tuple], list[str]]:
+    """Stored form values read for an export that must not fail: ``{(agent, dimension key): (rating, reasoning)}``
+    with None for a rating that is not a whole number within the dimension's scale, and what was wrong with each.
+
+    >>> from backend.social.rubrics import load_rubric
+    >>> values = {name: 0 if name.startswith("rating_") else "ok" for name in form_fields(load_rubric())}
+    >>> values["rating_1_2"], values["reason_2_1"] = "x", None
+    >>> ratings, problems = readable_ratings(values, load_rubric())
+    >>> ratings[(1, "believability")], ratings[(1, "relationship")], problems
+    ((0, 'ok'), (None, 'ok'), ["rating_1_2: 'x' is not a whole number from -5 to 5", 'reason_2_1: missing'])
+    """
+    ratings, problems = {}, []
+    for agent in AGENTS:
+        for slot, dimension in enumerate(rubric.dimensions, start=1):
+            name, reason_name = rating_field(agent, slot), reason_field(agent, slot)
+            value, reasoning = values.get(name), values.get(reason_name)
+            rating = None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+                rating = int(value) if dimension.min <= value <= dimension.max else None
+            if rating is None:
+                problems.append(f"{name}: {value!r} is not a whole number from {dimension.min} to {dimension.max}")
+            if not isinstance(reasoning, str):
+                problems.append(f"{reason_name}: missing" if reasoning is None else f"{reason_name}: not text")
+                reasoning = "" if reasoning is None else str(reasoning)
+            ratings[(agent, dimension.key)] = (rating, reasoning)
+    return ratings, problems
+
+
 def gold_check(ratings: Mapping[tuple[int, str], float], episode: Episode, *, tolerance: float) -> tuple[bool, float]:
     """Whether every rating with a gold reference lies within ``tolerance`` of it, and the largest |difference|.
 
@@ -328,6 +356,7 @@ def long_rows(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> li
     for agent_index, agent in enumerate(episode.agents, start=1):
         for dimension in rubric.dimensions:
             rating, reasoning = record["ratings"][(agent_index, dimension.key)]
+            rating = "" if rating is None else rating  # unreadable as stored (readable_ratings)
             row = dict.fromkeys(EXPORT_COLUMNS, "")
             row.update({key: record.get(key, "") for key in EXPORT_COLUMNS if key in record})
             row.update(
@@ -343,10 +372,9 @@ def long_rows(record: Mapping[str, Any], episode: Episode, rubric: Rubric) -> li
 
 WIDE_HEAD = [
     "session_code",
-    "pk",
+    "episode_id",  # Sotopia's tables call it pk
     "episode_group",
     "is_gold",
-    "prolific_id",  # Sotopia's name for the Prolific ID; prolific_pid repeats it under the name the other exports use
     *ANNOTATION_CELLS,
 ]
 
@@ -356,15 +384,21 @@ def wide_columns(rubric: Rubric) -> list[str]:
 
     >>> from backend.social.rubrics import load_rubric
     >>> wide_columns(load_rubric())[:8]
-    ['session_code', 'pk', 'episode_group', 'is_gold', 'prolific_id', 'annotator', 'participant_code', 'prolific_pid']
+    ['session_code', 'episode_id', 'episode_group', 'is_gold', 'annotator', 'participant_code', 'prolific_pid', 'study_id']
     >>> wide_columns(load_rubric())[len(WIDE_HEAD):len(WIDE_HEAD) + 2]
     ['believability_1', 'believability_reasoning_1']
     """
-    return WIDE_HEAD + [
+    return WIDE_HEAD + dimension_columns(rubric)
+
+
+def dimension_columns(rubric: Rubric) -> list[str]:
+    """The wide export's rating columns of ``rubric``: per agent and dimension the rating, its reasoning and the time
+    on its step of the Rate page."""
+    return [
         name
         for agent in AGENTS
         for d in rubric.dimensions
-        for name in (f"{d.key}_{agent}", f"{d.key}_reasoning_{agent}")
+        for name in (f"{d.key}_{agent}", f"{d.key}_reasoning_{agent}", f"{d.key}_seconds_{agent}")
     ]
 
 
@@ -372,14 +406,13 @@ def wide_values(record: Mapping[str, Any], episode: Episode) -> dict[str, Any]:
     """One annotation's cells of the wide export, by column name (``record`` as for ``long_rows``)."""
     values = {column: record.get(column, "") for column in WIDE_HEAD}
     values.update(
-        pk=episode.id,
+        episode_id=episode.id,
         episode_group=episode.group,
         is_gold=int(episode.is_gold),
-        prolific_id=record.get("prolific_pid", ""),
         participant_code=record.get("participant_code") or record.get("annotator", ""),
     )
     for (agent, key), (rating, reasoning) in record["ratings"].items():
-        values[f"{key}_{agent}"] = rating
+        values[f"{key}_{agent}"] = "" if rating is None else rating
         values[f"{key}_reasoning_{agent}"] = escape_text(reasoning)
     return values
 

@@ -122,7 +122,7 @@ SCOPES = ("agent 1", "agent 2", "both", "focus")
 
 
 LONG_EXPORT_REQUIRED = frozenset({"episode_id", "agent_index", "dimension", "rating", "annotator"})
-WIDE_EXPORT_REQUIRED = frozenset({"session_code", "pk", "annotator", "is_gold"})
+WIDE_EXPORT_REQUIRED = frozenset({"session_code", "annotator", "is_gold"})  # and episode_id (pk before 2026-11)
 
 
 def wide_dimensions(columns: Iterable[str]) -> list[str]:
@@ -145,6 +145,8 @@ def export_kind(columns: Iterable[str]) -> str | None:
 
     >>> export_kind(["session_code", "episode_id", "agent_index", "dimension", "rating", "annotator"])
     'long'
+    >>> export_kind(["session_code", "episode_id", "is_gold", "annotator", "goal_1", "goal_reasoning_1"])
+    'wide'
     >>> export_kind(["session_code", "pk", "is_gold", "prolific_id", "annotator", "goal_1", "goal_reasoning_1"])
     'wide'
     >>> export_kind(["", "model", "pk", "data", "prolific_id", "believability_1", "goal_2"])
@@ -155,7 +157,7 @@ def export_kind(columns: Iterable[str]) -> str | None:
     names = [str(column).strip() for column in columns]
     if set(names) >= LONG_EXPORT_REQUIRED:
         return "long"
-    if set(names) >= WIDE_EXPORT_REQUIRED:
+    if set(names) >= WIDE_EXPORT_REQUIRED and {"episode_id", "pk"} & set(names):
         return "wide"
     if sotopia_release.looks_like_release(names):
         return "release"
@@ -224,7 +226,7 @@ def ratings_from_wide_export(table: pd.DataFrame) -> pd.DataFrame:
                 pd.DataFrame(
                     dict(
                         group=group,
-                        episode_id=table["pk"].astype(str),
+                        episode_id=table["episode_id" if "episode_id" in table else "pk"].astype(str),
                         agent=agent,
                         dimension=dimension,
                         rating=pd.to_numeric(table[column], errors="coerce"),

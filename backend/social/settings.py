@@ -188,3 +188,28 @@ def checked_settings(
     rubric, episodes = load_material(settings, project_root=project_root)
     check_material(settings, rubric, episodes, max_tasks=max_tasks, max_questions=max_questions)
     return settings, rubric, episodes
+
+
+# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
+KEY_WORDS: Mapping[str, tuple[str, str]] = {
+    "rubric_file": ("Rubric file", "Optional: your rubric (dimensions and scales); empty uses the bundled one."),
+    "episodes": ("Episodes file or folder", "The conversations to rate; empty uses the bundled sample."),
+    "episodes_json": ("Episodes as text", "Optional: the episodes pasted as JSON, instead of a file."),
+    "annotators_per_episode": ("Raters per conversation", "How many people rate each conversation."),
+    "episodes_per_annotator": ("Conversations per person", "How many conversations each person rates."),
+    "attention_checks": ("Attention checks per person", "Conversations with known ratings mixed in to check care."),
+    "gold_tolerance": (
+        "Allowed distance on checks",
+        "A check passes when every rating is within this of the known one.",
+    ),
+    "reservation_timeout_s": (
+        "Hold a conversation (seconds)",
+        "After this an unfinished conversation goes to someone else.",
+    ),
+    "min_reasoning_chars": ("Shortest explanation", "Characters each rating's explanation must have."),
+    "comprehension_check": ("Comprehension quiz", "Tick to ask questions about the instructions before rating."),
+    "comprehension_attempts": ("Quiz attempts", "Tries before someone who fails the quiz is screened out."),
+    "qualification_mode": ("Qualification run", "Tick for a pilot of only the check conversations, to qualify raters."),
+    "pilot_overlap": ("Pilot: everyone rates the same", "Tick so agreement between raters can be measured."),
+    "quality_floor_s": ("Too fast (seconds)", "The admin report flags conversations rated faster than this."),
+}

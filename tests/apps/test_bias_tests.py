@@ -52,7 +52,10 @@ def test_bots_export_and_the_report_shows_people_and_the_model_side_by_side(tmp_
             (item.id, version) for item in ITEMS.items for version in item.versions
         )
         check_person_order(person_rows)
-    assert all(0 <= float(row["confidence"]) <= 1 for row in rows if row["version"] != "treatment" or row["answer"])
+    # confidence on the slider's scale, as the person saw it (0-100), its top in confidence_max
+    assert all(0 <= float(row["confidence"]) <= 100 for row in rows if row["confidence"])
+    assert {row["confidence_max"] for row in rows if row["confidence"]} == {"100"}
+    assert any(float(row["confidence"]) > 1 for row in rows)
     assert {row["n_arguments"] for row in rows if row["arguments_shown"]} == {"8"}
     assert sorted(row["is_correct"] for row in rows if row["bias"] == "attention_check") == ["0", "1", "1", "1"]
 
@@ -113,7 +116,7 @@ def test_researcher_item_file_is_used_and_its_text_is_escaped(otree_server, tmp_
         assert escaped_pages == 2  # the item's control and treatment pages
     rows = export_rows(otree_server.url, "bias_tests", "custom_export", session_code=session["code"])
     assert len(rows) == 7 and {row["item_set"] for row in rows} == {"researcher_set"}
-    assert {row["confidence"] for row in rows} == {"0.7"}
+    assert {row["confidence"] for row in rows} == {"70"}
 
 
 def test_a_broken_item_file_stops_session_creation_with_its_field(otree_server, tmp_path):
@@ -163,7 +166,7 @@ def test_a_person_completes_the_tests_with_slider_and_argument_selection(otree_s
             value = 10 + 5 * step
             page.locator("#confidence-slider").fill(str(value))
             assert page.locator("#confidence-value").inner_text() == str(value)
-            confidences.append(value / 100)
+            confidences.append(value)
         next_page(page)
     expect(page.locator("#_otree-title")).to_have_text("Thank you!")
 

@@ -10,6 +10,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
+from backend.codebook.reasoning import PROTOCOL_BESIDE
 from backend.reasoning.games import GAMES
 from backend.reasoning.logs import confusion_label, failed_queries_field, read_log_folder
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
@@ -34,7 +35,9 @@ def test_bot_session_export_has_the_protocol_columns_values_and_all_four_cells(t
     result = run_bots("payoff_reasoning_eval", export_dir=tmp_path)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     path = tmp_path / "payoff_reasoning_eval_custom.csv"
-    assert path.read_text(encoding="utf-8").splitlines()[0] == ",".join(PROTOCOL_COLUMNS)
+    header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[: len(PROTOCOL_COLUMNS)] == list(PROTOCOL_COLUMNS)  # the published 12, then who, where, when
+    assert header[len(PROTOCOL_COLUMNS) :] == PROTOCOL_BESIDE
     form = read_protocol_form(path)
     logs = sample_logs()
     assert len(form) == 3 * len(logs)  # judges_per_log = 3, three judges each taking every log
@@ -144,7 +147,10 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
     assert lines[0] == ";".join(PROTOCOL_COLUMNS)
     [downloaded] = list(csv.DictReader(lines, delimiter=";"))
-    assert downloaded == row
+    assert downloaded == {column: row[column] for column in PROTOCOL_COLUMNS}  # the published form: 12 columns
+    assert (
+        row["judged_at"] == held["finished_at"] and row["session_code"] == session["code"] and row["participant_code"]
+    )
 
 
 @pytest.mark.browser

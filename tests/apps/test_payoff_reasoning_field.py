@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from backend.codebook.reasoning import PROTOCOL_BESIDE
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
 from backend.reasoning.task import IDENTITY_COLUMNS
 from tests.support import PROJECT_ROOT
@@ -129,10 +130,13 @@ def test_the_export_with_identifiers_names_judge_study_session_and_time(otree_se
     code, judges = finished
     plain = export_rows(otree_server.url, APP, "custom_export", session_code=code)
     with_ids = export_rows(otree_server.url, APP, "custom_export_protocol_with_ids", session_code=code)
-    assert list(plain[0]) == list(PROTOCOL_COLUMNS)  # the protocol's 12 columns, exactly
-    assert list(with_ids[0]) == [*PROTOCOL_COLUMNS, *IDENTITY_COLUMNS]
+    # the protocol's 12 columns first, exactly; the judge, session and time beside them, never inside
+    assert list(plain[0])[: len(PROTOCOL_COLUMNS)] == list(PROTOCOL_COLUMNS)
+    assert list(plain[0])[len(PROTOCOL_COLUMNS) :] == PROTOCOL_BESIDE
+    assert list(with_ids[0])[: len(PROTOCOL_COLUMNS) + len(IDENTITY_COLUMNS)] == [*PROTOCOL_COLUMNS, *IDENTITY_COLUMNS]
     assert len(plain) == len(with_ids) == 18
-    assert [{column: row[column] for column in PROTOCOL_COLUMNS} for row in with_ids] == plain
+    assert [{column: row[column] for column in plain[0]} for row in with_ids] == plain
+    assert {row["is_test"] for row in plain} == {"0"} and {row["integrity"] for row in plain} == {""}
     expected = {participant: (pid, study, code) for participant, pid, study in judges}
     for row in with_ids:
         assert (row["prolific_pid"], row["study_id"], row["session_code"]) == expected[row["participant_code"]]

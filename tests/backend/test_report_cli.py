@@ -187,7 +187,7 @@ def test_neutralised_cells_are_read_back_exactly(exports, capsys):
     assert "'" + GROUP.replace('"', '""') in raw and ",'-sample-used-car," in raw  # what the spreadsheet sees
     table = read_csv_any(wide_path, dtype=str, keep_default_na=False)
     assert set(table["episode_group"]) == {GROUP}
-    assert set(table["pk"]) == {"-sample-used-car", "-sample-party-noise", "gold-concert-tickets"}
+    assert set(table["episode_id"]) == {"-sample-used-car", "-sample-party-noise", "gold-concert-tickets"}
     assert set(table["goal_reasoning_1"]) == {"=1+1 is how I would put it, and more."}
     for path in (wide_path, exports[("social_eval", "custom_export_ratings_long")]):
         _, out, _ = _run(capsys, path, as_json=True)

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
 from social_eval import texts as social_texts
-from tests.support.harness import create_session, session_start_links
+from tests.support.harness import create_session, export_rows, session_start_links
 from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser
@@ -298,3 +298,34 @@ def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_pag
     else:
         expect(second.locator("#content, body").first).to_contain_text(words["return_submission"])
     assert_no_english(second, language, where="NothingLeft")
+
+
+def test_each_rating_step_is_timed_and_the_times_are_stored_when_plausible(otree_server, open_page):
+    """The page posts the time each step was on screen; the server judges it (backend/social/step_times.py) and the
+    long export gives every rating its step's time, the wide export one column per step."""
+    page = open_page(DESKTOP)
+    to_page(page, otree_server.url, "Rate")
+    code = page.url.split("/p/")[1].split("/")[0]
+    page.wait_for_timeout(1500)  # the first step stays on screen for 1.5 s
+    for _ in range(STEPS - 1):
+        rate_current(page)
+    row = page.locator(".se-row.se-current")
+    row.locator("textarea").fill(REASON)
+    row.locator(f"input[value='{row.locator('.se-scale').get_attribute('data-max')}']").check()
+    submit(page)
+    rows = [
+        row
+        for row in export_rows(otree_server.url, "social_eval", "custom_export_ratings_long")
+        if row["participant_code"] == code
+    ]
+    assert len(rows) == STEPS and {row["step_times_ok"] for row in rows} == {"1"}
+    seconds = {(row["agent_index"], row["dimension"]): float(row["step_seconds"]) for row in rows}
+    first = RUBRIC.dimensions[0].key
+    assert seconds[("1", first)] >= 1.5
+    assert sum(seconds.values()) <= float(rows[0]["seconds_spent"]) + 2
+    [wide] = [
+        row
+        for row in export_rows(otree_server.url, "social_eval", "custom_export_ratings_wide")
+        if row["participant_code"] == code
+    ]
+    assert float(wide[f"{first}_seconds_1"]) == seconds[("1", first)] and wide["step_times_ok"] == "1"

@@ -1,6 +1,7 @@
 // social_eval rating page: one rating (agent x dimension) at a time with Back / Next rating and a progress line,
 // character counters, a draft of every field and of the current step that survives reloads, and the keyboard flow
-// the page's hint describes. Without this script every rating is shown at once and the form still works.
+// the page's hint describes, and the time each step was on screen. Without this script every rating is shown at
+// once and the form still works (without step times).
 (function () {
   const form = document.getElementById('form');
   const root = document.getElementById('se-rate');
@@ -59,11 +60,28 @@
     box.hidden = !text;
   }
 
+  // Time per step (seconds on screen), posted with the form; the server keeps it only when plausible.
+  const spent = {};
+  let since = null;
+  function field(row) { return row.id.replace(/^row-/, ''); }
+  function clock() {
+    const now = performance.now();
+    if (since !== null) spent[field(rows[current])] = (spent[field(rows[current])] || 0) + (now - since) / 1000;
+    since = now;
+  }
+  function writeTimes() {
+    clock();
+    const times = {};
+    for (const row of rows) times[field(row)] = Math.round(10 * (spent[field(row)] || 0)) / 10;
+    document.getElementById('se-step-seconds').value = JSON.stringify(times);
+  }
+
   // Steps.
   root.classList.add('se-stepwise');
   progress.hidden = false;
   form.noValidate = true;  // the steps check each rating and say what to fix; the server checks again
   function show(index, focus) {
+    clock();
     current = Math.max(0, Math.min(rows.length - 1, index));
     rows.forEach(function (row, i) { row.classList.toggle('se-current', i === current); });
     const block = rows[current].closest('.se-block');
@@ -103,7 +121,7 @@
   backButton.addEventListener('click', function (event) { show(current - 1, event.detail === 0 || wide()); });
   form.addEventListener('submit', function (event) {
     const index = rows.findIndex(function (row) { return problem(row) !== ''; });
-    if (index < 0) return;
+    if (index < 0) { writeTimes(); return; }
     event.preventDefault();
     show(index, true);
     showProblem(rows[index], problem(rows[index]));

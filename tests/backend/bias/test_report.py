@@ -207,3 +207,23 @@ def test_cli_prints_groups_side_by_side_and_json(export, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["metrics"]["halo"]["people"]["tests"] == 3
     assert np.isfinite(data["metrics"]["confirmation"]["people"]["batch"])
+
+
+def test_the_apps_slider_confidence_on_0_to_100_reads_as_the_same_fraction(tmp_path, export):
+    """The app exports a person's confidence as the slider showed it (0-100, ``confidence_max`` 100); the report
+    reads it as the fraction the metrics use, and gives the same figures as the runner's 0-1 file."""
+    people = [dict(row) for row in _people_rows()]
+    for row in people:
+        if row["confidence"] != "":
+            row["confidence"], row["confidence_max"] = round(row["confidence"] * 100), 100
+    path = tmp_path / "app_export.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=[*EXPORT_COLUMNS, "confidence_max"])
+        writer.writeheader()
+        writer.writerows(people)
+    as_runner = bias_report.summarise(bias_report.read_rows([_write(tmp_path, _people_rows(), name="runner.csv")]))
+    as_app = bias_report.summarise(bias_report.read_rows([path]))
+    assert as_app["metrics"]["halo"]["people"]["weighted_batch"] == pytest.approx(
+        as_runner["metrics"]["halo"]["people"]["weighted_batch"]
+    )
+    assert as_app == as_runner
