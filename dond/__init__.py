@@ -121,6 +121,7 @@ class LateCall(ExtraModel):
 
 
 # FUNCTIONS
+# lab_server/creation.py calls validate_session_config (oTree's start-up check counts the name's uses here)
 def validate_session_config(config: dict) -> None:
     """Check every dond key and the instances file before the session exists (``lab_server/creation.py``); each
     key is stored back in its proper type, absent keys get their defaults. Raises one ValueError naming them all."""

@@ -119,6 +119,7 @@ class StoredEpisode(ExtraModel):
 
 
 # FUNCTIONS
+# lab_server/creation.py calls validate_session_config (oTree's start-up check counts the name's uses here)
 def validate_session_config(config):
     """Refuse a session config before oTree creates anything (called by lab_server/creation.py); types the keys."""
     study.checked(config)
