@@ -1,9 +1,11 @@
 """oTree settings: session configs (one per study arm; treatments are keys), rooms, and secrets from the environment."""
 
+import html
 import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+from backend.core.llm.settings import who_plays
 from backend.dond.settings import DondSettings
 from backend.dond.settings import form_defaults as dond_form_defaults
 from backend.reasoning.protocol import SEPARATORS
@@ -222,7 +224,7 @@ ADMIN_USERNAME = "admin"
 ADMIN_PASSWORD = os.environ.get("OTREE_ADMIN_PASSWORD")
 SECRET_KEY = os.environ.get("SECRET_KEY", "development-only-key-not-for-production")
 
-DEMO_PAGE_INTRO_HTML = """
+DEMO_PAGE_INTRO_HTML = f"""
 People and language models in front of the same tasks. Each session config below runs on the embedded
-SQLite database; LLM opponents default to the offline <code>scripted</code> agent.
+SQLite database. {html.escape(who_plays(LLM_KEYS["llm_model"], os.environ.get("OPENAI_BASE_URL")))}
 """
