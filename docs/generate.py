@@ -230,7 +230,7 @@ def environment_page() -> str:
         HEADER,
         "# Environment variables\n\n",
         "Every environment variable the product reads (secrets come only from here, never from files in the "
-        "project). Set them before starting the server, e.g. `OTREE_PRODUCTION=1 PATH=\"$PWD/.venv/bin:$PATH\" otree prodserver`.\n\n",
+        'project). Set them before starting the server, e.g. `OTREE_PRODUCTION=1 PATH="$PWD/.venv/bin:$PATH" otree prodserver`.\n\n',
     ]
     groups: dict[str, list] = {}
     for variable in VARIABLES.values():

@@ -21,7 +21,7 @@ from .storage import game_of, settings_of
 
 doc = """
 Deal or No Deal: a person splits items with a language model (or another person) by chat and secret proposals.
-Every message and proposal is stored before it is shown. See README "DoND".
+Every message and proposal is stored before it is shown. See docs/apps/dond.md.
 """
 # Where things are: every message, proposal, violation, re-prompt and LLM call is an Event row written before it is
 # shown; the game state is derived from these rows. Session keys: backend/dond/settings.py. Sibling modules: storage
