@@ -150,6 +150,9 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
     "llm_reasoning_tokens": ("Room for thinking (tokens)", "Extra tokens for a reasoning model's thinking; 0: none."),
     "real_world_currency_per_point": ("Money per point", "What one point of bonus is worth in the study's currency."),
     "participation_fee": ("Participation fee", "The fixed pay for taking part, in the study's currency."),
+    "min_pay_per_hour": ("Least pay per hour", "The launch check flags a study paying less per hour; 0: no floor."),
+    "estimated_minutes": ("Minutes one person needs", "Stated on the consent page; 0: estimated from default times."),
+    "researcher_contact": ("Researcher contact", "Named on the default consent text, e.g. an e-mail address."),
 }
 
 

@@ -59,3 +59,11 @@ def test_every_environment_variable_the_code_reads_is_listed():
     read.add(RELEASE_KEY_VARIABLE)
     assert read, "the scan found nothing: the pattern is wrong"
     assert read - set(VARIABLES) == set(), "read in the code but not in backend/core/environment.py"
+
+
+def test_every_session_key_on_the_page_has_a_meaning_and_allowed_values():
+    rows = [line for line in PAGES["session-keys.md"].splitlines() if line.startswith("| `")]
+    assert len(rows) > 60
+    for row in rows:
+        key, _default, allowed, meaning = (cell.strip() for cell in row.strip("|").split(" | "))
+        assert meaning.startswith("**") and allowed, f"{key} has no words (KEY_WORDS) or no allowed values"
