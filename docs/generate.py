@@ -135,7 +135,7 @@ def exports_page() -> str:
     ]
     for export in EXPORTS.values():
         name = export.function.removeprefix("custom_export_").removeprefix("custom_export") or "export"
-        anchor = f"{export.app}_{name}" if name != "export" else export.app
+        anchor = export.app if name == "export" else name if name.startswith(export.app) else f"{export.app}_{name}"
         parts.append(f"## `{anchor}` ({export.app}) {{#{anchor.replace('_', '-')}}}\n\n")
         parts.append(f"One row is {export.row}.\n\n")
         rows = [[f"`{c.name}`", c.type, c.unit, c.meaning] for c in export.columns]

@@ -29,7 +29,7 @@ def test_the_pages_hold_every_key_column_and_option_of_the_code():
     keys = PAGES["session-keys.md"]
     assert all(f"| `{key}` |" in keys for key in KEYS)
     columns = PAGES["exports.md"]
-    dond_games = columns.split("## `dond_dond_games`")[1].split("\n## ")[0]
+    dond_games = columns.split("## `dond_games`")[1].split("\n## ")[0]
     for column in EXPORTS[("dond", "custom_export_dond_games")].columns:
         assert f"| `{column.name}` | {column.type} |" in dond_games
     assert "| `--include-tests` |" in PAGES["cli.md"] and "### `python -m backend bonus`" in PAGES["cli.md"]
