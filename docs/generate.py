@@ -49,7 +49,7 @@ def _allowed(check: Callable[[dict], object], key: str) -> str:
     try:
         check({key: _BAD})
     except Exception as error:  # noqa: BLE001  (any refusal; its words are what we want)
-        found = re.search(rf"'{re.escape(key)}' must be (.*?),? not \[\[\]\]", str(error))
+        found = re.search(rf"'{re.escape(key)}' must be (.*?),? not (?:\[\[\]\]|list)", str(error))
         if found:
             return found.group(1).replace(str(_ROUNDS), "the app's number of rounds")
     return "any text"
