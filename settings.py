@@ -1,9 +1,11 @@
 """oTree settings: session configs (one per study arm; treatments are keys), rooms, and secrets from the environment."""
 
+import html
 import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+from backend.core.llm.settings import who_plays
 from backend.dond.settings import DondSettings
 from backend.dond.settings import form_defaults as dond_form_defaults
 from backend.reasoning.protocol import SEPARATORS
@@ -26,7 +28,7 @@ if IS_PRODUCTION:
         sys.exit(
             "Refusing to start in production mode (OTREE_PRODUCTION is set): the environment variable(s) "
             + " and ".join(_missing)
-            + " must be set. See README section 'Deploying'."
+            + " must be set. See docs/deploying.md."
         )
 
 # oTree reads this name from settings (`from settings import *`). In production the default is STUDY: admin pages,
@@ -37,7 +39,7 @@ SESSION_CONFIG_DEFAULTS = dict(
     real_world_currency_per_point=0.01,  # oTree's payment settings: money per point, fixed fee
     participation_fee=0.00,
     doc="",  # each config below sets its own description (study_flow.config_doc)
-    # Shared entry and exit flow (study_flow/; README "Running a Prolific study"). Every config shows these keys.
+    # Shared entry and exit flow (study_flow/; docs/running/prolific.md). Every config shows these keys.
     study_title="",  # the title on every page; empty: "Research study" in the session's language
     language="en",  # en, de or it: every participant-facing word of the shared pages and of the app
     consent=True,  # ask for consent on the first page (declining leads to the screen-out page); False: a welcome page
@@ -61,7 +63,7 @@ SESSION_CONFIG_DEFAULTS = dict(
     **ENTRY_KEY_DEFAULTS,  # prolific_study_id, consent_within_s: study_flow/config.py, docs/security.md
 )
 
-# Model call options (backend/core/llm; README "Using real models"), only in configs where an LLM plays: a config
+# Model call options (backend/core/llm; docs/getting-started/models.md), only in configs where an LLM plays: a config
 # for people only carries none of them (study_flow.LLM_KEYS).
 LLM_KEYS = dict(
     llm_model=os.environ.get("LLM_MODEL", "scripted"),  # sent to the OpenAI-compatible endpoint; scripted: offline
@@ -83,7 +85,7 @@ def _config(name, display_name, app, participants, summary, readme, keys, choice
 
 
 # dond: the variants differ only in the keys they set. Every dond key, its default, bounds and meaning:
-# backend/dond/settings.py (README "DoND"); the admin's "Create session" form shows the keys a study may change per
+# backend/dond/settings.py (docs/apps/dond.md); the admin's "Create session" form shows the keys a study may change per
 # session (form_defaults; a person-vs-person config leaves out the LLM's); any other key is added here.
 _DOND_LLM_KEYS = {**dond_form_defaults(opponent="llm"), **LLM_KEYS}
 _DOND = "DoND (`dond`)"
@@ -121,7 +123,7 @@ SESSION_CONFIGS = [
         {key: value for key, value in dond_form_defaults(opponent="human").items() if not key.startswith("llm_")},
         _DOND_CHOICES,
     ),
-    # social_eval: keys and defaults in backend/social/settings.py (README "social_eval"); a config overrides them.
+    # social_eval: keys and defaults in backend/social/settings.py (docs/apps/social_eval.md); a config overrides them.
     _config(
         "social_eval",
         "Social evaluation: rate conversations on seven dimensions",
@@ -150,7 +152,7 @@ SESSION_CONFIGS = [
             "qualification_mode": True,  # gold episodes only
         },
     ),
-    # payoff_reasoning_eval: keys and defaults in backend/reasoning/task.py (README "payoff_reasoning_eval").
+    # payoff_reasoning_eval: keys and defaults in backend/reasoning/task.py (docs/apps/payoff_reasoning_eval.md).
     _config(
         "payoff_reasoning_eval",
         "Payoff reasoning: judge LLM reasoning about 2x2 games",
@@ -198,7 +200,7 @@ PARTICIPANT_FIELDS = [
 ]
 SESSION_FIELDS = []
 
-# One room per study: give Prolific the room URL documented in the README. Each room runs only the configs tied to
+# One room per study: give Prolific the room URL (docs/running/prolific.md). Each room runs only the configs tied to
 # it in ROOM_CONFIGS (lab_server/creation.py refuses any other, naming the room's configs); its name says which.
 _WELCOME_PAGE = "global/RoomWelcome.html"
 ROOM_CONFIGS = {
@@ -226,7 +228,7 @@ ADMIN_USERNAME = "admin"
 ADMIN_PASSWORD = os.environ.get("OTREE_ADMIN_PASSWORD")
 SECRET_KEY = os.environ.get("SECRET_KEY", "development-only-key-not-for-production")
 
-DEMO_PAGE_INTRO_HTML = """
+DEMO_PAGE_INTRO_HTML = f"""
 People and language models in front of the same tasks. Each session config below runs on the embedded
-SQLite database; LLM opponents default to the offline <code>scripted</code> agent.
+SQLite database. {html.escape(who_plays(LLM_KEYS["llm_model"], os.environ.get("OPENAI_BASE_URL")))}
 """

@@ -21,7 +21,7 @@ from .storage import game_of, settings_of
 
 doc = """
 Deal or No Deal: a person splits items with a language model (or another person) by chat and secret proposals.
-Every message and proposal is stored before it is shown. See README "DoND".
+Every message and proposal is stored before it is shown. See docs/apps/dond.md.
 """
 # Where things are: every message, proposal, violation, re-prompt and LLM call is an Event row written before it is
 # shown; the game state is derived from these rows. Session keys: backend/dond/settings.py. Sibling modules: storage
@@ -121,6 +121,7 @@ class LateCall(ExtraModel):
 
 
 # FUNCTIONS
+# lab_server/creation.py calls validate_session_config (oTree's start-up check counts the name's uses here)
 def validate_session_config(config: dict) -> None:
     """Check every dond key and the instances file before the session exists (``lab_server/creation.py``); each
     key is stored back in its proper type, absent keys get their defaults. Raises one ValueError naming them all."""

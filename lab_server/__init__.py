@@ -20,7 +20,7 @@ own module:
 | ``study_pages`` | researcher pages: Prolific URL and test links, launch check, bonus file and review list (no guard) |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
 
-Nothing here changes what an app stores; each guard is documented in README "Security and data safety".
+Nothing here changes what an app stores; each guard is documented in docs/security/index.md.
 """
 
 from __future__ import annotations

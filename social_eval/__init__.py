@@ -16,7 +16,7 @@ doc = """
 Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions
 of the session's rubric (reasoning + rating each). Episodes are handed out from the database: k annotators each,
 least-covered first, with expiring reservations. Gold episodes serve as attention checks, or, in qualification
-mode, as the whole pilot. See README "social_eval".
+mode, as the whole pilot. See docs/apps/social_eval.md.
 """
 # Where things are: session keys and their defaults in backend/social/settings.py; the study material (settings,
 # rubric, episodes) in study.py; who rates what in tasks.py (over study_flow/assignments.py); the form's hooks in
@@ -119,6 +119,7 @@ class StoredEpisode(ExtraModel):
 
 
 # FUNCTIONS
+# lab_server/creation.py calls validate_session_config (oTree's start-up check counts the name's uses here)
 def validate_session_config(config):
     """Refuse a session config before oTree creates anything (called by lab_server/creation.py); types the keys."""
     study.checked(config)

@@ -97,11 +97,11 @@ LLM_KEYS: tuple[str, ...] = (
 def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple[str, ...]], readme: str) -> str:
     """The description oTree shows for a session config (its ``doc`` key) on the admin's Create-session page and
     the session's page: ``summary``, the allowed values of each fixed-choice key the config has, and where every key
-    is explained. oTree prints ``doc`` as HTML, so every part is escaped here.
+    is explained (the documentation site's generated reference, docs/reference/session-keys.md). oTree prints ``doc`` as HTML, so every part is escaped here.
 
     >>> config_doc("Two <people>.", {"language": "en", "mode": "semi"}, choices={"mode": ("semi", "coop")},
     ...            readme="DoND")
-    'Two &lt;people&gt;.<br>Allowed values: <code>language</code>: <code>en</code>, <code>de</code>, <code>it</code>; <code>mode</code>: <code>semi</code>, <code>coop</code>.<br>Every key: README section &quot;DoND&quot;.'
+    "Two &lt;people&gt;.<br>Allowed values: <code>language</code>: <code>en</code>, <code>de</code>, <code>it</code>; <code>mode</code>: <code>semi</code>, <code>coop</code>.<br>Every key: the manual's Reference › Session-config keys; the app: DoND."
     """
     import html
 
@@ -115,7 +115,7 @@ def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple
     parts = [html.escape(summary)]
     if listed:
         parts.append("Allowed values: " + "; ".join(listed) + ".")
-    parts.append(f"Every key: README section {html.escape(chr(34) + readme + chr(34))}.")
+    parts.append(f"Every key: the manual's Reference › Session-config keys; the app: {html.escape(readme)}.")
     return "<br>".join(parts)
 
 

@@ -1,6 +1,6 @@
 """Deal or No Deal (DoND): the game's fixed rules, as constants and the checks that use them.
 
-The game follows clembench's DoND (see README, section DoND): two players split a set of items; each has private
+The game follows clembench's DoND (see docs/apps/dond.md): two players split a set of items; each has private
 integer values per item type (0..10) with a total of exactly 10 over all items. They chat, then each makes a secret
 proposal naming what they take. The proposals succeed when they are complementary (A's count + B's count <= the
 available count for every type; leftovers allowed); then each player scores Σ count × own value, else both score 0

@@ -272,12 +272,9 @@ KEY_WORDS: Mapping[str, tuple[str, str]] = {
         "Blocking model calls (benchmarks only)",
         "Leave off in a study: every call would stall the server.",
     ),
+    "clembench_exact": ("Exactly as clembench", "Tick to switch off every departure from the reference game."),
     "live_messages_per_minute": ("Messages per minute (limit)", "More messages from one participant are refused."),
     "llm_requests_per_game": ("Model calls per game (limit)", "At this many calls the game is stopped."),
-    "clembench_exact": (
-        "Exactly clembench's rules",
-        "Tick to switch off our departures from clembench (re-prompts, ...).",
-    ),
     "partner_leaves": (
         "When a partner leaves",
         "end: the game ends under the pay rule; model: a model takes the seat.",

@@ -91,7 +91,7 @@ def test_every_config_has_a_description_naming_the_allowed_values_of_its_fixed_c
         doc = config.get("doc", "")
         assert len(doc) > 80, config["name"]
         assert "<code>language</code>: <code>en</code>, <code>de</code>, <code>it</code>" in doc, config["name"]
-        assert "Every key: README section" in doc
+        assert "Every key: the manual's Reference › Session-config keys" in doc
     docs = {config["name"]: config["doc"] for config in project_settings().SESSION_CONFIGS}
     assert "<code>mode</code>: <code>semi</code>, <code>coop</code>, <code>comp</code>" in docs["dond_human"]
     assert (

@@ -138,3 +138,28 @@ def reply_budget(max_chars: int, *, overhead_tokens: int = 16) -> int:
     if max_chars < 0 or overhead_tokens < 0:
         raise ValueError(f"A reply budget needs non-negative sizes, got {max_chars} characters and {overhead_tokens}.")
     return -(-max_chars // CHARS_PER_TOKEN) + overhead_tokens
+
+
+def who_plays(model: str, base_url: str | None) -> str:
+    """The sentence the demo page shows of the model that plays the LLM roles: the offline scripted agent, or the
+    model named by ``LLM_MODEL`` at ``OPENAI_BASE_URL`` (only its scheme, host and port: no credentials or path).
+
+    >>> who_plays("scripted", None)
+    'The model roles are played by the offline scripted agent (set LLM_MODEL and OPENAI_BASE_URL for a real model).'
+    >>> who_plays("SmolLM2-360M", "http://user:secret@127.0.0.1:8080/v1")
+    'The model roles are played by SmolLM2-360M at http://127.0.0.1:8080.'
+    >>> who_plays("gpt-4o", "")
+    "The model roles are played by gpt-4o at OpenAI's own endpoint."
+    """
+    from urllib.parse import urlsplit
+
+    if model == SCRIPTED_MODEL:
+        return (
+            "The model roles are played by the offline scripted agent "
+            "(set LLM_MODEL and OPENAI_BASE_URL for a real model)."
+        )
+    if not base_url:
+        return f"The model roles are played by {model} at OpenAI's own endpoint."
+    parts = urlsplit(base_url)
+    where = f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return f"The model roles are played by {model} at {where}."

@@ -1,0 +1,172 @@
+"""Every environment variable the product reads, defined once as data: its name, default, who reads it and what it
+means. The documentation's reference page is generated from `VARIABLES` (docs/generate.py), and
+tests/backend/test_docs_reference.py fails when the code reads a variable that is not listed here. Pure: no oTree.
+
+>>> VARIABLES["OTREE_PRODUCTION"].default
+'unset (development)'
+>>> sorted(group for group in {v.group for v in VARIABLES.values()})
+['Limits', 'Models', 'Release', 'Server', 'Tests']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    group: str
+    default: str
+    read_by: str
+    meaning: str
+
+
+_TABLE = (
+    # name, group, default, read by, meaning
+    (
+        "OTREE_PRODUCTION",
+        "Server",
+        "unset (development)",
+        "settings.py",
+        "1 in production (no debug pages); then OTREE_ADMIN_PASSWORD and SECRET_KEY are required.",
+    ),
+    (
+        "OTREE_AUTH_LEVEL",
+        "Server",
+        "STUDY in production, none otherwise",
+        "settings.py",
+        "STUDY: admin pages, exports and the REST API need the password; DEMO opens the demo page.",
+    ),
+    (
+        "OTREE_ADMIN_PASSWORD",
+        "Server",
+        "unset",
+        "settings.py, backend/core/admin_client.py",
+        "Admin password (user admin); the command-line tools that read a running server use it too.",
+    ),
+    (
+        "OTREE_REST_KEY",
+        "Server",
+        "unset",
+        "oTree",
+        "Key for the REST API (header otree-rest-key) when an auth level is set.",
+    ),
+    (
+        "SECRET_KEY",
+        "Server",
+        "a development-only key",
+        "settings.py",
+        "Signing key for participant links and cookies; a long random secret in production.",
+    ),
+    (
+        "DATABASE_URL",
+        "Server",
+        "SQLite db.sqlite3",
+        "oTree",
+        "The database, e.g. postgres://user:pw@host/db in production.",
+    ),
+    ("PORT", "Server", "8000", "oTree (otree prodserver)", "The port the server listens on."),
+    (
+        "FORWARDED_ALLOW_IPS",
+        "Server",
+        "127.0.0.1",
+        "uvicorn",
+        "Behind a reverse proxy: the proxy's address (and only it), so limits count real clients, not the proxy.",
+    ),
+    (
+        "LAB_SOCKETS_PER_PARTICIPANT",
+        "Limits",
+        "6",
+        "lab_server/limits.py",
+        "Open websockets per participant; more are refused at the handshake.",
+    ),
+    (
+        "LAB_SOCKETS_PER_ADDRESS",
+        "Limits",
+        "300",
+        "lab_server/limits.py",
+        "Open websockets per client address (a lab behind one address still fits).",
+    ),
+    (
+        "LAB_MAX_WAITING_SOCKETS",
+        "Limits",
+        "500",
+        "lab_server/limits.py",
+        "Visitors waiting in all rooms for a session to open (20 per client address).",
+    ),
+    (
+        "LAB_LOGIN_FREE_ATTEMPTS",
+        "Limits",
+        "5",
+        "lab_server/limits.py",
+        "Failed admin logins (or wrong REST keys) per address before a lockout.",
+    ),
+    (
+        "LAB_LOGIN_LOCKOUT_S",
+        "Limits",
+        "30",
+        "lab_server/limits.py",
+        "The first lockout's length in seconds, doubling up to an hour.",
+    ),
+    (
+        "LAB_MAX_FORM_BYTES",
+        "Limits",
+        "524288",
+        "lab_server/limits.py",
+        "Largest participant form post or live-socket frame; larger posts get HTTP 413, larger frames close the socket.",
+    ),
+    (
+        "LAB_INACTIVE_AFTER_S",
+        "Limits",
+        "3600",
+        "lab_server/admin_pages.py",
+        "Seconds without a new page after which an unfinished participant counts as returned (left) on Study status.",
+    ),
+    (
+        "LLM_MODEL",
+        "Models",
+        "scripted",
+        "settings.py",
+        "Default for llm_model in every session config; scripted plays offline without any model server.",
+    ),
+    (
+        "OPENAI_BASE_URL",
+        "Models",
+        "unset (OpenAI's own)",
+        "backend/core/llm/settings.py",
+        "Any OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1 for vLLM, llama.cpp or our fake server.",
+    ),
+    (
+        "OPENAI_API_KEY",
+        "Models",
+        "unset (no-key with a base URL)",
+        "backend/core/llm/client.py",
+        "Key for the model endpoint (never shown in pages, exports or logs); not needed for scripted or a local server.",
+    ),
+    (
+        "LLM_MAX_CONCURRENCY",
+        "Models",
+        "32",
+        "backend/core/llm/client.py",
+        "Cap on concurrent model calls in the server process.",
+    ),
+    (
+        "RELEASE_PSEUDONYM_KEY",
+        "Release",
+        "unset (release refuses)",
+        "backend/core/release.py",
+        "The secret (16 bytes or more) that turns participant IDs into pseudonyms in a data release; keep it to link "
+        "later releases, never publish it.",
+    ),
+    ("DOND_BOT_EXPECT", "Tests", "unset", "dond/tests.py", "oTree bots only: the outcome the dond bots must reach."),
+    (
+        "DOND_BOT_EXPECT_VIOLATIONS",
+        "Tests",
+        "unset",
+        "dond/tests.py",
+        "oTree bots only: how many violations the dond bots must see.",
+    ),
+    ("TEST_DATABASE_URL", "Tests", "unset (SQLite)", "tests/support/harness.py", "Runs the test suite on PostgreSQL."),
+)
+VARIABLES: dict[str, Variable] = {row[0]: Variable(*row) for row in _TABLE}

@@ -1,0 +1,69 @@
+"""The documentation's reference pages are made from the code: a session key, an export column, a command-line option
+or an environment variable added to the code without its page fails here (run ``python docs/generate.py``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = importlib.util.spec_from_file_location("docs_generate", ROOT / "docs" / "generate.py")
+generate = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(generate)
+PAGES = generate.pages()
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_each_reference_page_is_up_to_date_with_the_code(name):
+    stored = (ROOT / "docs" / "reference" / name).read_text(encoding="utf-8")
+    assert stored == PAGES[name], f"docs/reference/{name} is out of date: run python docs/generate.py"
+
+
+def test_the_pages_hold_every_key_column_and_option_of_the_code():
+    from backend.codebook import EXPORTS
+    from backend.dond.settings import KEYS
+
+    keys = PAGES["session-keys.md"]
+    assert all(f"| `{key}` |" in keys for key in KEYS)
+    columns = PAGES["exports.md"]
+    dond_games = columns.split("## `dond_games`")[1].split("\n## ")[0]
+    for column in EXPORTS[("dond", "custom_export_dond_games")].columns:
+        assert f"| `{column.name}` | {column.type} |" in dond_games
+    assert "| `--include-tests` |" in PAGES["cli.md"] and "### `python -m backend bonus`" in PAGES["cli.md"]
+
+
+def test_a_new_setting_changes_the_generated_page(monkeypatch):
+    """The comparison can fail: a key added to a settings class shows up in the regenerated page."""
+    from backend.social import settings
+
+    monkeypatch.setattr(settings, "DEFAULTS", {**settings.DEFAULTS, "brand_new_key": 3})
+    assert "`brand_new_key`" in generate.session_keys_page() != PAGES["session-keys.md"]
+
+
+_READS = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\(|_setting\()\s*["']([A-Z][A-Z0-9_]+)["']""")
+
+
+def test_every_environment_variable_the_code_reads_is_listed():
+    from backend.core.environment import VARIABLES
+
+    read = set()
+    for folder in ("backend", "study_flow", "lab_server", "dond", "social_eval", "payoff_reasoning_eval", "bias_tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            read |= set(_READS.findall(path.read_text(encoding="utf-8")))
+    read |= set(_READS.findall((ROOT / "settings.py").read_text(encoding="utf-8")))
+    from backend.core.release import RELEASE_KEY_VARIABLE
+
+    read.add(RELEASE_KEY_VARIABLE)
+    assert read, "the scan found nothing: the pattern is wrong"
+    assert read - set(VARIABLES) == set(), "read in the code but not in backend/core/environment.py"
+
+
+def test_every_session_key_on_the_page_has_a_meaning_and_allowed_values():
+    rows = [line for line in PAGES["session-keys.md"].splitlines() if line.startswith("| `")]
+    assert len(rows) > 60
+    for row in rows:
+        key, _default, allowed, meaning = (cell.strip() for cell in row.strip("|").split(" | "))
+        assert meaning.startswith("**") and allowed, f"{key} has no words (KEY_WORDS) or no allowed values"
