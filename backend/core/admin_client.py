@@ -24,6 +24,18 @@ PATHS = {
 }
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+class _LoopbackIsSecure(http.cookiejar.DefaultCookiePolicy):
+    """Send ``Secure`` cookies (the server's default in production) back to a loopback address over plain http too,
+    as browsers do: a server on this machine is reached without TLS, and its login cookie is still ours."""
+
+    def return_ok_secure(self, cookie, request):
+        host = urllib.parse.urlsplit(request.full_url).hostname or ""
+        return host in LOOPBACK_HOSTS or super().return_ok_secure(cookie, request)
+
+
 class AdminClient:
     """A logged-in admin browser session on ``server`` (``http://host:port``)."""
 
@@ -32,7 +44,9 @@ class AdminClient:
             raise ValueError(f"The server must be a URL like https://lab.example.org, not {server!r}.")
         self.server, self.timeout_s = server.rstrip("/"), timeout_s
         self.password = os.environ.get("OTREE_ADMIN_PASSWORD", "") if password is None else password
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar(policy=_LoopbackIsSecure()))
+        )
         self.logged_in = False
 
     def _open(self, path: str, data: dict | None = None):
