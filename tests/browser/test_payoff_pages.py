@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 import study_flow
 from backend.reasoning.task import MAX_REMARKS_CHARS
 from payoff_reasoning_eval.texts import TEXTS
+from tests.support.accessibility import assert_accessible
 from tests.support.harness import create_session, export_rows, next_page, session_start_links
 from tests.support.language_check import assert_no_english
 
@@ -43,12 +44,14 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     next_page(page, shared["next"])
     expect(page.locator("#_otree-title")).to_have_text(text["instructions_title"])
     assert_no_english(page, language)
+    assert_accessible(page, language)
     next_page(page, shared["next"])
 
     # Judge: the limit is visible before anything is typed.
     expect(page.locator("#_otree-title")).to_have_text(text["judge_title"])
     expect(page.locator("#remarks-counter")).to_have_text(text["chars"].format(n=0, max=MAX_REMARKS_CHARS))
     assert_no_english(page, language)
+    assert_accessible(page, language)
     first = page.locator("#first-response .sentence").nth(1)
     first_text = first.inner_text()
     first.click()
@@ -82,6 +85,7 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     expect(page.locator("#id_orig_cor-1")).to_be_checked()
     expect(page.locator("#id_fin_cor-0")).to_be_checked()
     assert_no_english(page, language)
+    assert_accessible(page, language)
     assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
 
     page.locator("#id_remarks").fill("Kurz.")
