@@ -30,6 +30,7 @@
     var on = sentence.classList.toggle('marked');
     sentence.setAttribute('aria-pressed', on ? 'true' : 'false');
     sync();
+    if (window.LabFieldErrors) LabFieldErrors.follow(list);  // a fixed field's error goes (global/field_errors.js)
   }
 
   // The hidden fields may come back filled (a refused verdict, a kept draft): restore the marks and ticks from them.
@@ -59,6 +60,7 @@
       counter.textContent = words.replace('{n}', n).replace('{max}', max)
         .replace('{over}', n - max);
       counter.classList.toggle('over', n > max);
+      remarks.setAttribute('aria-invalid', n > max ? 'true' : 'false');
     };
     remarks.addEventListener('input', count);
     count();

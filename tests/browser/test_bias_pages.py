@@ -61,7 +61,9 @@ def test_answers_survive_refusals_and_reloads_and_the_slider_counts_at_50(otree_
             next_page(page, shared["next"])  # nothing chosen: both questions are named
             expect(page.locator(".bias-options")).to_contain_text(text["error_choice"])
             expect(page.locator(".bias-confidence")).to_contain_text(text["error_confidence"])
-            page.locator("input[name=choice]").nth(1).check()
+            page.locator("input[name=choice]").nth(1).check()  # the choice's error goes at once, the slider's stays
+            expect(page.locator(".bias-options .form-control-errors")).to_be_hidden()
+            expect(page.locator(".bias-confidence .form-control-errors")).to_be_visible()
             next_page(page, shared["next"])  # the answer without the slider: refused, and the answer is kept
             expect(page.locator(".bias-confidence")).to_contain_text(text["error_confidence"])
             expect(page.locator("input[name=choice]").nth(1)).to_be_checked()
@@ -74,6 +76,8 @@ def test_answers_survive_refusals_and_reloads_and_the_slider_counts_at_50(otree_
             assert slider.input_value() == "50"
             slider.click()
             expect(page.locator("#confidence-value")).to_have_text(slider.input_value())
+            expect(page.locator(".bias-confidence .form-control-errors")).to_be_hidden()  # answered: its error goes
+            expect(page.locator(".otree-form-errors")).to_be_hidden()
             assert page.locator("#id_confidence").input_value() == slider.input_value()
             assert slider.input_value() == "50"
         before = page.locator(".study-progress-text").inner_text()

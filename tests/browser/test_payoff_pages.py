@@ -88,8 +88,16 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     assert_accessible(page, language)
     assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
 
+    # Each error goes as soon as its cause is fixed, and the banner above the form with the last of them.
+    banner = page.locator(".otree-form-errors")
+    expect(banner).to_be_visible()
     page.locator("#id_remarks").fill("Kurz.")
+    expect(page.locator("#id_remarks").locator("..").locator(".form-control-errors")).to_be_hidden()
+    expect(page.locator("#error-types .form-control-errors")).to_be_visible()
+    expect(banner).to_be_visible()
     page.locator("#err-pa").check()
+    expect(page.locator("#error-types .form-control-errors")).to_be_hidden()
+    expect(banner).to_be_hidden()
     next_page(page, shared["next"])
     expect(page.locator("#_otree-title")).not_to_have_text(text["judge_title"])
     [row] = [
