@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
 from social_eval import texts as social_texts
+from tests.support.accessibility import assert_accessible
 from tests.support.harness import create_session, session_start_links
 from tests.support.language_check import assert_no_english
 
@@ -244,6 +245,7 @@ def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, ope
     def check(where):
         seen.append(where)
         assert_no_english(page, language, where=where)
+        assert_accessible(page, language, where=where)
 
     to_page(page, otree_server.url, "Instructions", language=language, comprehension_check=True)
     page.locator("#worked-example summary").click()
@@ -298,3 +300,4 @@ def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_pag
     else:
         expect(second.locator("#content, body").first).to_contain_text(words["return_submission"])
     assert_no_english(second, language, where="NothingLeft")
+    assert_accessible(second, language, where="NothingLeft")
