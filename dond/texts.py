@@ -362,7 +362,7 @@ TEXTS = {
         "chart_title": "Tutti i modi possibili di dividere gli oggetti",
         "chart_all": "Divisione possibile",
         "chart_frontier": "Divisioni migliori possibili",
-        "chart_agreed": "Il vostro risultato",
+        "chart_agreed": "Il Suo risultato",
         "chart_x": "I Suoi punti",
         "chart_y": "Punti {other_of}",
         "pairing_title": "Ricerca di un'altra persona",

@@ -16,9 +16,20 @@
   function sync() {
     var marked = sentences.filter(function (s) { return s.classList.contains('marked'); });
     markedField.value = marked.map(function (s) { return s.dataset.id; }).join('#');
+    // With two responses on the page, each marked sentence says which one it came from (first or last attempt).
+    var twoResponses = document.getElementById('last-response') !== null;
     list.replaceChildren.apply(list, marked.map(function (s) {
       var item = document.createElement('li');
-      item.textContent = s.textContent;
+      if (twoResponses) {
+        var from = document.createElement('span');
+        from.className = 'marked-from';
+        from.textContent = s.closest('[data-source]').dataset.source + ': ';
+        item.appendChild(from);
+      }
+      var text = document.createElement('span');
+      text.className = 'marked-text';
+      text.textContent = s.textContent;
+      item.appendChild(text);
       return item;
     }));
     empty.hidden = marked.length > 0;

@@ -11,11 +11,13 @@ from playwright.sync_api import expect
 
 import study_flow
 from backend.core.llm.fake_server import Reply
+from bias_tests.texts import TEXTS as BIAS_TEXTS
 from dond.texts import texts as dond_texts
 from tests.support import dond_pages
 from tests.support.accessibility import assert_accessible
 from tests.support.dond_pages import PHONE, start
 from tests.support.harness import create_session, next_page, session_start_links
+from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser
 
@@ -32,10 +34,18 @@ _FOCUS_JS = """
 """
 
 
-def responder(request):
-    if "secret proposal" in request["messages"][-1]["content"]:
-        return Reply(text="Einverstanden. [Proposal:]", chunk_delay_s=0.02)
-    return Reply(text=LLM_CHAT, chunk_delay_s=0.15)
+def scripted_model():
+    """The model's first answer is a chat message (streamed slowly); every later one, after the person's proposal,
+    its own proposal of nothing, which fits any proposal of the person's: a deal."""
+    calls = []
+
+    def responder(request):
+        calls.append(request)
+        if len(calls) > 1:
+            return Reply(text="Einverstanden. [Vorschlag:]", chunk_delay_s=0.02)
+        return Reply(text=LLM_CHAT, chunk_delay_s=0.15)
+
+    return responder
 
 
 def focused(page) -> dict:
@@ -59,7 +69,7 @@ def in_view(page, selector: str) -> bool:
 
 
 def test_a_whole_dond_game_by_keyboard_on_a_phone_with_a_screen_reader(otree_server, llm_server, browser):
-    llm_server.responder = responder
+    llm_server.responder = scripted_model()
     text = dond_texts("de", "ai")
     page = dond_pages.open_page(browser, PHONE)
     page.emulate_media(reduced_motion="reduce")  # no smooth scrolling: the geometry is read at once
@@ -109,22 +119,31 @@ def test_a_whole_dond_game_by_keyboard_on_a_phone_with_a_screen_reader(otree_ser
         page.keyboard.press("Enter")
         page.wait_for_url("**/Results/**", timeout=30_000)
         assert_accessible(page, "de", where="Results")
+        page.wait_for_function("window.dondChart")
+        chart = page.locator("#dond-splits").bounding_box()
+        assert chart["height"] >= 250 and chart["x"] + chart["width"] <= PHONE["width"]  # readable on the phone
     finally:
         page.context.close()
 
 
-def test_the_bias_slider_shows_its_focus_before_it_is_touched(otree_server, page):
-    shared = study_flow.messages("en")
-    session = create_session(otree_server.url, "bias_tests", 1, order_seed=7)
-    page.goto(session_start_links(otree_server.url, session["code"])[0])
+def _to_bias_choice(page, server_url: str, language: str = "en") -> None:
+    """A new bias_tests participant, walked to the first test that asks for a confidence."""
+    shared = study_flow.messages(language)
+    session = create_session(server_url, "bias_tests", 1, order_seed=7, language=language)
+    page.goto(session_start_links(server_url, session["code"])[0])
     page.get_by_label(shared["consent_yes"]).check()
-    next_page(page)
-    next_page(page)
-    for _ in range(20):  # to a test that asks for a confidence
+    next_page(page, shared["next"])
+    next_page(page, shared["next"])
+    for _ in range(20):
         if page.locator("#confidence-slider").count():
-            break
+            return
         page.locator(".bias-argument").first.check()
-        next_page(page)
+        next_page(page, shared["next"])
+    raise AssertionError("no test with a confidence slider")
+
+
+def test_the_bias_slider_shows_its_focus_before_it_is_touched(otree_server, page):
+    _to_bias_choice(page, otree_server.url)
     slider = page.locator("#confidence-slider")
     assert "untouched" in slider.get_attribute("class")
     page.locator("input[name=choice]").last.focus()
@@ -132,4 +151,91 @@ def test_the_bias_slider_shows_its_focus_before_it_is_touched(otree_server, page
     assert "untouched" in slider.get_attribute("class")  # focused, not answered, and the focus shows
     page.keyboard.press("ArrowRight")
     expect(page.locator("#confidence-value")).to_have_text("51")
+    expect(page.locator("label[for=confidence-slider]")).to_contain_text(BIAS_TEXTS["en"]["confidence_label"])
+    assert "tap" not in page.locator(".bias-confidence").inner_text()  # a mouse clicks
     assert_accessible(page, "en", where="bias choice, slider focused")
+
+
+@pytest.mark.parametrize("language", ["en", "de", "it"])
+def test_a_touch_screen_reads_tap_instead_of_click(otree_server, browser, language):
+    context = browser.new_context(viewport=PHONE, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        _to_bias_choice(page, otree_server.url, language)
+        text = BIAS_TEXTS[language]
+        shown = page.locator(".bias-confidence").inner_text()
+        assert text["confidence_label_touch"] in shown and text["confidence_hint_touch"] in shown
+        assert text["confidence_label"] not in shown and text["confidence_hint"] not in shown
+        if language != "en":
+            assert_no_english(page, language, where="bias choice on a touch screen")
+    finally:
+        context.close()
+
+
+def _to_rate_page(page, server_url: str) -> None:
+    session = create_session(server_url, "social_eval", 1, episodes_per_annotator=1, attention_checks=0)
+    page.goto(session_start_links(server_url, session["code"])[0])
+    page.locator("input[name=consent_given][value=True]").check()
+    next_page(page)
+    next_page(page)
+    page.locator("#se-step-text").wait_for()
+
+
+def _to_the_secret_rating(page) -> None:
+    """Rate the first character's ratings up to its secret one (the rubric's fourth dimension)."""
+    while page.locator(".se-row.se-current").get_attribute("data-dimension") != "secret":
+        row = page.locator(".se-row.se-current")
+        row.locator("textarea").fill("A reason that is long enough to count.")
+        row.locator(f"input[value='{row.locator('.se-scale').get_attribute('data-max')}']").check()
+        page.locator("#se-next").click()
+
+
+# Every element of the material box that scrolls on its own (overflow auto/scroll and more content than room).
+_NESTED_SCROLL_JS = """
+() => Array.from(document.querySelectorAll('#se-material, #se-material *')).filter((element) => {
+  const overflow = window.getComputedStyle(element).overflowY;
+  return (overflow === 'auto' || overflow === 'scroll') && element.scrollHeight > element.clientHeight + 1;
+}).map((element) => element.id || element.className)
+"""
+
+
+def test_social_eval_on_a_phone_reads_the_conversation_in_the_page_and_shows_the_secrets_where_rated(
+    otree_server, browser
+):
+    context = browser.new_context(viewport=PHONE, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        _to_rate_page(page, otree_server.url)
+        assert page.evaluate(_NESTED_SCROLL_JS) == []  # one scroll: the page's
+        cards = page.locator("details.se-agent")
+        assert cards.count() == 2 and not cards.first.evaluate("card => card.open")  # folded at first
+        # The conversation begins within the first screen and a half, not 877 px down a box in a box.
+        first_turn = page.locator(".se-turn").first.bounding_box()
+        assert first_turn["y"] < 1.5 * PHONE["height"]
+        cards.first.locator("summary").tap()
+        expect(cards.first.locator("dd").first).to_be_visible()  # a tap opens the card
+        assert_accessible(page, "en", where="Rate on a phone")
+        _to_the_secret_rating(page)
+        for card in range(2):
+            expect(cards.nth(card).locator("dt.se-secret + dd")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_social_eval_on_a_desktop_shows_both_secrets_in_view_when_the_secret_is_rated(otree_server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.emulate_media(reduced_motion="reduce")
+    try:
+        _to_rate_page(page, otree_server.url)
+        _to_the_secret_rating(page)
+        box = page.locator("#se-context").bounding_box()
+        for card in range(2):
+            secret = page.locator("details.se-agent").nth(card).locator("dt.se-secret + dd").bounding_box()
+            assert secret is not None and secret["y"] >= box["y"] - 1, (secret, box)
+            assert secret["y"] + secret["height"] <= min(box["y"] + box["height"], 800) + 1, (secret, box)
+    finally:
+        context.close()

@@ -60,9 +60,11 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     page.locator("#err-pa").check()
     page.locator("#id_remarks").fill("Die Zelle R/B ist falsch gelesen.")
 
+    # The log has two attempts: the marked sentence says which response it came from.
+    expect(page.locator("#marked-list li .marked-from")).to_contain_text(text["first_response"])
     page.reload()
     expect(page.locator("#first-response .sentence.marked")).to_have_text([first_text])
-    expect(page.locator("#marked-list li")).to_have_text([first_text])
+    expect(page.locator("#marked-list li .marked-text")).to_have_text([first_text])
     expect(page.locator("#id_orig_cor-1")).to_be_checked()
     expect(page.locator("#id_fin_cor-0")).to_be_checked()
     expect(page.locator("#err-pa")).to_be_checked()
@@ -81,7 +83,7 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
         text["error_remarks_long"].format(max=MAX_REMARKS_CHARS, n=MAX_REMARKS_CHARS + 3)
     )
     expect(page.locator("#id_remarks")).to_have_value(long_remarks)
-    expect(page.locator("#marked-list li")).to_have_text([first_text])
+    expect(page.locator("#marked-list li .marked-text")).to_have_text([first_text])
     expect(page.locator("#id_orig_cor-1")).to_be_checked()
     expect(page.locator("#id_fin_cor-0")).to_be_checked()
     assert_no_english(page, language)

@@ -63,6 +63,19 @@
   root.classList.add('se-stepwise');
   progress.hidden = false;
   form.noValidate = true;  // the steps check each rating and say what to fix; the server checks again
+  // The secrets are in view wherever the secret is rated: the cards open, and on a wide screen the characters' box
+  // scrolls to them. On a phone the cards start folded (a tap opens them) so that the conversation comes first.
+  const cards = Array.from(document.querySelectorAll('.se-agent'));
+  if (!window.matchMedia('(min-width: 1000px)').matches) cards.forEach(function (card) { card.open = false; });
+  function showSecrets(row) {
+    if (row.dataset.dimension !== 'secret') return;
+    cards.forEach(function (card) { card.open = true; });
+    const secret = document.querySelector('.se-agent .se-secret');
+    const box = document.getElementById('se-context');
+    if (secret && box && box.scrollHeight > box.clientHeight) {
+      box.scrollTop += secret.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
+    }
+  }
   function show(index, focus) {
     current = Math.max(0, Math.min(rows.length - 1, index));
     rows.forEach(function (row, i) { row.classList.toggle('se-current', i === current); });
@@ -77,6 +90,7 @@
     submit.hidden = !last;
     draft.set('_step', current);
     if (focus) area(rows[current]).focus({preventScroll: true});
+    showSecrets(rows[current]);
     const top = form.querySelector('.se-form').getBoundingClientRect().top;
     if (top < 0) form.querySelector('.se-form').scrollIntoView({block: 'start'});
   }
