@@ -239,3 +239,15 @@ def test_social_eval_on_a_desktop_shows_both_secrets_in_view_when_the_secret_is_
             assert secret["y"] + secret["height"] <= min(box["y"] + box["height"], 800) + 1, (secret, box)
     finally:
         context.close()
+
+
+def test_a_rating_message_follows_what_the_annotator_types_and_goes_once_fixed(otree_server, page):
+    _to_rate_page(page, otree_server.url)
+    page.locator("#se-next").click()  # nothing written, nothing chosen
+    message = page.locator(".se-row.se-current .se-step-error")
+    expect(message).to_be_visible()
+    expect(message).to_contain_text("(you wrote 0)")
+    page.locator(".se-row.se-current textarea").fill("A reason that is long enough to count.")
+    expect(message).not_to_contain_text("you wrote")  # the reason is fixed: what is still missing is the rating
+    page.locator(".se-row.se-current input[type=radio]").first.check()
+    expect(message).to_be_hidden()

@@ -59,6 +59,23 @@
     box.hidden = !text;
   }
 
+  // A message that follows the person: once shown, a rating's message says what is still missing as they type and
+  // choose, and goes (with the server's messages for that rating, and oTree's banner with the last) once it is fixed.
+  for (const row of rows) {
+    const follow = function () {
+      const box = row.querySelector('.se-step-error');
+      const missing = problem(row);
+      if (!box.hidden) showProblem(row, missing);
+      if (missing) return;
+      row.querySelectorAll('.form-control-errors').forEach(function (message) { message.hidden = true; });
+      if (!root.querySelector('.form-control-errors:not([hidden])')) {
+        document.querySelectorAll('.otree-form-errors').forEach(function (banner) { banner.hidden = true; });
+      }
+    };
+    row.addEventListener('input', follow);
+    row.addEventListener('change', follow);
+  }
+
   // Steps.
   root.classList.add('se-stepwise');
   progress.hidden = false;
