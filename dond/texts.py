@@ -45,6 +45,7 @@ TEXTS = {
         "you": "You",
         "send": "Send",
         "placeholder": "Write a message…",
+        "chat_label": "Conversation",
         "chars": "{n} / {max} characters",
         "error_too_long_typed": "Your message is {over} characters too long (at most {max}). Please shorten it "
         "before sending.",
@@ -187,6 +188,7 @@ TEXTS = {
         "you": "Sie",
         "send": "Senden",
         "placeholder": "Nachricht schreiben…",
+        "chat_label": "Gespräch",
         "chars": "{n} / {max} Zeichen",
         "error_too_long_typed": "Ihre Nachricht ist {over} Zeichen zu lang (höchstens {max}). Bitte kürzen Sie sie "
         "vor dem Senden.",
@@ -335,6 +337,7 @@ TEXTS = {
         "you": "Lei",
         "send": "Invia",
         "placeholder": "Scriva un messaggio…",
+        "chat_label": "Conversazione",
         "chars": "{n} / {max} caratteri",
         "error_too_long_typed": "Il Suo messaggio supera di {over} caratteri il limite ({max}). Lo accorci prima "
         "di inviarlo.",
@@ -413,7 +416,7 @@ TEXTS = {
         "chart_title": "Tutti i modi possibili di dividere gli oggetti",
         "chart_all": "Divisione possibile",
         "chart_frontier": "Divisioni migliori possibili",
-        "chart_agreed": "Il vostro risultato",
+        "chart_agreed": "Il Suo risultato",
         "chart_x": "I Suoi punti",
         "chart_y": "Punti {other_of}",
         "pairing_title": "Ricerca di un'altra persona",

@@ -12,7 +12,8 @@ of them takes the session's language (``study_flow.MESSAGES``: ``next``, ``timer
 - a refused field's oTree message ("This field is required.", "Number must be between 0 and 10.") and a yes/no
   field's default "Yes"/"No" are in the session's language.
 
-Every page's context also gets ``study_heading``, the title at its top. An English session sees exactly oTree's
+Every page's context also gets ``study_heading``, the title at its top, and ``page_language``, the ``lang`` of its
+``<html>`` (``_templates/otree/Base_UserFacing.html``). An English session sees exactly oTree's
 own words. Texts: ``study_flow/texts.py``.
 """
 
@@ -133,8 +134,10 @@ def _translated_context(get_context_data):
     def get_context_data_in_language(self, **context):
         session = getattr(self, "session", None)
         found = get_context_data(self, **context)
+        language = session_language(session)
         found.setdefault("study_heading", study_heading(session))
-        return translate_context(found, session_language(session))
+        found.setdefault("page_language", language)  # <html lang> (_templates/otree/Base_UserFacing.html)
+        return translate_context(found, language)
 
     return get_context_data_in_language
 

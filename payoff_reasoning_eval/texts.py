@@ -54,6 +54,7 @@ TEXTS = {
         "of_attempts": "(of {n} attempts)",
         "last_response": "Last response (attempt {n})",
         "click_hint": "Click a sentence to mark it as faulty; click it again to unmark it.",
+        "click_hint_touch": "Tap a sentence to mark it as faulty; tap it again to unmark it.",
         "orig_label": "Is the reasoning of the first response correct?",
         "fin_label": "Is the reasoning of the last response correct?",
         "verdict_correct": "Correct: no error in reasoning about payoffs",
@@ -121,6 +122,8 @@ TEXTS = {
         "of_attempts": "(von {n} Versuchen)",
         "last_response": "Letzte Antwort (Versuch {n})",
         "click_hint": "Klicken Sie einen Satz an, um ihn als fehlerhaft zu markieren; ein erneuter Klick hebt die "
+        "Markierung auf.",
+        "click_hint_touch": "Tippen Sie einen Satz an, um ihn als fehlerhaft zu markieren; erneutes Tippen hebt die "
         "Markierung auf.",
         "orig_label": "Ist die Begründung der ersten Antwort richtig?",
         "fin_label": "Ist die Begründung der letzten Antwort richtig?",
@@ -190,6 +193,7 @@ TEXTS = {
         "of_attempts": "(su {n} tentativi)",
         "last_response": "Ultima risposta (tentativo {n})",
         "click_hint": "Faccia clic su una frase per segnarla come errata; un nuovo clic toglie il segno.",
+        "click_hint_touch": "Tocchi una frase per segnarla come errata; un nuovo tocco toglie il segno.",
         "orig_label": "Il ragionamento della prima risposta è corretto?",
         "fin_label": "Il ragionamento dell'ultima risposta è corretto?",
         "verdict_correct": "Corretto: nessun errore nel ragionamento sulle vincite",

@@ -118,6 +118,7 @@ def _rating_row(agent_index, slot, dimension, texts, language):
         low_end=f"{page_words.signed(dimension.min)} = {low}",
         high_end=f"{page_words.signed(dimension.max)} = {high}",
         rating_field=rating_name,
+        dimension_key=dimension.key,
         reason_field=social_forms.reason_field(agent_index, slot),
         choices=[
             dict(value=value, input_id=f"id_{rating_name}_{value}".replace("-", "m"), text=page_words.signed(value))

@@ -19,6 +19,7 @@
       show();
       hidden.value = slider.value;
       draft.save();
+      if (window.LabFieldErrors) LabFieldErrors.follow(slider);  // answered: its error goes (global/field_errors.js)
     };
     if (hidden.value !== '') {
       slider.value = hidden.value;

@@ -16,9 +16,20 @@
   function sync() {
     var marked = sentences.filter(function (s) { return s.classList.contains('marked'); });
     markedField.value = marked.map(function (s) { return s.dataset.id; }).join('#');
+    // With two responses on the page, each marked sentence says which one it came from (first or last attempt).
+    var twoResponses = document.getElementById('last-response') !== null;
     list.replaceChildren.apply(list, marked.map(function (s) {
       var item = document.createElement('li');
-      item.textContent = s.textContent;
+      if (twoResponses) {
+        var from = document.createElement('span');
+        from.className = 'marked-from';
+        from.textContent = s.closest('[data-source]').dataset.source + ': ';
+        item.appendChild(from);
+      }
+      var text = document.createElement('span');
+      text.className = 'marked-text';
+      text.textContent = s.textContent;
+      item.appendChild(text);
       return item;
     }));
     empty.hidden = marked.length > 0;
@@ -30,6 +41,7 @@
     var on = sentence.classList.toggle('marked');
     sentence.setAttribute('aria-pressed', on ? 'true' : 'false');
     sync();
+    if (window.LabFieldErrors) LabFieldErrors.follow(list);  // a fixed field's error goes (global/field_errors.js)
   }
 
   // The hidden fields may come back filled (a refused verdict, a kept draft): restore the marks and ticks from them.
@@ -59,6 +71,7 @@
       counter.textContent = words.replace('{n}', n).replace('{max}', max)
         .replace('{over}', n - max);
       counter.classList.toggle('over', n > max);
+      remarks.setAttribute('aria-invalid', n > max ? 'true' : 'false');
     };
     remarks.addEventListener('input', count);
     count();

@@ -125,7 +125,7 @@ def test_a_judge_marks_two_sentences_and_the_export_holds_them(otree_server, pag
     clicked = [first.inner_text(), last.inner_text()]
     first.click()
     last.click()
-    expect(page.locator("#marked-list li")).to_have_text(clicked)
+    expect(page.locator("#marked-list li .marked-text")).to_have_text(clicked)
     page.locator("#id_orig_cor-1").check()  # incorrect
     page.locator("#id_fin_cor-0").check()  # correct
     page.locator("#err-pa").check()
@@ -175,7 +175,7 @@ def test_log_text_is_shown_as_text_and_a_rejected_verdict_keeps_the_marks(otree_
     next_page(page)
     # The refusal names what to fix beside the field; the marks and the verdict are kept.
     expect(page.locator("#error-types")).to_contain_text("please tick at least one error type")
-    expect(page.locator("#marked-list li")).to_have_text(["R gives me <b>5</b> or 0."])
+    expect(page.locator("#marked-list li .marked-text")).to_have_text(["R gives me <b>5</b> or 0."])
     expect(page.locator("#id_orig_cor-1")).to_be_checked()
 
     page.evaluate("document.getElementById('id_err_type').value = '<i>zz</i>'")

@@ -76,6 +76,7 @@ def test_researcher_reaches_status_and_transcripts_and_nothing_hostile_runs(
         expect(row.locator(".progress-text")).to_have_text("page Bargain (dond)")
         assert page.locator("#study-status img").count() == 0
         expect(page.locator("#status-counts")).to_contain_text("not started: 1")
+        assert page.locator("html").get_attribute("lang") == "en"  # _templates/otree/BaseAdminAll.html
 
         page.locator("#link-DondTranscripts").click()
         page.wait_for_url(f"**/DondTranscripts/{code}")

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 import study_flow
 from bias_tests.texts import TEXTS
+from tests.support.accessibility import assert_accessible
 from tests.support.harness import create_session, next_page, session_start_links
 from tests.support.language_check import assert_no_english
 
@@ -27,6 +28,7 @@ def test_answers_survive_refusals_and_reloads_and_the_slider_counts_at_50(otree_
     next_page(page, shared["next"])
     expect(page.locator("#_otree-title")).to_have_text(text["instructions_title"])
     assert_no_english(page, language)
+    assert_accessible(page, language)
     next_page(page, shared["next"])
 
     seen = set()
@@ -41,6 +43,7 @@ def test_answers_survive_refusals_and_reloads_and_the_slider_counts_at_50(otree_
             next_page(page, shared["next"])  # nothing ticked: refused, saying what to do
             expect(page.locator("#argument-list")).to_contain_text(text["error_arguments"])
             assert_no_english(page, language)
+            assert_accessible(page, language)
             boxes.nth(2).check()
             page.reload()
             expect(boxes.nth(2)).to_be_checked()  # the browser's draft
@@ -54,14 +57,18 @@ def test_answers_survive_refusals_and_reloads_and_the_slider_counts_at_50(otree_
             expect(page.locator("label[for=confidence-slider]")).to_contain_text(text["confidence_label"])
             expect(page.locator("#confidence-value")).to_have_text(text["confidence_unset"])
             assert_no_english(page, language)
+            assert_accessible(page, language)
             next_page(page, shared["next"])  # nothing chosen: both questions are named
             expect(page.locator(".bias-options")).to_contain_text(text["error_choice"])
             expect(page.locator(".bias-confidence")).to_contain_text(text["error_confidence"])
-            page.locator("input[name=choice]").nth(1).check()
+            page.locator("input[name=choice]").nth(1).check()  # the choice's error goes at once, the slider's stays
+            expect(page.locator(".bias-options .form-control-errors")).to_be_hidden()
+            expect(page.locator(".bias-confidence .form-control-errors")).to_be_visible()
             next_page(page, shared["next"])  # the answer without the slider: refused, and the answer is kept
             expect(page.locator(".bias-confidence")).to_contain_text(text["error_confidence"])
             expect(page.locator("input[name=choice]").nth(1)).to_be_checked()
             assert_no_english(page, language)
+            assert_accessible(page, language)
             page.reload()
             expect(page.locator("input[name=choice]").nth(1)).to_be_checked()
             # A click on the slider's middle, where it starts: the value does not change, and it still counts.
@@ -69,6 +76,8 @@ def test_answers_survive_refusals_and_reloads_and_the_slider_counts_at_50(otree_
             assert slider.input_value() == "50"
             slider.click()
             expect(page.locator("#confidence-value")).to_have_text(slider.input_value())
+            expect(page.locator(".bias-confidence .form-control-errors")).to_be_hidden()  # answered: its error goes
+            expect(page.locator(".otree-form-errors")).to_be_hidden()
             assert page.locator("#id_confidence").input_value() == slider.input_value()
             assert slider.input_value() == "50"
         before = page.locator(".study-progress-text").inner_text()

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from backend.core.llm.fake_server import Reply, demo_responder
 from dond.texts import TEXTS
 from tests.support import dond_pages
+from tests.support.accessibility import assert_accessible
 from tests.support.dond_pages import DESKTOP, PHONE, body_text, game_row, live_keys, start, submit, to_bargain
 from tests.support.language_check import assert_no_english
 
@@ -208,6 +209,7 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     text = TEXTS[language]
     start(otree_server.url, page, language=language, game_timeout_s=30, max_message_chars=10)
     assert_no_english(page, language, where="Instructions")
+    assert_accessible(page, language, where="Instructions")
     to_bargain(page)
     page.locator("#dond-rules-panel summary").click()
     page.locator("#dond-send").click()  # empty: the error
@@ -215,8 +217,10 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     page.locator("#dond-input").fill("x" * 25)  # over the limit: the counter's error
     page.locator("#dond-proposal-fields input").first.fill("1")
     assert_no_english(page, language, where="Bargain: error, counter and preview")
+    assert_accessible(page, language, where="Bargain: error, counter and preview")
     page.locator("#dond-propose").click()  # the confirmation
     assert_no_english(page, language, where="Bargain: confirmation")
+    assert_accessible(page, language, where="Bargain: confirmation")
     assert page.locator("#dond-confirm-yes").inner_text() == text["confirm_yes"]
 
     # On the phone the chat has a bounded height; the input and the proposal form follow it on the same screen.
@@ -233,9 +237,11 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     expect(timer).to_be_visible(timeout=30_000)
     assert text["timer_bargain"] in timer.inner_text()
     assert_no_english(page, language, where="Bargain: countdown")
+    assert_accessible(page, language, where="Bargain: countdown")
     page.wait_for_url("**/Results/**", timeout=30_000)  # the time limit ends the game
     assert page.locator("#dond-splits").count() == 0 and page.locator("#my-points").count() == 0
     assert_no_english(page, language, where="Results")
+    assert_accessible(page, language, where="Results")
 
 
 @pytest.mark.parametrize("language", ["de", "it"])
@@ -255,6 +261,7 @@ def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop, lan
             "bis Sie einer anderen teilnehmenden Person zugeordnet sind" in page.locator("#pairing-status").inner_text()
         )
     assert_no_english(page, language, where="Pairing")
+    assert_accessible(page, language, where="Pairing")
 
 
 RESULTS_IN_LANGUAGE = [
@@ -295,5 +302,6 @@ def test_the_results_of_a_no_deal_or_a_broken_game_show_no_english_word(
         else:
             assert page.locator("#dond-proposals").count() == 1
         assert_no_english(page, language, where=f"Results ({ending})")
+        assert_accessible(page, language, where=f"Results ({ending})")
     finally:
         page.context.close()

@@ -1,15 +1,17 @@
 """The shared pages of every app in German and Italian, read in Chromium by the English-word check
 (tests/support/language_check.py): room welcome, consent, screen-out, completion and the entry refusals (no PID, a
-malformed PID, every place taken). Each app's own pages are added to the same check by its engineer.
+malformed PID, every place taken), each also checked by axe-core (tests/support/accessibility.py). Each app's own pages are added to the same check by its engineer.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 
 import pytest
 
 import study_flow
+from tests.support.accessibility import assert_accessible
 from tests.support.harness import create_session, next_page
 from tests.support.language_check import assert_no_english, english_words
 
@@ -82,9 +84,18 @@ def test_the_shared_pages_show_no_english_word(otree_server, browser, page, conf
     no_script = browser.new_context(java_script_enabled=False)
     welcome = no_script.new_page()
     welcome.goto(room_url(otree_server, room, new_pid()))
-    assert welcome.locator("html").get_attribute("lang") == language
     assert_no_english(welcome, language, where="room welcome")
+    assert welcome.locator("html").get_attribute("lang") == language
+    # axe-core needs scripts: the same HTML, without the page's forwarding script, in a page that runs them.
+    without_script = re.sub(r"<script>.*?</script>", "", welcome.content(), flags=re.S)
     no_script.close()
+    checked = page.context.new_page()
+    checked.route(
+        room_url(otree_server, room, "x"), lambda route: route.fulfill(body=without_script, content_type="text/html")
+    )
+    checked.goto(room_url(otree_server, room, "x"))
+    assert_accessible(checked, language, where="room welcome")
+    checked.close()
 
     # One participant agrees and is moved on to the completion page (the monitor advances the slowest one).
     other = page.context.new_page()
@@ -96,6 +107,7 @@ def test_the_shared_pages_show_no_english_word(otree_server, browser, page, conf
         advance_to_completion(otree_server, session["code"], other)
         assert other.locator("#return-link").inner_text().strip() == text["completion_button"]
         assert_no_english(other, language, where="completion")
+        assert_accessible(other, language, where="completion")
 
     # The other sees consent with its button in the language; declining leads to the screen-out page.
     page.goto(room_url(otree_server, room, new_pid()))
@@ -103,10 +115,12 @@ def test_the_shared_pages_show_no_english_word(otree_server, browser, page, conf
     assert page.locator("#_otree-title").inner_text().strip() == text["consent_title"]
     assert page.locator(".otree-btn-next").inner_text().strip() == text["next"]
     assert_no_english(page, language, where="consent")
+    assert_accessible(page, language, where="consent")
     page.get_by_label(text["consent_no"]).check()
     next_page(page, text["next"])
     assert page.locator("#screenout-code").inner_text() == "OUT1"
     assert_no_english(page, language, where="screen-out")
+    assert_accessible(page, language, where="screen-out")
 
     # Links that cannot start the study: no PID, a malformed PID, and a PID when every place is taken.
     for url, reason in [
@@ -117,6 +131,7 @@ def test_the_shared_pages_show_no_english_word(otree_server, browser, page, conf
         page.goto(url)
         assert page.locator("#entry-text").get_attribute("data-reason") == reason
         assert_no_english(page, language, where=f"entry refused ({reason})")
+        assert_accessible(page, language, where=f"entry refused ({reason})")
 
 
 def test_the_check_finds_english_on_an_english_page(otree_server, page):
@@ -162,3 +177,4 @@ def test_a_refused_form_says_what_to_fix_in_the_language(otree_server, page):
     assert page.locator(".otree-form-errors").inner_text().strip() == text["form_errors"]
     assert text["field_required"] in page.locator("#form").inner_text()
     assert_no_english(page, "it", where="consent refused")
+    assert_accessible(page, "it", where="consent refused")

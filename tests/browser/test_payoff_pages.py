@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 import study_flow
 from backend.reasoning.task import MAX_REMARKS_CHARS
 from payoff_reasoning_eval.texts import TEXTS
+from tests.support.accessibility import assert_accessible
 from tests.support.harness import create_session, export_rows, next_page, session_start_links
 from tests.support.language_check import assert_no_english
 
@@ -43,12 +44,14 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     next_page(page, shared["next"])
     expect(page.locator("#_otree-title")).to_have_text(text["instructions_title"])
     assert_no_english(page, language)
+    assert_accessible(page, language)
     next_page(page, shared["next"])
 
     # Judge: the limit is visible before anything is typed.
     expect(page.locator("#_otree-title")).to_have_text(text["judge_title"])
     expect(page.locator("#remarks-counter")).to_have_text(text["chars"].format(n=0, max=MAX_REMARKS_CHARS))
     assert_no_english(page, language)
+    assert_accessible(page, language)
     first = page.locator("#first-response .sentence").nth(1)
     first_text = first.inner_text()
     first.click()
@@ -57,9 +60,11 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     page.locator("#err-pa").check()
     page.locator("#id_remarks").fill("Die Zelle R/B ist falsch gelesen.")
 
+    # The log has two attempts: the marked sentence says which response it came from.
+    expect(page.locator("#marked-list li .marked-from")).to_contain_text(text["first_response"])
     page.reload()
     expect(page.locator("#first-response .sentence.marked")).to_have_text([first_text])
-    expect(page.locator("#marked-list li")).to_have_text([first_text])
+    expect(page.locator("#marked-list li .marked-text")).to_have_text([first_text])
     expect(page.locator("#id_orig_cor-1")).to_be_checked()
     expect(page.locator("#id_fin_cor-0")).to_be_checked()
     expect(page.locator("#err-pa")).to_be_checked()
@@ -78,14 +83,23 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
         text["error_remarks_long"].format(max=MAX_REMARKS_CHARS, n=MAX_REMARKS_CHARS + 3)
     )
     expect(page.locator("#id_remarks")).to_have_value(long_remarks)
-    expect(page.locator("#marked-list li")).to_have_text([first_text])
+    expect(page.locator("#marked-list li .marked-text")).to_have_text([first_text])
     expect(page.locator("#id_orig_cor-1")).to_be_checked()
     expect(page.locator("#id_fin_cor-0")).to_be_checked()
     assert_no_english(page, language)
+    assert_accessible(page, language)
     assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
 
+    # Each error goes as soon as its cause is fixed, and the banner above the form with the last of them.
+    banner = page.locator(".otree-form-errors")
+    expect(banner).to_be_visible()
     page.locator("#id_remarks").fill("Kurz.")
+    expect(page.locator("#id_remarks").locator("..").locator(".form-control-errors")).to_be_hidden()
+    expect(page.locator("#error-types .form-control-errors")).to_be_visible()
+    expect(banner).to_be_visible()
     page.locator("#err-pa").check()
+    expect(page.locator("#error-types .form-control-errors")).to_be_hidden()
+    expect(banner).to_be_hidden()
     next_page(page, shared["next"])
     expect(page.locator("#_otree-title")).not_to_have_text(text["judge_title"])
     [row] = [

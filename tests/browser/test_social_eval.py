@@ -87,7 +87,7 @@ def test_annotator_from_prolific_reads_rates_reloads_and_completes(otree_server,
 
     # The rating page: episode text shown as text, never run.
     assert page.locator("#scenario").inner_text().startswith("Two friends <script>")
-    assert "Ana <b>Bold</b>" in page.locator(".se-agent-1 h5").inner_text()
+    assert "Ana <b>Bold</b>" in page.locator(".se-agent-1 h4").inner_text()
     assert page.evaluate("window.pwned") is None
     assert page.locator(".se-progress, .study-progress").first.is_visible()
 

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
 from social_eval import texts as social_texts
+from tests.support.accessibility import assert_accessible
 from tests.support.harness import create_session, export_rows, session_start_links
 from tests.support.language_check import assert_no_english
 
@@ -110,6 +111,9 @@ def test_desktop_keeps_the_conversation_beside_the_form_while_rating(otree_serve
 def test_phone_scales_stay_on_one_line_with_big_targets_and_the_button_in_reach(otree_server, open_page):
     page = open_page(PHONE)
     to_page(page, otree_server.url, "Rate")
+    # The conversation is read in the page's own scroll first (tests/browser/test_accessibility.py); once the person
+    # reaches the rating, its button is in thumb reach.
+    page.locator(".se-row.se-current textarea").scroll_into_view_if_needed()
     next_box = page.locator("#se-next").bounding_box()
     assert next_box["y"] + next_box["height"] <= PHONE["height"] and next_box["height"] >= 44
     page.evaluate("document.getElementById('se-rate').classList.remove('se-stepwise')")  # every scale laid out
@@ -244,6 +248,7 @@ def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, ope
     def check(where):
         seen.append(where)
         assert_no_english(page, language, where=where, material=True)  # our bundled material is in the language
+        assert_accessible(page, language, where=where)
 
     to_page(page, otree_server.url, "Instructions", language=language, comprehension_check=True)
     page.locator("#worked-example summary").click()
@@ -298,6 +303,7 @@ def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_pag
     else:
         expect(second.locator("#content, body").first).to_contain_text(words["return_submission"])
     assert_no_english(second, language, where="NothingLeft")
+    assert_accessible(second, language, where="NothingLeft")
 
 
 def test_each_rating_step_is_timed_and_the_times_are_stored_when_plausible(otree_server, open_page):

@@ -100,10 +100,35 @@
   function setStatus(text) { document.getElementById('dond-status').textContent = text || ''; }
   function setError(text) { document.getElementById('dond-error').textContent = text || ''; }
 
-  // The other player (an LLM) is working on its move: a bubble that its streamed reply fills.
+  // The other player (an LLM) is working on its move: a bubble with pulsing dots (and the words "... is writing" for a
+  // screen reader) that its streamed reply fills.
   function showTyping() {
     typingBubble = bubble('other', '', 'typing');
+    var dots = document.createElement('span');
+    dots.className = 'dond-dots';
+    dots.setAttribute('aria-hidden', 'true');
+    dots.innerHTML = '<span></span><span></span><span></span>';
+    var said = document.createElement('span');
+    said.className = 'visually-hidden';
+    said.textContent = T.typing;
+    typingBubble.appendChild(dots);
+    typingBubble.appendChild(said);
     chat.appendChild(typingBubble);
+  }
+
+  // Each new message of the other side is said once by the live region #dond-announce (the chat itself is redrawn).
+  var announce = document.getElementById('dond-announce');
+  var heard = null;
+  function announceNew(items) {
+    if (heard !== null) {
+      items.slice(heard).forEach(function (item) {
+        if (item.who === 'me') { return; }
+        var line = document.createElement('p');
+        line.textContent = (item.who === 'other' ? T.other + ': ' : '') + item.text;
+        announce.appendChild(line);
+      });
+    }
+    heard = items.length;
   }
 
   function render(state) {
@@ -111,14 +136,20 @@
     chat.textContent = '';
     typingBubble = null;
     state.chat.forEach(function (item) { chat.appendChild(bubble(item.who, item.text)); });
+    announceNew(state.chat);
     if (state.typing) { showTyping(); }
     chat.scrollTop = chat.scrollHeight;
     if (!state.can_propose) { hideConfirm(); }
     var composing = state.can_message && !busy;
     show('dond-compose', !state.finished && !state.must_propose);
     input.disabled = sendButton.disabled = !composing;
-    show('dond-proposal', state.can_propose);
-    proposeButton.disabled = busy;
+    // The proposal form stays where it is while the other side writes (disabled), so the page does not jump; it goes
+    // once the person has proposed or the game is over.
+    var proposed = state.chat.some(function (item) { return item.notice === 'you_proposed'; });
+    show('dond-proposal', !state.finished && (state.can_propose || !proposed));
+    document.getElementById('dond-proposal').classList.toggle('dond-waiting', !state.can_propose);
+    boxes.forEach(function (box) { box.disabled = !state.can_propose; });
+    proposeButton.disabled = busy || !state.can_propose;
     document.getElementById('dond-left').textContent = fill(T.messages_left, {n: state.messages_left});
     updateCounter();
     if (state.finished) {

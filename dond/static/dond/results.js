@@ -16,6 +16,7 @@
     data: {datasets: datasets},
     options: {
       animation: false,
+      maintainAspectRatio: false,  // the box's height (Results.html), so a phone's narrow chart is not squashed
       layout: {padding: 10},
       scales: {
         x: {title: {display: true, text: L.chart_x}, min: 0, max: 10, ticks: {stepSize: 1}},

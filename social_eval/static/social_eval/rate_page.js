@@ -76,10 +76,40 @@
     document.getElementById('se-step-seconds').value = JSON.stringify(times);
   }
 
+  // A message that follows the person: once shown, a rating's message says what is still missing as they type and
+  // choose, and goes (with the server's messages for that rating, and oTree's banner with the last) once it is fixed.
+  for (const row of rows) {
+    const follow = function () {
+      const box = row.querySelector('.se-step-error');
+      const missing = problem(row);
+      if (!box.hidden) showProblem(row, missing);
+      if (missing) return;
+      row.querySelectorAll('.form-control-errors').forEach(function (message) { message.hidden = true; });
+      if (!root.querySelector('.form-control-errors:not([hidden])')) {
+        document.querySelectorAll('.otree-form-errors').forEach(function (banner) { banner.hidden = true; });
+      }
+    };
+    row.addEventListener('input', follow);
+    row.addEventListener('change', follow);
+  }
+
   // Steps.
   root.classList.add('se-stepwise');
   progress.hidden = false;
   form.noValidate = true;  // the steps check each rating and say what to fix; the server checks again
+  // The secrets are in view wherever the secret is rated: the cards open, and on a wide screen the characters' box
+  // scrolls to them. On a phone the cards start folded (a tap opens them) so that the conversation comes first.
+  const cards = Array.from(document.querySelectorAll('.se-agent'));
+  if (!window.matchMedia('(min-width: 1000px)').matches) cards.forEach(function (card) { card.open = false; });
+  function showSecrets(row) {
+    if (row.dataset.dimension !== 'secret') return;
+    cards.forEach(function (card) { card.open = true; });
+    const secret = document.querySelector('.se-agent .se-secret');
+    const box = document.getElementById('se-context');
+    if (secret && box && box.scrollHeight > box.clientHeight) {
+      box.scrollTop += secret.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
+    }
+  }
   function show(index, focus) {
     clock();
     current = Math.max(0, Math.min(rows.length - 1, index));
@@ -95,6 +125,7 @@
     submit.hidden = !last;
     draft.set('_step', current);
     if (focus) area(rows[current]).focus({preventScroll: true});
+    showSecrets(rows[current]);
     const top = form.querySelector('.se-form').getBoundingClientRect().top;
     if (top < 0) form.querySelector('.se-form').scrollIntoView({block: 'start'});
   }

@@ -1,0 +1,253 @@
+"""Pages used by keyboard alone and read by a screen reader (docs/accessibility.md): a whole DoND game on a phone
+against the test-server model, with a visible focus at every step, every control named in Playwright's accessibility
+tree, the other side's messages read out by a live region, the typing bubble saying that the model writes, the
+proposal form kept in place while it writes and the points table in view while proposing; the bias slider shows its
+focus before it is touched."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+import study_flow
+from backend.core.llm.fake_server import Reply
+from bias_tests.texts import TEXTS as BIAS_TEXTS
+from dond.texts import texts as dond_texts
+from tests.support import dond_pages
+from tests.support.accessibility import assert_accessible
+from tests.support.dond_pages import PHONE, start
+from tests.support.harness import create_session, next_page, session_start_links
+from tests.support.language_check import assert_no_english
+
+pytestmark = pytest.mark.browser
+
+LLM_CHAT = "Hallo! Die Äpfel sind mir wenig wert, die anderen Dinge hätte ich gern."
+
+# The focused element and whether a focus ring is drawn around it (an outline, or Bootstrap's box-shadow ring).
+_FOCUS_JS = """
+() => {
+  const element = document.activeElement;
+  const style = window.getComputedStyle(element);
+  const ring = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
+  return {id: element.id, tag: element.tagName, ring: ring};
+}
+"""
+
+
+def scripted_model():
+    """The model's first answer is a chat message (streamed slowly); every later one, after the person's proposal,
+    its own proposal of nothing, which fits any proposal of the person's: a deal."""
+    calls = []
+
+    def responder(request):
+        calls.append(request)
+        if len(calls) > 1:
+            return Reply(text="Einverstanden. [Vorschlag:]", chunk_delay_s=0.02)
+        return Reply(text=LLM_CHAT, chunk_delay_s=0.15)
+
+    return responder
+
+
+def focused(page) -> dict:
+    found = page.evaluate(_FOCUS_JS)
+    assert found["ring"], f"no visible focus on {found}"
+    return found
+
+
+def tab_to(page, element_id: str, *, limit: int = 40) -> None:
+    """Press Tab until the element ``element_id`` has the focus; each stop shows a focus ring."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if focused(page)["id"] == element_id:
+            return
+    raise AssertionError(f"#{element_id} not reached by Tab")
+
+
+def in_view(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"] + 1
+
+
+def test_a_whole_dond_game_by_keyboard_on_a_phone_with_a_screen_reader(otree_server, llm_server, browser):
+    llm_server.responder = scripted_model()
+    text = dond_texts("de", "ai")
+    page = dond_pages.open_page(browser, PHONE)
+    page.emulate_media(reduced_motion="reduce")  # no smooth scrolling: the geometry is read at once
+    try:
+        start(otree_server.url, page, language="de")
+        page.locator(".otree-btn-next").focus()
+        with page.expect_navigation(wait_until="load"):
+            page.keyboard.press("Enter")
+        page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")
+        assert_accessible(page, "de", where="Bargain")
+
+        # Every control has a name in the accessibility tree.
+        expect(page.get_by_role("textbox", name=text["placeholder"])).to_be_visible()
+        expect(page.get_by_role("button", name=text["send"])).to_be_visible()
+        expect(page.get_by_role("region", name=text["chat_label"])).to_be_attached()
+        for item in page.evaluate("js_vars.items"):
+            expect(page.get_by_role("spinbutton", name=item["word"])).to_be_attached()
+
+        # A message written and sent by keyboard; the typing bubble says that the model writes, the proposal form
+        # stays where it was, and the reply is read out once by the live region.
+        tab_to(page, "dond-input")
+        page.keyboard.type("Ich hätte gern die Äpfel.")
+        proposal_before = page.locator("#dond-proposal").bounding_box()
+        page.keyboard.press("Enter")
+        typing = page.locator(".dond-msg.typing")
+        expect(typing.locator(".dond-dots span")).to_have_count(3)
+        expect(typing.locator(".visually-hidden")).to_have_text(text["typing"])
+        expect(page.locator("#dond-status")).to_have_attribute("role", "status")
+        proposal_while = page.locator("#dond-proposal").bounding_box()
+        assert proposal_while is not None and abs(proposal_while["y"] - proposal_before["y"]) < 40
+        expect(page.locator("#dond-announce")).to_contain_text(LLM_CHAT, timeout=30_000)
+        assert page.locator("#dond-announce p").count() == 1  # once, not again on each redraw
+        expect(page.locator("#dond-announce")).to_have_attribute("aria-live", "polite")
+
+        # Proposing by keyboard: the points table stays in view at every box; the confirmation takes the focus.
+        tab_to(page, page.locator("#dond-proposal-fields input").first.get_attribute("id"))
+        page.keyboard.type("1")
+        for index in range(1, page.locator("#dond-proposal-fields input").count()):
+            page.keyboard.press("Tab")
+            assert focused(page)["id"] == page.locator("#dond-proposal-fields input").nth(index).get_attribute("id")
+            assert in_view(page, "#dond-items"), "the points table left the screen while proposing"
+            assert in_view(page, "#dond-proposal-fields input >> nth=" + str(index))
+        tab_to(page, "dond-propose")
+        page.keyboard.press("Enter")
+        assert focused(page)["id"] == "dond-confirm-yes"
+        assert_accessible(page, "de", where="Bargain: confirmation")
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/Results/**", timeout=30_000)
+        assert_accessible(page, "de", where="Results")
+        page.wait_for_function("window.dondChart")
+        chart = page.locator("#dond-splits").bounding_box()
+        assert chart["height"] >= 250 and chart["x"] + chart["width"] <= PHONE["width"]  # readable on the phone
+    finally:
+        page.context.close()
+
+
+def _to_bias_choice(page, server_url: str, language: str = "en") -> None:
+    """A new bias_tests participant, walked to the first test that asks for a confidence."""
+    shared = study_flow.messages(language)
+    session = create_session(server_url, "bias_tests", 1, order_seed=7, language=language)
+    page.goto(session_start_links(server_url, session["code"])[0])
+    page.get_by_label(shared["consent_yes"]).check()
+    next_page(page, shared["next"])
+    next_page(page, shared["next"])
+    for _ in range(20):
+        if page.locator("#confidence-slider").count():
+            return
+        page.locator(".bias-argument").first.check()
+        next_page(page, shared["next"])
+    raise AssertionError("no test with a confidence slider")
+
+
+def test_the_bias_slider_shows_its_focus_before_it_is_touched(otree_server, page):
+    _to_bias_choice(page, otree_server.url)
+    slider = page.locator("#confidence-slider")
+    assert "untouched" in slider.get_attribute("class")
+    page.locator("input[name=choice]").last.focus()
+    tab_to(page, "confidence-slider")
+    assert "untouched" in slider.get_attribute("class")  # focused, not answered, and the focus shows
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#confidence-value")).to_have_text("51")
+    expect(page.locator("label[for=confidence-slider]")).to_contain_text(BIAS_TEXTS["en"]["confidence_label"])
+    assert "tap" not in page.locator(".bias-confidence").inner_text()  # a mouse clicks
+    assert_accessible(page, "en", where="bias choice, slider focused")
+
+
+@pytest.mark.parametrize("language", ["en", "de", "it"])
+def test_a_touch_screen_reads_tap_instead_of_click(otree_server, browser, language):
+    context = browser.new_context(viewport=PHONE, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        _to_bias_choice(page, otree_server.url, language)
+        text = BIAS_TEXTS[language]
+        shown = page.locator(".bias-confidence").inner_text()
+        assert text["confidence_label_touch"] in shown and text["confidence_hint_touch"] in shown
+        assert text["confidence_label"] not in shown and text["confidence_hint"] not in shown
+        if language != "en":
+            assert_no_english(page, language, where="bias choice on a touch screen")
+    finally:
+        context.close()
+
+
+def _to_rate_page(page, server_url: str) -> None:
+    session = create_session(server_url, "social_eval", 1, episodes_per_annotator=1, attention_checks=0)
+    page.goto(session_start_links(server_url, session["code"])[0])
+    page.locator("input[name=consent_given][value=True]").check()
+    next_page(page)
+    next_page(page)
+    page.locator("#se-step-text").wait_for()
+
+
+def _to_the_secret_rating(page) -> None:
+    """Rate the first character's ratings up to its secret one (the rubric's fourth dimension)."""
+    while page.locator(".se-row.se-current").get_attribute("data-dimension") != "secret":
+        row = page.locator(".se-row.se-current")
+        row.locator("textarea").fill("A reason that is long enough to count.")
+        row.locator(f"input[value='{row.locator('.se-scale').get_attribute('data-max')}']").check()
+        page.locator("#se-next").click()
+
+
+# Every element of the material box that scrolls on its own (overflow auto/scroll and more content than room).
+_NESTED_SCROLL_JS = """
+() => Array.from(document.querySelectorAll('#se-material, #se-material *')).filter((element) => {
+  const overflow = window.getComputedStyle(element).overflowY;
+  return (overflow === 'auto' || overflow === 'scroll') && element.scrollHeight > element.clientHeight + 1;
+}).map((element) => element.id || element.className)
+"""
+
+
+def test_social_eval_on_a_phone_reads_the_conversation_in_the_page_and_shows_the_secrets_where_rated(
+    otree_server, browser
+):
+    context = browser.new_context(viewport=PHONE, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        _to_rate_page(page, otree_server.url)
+        assert page.evaluate(_NESTED_SCROLL_JS) == []  # one scroll: the page's
+        cards = page.locator("details.se-agent")
+        assert cards.count() == 2 and not cards.first.evaluate("card => card.open")  # folded at first
+        # The conversation begins within the first screen and a half, not 877 px down a box in a box.
+        first_turn = page.locator(".se-turn").first.bounding_box()
+        assert first_turn["y"] < 1.5 * PHONE["height"]
+        cards.first.locator("summary").tap()
+        expect(cards.first.locator("dd").first).to_be_visible()  # a tap opens the card
+        assert_accessible(page, "en", where="Rate on a phone")
+        _to_the_secret_rating(page)
+        for card in range(2):
+            expect(cards.nth(card).locator("dt.se-secret + dd")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_social_eval_on_a_desktop_shows_both_secrets_in_view_when_the_secret_is_rated(otree_server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.emulate_media(reduced_motion="reduce")
+    try:
+        _to_rate_page(page, otree_server.url)
+        _to_the_secret_rating(page)
+        box = page.locator("#se-context").bounding_box()
+        for card in range(2):
+            secret = page.locator("details.se-agent").nth(card).locator("dt.se-secret + dd").bounding_box()
+            assert secret is not None and secret["y"] >= box["y"] - 1, (secret, box)
+            assert secret["y"] + secret["height"] <= min(box["y"] + box["height"], 800) + 1, (secret, box)
+    finally:
+        context.close()
+
+
+def test_a_rating_message_follows_what_the_annotator_types_and_goes_once_fixed(otree_server, page):
+    _to_rate_page(page, otree_server.url)
+    page.locator("#se-next").click()  # nothing written, nothing chosen
+    message = page.locator(".se-row.se-current .se-step-error")
+    expect(message).to_be_visible()
+    expect(message).to_contain_text("(you wrote 0)")
+    page.locator(".se-row.se-current textarea").fill("A reason that is long enough to count.")
+    expect(message).not_to_contain_text("you wrote")  # the reason is fixed: what is still missing is the rating
+    page.locator(".se-row.se-current input[type=radio]").first.check()
+    expect(message).to_be_hidden()
