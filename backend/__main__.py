@@ -262,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="print the metrics of an exported CSV file")
     report.add_argument("files", nargs="+", type=Path, help="CSV export(s) of one kind")
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    report.add_argument(
+        "--include-contradictions",
+        action="store_true",
+        help="bias tests: count answers whose words contradict their letter in the metrics (left out by default)",
+    )
     args = parser.parse_args(argv)
 
     for path in args.files:
@@ -269,7 +274,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{path} does not exist or is not a file.")
     try:
         module = importlib.import_module(choose_reporter(args.files))
-        output = module.report(args.files, as_json=args.json)
+        options = {"include_contradictions": True} if args.include_contradictions else {}
+        if options and module.__name__ != "backend.bias.report":
+            raise RefusedFile("--include-contradictions applies to bias-test exports only.")
+        output = module.report(args.files, as_json=args.json, **options)
     except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
         parser.exit(2, f"python -m backend report: {error}\n")
     print(output)

@@ -201,7 +201,7 @@ def test_a_reply_starting_with_a_formula_is_neutralised_in_the_file_and_read_bac
     rows = bias_report.read_rows([first.path])
     reply = rows.loc[rows["item_id"] == "loss_pilot_route", "raw_reply"].tolist()
     assert reply == [FORMULA_REPLY]
-    assert bias_report.summarise(rows)["metrics"]["loss_aversion"]["test-model"]["tests"] == 3
+    assert bias_report.summarise(rows)["metrics"]["loss_aversion"]["test-model [stated]"]["tests"] == 3
 
 
 def test_runner_rows_carry_the_answer_time_and_empty_participant_identifiers(tmp_path):
