@@ -368,7 +368,7 @@ async def run_tests(
 
         def store(job: Job, row: dict[str, Any]) -> str:
             out.write([row])
-            summary.counts[row["status"]] += 1
+            summary.record(row["status"], row["problem"])
             return row["status"]
 
         await runs.run_each(todo, work, concurrency=concurrency, progress=progress, on_done=store)
