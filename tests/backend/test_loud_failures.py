@@ -119,3 +119,26 @@ def test_a_judge_that_judges_most_logs_badly_exits_non_zero_and_the_report_lists
     assert "left out, 4 logs the judge could not judge:" in text
     left_out = [log.filename for log in LOGS if log.filename not in judged]
     assert all(f"      {name} (unparseable: the remarks only repeat the placeholder" in text for name in left_out)
+
+
+def test_token_limits_fit_the_context_the_endpoint_reports_or_the_flag_gives(llm_server, tmp_path):
+    from backend.core.llm.context import prompt_tokens
+    from backend.social.annotator_prompts import unit_budget
+
+    assert unit_budget(RUBRIC) == 17740  # the default budget alone exceeds an 8k context
+    good = json.dumps({d.key: {"reasoning": "x" * 30, "rating": d.min} for d in RUBRIC.dimensions})
+    llm_server.responder = lambda request: good
+    llm_server.context_tokens = 8192  # llama.cpp's /props
+    argv = ["--episodes", str(LADDER), "--model", "smol", "--out", str(tmp_path / "a"), "--quiet"]
+    argv += ["--base-url", llm_server.base_url]
+    assert annotator_main(argv) == 0
+    for request in llm_server.requests:
+        assert request["max_tokens"] == 8192 - prompt_tokens(request["messages"]) - 64 < 8192
+    llm_server.clear()
+    llm_server.context_tokens = None  # an endpoint that reports nothing: the researcher's flag counts
+    argv = ["--episodes", str(LADDER), "--model", "smol", "--out", str(tmp_path / "b"), "--quiet"]
+    argv += ["--base-url", llm_server.base_url, "--context-tokens", "6000"]
+    assert annotator_main(argv) == 0
+    assert {request["max_tokens"] + prompt_tokens(request["messages"]) + 64 for request in llm_server.requests} == {
+        6000
+    }
