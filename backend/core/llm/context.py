@@ -4,7 +4,7 @@ A request's ``max_tokens`` (its purpose's budget, ``LLMSettings.token_limit``) m
 model's context: the social annotator's default budget of 17,740 tokens alone exceeds an 8k context, and llama.cpp
 then cuts the reply or refuses the call. The context size comes from, in this order:
 
-1. the researcher: ``--context-tokens`` of every runner, or the session key ``llm_context_tokens``;
+1. the researcher: ``--context-tokens`` of every runner (``LLMSettings.context_tokens``);
 2. the endpoint's own figure, asked once per endpoint (``endpoint_context``): llama.cpp's ``GET /props``
    (``default_generation_settings.n_ctx``, or ``n_ctx``), vLLM's ``GET /v1/models`` (``max_model_len``), or a
    ``/v1/models`` entry's ``meta.n_ctx`` / ``context_length``; llama.cpp's ``meta.n_ctx_train`` is the model's
