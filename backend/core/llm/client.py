@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from backend.core.llm.context import context_tokens, fit_limit, forget_contexts
+from backend.core.llm.context import fitted_limit, forget_contexts
 from backend.core.llm.reasoning import (
     ReasoningSplitter,
     reasoning_field,
@@ -335,8 +335,7 @@ async def stream(
         yield record
         return
 
-    context = await context_tokens(settings)
-    limit = fit_limit(settings.token_limit(max_tokens), messages, context_tokens=context)
+    limit = await fitted_limit(settings, messages, settings.token_limit(max_tokens))
     async with _concurrency_cap():
         while True:
             request = _request(messages, settings, options, limit=limit, response_schema=response_schema)

@@ -11,6 +11,9 @@ then cuts the reply or refuses the call. The context size comes from, in this or
    training context, not the server's, and is not used;
 3. none: the budget is sent as it is (OpenAI and similar services refuse an oversized limit themselves).
 
+The endpoint is asked only for a limit above ``PROBE_ABOVE_TOKENS`` (1,024; an annotator's or judge's budget), so
+a short call (a chat turn, a letter) stays one request; once known, its figure applies to every call.
+
 With a context of C tokens, the limit is ``min(budget, C - P - CONTEXT_MARGIN_TOKENS)``, never below
 ``MIN_REPLY_TOKENS``, where P estimates the prompt's tokens generously: ceil(characters / CHARS_PER_TOKEN) plus
 ``MESSAGE_OVERHEAD_TOKENS`` per message (the chat template's markers). Example: C = 8,192, a 6,000-character
@@ -33,6 +36,9 @@ CONTEXT_MARGIN_TOKENS = 64  # room for the template's generation prompt and toke
 MESSAGE_OVERHEAD_TOKENS = 8  # role markers around each message
 MIN_REPLY_TOKENS = 64  # a limit below this cannot hold an answer; the endpoint's own refusal says why
 PROBE_TIMEOUT_S = 5.0
+# A limit up to this many tokens is sent without asking the endpoint first (a chat turn, a letter, a JSON answer):
+# it fits any context of 2,048 tokens or more beside a prompt of up to ~900 tokens, and the call stays one request.
+PROBE_ABOVE_TOKENS = 1024
 
 _known: dict[str, int | None] = {}  # endpoint base URL -> its context size (None: it reports none)
 
@@ -135,3 +141,12 @@ async def context_tokens(settings: LLMSettings) -> int | None:
     if settings.base_url not in _known:
         _known[settings.base_url] = await asyncio.to_thread(_probe, settings.base_url, settings.model)
     return _known[settings.base_url]
+
+
+async def fitted_limit(settings: LLMSettings, messages: Sequence[Mapping[str, Any]], limit: int) -> int:
+    """The token limit of one request: ``limit`` cut to the context (``fit_limit``), the context known from the
+    researcher, from an earlier answer of the endpoint, or asked now when ``limit`` exceeds ``PROBE_ABOVE_TOKENS``."""
+    known = settings.context_tokens or _known.get(settings.base_url or "")
+    if known is None and limit > PROBE_ABOVE_TOKENS:
+        known = await context_tokens(settings)
+    return fit_limit(limit, messages, context_tokens=known)

@@ -97,15 +97,15 @@ class ModelServer:
     threads: int = 1
 
 
-def server_command(python: Path, *, host: str, port: int, n_ctx: int, threads: int) -> list[str]:
+def server_command(python: Path, model_file: Path, *, host: str, port: int, n_ctx: int, threads: int) -> list[str]:
     """The command line of llama-cpp-python's server for the bundled model.
 
-    >>> server_command(Path("/env/bin/python"), host="127.0.0.1", port=8080, n_ctx=8192, threads=2)[-8:]
+    >>> server_command(Path("/env/bin/python"), Path("/m.gguf"), host="127.0.0.1", port=8080, n_ctx=8192, threads=2)[-8:]
     ['--n_ctx', '8192', '--n_threads', '2', '--host', '127.0.0.1', '--port', '8080']
     """
     if threads < 1 or n_ctx < 256:
         raise ValueError(f"The server needs at least 1 thread and a context of 256 tokens, got {threads}, {n_ctx}.")
-    model = [str(python), "-m", "llama_cpp.server", "--model", str(_model_path(python)), "--model_alias", MODEL_ALIAS]
+    model = [str(python), "-m", "llama_cpp.server", "--model", str(model_file), "--model_alias", MODEL_ALIAS]
     return [*model, "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--host", host, "--port", str(port)]
 
 
@@ -130,7 +130,7 @@ def running(
     """Build if needed, start the server, wait until it answers ``/v1/models``, and stop it on leaving."""
     python = _python(install())
     threads = threads or os.cpu_count() or 1
-    command = server_command(python, host=host, port=port, n_ctx=n_ctx, threads=threads)
+    command = server_command(python, _model_path(python), host=host, port=port, n_ctx=n_ctx, threads=threads)
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
