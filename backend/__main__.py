@@ -307,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     from backend.core.release_cli import add_release_arguments
 
     add_release_arguments(release)
+    report.add_argument(
+        "--include-contradictions",
+        action="store_true",
+        help="bias tests: count answers whose words contradict their letter in the metrics (left out by default)",
+    )
     args = parser.parse_args(argv)
     if args.command == "release":
         from backend.core.release_cli import run_release
@@ -320,11 +325,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{path} does not exist or is not a file.")
     try:
         module = importlib.import_module(choose_reporter(args.files))
+        options = {"include_contradictions": True} if args.include_contradictions else {}
+        if options and module.__name__ != "backend.bias.report":
+            raise RefusedFile("--include-contradictions applies to bias-test exports only.")
         with tempfile.TemporaryDirectory(prefix="report-rows-") as scratch:
             files, notes = _rows_to_read(args, Path(scratch))
             for note in notes:  # before the report, which may refuse a file that has no rows left
                 print(f"Left out: {note}", file=sys.stderr)
-            output = module.report(files, as_json=args.json)
+            output = module.report(files, as_json=args.json, **options)
             _publish(module.__name__, args, output, argv if argv is not None else sys.argv[1:], files)
     except ValueError as error:  # RefusedFile, or a reporter's own plain-words refusal
         parser.exit(2, f"python -m backend report: {error}\n")
@@ -376,10 +384,12 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
         game=args.game,
         session=args.session,
         include_tests=args.include_tests,
+        include_contradictions=args.include_contradictions,
     )
     options = {key: str(value) if isinstance(value, Path) else value for key, value in options.items()}
     if args.figures or args.latex or args.markdown:
-        data = output if args.json else importlib.import_module(reporter).report(files, as_json=True)
+        extra = {"include_contradictions": True} if args.include_contradictions else {}  # as the text report
+        data = output if args.json else importlib.import_module(reporter).report(files, as_json=True, **extra)
         publish.publish(
             reporter,
             data,

@@ -42,10 +42,12 @@ def llm_server(_llm_server_instance):
     server.responder = default_responder
     server.default_delay_s = server.default_chunk_delay_s = 0.0
     server.refuse_response_format = server.require_max_completion_tokens = False
+    server.context_tokens = None
     forget_endpoint_quirks()
     yield server
     server.clear()
     server.refuse_response_format = server.require_max_completion_tokens = False
+    server.context_tokens = None
 
 
 @pytest.fixture(scope="module")

@@ -69,12 +69,45 @@ def build_letter_messages(presented: Presented) -> list[dict[str, str]]:
     return _ask("letter", presented, options=_lettered_options(presented))
 
 
-def build_argument_letter_messages(presented: Presented, number: int) -> list[dict[str, str]]:
+# What the letters of the per-argument question mean, in the item set's language (A = yes, B = no); the reply's own
+# words are checked against them (``backend.bias.contradictions``).
+ARGUMENT_LETTER_LABELS = {
+    "en": ("Yes, I would take it into account", "No, I would not take it into account"),
+    "de": ("Ja, ich würde es berücksichtigen", "Nein, ich würde es nicht berücksichtigen"),
+    "it": ("Sì, ne terrei conto", "No, non ne terrei conto"),
+}
+
+
+def argument_letter_labels(language: str = "en") -> tuple[str, str]:
+    """The meanings of the letters A (yes) and B (no) of the per-argument question; English for other languages.
+
+    >>> argument_letter_labels("de")[1]
+    'Nein, ich würde es nicht berücksichtigen'
+    """
+    return ARGUMENT_LETTER_LABELS.get(str(language).split("-")[0].lower(), ARGUMENT_LETTER_LABELS["en"])
+
+
+def build_argument_letter_messages(presented: Presented, number: int, *, language: str = "en") -> list[dict[str, str]]:
     """The chat messages that ask whether argument ``number`` (1-based) would be taken into account, as a choice
-    between the letters A (yes) and B (no): the log-probability answer mode of an arguments test."""
+    between the letters A (yes) and B (no), each letter with its meaning (``argument_letter_labels``): the
+    log-probability answer mode of an arguments test.
+
+    >>> from backend.bias.items import load_items, present
+    >>> item = load_items().item("confirmation_home_office")
+    >>> "A. Yes, I would take it into account" in build_argument_letter_messages(present(item, "treatment"), 1)[1]["content"]
+    True
+    """
     if not 1 <= number <= len(presented.arguments):
         raise ValueError(f"Argument {number} was not offered; the test lists {len(presented.arguments)}.")
-    return _ask("argument_letter", presented, arguments=_numbered_arguments(presented), number=number)
+    yes_label, no_label = argument_letter_labels(language)
+    return _ask(
+        "argument_letter",
+        presented,
+        arguments=_numbered_arguments(presented),
+        number=number,
+        yes_label=yes_label,
+        no_label=no_label,
+    )
 
 
 def choice_schema(n_options: int) -> dict[str, Any]:

@@ -75,41 +75,78 @@ def _letter_index(value: Any, n_options: int, labels: Sequence[str]) -> int:
     raise ReplyParseError(f"the answer {value!r} is not one of the letters {', '.join(LETTERS[:n_options])}")
 
 
+def read_confidences(values: Sequence[Any]) -> tuple[float, ...]:
+    """Stated confidences as probabilities that add up to 1: the one rule for every answer mode.
+
+    The rule: every value must be a non-negative number (a string may carry a ``%`` sign). The values are
+    percentages when any of them carries a ``%`` sign or is above 1 (no probability is), otherwise probabilities;
+    the scale is decided by the values alone, never by their sum. Read on that scale, the values must add up to
+    1 (100 %) within ``PROBABILITY_SUM_TOLERANCE`` (0.2, i.e. 20 points), and are then divided by their sum.
+
+    Worked examples: (20, 80) are percentages, (0.2, 0.8). (0.2, 1.4, 3.6, 5.8) hold values above 1, so they are
+    percentages adding up to 11 % and are refused. (0.2, 1) are probabilities adding up to 1.2, within the
+    tolerance, read as (1/6, 5/6); (0.25, 1) add up to 1.25 and are refused; ("30%", 0.7) are percentages adding up
+    to 30.7 % and are refused.
+
+    >>> read_confidences([20, "80 %"])
+    (0.2, 0.8)
+    >>> read_confidences([0.2, 1.0])
+    (0.16666666666666669, 0.8333333333333334)
+    >>> read_confidences([0.2, 1.4, 3.6, 5.8])
+    Traceback (most recent call last):
+    backend.bias.replies.ReplyParseError: the probabilities add up to 11 % (read as percentages, as a value is above 1 or carries %), not 100 %
+    >>> read_confidences([0.25, 1])
+    Traceback (most recent call last):
+    backend.bias.replies.ReplyParseError: the probabilities add up to 1.25, not 1
+    """
+    numbers, percent = _on_one_scale(values)
+    total = sum(numbers)
+    if abs(total - 1) > PROBABILITY_SUM_TOLERANCE:
+        if percent:
+            raise ReplyParseError(
+                f"the probabilities add up to {total * 100:g} % (read as percentages, as a value is above 1 or "
+                "carries %), not 100 %"
+            )
+        raise ReplyParseError(f"the probabilities add up to {total:g}, not 1")
+    return tuple(value / total for value in numbers)
+
+
+def _on_one_scale(values: Sequence[Any]) -> tuple[list[float], bool]:
+    """The values as fractions (percentages divided by 100, by ``read_confidences``'s rule), and whether they were
+    read as percentages; ``ReplyParseError`` for a value that is no non-negative number."""
+    numbers, percent = [], False
+    for value in values:
+        if isinstance(value, str):
+            text = value.strip()
+            percent = percent or text.endswith("%")
+            try:
+                value = float(text.rstrip("%").strip())
+            except ValueError:
+                raise ReplyParseError(f"the probability {text!r} is not a number") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ReplyParseError(f"the probability {value!r} is not a non-negative number")
+        numbers.append(float(value))
+    percent = percent or any(value > 1 for value in numbers)
+    return ([value / 100 for value in numbers] if percent else numbers), percent
+
+
 def _probabilities(raw: Any, n_options: int, chosen: int) -> tuple[float, ...]:
+    """The option probabilities of a reply's "probabilities": a letter mapping, a list, or a single confidence in
+    the chosen option (spread evenly over the others), all read by ``read_confidences``."""
     letters = LETTERS[:n_options]
     if isinstance(raw, Mapping):
         unknown = [key for key in raw if str(key).strip().upper() not in letters]
         if unknown:
             raise ReplyParseError(f"the probabilities name options that do not exist: {unknown}")
-        values = [raw.get(letter, raw.get(letter.lower(), 0)) for letter in letters]
-    elif isinstance(raw, list) and len(raw) == n_options:
-        values = list(raw)
-    elif isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        scale = 100.0 if raw > 1 else 1.0
-        confidence = raw / scale
+        return read_confidences([raw.get(letter, raw.get(letter.lower(), 0)) for letter in letters])
+    if isinstance(raw, list) and len(raw) == n_options:
+        return read_confidences(raw)
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        (confidence,), _ = _on_one_scale([raw])  # 0.7 and 70 alike
         if not 0 <= confidence <= 1:
-            raise ReplyParseError(f"the confidence {raw!r} is not between 0 and 1")
+            raise ReplyParseError(f"the confidence {raw!r} is not between 0 and 1 (or 0 % and 100 %)")
         return tuple(confidence if k == chosen else (1 - confidence) / (n_options - 1) for k in range(n_options))
-    else:
-        raise ReplyParseError("the probabilities are neither one number per option nor a single confidence")
-    numbers = []
-    for value in values:
-        if isinstance(value, str):
-            value = value.strip().rstrip("%")
-            try:
-                value = float(value)
-            except ValueError:
-                raise ReplyParseError(f"the probability {value!r} is not a number") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ReplyParseError(f"the probability {value!r} is not a non-negative number")
-        numbers.append(float(value))
-    total = sum(numbers)
-    if total > 1 + PROBABILITY_SUM_TOLERANCE:  # percentages
-        numbers = [value / 100 for value in numbers]
-        total /= 100
-    if abs(total - 1) > PROBABILITY_SUM_TOLERANCE:
-        raise ReplyParseError(f"the probabilities add up to {total:g}, not 1")
-    return tuple(value / total for value in numbers)
+    raise ReplyParseError("the probabilities are neither one number per option nor a single confidence")
 
 
 def parse_choice(

@@ -4,7 +4,14 @@ Input: rows with ``backend.bias.export.EXPORT_COLUMNS`` (the ``bias_tests`` app'
 ``backend.bias.runner``; several files are merged). A *test* is one respondent's answers to one item: the control
 and treatment answers (anchoring, halo, confirmation) or the single treatment answer (loss aversion); a test
 missing an answered version (skipped, unparseable, failed) is left out and counted as incomplete. Groups: all
-people together, and each model (its runs are its respondents).
+people together, and each model in each answer mode (``answer_mode``: stated, structured, logprobs) as its own group,
+e.g. ``smollm [logprobs]`` (its runs are its respondents): files of one model asked in three modes are three groups,
+never one respondent. The same respondent answering the same test version twice (the same file given twice under
+two names, or two runs written into one folder) is refused with the respondent and test named.
+
+A reply whose own words contradict its letter (``problem`` starting with "contradiction",
+``backend.bias.contradictions``) is counted per group and left out of the metrics unless
+``include_contradictions=True`` (``python -m backend report --include-contradictions``).
 
 Per bias and group: the individual metric's mean, sd, median and range; the batch metric of ``backend.bias.metrics``
 (anchoring both anchor-agnostic and anchor-specific); its confidence variants, computed over the tests whose answers
@@ -32,8 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backend.bias.export import ADDED_COLUMNS, ESCAPED_COLUMNS, EXPORT_COLUMNS
-from backend.bias.items import ATTENTION_CHECK, CONTROL, TREATMENT
+from backend.bias.export import EXPORT_COLUMNS
+from backend.bias.items import TREATMENT
 from backend.bias.metrics import (
     AnchoringBiasMetric,
     ConfirmationBiasMetric,
@@ -42,10 +49,11 @@ from backend.bias.metrics import (
     bootstrap_ci,
     confidence_distribution,
 )
+from backend.bias.report_rows import PEOPLE, group_of, ordered_groups, paired_answers, prepare, read_rows
 from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
 
-PEOPLE = "people"
+__all__ = ["PEOPLE", "admin_view", "group_of", "looks_like", "prepare", "read_rows", "report", "summarise"]
 METRICS = ("anchoring_agnostic", "anchoring_specific", "halo", "loss_aversion", "confirmation")
 METRIC_TITLES = {
     "anchoring_agnostic": "Anchoring (anchor-agnostic)",
@@ -61,112 +69,6 @@ def looks_like(columns: Iterable[str]) -> bool:
     """A bias-test export: it has the columns that only this export has."""
     names = {str(column).strip() for column in columns}
     return {"respondent_kind", "item_id", "bias", "version", "pro_selected", "arguments_selected"} <= names
-
-
-# --- reading -------------------------------------------------------------------------------------------------------
-def read_rows(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """The rows of one or more exports, as text (empty cells as empty strings), neutralised cells restored exactly.
-
-    Files written before the identifier and answer columns (``ADDED_COLUMNS``) existed are read with those cells
-    empty. The app's export gives confidence on the slider's scale (``confidence_max``, 100): read as a fraction. The model's text (``ESCAPED_COLUMNS``) is read back with its line breaks.
-    """
-    from backend.core.csvio import read_csv_any, unescape_text
-
-    frames = []
-    for path in paths:
-        frame = read_csv_any(path, dtype=str, keep_default_na=False)
-        for column in (*ADDED_COLUMNS, "model", "run", "option_probabilities", "attempts", "raw_reply"):  # app: none
-            if column not in frame.columns:
-                frame[column] = ""
-        for column in ESCAPED_COLUMNS:  # multi-line model text, kept on one line by the export
-            frame[column] = frame[column].map(unescape_text)
-        if "confidence_max" in frame.columns:  # the app writes the slider's 0-100; the metrics read 0-1
-            frame["confidence"] = [
-                _fraction(value, top) for value, top in zip(frame["confidence"], frame["confidence_max"], strict=True)
-            ]
-        frames.append(frame)
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EXPORT_COLUMNS)
-    missing = [column for column in EXPORT_COLUMNS if column not in rows.columns]
-    if missing:
-        raise ValueError(f"The export lacks the columns {missing}; is it a bias_tests export?")
-    return rows
-
-
-def _fraction(value: str, top: str) -> str:
-    """A confidence cell on a scale from 0 to ``top`` as text of a fraction in [0, 1] (unchanged when either cell is
-    not a positive number: the metrics then read it as they would have).
-
-    >>> _fraction("60", "100"), _fraction("0.6", ""), _fraction("", "100")
-    ('0.6', '0.6', '')
-    """
-    number, scale = _cell_number(value), _cell_number(top)
-    if math.isnan(number) or math.isnan(scale) or scale <= 0:
-        return value
-    return f"{number / scale:g}"
-
-
-def _cell_number(text: Any) -> float:
-    """An export cell as a float; NaN for an empty or non-numeric cell (an item file's numbers are checked by
-    ``backend.bias.item_fields.number_field`` instead, which refuses them)."""
-    try:
-        return float(text) if str(text).strip() != "" else math.nan
-    except ValueError:
-        return math.nan
-
-
-def _json_list(text: Any) -> list | None:
-    if not isinstance(text, str) or not text.strip():
-        return None
-    value = json.loads(text)
-    return value if isinstance(value, list) else None
-
-
-def group_of(row: pd.Series) -> str:
-    return PEOPLE if row["respondent_kind"] == "person" else (row["model"] or "model")
-
-
-def prepare(rows: pd.DataFrame, *, exclude_inattentive: bool = False) -> tuple[pd.DataFrame, dict[str, dict]]:
-    """Answered rows with parsed numbers, and per-group counts (respondents, attention, unparseable)."""
-    rows = rows.copy()
-    rows["group"] = rows.apply(group_of, axis=1) if len(rows) else pd.Series(dtype=str)
-    checks = rows[(rows["bias"] == ATTENTION_CHECK) & (rows["status"] == "answered")]
-    failed = set(
-        checks.loc[checks["is_correct"].astype(str) != "1", ["group", "respondent_id"]].itertuples(index=False)
-    )
-    counts: dict[str, dict] = {}
-    for group, part in rows.groupby("group", sort=False):
-        group_checks = checks[checks["group"] == group]
-        counts[group] = {
-            "respondents": int(part["respondent_id"].nunique()),
-            "rows": len(part),
-            "unparseable": int((part["status"] == "unparseable").sum()),
-            "errors": int((part["status"] == "error").sum()),
-            "attention_checks": len(group_checks),
-            "attention_passed": int((group_checks["is_correct"].astype(str) == "1").sum()),
-        }
-    if exclude_inattentive and failed:
-        keys = list(zip(rows["group"], rows["respondent_id"], strict=True))
-        rows = rows[[key not in failed for key in keys]]
-    answered = rows[(rows["status"] == "answered") & (rows["bias"] != ATTENTION_CHECK)].copy()
-    for column in ("answer", "confidence", "anchor", "lambda", "pro_selected", "con_selected", "n_arguments"):
-        answered[column] = answered[column].map(_cell_number)
-    answered["options"] = answered["options"].map(_json_list)
-    answered["option_probabilities"] = answered["option_probabilities"].map(_json_list)
-    return answered, counts
-
-
-def _ordered_groups(groups: Iterable[str]) -> list[str]:
-    unique = list(dict.fromkeys(groups))
-    return ([PEOPLE] if PEOPLE in unique else []) + sorted(group for group in unique if group != PEOPLE)
-
-
-def _pairs(answered: pd.DataFrame, bias: str) -> pd.DataFrame:
-    """One row per (group, respondent, item) with the control (``c_``) and treatment (``t_``) answers side by side."""
-    part = answered[answered["bias"] == bias]
-    keys = ["group", "respondent_id", "item_id"]
-    control = part[part["version"] == CONTROL].drop_duplicates(keys, keep="last").set_index(keys).add_prefix("c_")
-    treatment = part[part["version"] == TREATMENT].drop_duplicates(keys, keep="last").set_index(keys).add_prefix("t_")
-    return control.join(treatment, how="inner").reset_index()
 
 
 # --- the metrics per group -----------------------------------------------------------------------------------------
@@ -349,12 +251,16 @@ def confirmation_metric(pairs: pd.DataFrame) -> dict[str, Any]:
     return result
 
 
-def summarise(rows: pd.DataFrame, *, exclude_inattentive: bool = False) -> dict[str, Any]:
+def summarise(
+    rows: pd.DataFrame, *, exclude_inattentive: bool = False, include_contradictions: bool = False
+) -> dict[str, Any]:
     """All figures: ``{"groups": [...], "counts": {group: {...}}, "metrics": {metric: {group: {...}}}}``."""
-    answered, counts = prepare(rows, exclude_inattentive=exclude_inattentive)
-    groups = _ordered_groups(counts)
+    answered, counts = prepare(
+        rows, exclude_inattentive=exclude_inattentive, include_contradictions=include_contradictions
+    )
+    groups = ordered_groups(counts)
     metrics: dict[str, dict[str, Any]] = {name: {} for name in METRICS}
-    pairs = {bias: _pairs(answered, bias) for bias in ("anchoring", "halo", "confirmation")}
+    pairs = {bias: paired_answers(answered, bias) for bias in ("anchoring", "halo", "confirmation")}
     loss_rows = answered[(answered["bias"] == "loss_aversion") & (answered["version"] == TREATMENT)]
     for group in groups:
 
@@ -366,7 +272,13 @@ def summarise(rows: pd.DataFrame, *, exclude_inattentive: bool = False) -> dict[
         metrics["halo"][group] = shift_metric(of(pairs["halo"]), "halo")
         metrics["loss_aversion"][group] = loss_aversion_metric(of(loss_rows))
         metrics["confirmation"][group] = confirmation_metric(of(pairs["confirmation"]))
-    return {"groups": groups, "counts": counts, "metrics": metrics, "exclude_inattentive": exclude_inattentive}
+    return {
+        "groups": groups,
+        "counts": counts,
+        "metrics": metrics,
+        "exclude_inattentive": exclude_inattentive,
+        "include_contradictions": include_contradictions,
+    }
 
 
 # --- output --------------------------------------------------------------------------------------------------------
@@ -398,9 +310,17 @@ def _cells(figures: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inattentive: bool = False) -> str:
+def report(
+    paths: Sequence[str | Path],
+    *,
+    as_json: bool = False,
+    exclude_inattentive: bool = False,
+    include_contradictions: bool = False,
+) -> str:
     """The printed report of ``python -m backend report`` for bias-test exports (people and models side by side)."""
-    summary = summarise(read_rows(paths), exclude_inattentive=exclude_inattentive)
+    summary = summarise(
+        read_rows(paths), exclude_inattentive=exclude_inattentive, include_contradictions=include_contradictions
+    )
     if as_json:
         return json.dumps(jsonable(summary), indent=2, ensure_ascii=False)
     groups = summary["groups"]
@@ -411,6 +331,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inatte
                 "respondents": counts["respondents"],
                 "unparseable answers": counts["unparseable"],
                 "failed calls": counts["errors"],
+                "self-contradicting answers": counts["contradictions"],
                 "attention checks passed": f"{counts['attention_passed']}/{counts['attention_checks']}",
             }
             for group, counts in ((group, summary["counts"][group]) for group in groups)
@@ -421,6 +342,12 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, exclude_inatte
         table = pd.DataFrame({group: _cells(summary["metrics"][name][group]) for group in groups})
         table.index.name = METRIC_TITLES[name]
         lines += [table.to_string(), ""]
+    lines.append(
+        "Self-contradicting answers (the letter says one option, the reply's words another) are included."
+        if include_contradictions
+        else "Self-contradicting answers (the letter says one option, the reply's words another) are left out; "
+        "--include-contradictions includes them."
+    )
     lines.append(
         "Confidence variants use only tests whose answers all carry a confidence; "
         "intervals: percentile bootstrap over tests, 1000 resamples, seed 0."

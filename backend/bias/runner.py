@@ -48,10 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from backend.bias.contradictions import contradiction, flagged
 from backend.bias.export import ADDED_COLUMNS, EXPORT_COLUMNS, export_row
 from backend.bias.items import BiasItem, ItemSet, Presented, argument_order, build_sequence, load_items, present
 from backend.bias.prompts import (
     LETTERS,
+    argument_letter_labels,
     build_argument_letter_messages,
     build_letter_messages,
     build_messages,
@@ -88,6 +90,7 @@ class Job:
     item: BiasItem
     presented: Presented
     item_set: str
+    language: str = "en"  # the item set's language: the words of the per-argument letters
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -114,7 +117,11 @@ def plan_jobs(items: ItemSet, *, model: str, repeats: int, seed: Any) -> list[Jo
             item = items.item(item_id)
             order = argument_order(item, seed=respondent_seed) if item.arguments else None
             shown = present(item, version, argument_order=order)
-            jobs.append(Job(run=run, position=position, item=item, presented=shown, item_set=items.name))
+            jobs.append(
+                Job(
+                    run=run, position=position, item=item, presented=shown, item_set=items.name, language=items.language
+                )
+            )
     return jobs
 
 
@@ -207,6 +214,7 @@ async def ask(
             confidence=probabilities[parsed.index] if probabilities is not None else None,
             option_probabilities=probabilities,
             confidence_source=confidence_source,
+            problem=_contradiction(reply, shown, parsed),
         )
     if shown.kind == "choice":
         # The answer itself may be clear while its stated probabilities are not (they must add up to 1): keep the
@@ -217,12 +225,13 @@ async def ask(
             pass
         else:
             answer = _choice(shown, record, parsed)
+            said_otherwise = _contradiction(reply, shown, parsed)
             return row(
                 "answered",
                 totals,
                 reply,
                 **answer,
-                problem=f"no confidence: {problem}",
+                problem=said_otherwise or f"no confidence: {problem}",
             )
     return row("unparseable", totals, reply, problem=problem)
 
@@ -232,6 +241,15 @@ def _choice(shown: Presented, record: CallRecord, parsed: ChoiceReply) -> dict[s
     to the schema, otherwise the parser's own source (``backend.bias.replies.ANSWER_SOURCES``)."""
     source = "structured" if record.structured and parsed.source == "json" else parsed.source
     return {"answer": shown.options[parsed.index].value, "answer_source": source}
+
+
+def _contradiction(reply: str, shown: Presented, parsed: ChoiceReply) -> str:
+    """The ``problem`` of a text answer whose own words contradict its letter (``backend.bias.contradictions``);
+    "" for a JSON answer (its letter is the whole answer) and for a text answer that agrees."""
+    if parsed.source in ("json", "structured"):
+        return ""
+    reason = contradiction(reply, [option.label for option in shown.options], parsed.index)
+    return flagged(reason) if reason else ""
 
 
 def _row_maker(job: Job, model: str, answer_mode: str) -> Callable[..., dict[str, Any]]:
@@ -251,7 +269,10 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
     row = _row_maker(job, settings.model, "logprobs")
     if shown.kind == "arguments":
         numbers = range(1, len(shown.arguments) + 1)
-        records = [await _letter_call(build_argument_letter_messages(shown, number), settings) for number in numbers]
+        records = [
+            await _letter_call(build_argument_letter_messages(shown, number, language=job.language), settings)
+            for number in numbers
+        ]
     else:
         records = [await _letter_call(build_letter_messages(shown), settings)]
     totals = CallTotals()
@@ -273,6 +294,12 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         chosen = [index for index, p_yes in enumerate(yes) if p_yes > 0.5] or [
             max(range(len(yes)), key=yes.__getitem__)
         ]
+        labels = argument_letter_labels(job.language)
+        said_otherwise = [
+            f"argument {number}: {reason}"
+            for number, (record, p_yes) in enumerate(zip(records, yes, strict=True), 1)
+            if (reason := contradiction(record.reply, labels, 0 if p_yes > 0.5 else 1))
+        ]
         return row(
             "answered",
             totals,
@@ -281,7 +308,11 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
             answer_source="letter_logprob_per_argument",
             problem="; ".join(
                 part
-                for part in (notes, "" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument")
+                for part in (
+                    flagged("; ".join(said_otherwise)) if said_otherwise else "",
+                    notes,
+                    "" if any(p_yes > 0.5 for p_yes in yes) else "P(yes) < 0.5 for every argument",
+                )
                 if part
             ),
         )
@@ -290,6 +321,7 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
     if sorted(probabilities)[-2:] == [probabilities[best]] * 2:
         tie = ", ".join(LETTERS[k] for k, p in enumerate(probabilities) if p == probabilities[best])
         return row("unparseable", totals, replies, problem=f"the letters {tie} are exactly as likely")
+    reason = contradiction(records[0].reply, [option.label for option in shown.options], best)
     return row(
         "answered",
         totals,
@@ -299,7 +331,7 @@ async def _ask_letters(job: Job, settings: LLMSettings) -> dict[str, Any]:
         option_probabilities=probabilities,
         confidence_source="logprobs",
         answer_source="letter_logprob" if not notes else "letter_logprob_alternatives",
-        problem=notes,
+        problem="; ".join(part for part in (flagged(reason) if reason else "", notes) if part),
     )
 
 
@@ -336,7 +368,7 @@ async def run_tests(
 
         def store(job: Job, row: dict[str, Any]) -> str:
             out.write([row])
-            summary.counts[row["status"]] += 1
+            summary.record(row["status"], row["problem"])
             return row["status"]
 
         await runs.run_each(todo, work, concurrency=concurrency, progress=progress, on_done=store)

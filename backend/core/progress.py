@@ -11,34 +11,76 @@ from typing import TextIO
 FAILED_CALLS_HINT = "Some calls failed; run the same command again to ask them again."
 
 
+FAILED_STATUSES = ("unparseable", "error")  # a unit that produced nothing usable
+MOSTLY_FAILED_EXIT = 3  # the exit status of a run in which most units asked failed (``RunTally.mostly_failed``)
+SOME_CALLS_FAILED_EXIT = 1  # the exit status of a run with calls that failed for good (ask them again)
+
+
 @dataclass(kw_only=True)
 class RunTally:
-    """A resumable run: units ``planned``, ``kept`` from an earlier run, and the new ones finished, by status.
-    A run is complete when no call failed for good (status ``error``): those are asked again next time.
+    """A resumable run: units ``planned``, ``kept`` from an earlier run, and the new ones finished, by status, with
+    the problems of those that failed (``record``). A run is complete when no call failed for good (status
+    ``error``): those are asked again next time.
+
+    *Most units failed* when more than half of the units asked in this run (kept ones not counted) ended
+    ``unparseable`` or ``error``: 6 of 10 is most, 5 of 10 is not. Such a run (a model that rates nothing, an
+    endpoint that refuses every call) ends with a summary of its problems and exit status ``MOSTLY_FAILED_EXIT``
+    (3), even when its files were written; a run with some failed calls exits ``SOME_CALLS_FAILED_EXIT`` (1).
 
     >>> tally = RunTally(planned=3, kept=1)
-    >>> tally.counts.update(["answered", "error"])
-    >>> tally.counts_text(), tally.complete
-    ('1 answered, 1 error', False)
+    >>> tally.record("answered"); tally.record("error", "timeout: no reply in 60 s")
+    >>> tally.counts_text(), tally.complete, tally.mostly_failed
+    ('1 answered, 1 error', False, False)
+    >>> tally.record("unparseable", "goal: the rating 11 is outside the range 0 to 10"); tally.mostly_failed
+    True
     """
 
     planned: int = 0
     kept: int = 0
     counts: Counter = field(default_factory=Counter)
+    problems: Counter = field(default_factory=Counter)
+
+    def record(self, status: str, problem: str = "") -> None:
+        """Count one finished unit; a failed one's problem is kept for the summary."""
+        self.counts[status] += 1
+        if status in FAILED_STATUSES:
+            self.problems[str(problem or "(no reason given)").strip()[:200]] += 1
 
     @property
     def complete(self) -> bool:
         return self.counts["error"] == 0
 
+    @property
+    def mostly_failed(self) -> bool:
+        asked = sum(self.counts.values())
+        return 2 * sum(self.counts[status] for status in FAILED_STATUSES) > asked
+
     def counts_text(self) -> str:
         return ", ".join(f"{count} {status}" for status, count in sorted(self.counts.items())) or "nothing new"
 
+    def problems_text(self, *, limit: int = 5) -> str:
+        """The most frequent problems of failed units, one per line: ``  4 x goal: the rating 11 is outside ...``."""
+        return "\n".join(f"  {count} x {problem}" for problem, count in self.problems.most_common(limit))
+
     def finish(self, headline: str) -> int:
-        """Print the run's summary line (and how to ask failed calls again); return the command's exit status."""
+        """Print the run's summary line, the problems of failed units, and how to ask failed calls again; return
+        the command's exit status (0, ``SOME_CALLS_FAILED_EXIT`` or ``MOSTLY_FAILED_EXIT``)."""
         print(headline)
+        failed = sum(self.counts[status] for status in FAILED_STATUSES)
+        if failed:
+            print(
+                f"{failed} of {sum(self.counts.values())} units asked in this run failed; the most frequent problems:"
+            )
+            print(self.problems_text())
         if not self.complete:
             print(FAILED_CALLS_HINT)
-        return 0 if self.complete else 1
+        if self.mostly_failed:
+            print(
+                "Most units failed (more than half of those asked): the output holds little or nothing usable. "
+                "Check the model, the endpoint and the token budget (--context-tokens) before using these files."
+            )
+            return MOSTLY_FAILED_EXIT
+        return 0 if self.complete else SOME_CALLS_FAILED_EXIT
 
 
 class ProgressBar:

@@ -139,6 +139,62 @@ class RowAppender:
         self._handle = self._writer = None
 
 
+class AdaptiveLimit:
+    """How many units may be in flight: slow start, then additive increase and multiplicative decrease (AIMD) on
+    latency, as TCP's congestion control does on loss. A server that answers one request at a time
+    (llama-cpp-python) makes every call wait for those ahead of it, so its latency grows with the number in flight
+    while its throughput does not.
+
+    The rule, after each finished unit with latency L (seconds from start to result):
+
+    - *baseline* B = the lowest latency seen so far; the run starts with one unit in flight, so B is a unit that did
+      not queue;
+    - L > ``LATENCY_FACTOR`` * B + ``LATENCY_SLACK_S`` (the unit queued): the limit halves, at least to 1, at most
+      once per ``limit`` finished units (the units already in flight were started under the old limit);
+    - otherwise, before the first halving (*slow start*): the limit grows by 1 per finished unit, doubling per round;
+      after it: by 1/limit per finished unit (one more per round); never above ``maximum``.
+
+    Worked example, maximum 8, B = 1 s: fast units raise the limit 1, 2, 3, ... to 8; units finishing after 5 s then
+    halve it to 4, and (4 units later) to 2; once latencies are back under 2 * 1 + 0.5 s, three fast units bring it
+    to 3, three more to 4, and so on.
+
+    >>> limit = AdaptiveLimit(8)
+    >>> for _ in range(7): limit.finished(1.0)
+    >>> limit.allowed
+    8
+    >>> limit.finished(5.0); limit.allowed
+    4
+    >>> for _ in range(5): limit.finished(1.0)
+    >>> limit.allowed, limit.lowest
+    (5, 4)
+    """
+
+    LATENCY_FACTOR = 2.0
+    LATENCY_SLACK_S = 0.5
+
+    def __init__(self, maximum: int):
+        check_concurrency(maximum)
+        self.maximum, self.limit = maximum, 1.0
+        self.baseline: float | None = None
+        self.slow_start = True
+        self._since_decrease = 0
+        self.lowest = maximum  # the lowest limit a halving left (runs and tests read it)
+
+    @property
+    def allowed(self) -> int:
+        return max(1, int(self.limit))
+
+    def finished(self, seconds: float) -> None:
+        self.baseline = seconds if self.baseline is None else min(self.baseline, seconds)
+        self._since_decrease += 1
+        if seconds > self.LATENCY_FACTOR * self.baseline + self.LATENCY_SLACK_S:
+            if self.slow_start or self._since_decrease >= self.allowed:
+                self.limit, self._since_decrease, self.slow_start = max(1.0, self.limit / 2), 0, False
+                self.lowest = min(self.lowest, self.allowed)
+        else:
+            self.limit = min(float(self.maximum), self.limit + (1 if self.slow_start else 1 / self.limit))
+
+
 async def run_each(
     units: Sequence[Unit],
     work: Callable[[Unit], Awaitable[Result]],
@@ -146,9 +202,11 @@ async def run_each(
     concurrency: int,
     progress: TextIO | None,
     on_done: Callable[[Unit, Result], str],
+    limit: AdaptiveLimit | None = None,
 ) -> None:
-    """Await ``work(unit)`` for every unit, at most ``concurrency`` at once; ``on_done(unit, result)`` stores the
-    result as it arrives and returns its status, which the progress bar (on ``progress``, if any) counts.
+    """Await ``work(unit)`` for every unit, at most ``concurrency`` at once and fewer while the endpoint's latency
+    grows (``AdaptiveLimit``; pass ``limit`` to read what it did); ``on_done(unit, result)`` stores the result as it
+    arrives and returns its status, which the progress bar (on ``progress``, if any) counts.
 
     >>> async def square(n): return n * n
     >>> seen = []
@@ -158,13 +216,25 @@ async def run_each(
     [1, 4, 9]
     """
     check_concurrency(concurrency)
+    limit = limit or AdaptiveLimit(concurrency)
     bar = ProgressBar(len(units), progress)
     bar.show()
-    gate = asyncio.Semaphore(concurrency)
+    changed = asyncio.Condition()
+    in_flight = 0
 
     async def one(unit: Unit) -> None:
-        async with gate:
+        nonlocal in_flight
+        async with changed:
+            await changed.wait_for(lambda: in_flight < limit.allowed)
+            in_flight += 1
+        started = time.monotonic()
+        try:
             result = await work(unit)
+        finally:
+            async with changed:
+                in_flight -= 1
+                limit.finished(time.monotonic() - started)
+                changed.notify_all()
         bar.step(on_done(unit, result))
 
     try:

@@ -1,6 +1,10 @@
-"""``python -m backend report dond_games.csv``: DoND metrics per mode × language × model.
+"""``python -m backend report dond_games.csv``: DoND metrics per mode × language × model pairing × condition.
 
-For every group of finished games (outcome success, lose or aborted; unfinished rows are left out):
+Games are grouped by who played (``pairings``: a model against people, one model in self-play, two models in
+cross-play, named both, or people alone) and by treatment condition (``value_visibility`` and the other treatment
+keys: conditions are never pooled); the points column says whose points they are (person/model, person/person,
+model A/model B). For every group of finished games (outcome success, lose or aborted; unfinished rows are left
+out):
 
 - ``games``, ``cells`` (counterbalancing cells present);
 - ``aborted_rate``, ``lose_rate``, ``success_rate``: shares of games; of the aborted ones, ``llm_error_rate`` (the
@@ -147,20 +151,72 @@ def _nanmean(values: np.ndarray) -> float:
     return float(values.mean()) if values.size else math.nan
 
 
+def _cell(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name not in frame:
+        return pd.Series("", index=frame.index, dtype=object)
+    text = frame[name].fillna("").astype(str).str.strip()
+    return text.where(text.str.lower() != "nan", "")
+
+
+def pairings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Who played each game: ``pairing`` names both sides (``"m1 (A) vs m2 (B)"`` for cross-play, ``"m (self-play)"``
+    when one model played both roles, the model for a person against a model, ``"people"`` for people alone) and
+    ``players`` says whose points ``points_focal``/``points_opponent`` are (``person/model``, ``person/person``,
+    ``model A/model B``); ``condition`` lists the treatment keys that differ from the default (``default`` when none),
+    so games of different conditions are never pooled.
+
+    >>> games = pd.DataFrame({"opponent": ["self", "self", "llm"], "model": ["m1", "m1", "m1"],
+    ...                       "model_a": ["m1", "m1", "m1"], "model_b": ["m2", "m1", ""],
+    ...                       "value_visibility": ["own", "both", "own"]})
+    >>> pairings(games).values.tolist()
+    [['m1 (A) vs m2 (B)', 'model A/model B', 'default'], ['m1 (self-play)', 'model A/model B', 'value_visibility=both'], ['m1', 'person/model', 'default']]
+    """
+    opponent, model = _cell(frame, "opponent"), _cell(frame, "model")
+    model_a, model_b = _cell(frame, "model_a"), _cell(frame, "model_b")
+    pairing, players = [], []
+    for kind, name, a, b in zip(opponent, model, model_a, model_b, strict=True):
+        if kind == "self":
+            a, b = a or name, b or "scripted player"
+            pairing.append(f"{a} (self-play)" if a == b else f"{a} (A) vs {b} (B)")
+            players.append("model A/model B")
+        elif kind == "human" or name == "human":
+            pairing.append("people")
+            players.append("person/person")
+        else:
+            pairing.append(name)
+            players.append("person/model")
+    departures = [
+        _cell(frame, column).map(lambda value, c=column, d=default: f"{c}={value}" if value not in ("", str(d)) else "")
+        for column, (_, default) in effects.FACTORS.items()
+    ]
+    condition = [", ".join(part for part in parts if part) or "default" for parts in zip(*departures, strict=True)]
+    return pd.DataFrame({"pairing": pairing, "players": players, "condition": condition}, index=frame.index)
+
+
 def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]]:
-    """One dict per mode × language × model with every statistic, plain and debiased (see the module doc)."""
+    """One dict per mode × language × model pairing × condition with every statistic, plain and debiased (see the
+    module doc); ``pairings`` says who played and in which condition."""
     missing = REQUIRED_COLUMNS - set(frame.columns)
     if missing:
         raise ValueError(f"The frame is not a dond_games export; missing columns {sorted(missing)}.")
     frame = frame[frame["outcome"].astype(str).isin(FINISHED)]
+    frame = (
+        pd.concat([frame, pairings(frame)], axis=1)
+        if len(frame)
+        else frame.assign(pairing=[], players=[], condition=[])
+    )
     rows = []
-    for (mode, language, model), group in frame.groupby(["mode", "language", "model"], sort=True, dropna=False):
+    keys = ["mode", "language", "model", "pairing", "players", "condition"]
+    for (mode, language, model, pairing, players, condition), group in frame.groupby(keys, sort=True, dropna=False):
         values = game_statistics(group)
         cells = group["cell"].astype(str).to_numpy()
         row: dict[str, Any] = {
             "mode": mode,
             "language": language,
             "model": model,
+            "pairing": pairing,
+            "players": players,
+            "condition": condition,
             "games": len(group),
             "cells": sorted(set(cells)),
         }
@@ -307,13 +363,16 @@ def _interval(low: float, high: float, digits: int = 1) -> str:
 
 def _text_table(rows: list[dict[str, Any]]) -> str:
     header = [
-        *GROUP_HEADER,
+        *("mode", "lang", "players", "condition"),
         *("games", "cells", "aborted", "LLM error/rules", "lose", "success", "pareto"),
-        *("main score [95% CI]", "debiased main [95% CI]", "points (person/other)", "benchmark", "debiased benchmark"),
+        *("main score [95% CI]", "debiased main [95% CI]", "points", "benchmark", "debiased benchmark"),
     ]
     lines = [header] + [
         [
-            *_group_cells(r),
+            str(r["mode"]),
+            str(r["language"]),
+            str(r["pairing"]),
+            str(r["condition"]),
             str(r["games"]),
             ",".join(r["cells"]),
             _fmt(r["aborted_rate"], 2),
@@ -323,7 +382,7 @@ def _text_table(rows: list[dict[str, Any]]) -> str:
             _fmt(r["pareto_optimal_rate"], 2),
             f"{_fmt(r['main_score'])} {_interval(*r['main_score_ci'])}",
             f"{_fmt(r['main_score_debiased'])} {_interval(*r['main_score_debiased_ci'])}",
-            f"{_fmt(r['points_focal'])}/{_fmt(r['points_opponent'])}",
+            f"{_fmt(r['points_focal'])}/{_fmt(r['points_opponent'])} ({r['players']})",
             _fmt(r["benchmark_score"]),
             _fmt(r["benchmark_score_debiased"]),
         ]

@@ -250,7 +250,7 @@ async def run_judge(
                 protocol_handle.write(line)
                 protocol_handle.flush()
             calls_out.write([row])  # flushed: a crash keeps every call made so far
-            summary.counts[row["status"]] += 1
+            summary.record(row["status"], row["problem"])
             return row["status"]
 
         await runs.run_each(todo, work, concurrency=concurrency, progress=progress, on_done=store)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.core.llm import reply_budget
-from backend.core.llm.replies import RepeatedKeyError, json_objects
+from backend.core.llm.replies import RepeatedKeyError, echoed_placeholder, json_objects
 from backend.reasoning import task
 from backend.reasoning.games import ACTIONS, Game
 from backend.reasoning.logs import ReasoningLog
@@ -33,6 +33,7 @@ PROMPTS_PATH = Path(__file__).resolve().parent / "data" / "reasoning_judge_promp
 # A judge's remark is a sentence or two; the form's own bound (MAX_REMARKS_CHARS) is there for pasted text, and a
 # token budget sized for it would cost every call of a small local model most of its context.
 DEFAULT_REMARK_CHARS = 500
+REMARKS_PLACEHOLDER = "text or empty"  # the reply form's placeholder; remarks repeating it are refused
 JSON_LAYOUT_TOKENS = 32  # a model's indentation, line breaks and code fence around the JSON object
 _KEYS = {  # accepted spellings of the reply's keys (lower case), canonical first
     "orig_cor": ("orig_cor", "first_correct"),
@@ -76,7 +77,7 @@ def _reply_form(log: ReasoningLog) -> str:
     second = ' "fin_cor": 0 or 1,' if len(log.attempts) > 1 else ""
     return (
         f'{{"orig_cor": 0 or 1,{second} "err_type": [error type codes], "sentences": [sentence ids], '
-        '"remarks": "text or empty"}'
+        f'"remarks": "{REMARKS_PLACEHOLDER}"}}'
     )
 
 
@@ -269,6 +270,10 @@ def _judgement(data: Mapping[str, Any], log: ReasoningLog) -> Judgement:
         remarks = ""
     if not isinstance(remarks, str):
         raise JudgementParseError(f"remarks must be text, got {remarks!r}.")
+    if echoed_placeholder(remarks, [REMARKS_PLACEHOLDER]):
+        raise JudgementParseError(
+            f"the remarks only repeat the placeholder {REMARKS_PLACEHOLDER!r}: write a remark or leave them empty."
+        )
     problems = task.check_verdict(
         log, orig_cor=orig_cor, fin_cor=fin_cor, err_type="#".join(err_types), marked="#".join(marked), remarks=remarks
     )

@@ -298,16 +298,57 @@ def format_figure(value: object) -> str:
     return str(value)
 
 
+JUDGE_PROTOCOL_PREFIX, JUDGE_CALLS_PREFIX = "reasoning_judge_", "reasoning_judge_calls_"  # backend.reasoning.judge
+
+
+def file_contributions(paths: Sequence[str | Path], rows: pd.DataFrame) -> list[dict]:
+    """Per input file: its name, the verdicts it contributed, and the logs left out and why. A model judge's
+    protocol (``reasoning_judge_<model>.csv``) holds judged logs only; its calls file beside it
+    (``reasoning_judge_calls_<model>.csv``) names the logs the judge could not judge (unparseable, failed call),
+    which the report then lists as left out; without the calls file it says that it could not check."""
+    found = []
+    for path in map(Path, paths):
+        entry = dict(file=path.name, verdicts=int((rows["source"] == path.name).sum()), left_out=[], note="")
+        if path.name.startswith(JUDGE_PROTOCOL_PREFIX) and not path.name.startswith(JUDGE_CALLS_PREFIX):
+            calls = path.with_name(JUDGE_CALLS_PREFIX + path.name[len(JUDGE_PROTOCOL_PREFIX) :])
+            if calls.is_file():
+                table = read_csv_any(calls, dtype=str, keep_default_na=False)
+                failed = table[table["status"].isin(["unparseable", "error"])]
+                entry["left_out"] = [
+                    dict(file=row["file"], status=row["status"], problem=row["problem"]) for _, row in failed.iterrows()
+                ]
+            else:
+                entry["note"] = f"{calls.name} is not beside it, so logs the judge could not judge are not listed"
+        if not entry["verdicts"]:
+            entry["note"] = "; ".join(filter(None, ["this file added no verdicts", entry["note"]]))
+        found.append(entry)
+    return found
+
+
+def _contribution_lines(contributions: list[dict]) -> list[str]:
+    lines = ["Files:"]
+    for entry in contributions:
+        lines.append(
+            f"  {entry['file']}: {entry['verdicts']} verdicts" + (f"; {entry['note']}" if entry["note"] else "")
+        )
+        if entry["left_out"]:
+            lines.append(f"    left out, {len(entry['left_out'])} logs the judge could not judge:")
+            lines += [f"      {item['file']} ({item['status']}: {item['problem']})" for item in entry["left_out"]]
+    return lines
+
+
 def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "unanimity") -> str:
-    """The printed report of ``python -m backend report`` for protocol forms (one or many files)."""
+    """The printed report of ``python -m backend report`` for protocol forms (one or many files): the figures, and
+    which files contributed how many verdicts and which logs were left out (``file_contributions``)."""
     rows = read_verdict_rows(paths)
+    contributions = file_contributions(paths, rows)
     people, models = split_judges(rows)
     judged = people if len(people) else models  # a form of model judges alone: they are its judges
     summary = summarise(judged, rule=rule)
     beside = model_judge_scores(people, models, rule=rule) if len(models) and len(people) else []
     if as_json:
         groups = [jsonable(group) for group in summary]
-        result = {"rule": rule, "groups": groups}
+        result = {"rule": rule, "groups": groups, "files": contributions}
         if beside:
             result["model_judges"] = [jsonable(group) for group in beside]
         return json.dumps(result, indent=2)
@@ -335,7 +376,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "u
             "against people on the same logs):",
             _table(beside, list(beside[0])),
         ]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *_contribution_lines(contributions)])
 
 
 def _table(summary: list[dict], columns: list[str]) -> str:

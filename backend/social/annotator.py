@@ -312,7 +312,7 @@ async def annotate(
         def store(unit: Unit, rows: list[dict[str, Any]]) -> str:
             out.write(rows)  # flushed: a crash keeps every unit finished so far
             new_rows.extend(rows)
-            summary.counts[rows[0]["status"]] += 1
+            summary.record(rows[0]["status"], rows[0]["problem"])
             return rows[0]["status"]
 
         await runs.run_each(todo, work, concurrency=concurrency, progress=progress, on_done=store)

@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from backend.core.llm import reply_budget
-from backend.core.llm.replies import RepeatedKeyError, json_objects
-from backend.core.stored_text import typed_length
+from backend.core.llm.replies import RepeatedKeyError, echoed_placeholder, json_objects
 from backend.social.episodes import Episode
-from backend.social.forms import MAX_REASONING_CHARS
+from backend.social.forms import MAX_REASONING_CHARS, reason_problem
 from backend.social.rubrics import Rubric
 
 PROMPT_DIR = Path(__file__).resolve().parent / "data" / "social_annotator_prompts"
 MIN_REASONING_CHARS = 20  # the social_eval session default of min_reasoning_chars: what people must write at least
 AGENT_INDEXES = (1, 2)
+REASONING_PLACEHOLDER = "<your reasoning>"  # the answer form's placeholder; a reasoning repeating it is refused
 _TURN_MARKERS = {"speech": ":", "action": " [action]", "non-verbal": " [non-verbal]"}
 
 
@@ -79,7 +79,7 @@ def answer_format(rubric: Rubric) -> str:
       "believability": {"reasoning": "<your reasoning>", "rating": <whole number from 0 to 10>},
     """
     entries = [
-        f'  "{d.key}": {{"reasoning": "<your reasoning>", "rating": <whole number from {d.min} to {d.max}>}}'
+        f'  "{d.key}": {{"reasoning": "{REASONING_PLACEHOLDER}", "rating": <whole number from {d.min} to {d.max}>}}'
         for d in rubric.dimensions
     ]
     return "{\n" + ",\n".join(entries) + "\n}"
@@ -259,12 +259,16 @@ def parse_ratings(
         reasoning = entry.get("reasoning")
         rating = _whole_number(entry.get("rating"))
         entry_problems = []
-        if not isinstance(reasoning, str) or not reasoning.strip():
+        fault = reason_problem(reasoning, min_chars=min_reasoning_chars, max_chars=max_reasoning_chars)
+        if fault is not None and fault[0] == "reason_missing":
             entry_problems.append("the reasoning is missing")
-        elif not min_reasoning_chars <= (length := typed_length(reasoning.strip())) <= max_reasoning_chars:
+        elif fault is not None:
             entry_problems.append(
-                f"the reasoning has {length} characters, it must have {min_reasoning_chars} to {max_reasoning_chars}"
+                f"the reasoning has {fault[1]['count']} characters, it must have {min_reasoning_chars} to "
+                f"{max_reasoning_chars}"
             )
+        elif echoed_placeholder(reasoning, [REASONING_PLACEHOLDER]):
+            entry_problems.append(f"the reasoning only repeats the placeholder {REASONING_PLACEHOLDER!r}")
         if "rating" not in entry:
             entry_problems.append("the rating is missing")
         elif rating is None:

@@ -205,20 +205,37 @@ def reasoning_errors(
     >>> reasoning_errors(values, load_rubric(), min_chars=10)
     {}
     """
-    if min_chars < 0:
-        raise ValueError(f"min_chars must be non-negative, got {min_chars}.")
     errors = {}
     for agent in AGENTS:
         for slot in range(1, len(rubric.dimensions) + 1):
             name = reason_field(agent, slot)
-            text = (values.get(name) or "").strip()
-            if not text:
-                errors[name] = message("reason_missing", language=language)
-            elif (length := typed_length(text)) < min_chars:
-                errors[name] = message("reason_short", language=language, minimum=min_chars, count=length)
-            elif length > max_chars:
-                errors[name] = message("reason_long", language=language, maximum=max_chars, count=length)
+            problem = reason_problem(values.get(name), min_chars=min_chars, max_chars=max_chars)
+            if problem is not None:
+                errors[name] = message(problem[0], language=language, **problem[1])
     return errors
+
+
+def reason_problem(text: Any, *, min_chars: int, max_chars: int = MAX_REASONING_CHARS) -> tuple[str, dict] | None:
+    """What is wrong with one explanation, by the rating page's rule, the same for people and model annotators
+    (``backend.social.annotator_prompts.parse_ratings``): ``("reason_missing", {})`` for no text,
+    ``("reason_short", {"minimum", "count"})`` under ``min_chars`` characters, ``("reason_long", {"maximum",
+    "count"})`` over ``max_chars`` (stripped, counted as the browser counts, ``typed_length``); None when it fits.
+    The key names the participant's message (``message``).
+
+    >>> reason_problem("  short ", min_chars=10), reason_problem("Long enough text.", min_chars=10)
+    (('reason_short', {'minimum': 10, 'count': 5}), None)
+    """
+    if min_chars < 0:
+        raise ValueError(f"min_chars must be non-negative, got {min_chars}.")
+    text = (text or "").strip() if isinstance(text, str) or text is None else ""
+    if not text:
+        return "reason_missing", {}
+    length = typed_length(text)
+    if length < min_chars:
+        return "reason_short", {"minimum": min_chars, "count": length}
+    if length > max_chars:
+        return "reason_long", {"maximum": max_chars, "count": length}
+    return None
 
 
 def rating_errors(values: Mapping[str, Any], rubric: Rubric) -> dict[str, str]:

@@ -379,20 +379,24 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     annotator ``backend.social.annotator`` writes it, or as a study was loaded) or from Sotopia's
     ``complete_gpt_score.json`` layout; Sotopia's ``complete_pk_agent_pairs.json`` names the focus agents."""
     frames, release_tables, attention_tables = [], [], []
-    notes = dict(files=[], model_ratings=None, attention=None)
+    notes = dict(files=[], model_ratings=None, attention=None, contributions=[])
     scores, focus = None, None
     for path in map(Path, paths):
         notes["files"].append(path.name)
         if path.suffix in (".json", ".jsonl"):
             data = _decoded(path)
             if _is_episode_file(data):  # an episode file whose agents carry model_ratings (a model annotator's)
-                scores = {**(scores or {}), **episode_model_scores(data, source=path.name)}
-                notes["model_ratings"] = path.name
+                found = episode_model_scores(data, source=path.name)
             elif isinstance(data, list):
                 focus = sotopia_release.read_focus_agents(path)
+                notes["contributions"].append(dict(file=path.name, what="focus agents", units=len(focus), note=""))
+                continue
             else:
-                scores = {**(scores or {}), **sotopia_release.read_gpt4_scores(path)}
-                notes["model_ratings"] = path.name
+                found = sotopia_release.read_gpt4_scores(path)
+            scores, notes["model_ratings"] = {**(scores or {}), **found}, path.name
+            count = sum(len(agent) for agents in found.values() for agent in agents)
+            note = "" if count else "this model file added no ratings (no agent carries model ratings)"
+            notes["contributions"].append(dict(file=path.name, what="model ratings", units=count, note=note))
             continue
         kind = export_kind(read_csv_any(path, nrows=0).columns)
         if kind == "release":
@@ -401,6 +405,7 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
             table = read_csv_any(path, dtype={"episode_id": str, "pk": str, "annotator": str}, keep_default_na=False)
             table = table.replace("", np.nan)
             frames.append(ratings_from_export(table) if kind == "long" else ratings_from_wide_export(table))
+            notes["contributions"].append(dict(file=path.name, what="ratings", units=len(frames[-1]), note=""))
             if {"annotator", "is_gold", "attention_passed"} <= set(table.columns):
                 attention_tables.append(table[["annotator", "is_gold", "attention_passed"]])
         else:
@@ -409,6 +414,9 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
         notes["attention"] = attention_summary(pd.concat(attention_tables, ignore_index=True))
     if release_tables:
         release = sotopia_release.ratings_from_release(release_tables)
+        notes["contributions"].append(
+            dict(file=", ".join(p.name for p in release_tables), what="ratings", units=len(release), note="")
+        )
         release["annotation"] = release["group"] + ":" + release["row"].astype(str)
         frames.append(release[RATING_COLUMNS])
     if not frames:
@@ -443,6 +451,10 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
         f"{header['gold_annotations']} annotations of {header['gold_episodes']} episodes",
         "mean = mean over items (episode x agent) of the annotators' mean; alpha = Krippendorff interval; "
         "exact / within_1 = pairwise agreement; pearson, spearman, diff (human - model) where model ratings exist.",
+    ]
+    lines += ["Files:"] + [
+        f"  {item['file']}: {item['units']} {item['what']}" + (f"; {item['note']}" if item["note"] else "")
+        for item in notes["contributions"]
     ]
     if notes["attention"]:
         attention = notes["attention"]

@@ -70,18 +70,18 @@ def test_bots_export_and_the_report_shows_people_and_the_model_side_by_side(tmp_
     assert report_main(["report", str(people), str(model)]) == 0
     text = capsys.readouterr().out
     halo_table = text.split("Halo effect")[0].splitlines()[-1] + "\n" + text.split("Halo effect")[1][:800]
-    assert re.search(r"people\s+test-model", halo_table), halo_table
+    assert re.search(r"people\s+test-model \[stated\]", halo_table), halo_table
     assert re.search(r"unparseable answers\s+0\s+6", text), text[:600]  # 2 halo versions x 3 runs
     summary = bias_report.summarise(bias_report.read_rows([people, model]))
-    assert summary["groups"] == ["people", "test-model"]
+    assert summary["groups"] == ["people", "test-model [stated]"]
     for name in bias_report.METRICS:
-        for group in ("people", "test-model"):
+        for group in ("people", "test-model [stated]"):
             figures = summary["metrics"][name][group]
             assert 0 <= figures["batch"] <= 1
             assert figures["batch_ci"][0] <= figures["batch"] <= figures["batch_ci"][1]
     assert summary["metrics"]["halo"]["people"]["tests"] == 8
-    assert summary["metrics"]["halo"]["test-model"]["tests"] == 3  # the refused halo item is left out
-    assert summary["metrics"]["halo"]["test-model"]["expected_batch"] is not None
+    assert summary["metrics"]["halo"]["test-model [stated]"]["tests"] == 3  # the refused halo item is left out
+    assert summary["metrics"]["halo"]["test-model [stated]"]["expected_batch"] is not None
     assert summary["counts"]["people"]["attention_passed"] == 3
 
 

@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backend.core.llm.context import fitted_limit, forget_contexts
 from backend.core.llm.reasoning import (
     ReasoningSplitter,
     reasoning_field,
@@ -85,6 +86,7 @@ def forget_endpoint_quirks() -> None:
     _refused_shapes.clear()
     _wants_completion_tokens.clear()
     _thinks_unopened.clear()
+    forget_contexts()
 
 
 # One client and one concurrency cap per event loop: httpx connection pools are bound to the loop that made them.
@@ -171,13 +173,13 @@ def _request(
     settings: LLMSettings,
     options: Mapping[str, Any],
     *,
-    max_tokens: int | None,
+    limit: int,
     response_schema: Mapping[str, Any] | None,
 ) -> dict:
     request = dict(model=settings.model, messages=list(messages), temperature=settings.temperature)
     endpoint = (settings.base_url, settings.model)
     limit_key = "max_completion_tokens" if endpoint in _wants_completion_tokens else "max_tokens"
-    request[limit_key] = settings.token_limit(max_tokens)
+    request[limit_key] = limit
     refused = _refused_shapes.get(endpoint, 0)
     if response_schema is not None and refused < len(SCHEMA_SHAPES):
         if SCHEMA_SHAPES[refused] == "json_schema":
@@ -335,9 +337,10 @@ async def stream(
         yield record
         return
 
+    limit = await fitted_limit(settings, messages, settings.token_limit(max_tokens))
     async with _concurrency_cap():
         while True:
-            request = _request(messages, settings, options, max_tokens=max_tokens, response_schema=response_schema)
+            request = _request(messages, settings, options, limit=limit, response_schema=response_schema)
             record.max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
             if response_schema is not None:
                 record.structured = "response_format" in request

@@ -89,6 +89,7 @@ class FakeOpenAIServer:
         self.default_chunk_delay_s = 0.0
         self.refuse_response_format = False  # HTTP 400 for a request with response_format, as some servers answer
         self.require_max_completion_tokens = False  # HTTP 400 for max_tokens, as OpenAI's reasoning models answer
+        self.context_tokens: int | None = None  # reported at GET /props as llama.cpp does; None: 404 there
         self.requests: list[dict[str, Any]] = []
         self._script: deque[Reply | str] = deque()
         self._lock = threading.Lock()
@@ -173,6 +174,8 @@ class FakeOpenAIServer:
                 if self.path.rstrip("/").endswith("/_requests"):
                     with server._lock:
                         self._send_json(200, {"requests": list(server.requests)})
+                elif self.path.rstrip("/").endswith("/props") and server.context_tokens is not None:
+                    self._send_json(200, {"default_generation_settings": {"n_ctx": server.context_tokens}})
                 elif self.path.rstrip("/").endswith("/models"):
                     self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
                 else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 
 class RepeatedKeyError(ValueError):
@@ -40,3 +41,21 @@ def json_objects(reply: str) -> list[dict]:
             found.append(value)
         position = end
     return found
+
+
+def _bare(text: str) -> str:
+    return " ".join(str(text).strip().strip("<>\"'`[]().").split()).casefold()
+
+
+def echoed_placeholder(text: str, placeholders: Sequence[str]) -> str:
+    """The placeholder of the prompt's answer form that ``text`` merely repeats (``""`` when it says something of its
+    own): a small model often copies ``"<your reasoning>"`` or ``"text or empty"`` from the form it was shown.
+    Compared without surrounding brackets, quotes and spaces, in any letter case.
+
+    >>> echoed_placeholder(" <Your reasoning> ", ["<your reasoning>"]), echoed_placeholder("TEXT or empty.", ["text or empty"])
+    ('<your reasoning>', 'text or empty')
+    >>> echoed_placeholder("The text is empty of reasons.", ["text or empty"])
+    ''
+    """
+    said = _bare(text)
+    return next((placeholder for placeholder in placeholders if said and said == _bare(placeholder)), "")

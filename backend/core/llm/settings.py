@@ -36,6 +36,7 @@ class LLMSettings:
     reasoning_tokens: int = 0  # added to every budget: room for a reasoning model's thinking
     backoff_s: float = 0.5
     base_url: str | None = None
+    context_tokens: int | None = None  # the model's context window; None: asked of the endpoint (llm.context)
 
     def __post_init__(self):
         if not self.model:
@@ -48,6 +49,8 @@ class LLMSettings:
             raise ValueError(f"The temperature (llm_temperature) must be in [0, 2], got {self.temperature}.")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"The token limit (llm_max_tokens) must be at least 1, got {self.max_tokens}.")
+        if self.context_tokens is not None and self.context_tokens < 256:
+            raise ValueError(f"The context size (llm_context_tokens) must be at least 256, got {self.context_tokens}.")
         if self.reasoning_tokens < 0:
             raise ValueError(
                 f"The reasoning budget (llm_reasoning_tokens) must be 0 or more, got {self.reasoning_tokens}."
@@ -80,13 +83,16 @@ class LLMSettings:
             values["max_tokens"] = int(config["llm_max_tokens"])
         if config.get("llm_reasoning_tokens"):
             values["reasoning_tokens"] = int(config["llm_reasoning_tokens"])
+        if config.get("llm_context_tokens"):
+            values["context_tokens"] = int(config["llm_context_tokens"])
         values.update(overrides)
         return cls(**values)
 
 
 def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float = 60.0) -> None:
     """The runners' options of every model call (argparse), one definition for all of them: ``--base-url``,
-    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens`` and ``--reasoning-tokens``."""
+    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens``, ``--reasoning-tokens`` and
+    ``--context-tokens`` (``backend.core.llm.context``)."""
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     parser.add_argument("--temperature", type=float, default=temperature)
     parser.add_argument("--timeout", type=float, default=timeout_s, help="seconds per call")
@@ -110,6 +116,13 @@ def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float =
     parser.add_argument(
         "--reasoning-tokens", type=whole_number(0), default=0, help="extra tokens for a reasoning model's thinking"
     )
+    parser.add_argument(
+        "--context-tokens",
+        type=whole_number(256),
+        default=None,
+        help="the model's context window; token limits are cut to fit it (default: the endpoint's own figure, "
+        "llama.cpp /props or /v1/models, where it reports one)",
+    )
 
 
 def settings_from_args(args, *, model: str) -> LLMSettings:
@@ -123,6 +136,7 @@ def settings_from_args(args, *, model: str) -> LLMSettings:
             "llm_base_url": args.base_url,
             "llm_max_tokens": args.max_tokens,
             "llm_reasoning_tokens": args.reasoning_tokens,
+            "llm_context_tokens": getattr(args, "context_tokens", None),
         }
     )
 

@@ -201,7 +201,7 @@ def test_a_reply_starting_with_a_formula_is_neutralised_in_the_file_and_read_bac
     rows = bias_report.read_rows([first.path])
     reply = rows.loc[rows["item_id"] == "loss_pilot_route", "raw_reply"].tolist()
     assert reply == [FORMULA_REPLY]
-    assert bias_report.summarise(rows)["metrics"]["loss_aversion"]["test-model"]["tests"] == 3
+    assert bias_report.summarise(rows)["metrics"]["loss_aversion"]["test-model [stated]"]["tests"] == 3
 
 
 def test_runner_rows_carry_the_answer_time_and_empty_participant_identifiers(tmp_path):
@@ -353,7 +353,8 @@ def test_a_clear_answer_with_unusable_probabilities_is_kept_without_a_confidence
     summary = run_async(run_tests(ITEMS, settings_for(llm_server), out_dir=tmp_path, parse_retries=1))
     bakery = next(row for row in read(summary.path) if row["item_id"] == "anchoring_bakery")
     assert (bakery["status"], bakery["answer"], bakery["confidence"]) == ("answered", "350", "")
-    assert bakery["problem"] == "no confidence: the probabilities add up to 0.1, not 1" and bakery["attempts"] == "2"
+    assert bakery["problem"].startswith("no confidence: the probabilities add up to 10 % (read as percentages")
+    assert bakery["attempts"] == "2"
 
 
 def test_logprob_mode_without_a_written_letter_scores_the_alternatives_and_says_so(llm_server, tmp_path):
