@@ -193,6 +193,15 @@ def game_number(game: dict) -> int:
 UNREACHABLE = [("auto", "Die KI"), ("person", "Die andere Person"), ("neutral", "Die Gegenseite")]
 
 
+def shown_text(page) -> str:
+    """What the person sees of the page: its text without oTree's devserver debug panel, which lists every template
+    variable (e.g. the texts of a partner takeover, which only a person-vs-person game shows)."""
+    return page.evaluate(
+        "() => { const b = document.body.cloneNode(true); b.querySelectorAll('.debug-info').forEach(e => e.remove());"
+        " document.documentElement.append(b); const t = b.innerText; b.remove(); return t; }"
+    )
+
+
 @pytest.mark.parametrize(("intro", "named"), UNREACHABLE, ids=[row[0] for row in UNREACHABLE])
 def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
     otree_server, llm_server, page, intro, named
@@ -223,7 +232,7 @@ def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
     assert chat.count(f"{named} war nicht erreichbar") == 2  # two more tries, the person told each time
     assert f"{named} war wegen eines technischen Problems auf unserer Seite nicht erreichbar" in chat  # why it ended
     if intro == "person":  # told of a person: no notice gives the AI away
-        assert not re.search(r"\b(KI|AI|IA)\b|KI-", page.locator("body").inner_text()), chat
+        assert not re.search(r"\b(KI|AI|IA)\b|KI-", shown_text(page)), chat
     assert "Spielregel" not in chat and "Spielregeln" not in chat  # never "broke a rule"
     assert len(llm_server.requests) == 3
     page.locator("#dond-next").click()
@@ -231,7 +240,7 @@ def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
     results = page.locator("body").inner_text()
     assert "Bitte klicken Sie auf „Weiter“" in results and named in results  # what happens next, and who failed
     if intro == "person":
-        assert not re.search(r"\b(KI|AI|IA)\b|KI-", results), results
+        assert not re.search(r"\b(KI|AI|IA)\b|KI-", shown_text(page)), results
 
     game = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=session["code"])[0]
     llm_side = "b" if game["focal_role"] == "A" else "a"
