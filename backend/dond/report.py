@@ -406,11 +406,13 @@ def report_data(frame: pd.DataFrame) -> list[dict[str, Any]]:
     treated = effects.has_conditions(frame) and bool(rows)
     conditions = effects.condition_summaries(frame) if treated else []
     gains = effects.treatment_effects(frame) if treated else []
+    treated_keys = set()  # rows split by pairing and condition share a key: its treatments go to the first only
     for row in rows:
         key = (row["mode"], row["language"], row["model"])
         if agency is not None:
             row["llm_agency"] = [a for a in agency if (a["mode"], a["language"], a["model"]) == key]
-        if treated:
+        if treated and key not in treated_keys:
+            treated_keys.add(key)
             same = [c for c in conditions if (c["mode"], c["language"], c["model"]) == key]
             row["treatments"] = {
                 "conditions": same,

@@ -150,7 +150,7 @@ def _check_dond(specs, rows, printed):
     drawn = [h for h in heights if not math.isclose(h, 0)]
     expected = [v for v in scores.data["main_score"] + scores.data["main_score_debiased"] if v]
     assert sorted(drawn) == pytest.approx(sorted(expected))
-    effects = [e for row in rows for e in row["treatments"]["effects"]] if "treatments" in rows[-1] else []
+    effects = [e for row in rows for e in row.get("treatments", {}).get("effects", [])]
     assert effects, "the self-play conditions give treatment effects"
     drawn_effects = specs["dond_effects"].data["metrics"]["main_score"]["difference"]
     assert drawn_effects == [e["difference"] for e in effects if e["metric"] == "main_score"]
