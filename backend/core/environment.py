@@ -208,6 +208,13 @@ _TABLE = (
         "The secret (16 bytes or more) that turns participant IDs into pseudonyms in a data release; keep it to link "
         "later releases, never publish it.",
     ),
+    (
+        "XDG_CACHE_HOME",
+        "Models",
+        "~/.cache",
+        "backend/core/llm/serve.py",
+        "Where python -m backend.core.llm.serve keeps the llama.cpp server it builds and the small model.",
+    ),
     ("DOND_BOT_EXPECT", "Tests", "unset", "dond/tests.py", "oTree bots only: the outcome the dond bots must reach."),
     (
         "DOND_BOT_EXPECT_VIOLATIONS",
