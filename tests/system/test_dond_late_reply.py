@@ -206,3 +206,43 @@ def test_rows_corrupted_by_hand_are_flagged_and_fail_no_page_and_no_export(lab, 
         assert "event_after_end:message" in transcripts
     everyone = dond_export(lab.url, "custom_export_dond_games")
     assert {broken.session_code, clean.session_code} <= {row["session_code"] for row in everyone}
+
+
+def test_an_open_game_with_a_row_corrupted_by_hand_goes_on_where_the_model_plays(lab, llm_server):
+    """The model's turn replays the stored history by strict rules; on a history with a broken row it plays on the
+    readable part instead of failing every live message with a server error (the person would be stuck)."""
+    llm_server.responder = lambda request: Reply(text="Fine: which items matter most to you?")
+    [person] = people(lab.url, "dond_llm", 1, llm_model="m", first_mover="human")
+    person.advance_to("Bargain")
+    database = lab.env["DATABASE_URL"] if uses_server_database(lab.env) else f"sqlite:///{lab.folder}/db.sqlite3"
+    lab.stop()
+    engine = sqlalchemy.create_engine(database)
+    with engine.begin() as connection:
+        connection.execute(
+            sqlalchemy.text(
+                "INSERT INTO dond_event (game_id, created_at, kind, role, actor, text, proposal)"
+                " VALUES (:game_id, :created_at, 'proposal', 'A', 'human', '', NULL)"  # a proposal without counts
+            ),
+            dict(game_id=game_id_of(database, person.session_code), created_at=time.time()),
+        )
+    engine.dispose()
+    restarted = start_server(kind="prodserver", env=lab.env, folder=lab.folder)
+    lab.url, lab.process, lab.log_path = restarted.url, restarted.process, restarted.log_path
+    person.url = person.url.replace(person.server, lab.url)
+
+    def model_wrote(frame) -> bool:
+        return any(item.get("who") == "other" for item in payload_of(frame).get("chat") or [])
+
+    async def chat():
+        async with websockets.connect(person.live_url(), max_size=None, open_timeout=30) as socket:
+            await socket.send(json.dumps({"type": "message", "text": "Hello, what do you need?"}))
+            frames = [await receive(socket, timeout_s=30)]
+            while not model_wrote(frames[-1]):
+                assert payload_of(frames[-1]).get("type") != "rejected", frames[-1]  # never a server error
+                frames.append(await receive(socket, timeout_s=30))
+            return frames
+
+    frames = run_async(chat())
+    assert model_wrote(frames[-1]), frames[-1]  # the model played on
+    [game] = dond_export(lab.url, "custom_export_dond_games", person.session_code)
+    assert game["integrity"].startswith("broken_row:proposal"), game
