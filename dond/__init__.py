@@ -1,3 +1,5 @@
+import time
+
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 
@@ -16,7 +18,7 @@ from .exports import (  # noqa: F401  (oTree's hooks)
     custom_export_dond_late_calls,
 )
 from .live import live_bargain
-from .pairing import live_pairing
+from .pairing import INSTRUCTIONS_HEARTBEAT_S, live_heartbeat, live_pairing
 from .storage import game_of, settings_of
 
 doc = """
@@ -169,14 +171,21 @@ class Pairing(Page):
 
 
 class Instructions(Page):
+    live_method = live_heartbeat
+
     @staticmethod
     def is_displayed(player: Player):
         return study_flow.is_active(player) and not player.is_unpaired
 
     @staticmethod
     def vars_for_template(player: Player):
+        player.last_seen = time.time()  # reading the instructions counts as being there
         game = views.game_of(player)
-        return dict(views.game_vars(player), workload=study_flow.workload_text(player, messages=game.max_messages))
+        return dict(
+            views.game_vars(player),
+            workload=study_flow.workload_text(player, messages=game.max_messages),
+            heartbeat_ms=INSTRUCTIONS_HEARTBEAT_S * 1000,
+        )
 
 
 class Bargain(Page):

@@ -26,7 +26,7 @@ import websockets
 
 from backend.core.llm.fake_server import Reply
 from tests.support.harness import export_rows, rest_headers, run_async
-from tests.support.live import next_state, pair_and_start, payload_of, receive
+from tests.support.live import next_state, pair_and_start, payload_of, receive, send_until
 from tests.support.participants import people
 
 GONE_S = 10  # disconnect_timeout_s of these sessions
@@ -185,3 +185,35 @@ def test_the_pairing_page_says_what_happens_and_what_is_paid_if_nobody_arrives(o
     person.advance_to("Pairing")
     rule = re.search(r'<p id="pairing-rule">(.*?)</p>', person.html, re.S)
     assert rule and said in rule.group(1).replace("&#x27;", "'").replace("&#39;", "'"), person.html[-3000:]
+
+
+def test_a_partner_still_reading_the_instructions_is_not_taken_for_gone(otree_server, llm_server):
+    """The Instructions page sends a heartbeat: a partner who reads longer than ``disconnect_timeout_s`` while the
+    other already waits on the Bargain page keeps their seat (no takeover, no abort, no ``left_game`` pay)."""
+    llm_server.responder = chat_then_take_nothing
+    players = people(
+        otree_server.url, "dond_human", 2, partner_leaves="model", llm_model=MODEL, disconnect_timeout_s=GONE_S
+    )
+    for player in players:
+        player.advance_to("Pairing")
+    for player in players:
+        run_async(send_until(player.live_url(), {"type": "wait"}, until=lambda p: True))
+    quick, reader = players
+    quick.advance_to("Bargain")
+    reader.advance_to("Instructions")
+
+    async def wait_and_read():
+        async with (
+            websockets.connect(quick.live_url(), max_size=None) as waiting,
+            websockets.connect(reader.live_url(), max_size=None) as reading,
+        ):
+            for _ in range(GONE_S // 2 + 2):  # longer than disconnect_timeout_s, the reader's page alive
+                await reading.send(json.dumps({"type": "ping"}))  # as the page's own heartbeat sends it
+                await asyncio.sleep(2)
+            await waiting.send(json.dumps({"type": "load"}))
+            return await next_state(waiting, [])
+
+    state = run_async(wait_and_read())
+    assert not state["finished"] and "has left the game" not in texts_of(state), state
+    (game,) = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=quick.session_code)
+    assert game["taken_over_by_model"] in ("", "0") and game["outcome"] in ("", "unfinished"), game
