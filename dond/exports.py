@@ -92,15 +92,17 @@ def people_of(game, participants):
 
 def export_games(players):
     """(game, events, people, study cells) of every game of the players' sessions, for the custom exports; a test game
-    (a demo session, or a person who came by a test link) is left out of an export of all sessions."""
+    (a demo session, or where everyone came by a test link) is left out of an export of all sessions; a game of a real
+    person with a test-link partner stays, marked ``is_test``."""
     subsessions = {player.subsession.id: player.subsession for player in players}.values()
     participants = {player.participant.code: player.participant for player in players}
     for game, events in games_rows(subsessions):
         session = game.subsession.session
         people = [participants[code] for code in (game.participant_a, game.participant_b) if code in participants]
-        is_test = test_data.is_test_session(session) or any(test_data.is_test(person) for person in people)
-        if is_test and not test_data.keeps_tests():
-            continue
+        tests = [test_data.is_test(person) for person in people]
+        is_test = test_data.is_test_session(session) or any(tests)  # the row is marked when anyone in it is a test
+        if (test_data.is_test_session(session) or (tests and all(tests))) and not test_data.keeps_tests():
+            continue  # left out only when nobody in it is real: a real person's game is never dropped
         cells = dict(test_data.session_cells(session), is_test=int(is_test))
         yield game, events, people_of(game, participants), cells
 

@@ -101,7 +101,12 @@ def install() -> None:
         ancestors = frame_ancestors(os.environ.get("LAB_FRAME_ANCESTORS", ""))
     except ValueError as error:
         raise SystemExit(str(error)) from None
-    secure = not otree_settings.DEBUG and os.environ.get("LAB_NO_TLS", "").strip() not in ("1", "true", "yes")
+    secure = not otree_settings.DEBUG and os.environ.get("LAB_NO_TLS", "").strip().lower() not in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )
 
     async def with_headers(app, scope, receive, send):
         if scope["type"] != "http":

@@ -262,10 +262,13 @@ def build_tables(paths: Sequence[str | Path], *, key: bytes, free_text: str = "m
     for _, _, frame in read:
         ids.collect(frame)
     parts: dict[str, list[tuple[str, pd.DataFrame, int]]] = {}
+    pattern = ids.pattern()
     for path, kind, frame in read:
         kept = without_tests(frame)
-        cleaned = clean_frame(kept, ids, free_text=free_text, source=path.name)
-        parts.setdefault(kind, []).append((path.name, cleaned, len(frame) - len(kept)))
+        # a per-session download is named after its session code: the name is pseudonymised like every cell
+        name = pattern.sub(lambda m: ids.mapping[m.group(0)], path.name) if pattern is not None else path.name
+        cleaned = clean_frame(kept, ids, free_text=free_text, source=name)
+        parts.setdefault(kind, []).append((name, cleaned, len(frame) - len(kept)))
     tables = {}
     for kind, items in parts.items():
         frames = [frame for _, frame, _ in items]

@@ -195,3 +195,16 @@ def test_the_card_takes_column_meanings_from_one_mapping_and_types_from_the_data
     assert 'license: "cc-by-4.0"' in card and 'size_categories:\n  - "n<1K"' in card
     assert "Models: 1 (m_1)." in card and "People: 0 " in card
     assert 'annotations_creators:\n  - "machine-generated"' in card
+
+
+def test_an_input_named_after_its_session_keeps_no_code_in_the_release(tmp_path):
+    """The admin report's downloads are named after the session code (``..._<code>.csv``): the name given as a row's
+    ``source_file`` and on the card is pseudonymised like every cell."""
+    row = dict(respondent_kind="person", respondent_id="abcd1234", participant_code="abcd1234", prolific_pid="")
+    row.update(session_code="sess0001", item_id="i1", bias="halo", version="control", pro_selected="2")
+    rows = [dict(row, confidence="0.5", raw_reply="", is_test="")]
+    path = _export(tmp_path, "bias_tests_custom_export_sess0001.csv", rows)
+    table = release.build_tables([path], key=KEY, free_text="mask")["bias_answers"]
+    [session] = set(table.frame["session_code"])
+    assert session != "sess0001" and set(table.frame["source_file"]) == {f"bias_tests_custom_export_{session}.csv"}
+    assert "sess0001" not in " ".join(table.sources)
