@@ -38,6 +38,7 @@ then let the right one in. oTree serves everything from one process, so the coun
 from __future__ import annotations
 
 import asyncio
+import hmac
 import html
 import os
 import re
@@ -333,7 +334,7 @@ class Limits:
     async def http(self, app, scope, receive, send) -> None:
         # oTree's views dispatch on the lower-cased method, so "post" is a POST too.
         path, method = scope.get("path", ""), scope.get("method", "GET").upper()
-        app = self._size_limited(app, limit=self._body_limit(path), storable=path.startswith("/p/"))
+        app = self._size_limited(app, limit=self._body_limit(path, scope), storable=path.startswith("/p/"))
         if path == "/login" and method == "POST":
             await self._throttled(app, scope, receive, send, kind="login", failed=lambda status: status == 200)
         elif any(name == b"otree-rest-key" for name, _ in scope.get("headers", ())):
@@ -341,10 +342,10 @@ class Limits:
         else:
             await app(scope, receive, send)
 
-    def _body_limit(self, path: str) -> int:
+    def _body_limit(self, path: str, scope) -> int:
         if path.startswith("/p/"):
             return self.max_form_bytes
-        if path.startswith("/api/"):
+        if path.startswith("/api/") and _rest_key_matches(scope):
             return MAX_REST_BODY_BYTES
         return MAX_OTHER_BODY_BYTES
 
@@ -436,3 +437,14 @@ def install() -> None:
             await app(scope, receive, send)
 
     around_app(limiting, outside_page_lock=True)  # a body is read whole before oTree takes its page lock
+
+
+def _rest_key_matches(scope) -> bool:
+    """Whether the request carries the server's REST key (or the server has none, so its API is open): only then may
+    a REST body be large (an uploaded log set or episodes file); bodies are read before oTree checks the key, so an
+    anonymous 32 MiB upload, many at once, would otherwise fill the memory."""
+    expected = os.environ.get("OTREE_REST_KEY", "")
+    if not expected:
+        return True
+    given = next((value for name, value in scope.get("headers", ()) if name == b"otree-rest-key"), b"")
+    return hmac.compare_digest(given, expected.encode())

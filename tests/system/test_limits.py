@@ -284,6 +284,18 @@ def test_large_bodies_are_refused_where_no_login_is_needed(server):
     assert requests.get(server.url + "/login", timeout=30).status_code == 200
 
 
+def test_a_large_rest_body_needs_the_rest_key(server):
+    """Bodies are read before oTree checks the REST key: only a request with the right key may send more than 1 MiB."""
+    two_megabytes = {"padding": "x" * (2 * 1024 * 1024)}
+    wrong = _raw_post(server.url, "/api/sessions", two_megabytes, method="POST", headers={"otree-rest-key": "nope"})
+    assert wrong[0] == 413, wrong
+    assert _raw_post(server.url, "/api/sessions", two_megabytes, method="POST")[0] == 413
+    right = _raw_post(
+        server.url, "/api/sessions", two_megabytes, method="POST", headers={"otree-rest-key": server.rest_key}
+    )
+    assert right[0] != 413, right  # read whole and handed to oTree, which judges what it says
+
+
 def _logged_in(http: requests.Session, url: str) -> bool:
     return http.get(url + "/sessions", allow_redirects=False, timeout=30).status_code == 200
 
