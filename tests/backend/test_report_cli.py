@@ -245,6 +245,8 @@ def _figures(capsys, *arguments) -> tuple[dict, str]:
     captured = capsys.readouterr()
     found = json.loads(captured.out)
     found.pop("files", None)
+    for part in found.get("contributions") or []:  # each input file and what it added, named
+        part.pop("file", None)
     return found, captured.err
 
 
