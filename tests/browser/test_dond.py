@@ -142,8 +142,15 @@ def test_when_the_messages_run_out_the_person_waits_for_the_opening_model_to_pro
     page.locator("#dond-input").press("Enter")
     waiting = page.locator("#dond-chat", has_text="makes a secret proposal first")
     waiting.wait_for(timeout=15_000)
-    assert not page.locator("#dond-proposal").is_visible() and not page.locator("#dond-compose").is_visible()
+    # no usable proposal form (it stays in place, disabled, so the page does not jump) and nothing to write
+    proposal = page.locator("#dond-proposal")
+    assert (
+        not proposal.is_visible()
+        or page.locator("#dond-proposal button[type=submit], #dond-proposal button").first.is_disabled()
+    )
+    assert not page.locator("#dond-compose").is_visible() or page.locator("#dond-input").is_disabled()
     assert "Please make your secret proposal now." not in page.locator("#dond-status").inner_text()
     page.locator("#dond-chat", has_text="has made a secret proposal. Please make yours now.").wait_for(timeout=15_000)
     expect(page.locator("#dond-proposal")).to_be_visible()
+    expect(page.locator("#dond-proposal button").first).to_be_enabled()
     assert page.locator("#dond-status").inner_text() == "Please make your secret proposal now."
