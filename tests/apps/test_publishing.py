@@ -333,11 +333,12 @@ def test_every_released_row_is_its_export_row_pseudonymised(bundle):
     assert str(tables["bias_answers"]["confidence"].dtype) == "Float64"
     person_of = {}
     replaced = _oracle_replacer(sources)
+    released_names = {replaced(name): frame for name, frame in sources.items()}  # a name holding a session code
     for kind, table in tables.items():
         jsonl = pd.read_json(out / "data" / f"{kind}.jsonl", lines=True, dtype=False)
         assert len(jsonl) == len(table) and list(jsonl.columns) == list(table.columns)
         for row in table.to_dict("records"):
-            source = sources[row["source_file"]].iloc[int(row["source_row"]) - 1]
+            source = released_names[row["source_file"]].iloc[int(row["source_row"]) - 1]
             assert source.get("is_test", "0") != "1"
             for column, value in row.items():
                 if column in ("source_file", "source_row"):
