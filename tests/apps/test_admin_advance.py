@@ -174,3 +174,28 @@ def test_advancing_the_consent_page_is_not_a_declined_consent(otree_server):
     assert row["player.consent_given"] == "", row  # not False: the person never declined
     status = requests.get(f"{otree_server.url}/StudyStatus/{person.session_code}", timeout=30).text
     assert '<td class="detail">consent not given</td>' in status, status  # "screened out", not "returned"
+
+
+def test_a_person_advanced_past_an_unseen_results_page_is_paid_its_bonus(otree_server, llm_server):
+    """The bonus is stored when the Results page is shown; a person the admin moves past Results without it ever
+    being shown (a closed tab) is paid the same bonus, never 0 (found by the hostile review)."""
+    import csv
+    import io
+
+    from backend.core.llm.fake_server import Reply
+    from tests.support.harness import run_async
+    from tests.support.live import send_until
+
+    llm_server.responder = lambda request: Reply(status=500)  # the model fails: model_failure_pay applies
+    [person] = people(otree_server.url, "dond_llm", 1, llm_model="m", first_mover="human", llm_max_retries=0)
+    person.advance_to("Bargain")
+    message = {"type": "message", "text": "Hello, what matters to you?"}
+    run_async(send_until(person.live_url(), message, until=lambda payload: payload.get("finished")))
+    for _ in range(2):  # Bargain -> Results -> Completion, Results never loaded
+        advance_slowest(otree_server, person.session_code)
+    assert person.reload().page == "Completion", person.url
+    [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code)
+    assert game["abort_reason"].startswith("llm_error") and float(game["bonus_points"]) > 0, game
+    review = requests.get(f"{otree_server.url}/ReviewList/{person.session_code}", timeout=60).text
+    [row] = list(csv.DictReader(io.StringIO(review)))
+    assert float(row["bonus"]) == round(float(game["bonus_points"]) * 0.01, 2), (row, game)
