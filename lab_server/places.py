@@ -23,6 +23,7 @@ All of it runs inside oTree's room view, under its page lock, so two visitors ne
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections import defaultdict, deque
 
@@ -91,8 +92,28 @@ def budget() -> NewPlaceBudget:
     return _budget
 
 
+def address_key(host: str) -> str:
+    """The client a new-place budget is counted for: an IPv4 address, or an IPv6 address's /64 network (one client
+    holds a whole /64 and could take a fresh address for every request).
+
+    >>> address_key("203.0.113.7"), address_key("2001:db8:1:2:aaaa::1"), address_key("2001:db8:1:2::99")
+    ('203.0.113.7', '2001:db8:1:2::/64', '2001:db8:1:2::/64')
+    >>> address_key("::ffff:203.0.113.7"), address_key("unknown")
+    ('203.0.113.7', 'unknown')
+    """
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if address.version == 4:
+        return str(address)
+    if address.ipv4_mapped is not None:  # ::ffff:a.b.c.d is an IPv4 client
+        return str(address.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{address}/64", strict=False))
+
+
 def _budget_key(request, session, room_name: str | None) -> str:
-    address = request.client.host if request.client else "unknown"
+    address = address_key(request.client.host) if request.client else "unknown"
     return f"{address} {room_name or session.code}"
 
 
