@@ -324,12 +324,11 @@ def test_forged_live_sockets_reach_no_other_participants_game(otree_server, llm_
 
     [victim_game] = [row["player.game_id"] for row in player_rows(victim, "dond")]
     move = dict(type="message", text="Forged move.", participant_code=victim.code, role="A", game_id=int(victim_game))
-    failed = {"otree_success": False, "live_method_payload": None}
     forged_sockets = [
         (victim.live_url(participant_code="nosuchp1"), []),  # a made-up code: the server drops the socket
         (attacker.live_url(page_name="Bargain", page_index=victim.index), []),  # a page the attacker is not on
         (attacker.live_url(page_name="Bargain", session_code="nosuchsession"), []),
-        (attacker.live_url(), [failed, failed]),  # its own page, Instructions, has no live method
+        (attacker.live_url(), []),  # its own page, Instructions: a heartbeat, which answers and moves nothing
     ]
     seen = []
     for url, expected in forged_sockets:
