@@ -362,21 +362,20 @@ class Limits:
             text = f"Too many failed {what}. Try again in {wait_s} s."
             await _send_page(send, 429, text, headers={"Retry-After": str(wait_s)})
             return
-        status = None
 
-        async def send_noting_status(message):
-            nonlocal status
+        async def send_counting_the_outcome(message):
+            # Counted before the answer leaves: a client that sends its next guess the moment it reads this answer
+            # must already meet the count (counting after the app returned let one extra guess through).
             if message["type"] == "http.response.start":
-                status = message["status"]
+                if failed(message["status"]):
+                    per_address.failed(address, now=time.monotonic())
+                    overall.failed("all", now=time.monotonic())
+                elif message["status"] < 400:
+                    per_address.succeeded(address)
+                    overall.succeeded("all")
             await send(message)
 
-        await app(scope, receive, send_noting_status)
-        if status is not None and failed(status):
-            per_address.failed(address, now=time.monotonic())
-            overall.failed("all", now=time.monotonic())
-        elif status is not None and status < 400:
-            per_address.succeeded(address)
-            overall.succeeded("all")
+        await app(scope, receive, send_counting_the_outcome)
 
     @staticmethod
     def _size_limited(app, *, limit: int, storable: bool = False):

@@ -234,6 +234,42 @@ def test_password_guessing_is_locked_out_and_the_right_password_waits_for_the_lo
     assert right.status_code == 302 and _logged_in(http, server.url)
 
 
+def test_a_guess_sent_the_moment_the_last_answer_arrives_already_meets_the_count(monkeypatch):
+    """The fifth wrong password's answer reaches the client before oTree's view returns; a sixth guess sent at once
+    must be refused. (Counting the failure only after the view returned let it through on a busy machine.)"""
+    from lab_server.limits import Limits
+
+    monkeypatch.setenv("LAB_LOGIN_FREE_ATTEMPTS", "5")
+    limits = Limits()
+    scope = {"type": "http", "path": "/login", "method": "POST", "client": ("203.0.113.9", 5000), "headers": []}
+    statuses: list[int] = []
+
+    async def client_send(message):
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def receive():
+        return {"type": "http.request", "body": b"password=wrong", "more_body": False}
+
+    async def login_view(scope, receive, send, *, then=None):
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})  # "Login failed" form
+        await send({"type": "http.response.body", "body": b"Login failed"})
+        if then is not None:  # the client's next guess arrives while this view is still finishing
+            await then()
+
+    async def guess(then=None):
+        await limits.http(lambda *args: login_view(*args, then=then), scope, receive, client_send)
+
+    async def scenario():
+        for _ in range(4):
+            await guess()
+        await guess(then=guess)
+
+    asyncio.run(scenario())
+    assert statuses == [200] * 5 + [429]
+
+
 def _raw_post(url: str, path: str, form: dict, *, method: str = "post", cookies: dict | None = None, headers=None):
     """A request with the method spelt exactly as given (``requests`` upper-cases it): (status, body text)."""
     parts = urllib.parse.urlsplit(url)
