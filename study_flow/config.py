@@ -56,6 +56,7 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "llm_max_retries": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=10),
         "llm_max_tokens": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=200_000),
         "llm_reasoning_tokens": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=200_000),
+        "llm_context_tokens": lambda key: session_keys.whole_number(config, key, minimum=256, maximum=10_000_000),
         "real_world_currency_per_point": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
         "participation_fee": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
         "min_pay_per_hour": lambda key: session_keys.number(config, key, minimum=0, maximum=1e4),
@@ -64,8 +65,8 @@ def validate_shared_config(config: dict[str, Any]) -> None:
     }
     problems = []
     for key, check in checks.items():
-        if key not in config or (key in ("llm_max_tokens", "llm_reasoning_tokens") and not config.get(key)):
-            continue  # absent, or unset (each call's own budget; no extra room for thinking)
+        if key not in config or (key in OPTIONAL_LLM_KEYS and not config.get(key)):
+            continue  # absent, or one of the optional model keys left empty
         try:
             value = check(key)
         except ValueError as error:
@@ -91,7 +92,11 @@ LLM_KEYS: tuple[str, ...] = (
     "llm_max_retries",
     "llm_max_tokens",
     "llm_reasoning_tokens",
+    "llm_context_tokens",
 )
+# Of those, the keys a config may leave empty: each call's own budget, no room for thinking, the endpoint's own
+# context size (backend.core.llm.context).
+OPTIONAL_LLM_KEYS = ("llm_max_tokens", "llm_reasoning_tokens", "llm_context_tokens")
 
 
 def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple[str, ...]], readme: str) -> str:
@@ -159,6 +164,7 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
     "llm_max_retries": ("Retries of a failed call", "How often a failed model call is tried again."),
     "llm_max_tokens": ("Longest model reply (tokens)", "Empty or 0: the server's own limit."),
     "llm_reasoning_tokens": ("Room for thinking (tokens)", "Extra tokens for a reasoning model's thinking; 0: none."),
+    "llm_context_tokens": ("Model's context (tokens)", "The model's context window; empty: asked of the server."),
     "real_world_currency_per_point": ("Money per point", "What one point of bonus is worth in the study's currency."),
     "participation_fee": ("Participation fee", "The fixed pay for taking part, in the study's currency."),
     "min_pay_per_hour": (

@@ -94,6 +94,8 @@ BAD_KEYS = [
     (dict(disclose_description="perhaps"), "'disclose_description'"),
     (dict(opponent_intro="robot"), "'opponent_intro' must be one of auto, ai, person, neutral"),
     (dict(model_failure_pay="all"), "'model_failure_pay' must be one of half_total, zero"),
+    (dict(llm_context_tokens="8k"), "'llm_context_tokens' must be a whole number from 256 to 10000000, not '8k'"),
+    (dict(llm_context_tokens=100), "'llm_context_tokens' must be a whole number from 256 to 10000000, not 100"),
 ]
 
 ITEMS = ["gizmo", "widget", "sprocket"]
