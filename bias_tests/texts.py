@@ -21,6 +21,9 @@ TEXTS = {
         "confidence_intro": "After each answer, use the slider to say how sure you are of it, from 0 (a pure guess) "
         "to 100 (completely sure). Any click or key press on the slider counts as your answer, also at its starting "
         "point of 50.",
+        "confidence_intro_touch": "After each answer, use the slider to say how sure you are of it, from 0 (a pure "
+        "guess) to 100 (completely sure). Any tap on the slider counts as your answer, also at its starting point of "
+        "50.",
         "decision_title": "Your decision",
         "confidence_label": "How sure are you of your answer? Move the slider or click on it.",
         "confidence_unset": "not set yet",
@@ -30,7 +33,7 @@ TEXTS = {
         "scale_low": "0 = pure guess",
         "scale_high": "100 = completely sure",
         "error_choice": "Please choose one of the answers above.",
-        "error_confidence": "Please click or move the slider to say how sure you are (0 to 100).",
+        "error_confidence": "Please use the slider to say how sure you are (0 to 100).",
         "arguments_hint": "Tick every argument you would use. You can tick as many as you like, at least one.",
         "arguments_count": "Ticked: {n}",
         "error_arguments": "Please tick at least one of the arguments listed.",
@@ -45,6 +48,9 @@ TEXTS = {
         "confidence_intro": "Geben Sie nach jeder Antwort mit dem Schieberegler an, wie sicher Sie sich sind, von 0 "
         "(reines Raten) bis 100 (völlig sicher). Jeder Klick und jeder Tastendruck auf dem Schieberegler zählt als "
         "Ihre Angabe, auch am Ausgangspunkt 50.",
+        "confidence_intro_touch": "Geben Sie nach jeder Antwort mit dem Schieberegler an, wie sicher Sie sich sind, "
+        "von 0 (reines Raten) bis 100 (völlig sicher). Jedes Tippen auf den Schieberegler zählt als Ihre Angabe, "
+        "auch am Ausgangspunkt 50.",
         "decision_title": "Ihre Entscheidung",
         "confidence_label": "Wie sicher sind Sie sich Ihrer Antwort? Bewegen Sie den Schieberegler oder klicken Sie "
         "darauf.",
@@ -56,8 +62,7 @@ TEXTS = {
         "scale_low": "0 = reines Raten",
         "scale_high": "100 = völlig sicher",
         "error_choice": "Bitte wählen Sie eine der Antworten oben.",
-        "error_confidence": "Bitte klicken oder bewegen Sie den Schieberegler, um anzugeben, wie sicher Sie sich "
-        "sind (0 bis 100).",
+        "error_confidence": "Bitte geben Sie mit dem Schieberegler an, wie sicher Sie sich sind (0 bis 100).",
         "arguments_hint": "Kreuzen Sie jedes Argument an, das Sie verwenden würden: so viele Sie möchten, "
         "mindestens eines.",
         "arguments_count": "Angekreuzt: {n}",
@@ -73,6 +78,9 @@ TEXTS = {
         "confidence_intro": "Dopo ogni risposta, indichi con il cursore quanto ne è sicuro, da 0 (pura ipotesi) a "
         "100 (del tutto sicuro). Ogni clic o tasto premuto sul cursore vale come Sua indicazione, anche nel punto "
         "di partenza 50.",
+        "confidence_intro_touch": "Dopo ogni risposta, indichi con il cursore quanto ne è sicuro, da 0 (pura "
+        "ipotesi) a 100 (del tutto sicuro). Ogni tocco sul cursore vale come Sua indicazione, anche nel punto di "
+        "partenza 50.",
         "decision_title": "La Sua decisione",
         "confidence_label": "Quanto è sicuro della Sua risposta? Sposti il cursore o faccia clic su di esso.",
         "confidence_unset": "non ancora indicato",
@@ -82,8 +90,7 @@ TEXTS = {
         "scale_low": "0 = pura ipotesi",
         "scale_high": "100 = del tutto sicuro",
         "error_choice": "La preghiamo di scegliere una delle risposte sopra.",
-        "error_confidence": "La preghiamo di fare clic sul cursore o di spostarlo per indicare quanto è sicuro "
-        "(da 0 a 100).",
+        "error_confidence": "La preghiamo di indicare con il cursore quanto è sicuro (da 0 a 100).",
         "arguments_hint": "Selezioni ogni argomento che userebbe: quanti ne desidera, almeno uno.",
         "arguments_count": "Selezionati: {n}",
         "error_arguments": "La preghiamo di selezionare almeno uno degli argomenti elencati.",

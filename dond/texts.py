@@ -84,7 +84,7 @@ TEXTS = {
         "reason_llm_time_limit": "the time limit was reached while {other} was still to answer.",
         "reason_llm_invalid": "{other} broke the rules of the game too often.",
         "reason_llm_error": "{other} could not be reached because of a technical problem on our side, not "
-        "because of anything you did. Please click Continue to go on with the study.",
+        "because of anything you did. Please press Continue to go on with the study.",
         "reason_llm_budget": "{other} used up the allowed number of answers.",
         "reason_other": "the game could not continue.",
         "error_empty_message": "Please write a message first.",
@@ -227,7 +227,7 @@ TEXTS = {
         "reason_llm_time_limit": "Die Zeit ist abgelaufen, während {other} noch antworten musste.",
         "reason_llm_invalid": "{Other} hat zu oft gegen die Spielregeln verstoßen.",
         "reason_llm_error": "{Other} war wegen eines technischen Problems auf unserer Seite nicht "
-        "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte klicken Sie auf „Weiter“, um mit der Studie "
+        "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte wählen Sie „Weiter“, um mit der Studie "
         "fortzufahren.",
         "reason_llm_budget": "{Other} hat die erlaubte Anzahl an Antworten aufgebraucht.",
         "reason_other": "Das Spiel konnte nicht fortgesetzt werden.",
@@ -376,7 +376,7 @@ TEXTS = {
         "reason_llm_time_limit": "il tempo a disposizione è scaduto mentre {other} doveva ancora rispondere.",
         "reason_llm_invalid": "{other} ha violato le regole del gioco troppe volte.",
         "reason_llm_error": "non è stato possibile raggiungere {other} a causa di un problema tecnico da "
-        "parte nostra, non per qualcosa che ha fatto Lei. Clicchi su Continua per proseguire lo studio.",
+        "parte nostra, non per qualcosa che ha fatto Lei. Prema Continua per proseguire lo studio.",
         "reason_llm_budget": "{other} ha esaurito il numero di risposte consentite.",
         "reason_other": "il gioco non ha potuto continuare.",
         "error_empty_message": "Scriva prima un messaggio.",

@@ -40,8 +40,8 @@ TEXTS = {
         "steps": [
             "Read the first response. Choose correct if it has no payoff error, otherwise incorrect.",
             "If the model answered more than once, do the same for its last response.",
-            "If you found an error, click every sentence that contains one (click again to undo) and tick the error "
-            "type(s). If everything is correct, mark no sentence and tick no type.",
+            "If you found an error, mark every sentence that contains one (select it; select it again to undo) and "
+            "tick the error type(s). If everything is correct, mark no sentence and tick no type.",
             "Add a remark if something is unclear (optional). Your marks and choices are kept if you reload the page.",
         ],
         "example": "Example:",
@@ -69,7 +69,7 @@ TEXTS = {
         "error_orig_missing": "Please say whether the first response is correct.",
         "error_fin_missing": "Please say whether the last response is correct.",
         "error_types_missing": "You judged a response incorrect: please tick at least one error type.",
-        "error_sentences_missing": "You judged a response incorrect: please click at least one faulty sentence in "
+        "error_sentences_missing": "You judged a response incorrect: please mark at least one faulty sentence in "
         "the response.",
         "error_types_extra": "You judged the reasoning correct: please untick the error types, or choose “incorrect”.",
         "error_sentences_extra": "You judged the reasoning correct: please unmark the sentences, or choose "
@@ -106,9 +106,9 @@ TEXTS = {
             "Lesen Sie die erste Antwort. Wählen Sie „richtig“, wenn sie keinen Auszahlungsfehler enthält, sonst "
             "„falsch“.",
             "Hat das Modell mehrmals geantwortet, tun Sie dasselbe für seine letzte Antwort.",
-            "Haben Sie einen Fehler gefunden, klicken Sie jeden Satz an, der einen enthält (erneutes Klicken hebt "
-            "die Markierung auf), und kreuzen Sie den oder die Fehlertypen an. Ist alles richtig, markieren Sie "
-            "keinen Satz und kreuzen keinen Typ an.",
+            "Haben Sie einen Fehler gefunden, markieren Sie jeden Satz, der einen enthält (wählen Sie ihn aus; "
+            "erneutes Auswählen hebt die Markierung auf), und kreuzen Sie den oder die Fehlertypen an. Ist alles "
+            "richtig, markieren Sie keinen Satz und kreuzen keinen Typ an.",
             "Fügen Sie eine Anmerkung hinzu, wenn etwas unklar ist (freiwillig). Ihre Markierungen und Angaben "
             "bleiben erhalten, wenn Sie die Seite neu laden.",
         ],
@@ -140,8 +140,8 @@ TEXTS = {
         "error_fin_missing": "Bitte geben Sie an, ob die letzte Antwort richtig ist.",
         "error_types_missing": "Sie haben eine Antwort als falsch beurteilt: Bitte kreuzen Sie mindestens einen "
         "Fehlertyp an.",
-        "error_sentences_missing": "Sie haben eine Antwort als falsch beurteilt: Bitte klicken Sie mindestens einen "
-        "fehlerhaften Satz in der Antwort an.",
+        "error_sentences_missing": "Sie haben eine Antwort als falsch beurteilt: Bitte markieren Sie mindestens "
+        "einen fehlerhaften Satz in der Antwort.",
         "error_types_extra": "Sie haben die Begründung als richtig beurteilt: Bitte entfernen Sie die Kreuze bei "
         "den Fehlertypen oder wählen Sie „falsch“.",
         "error_sentences_extra": "Sie haben die Begründung als richtig beurteilt: Bitte heben Sie die Markierungen "
@@ -177,9 +177,9 @@ TEXTS = {
         "steps": [
             "Legga la prima risposta. Scelga «corretta» se non contiene errori sulle vincite, altrimenti «sbagliata».",
             "Se il modello ha risposto più volte, faccia lo stesso per la sua ultima risposta.",
-            "Se ha trovato un errore, faccia clic su ogni frase che ne contiene uno (un nuovo clic annulla) e "
-            "selezioni il tipo o i tipi di errore. Se tutto è corretto, non segni alcuna frase e non selezioni "
-            "alcun tipo.",
+            "Se ha trovato un errore, segni ogni frase che ne contiene uno (la selezioni; selezionandola di nuovo "
+            "il segno si toglie) e selezioni il tipo o i tipi di errore. Se tutto è corretto, non segni alcuna "
+            "frase e non selezioni alcun tipo.",
             "Aggiunga un'osservazione se qualcosa non è chiaro (facoltativo). I Suoi segni e le Sue scelte restano "
             "anche se ricarica la pagina.",
         ],
@@ -210,8 +210,8 @@ TEXTS = {
         "error_fin_missing": "La preghiamo di indicare se l'ultima risposta è corretta.",
         "error_types_missing": "Ha giudicato sbagliata una risposta: la preghiamo di selezionare almeno un tipo di "
         "errore.",
-        "error_sentences_missing": "Ha giudicato sbagliata una risposta: la preghiamo di fare clic su almeno una "
-        "frase errata nella risposta.",
+        "error_sentences_missing": "Ha giudicato sbagliata una risposta: la preghiamo di segnare almeno una frase "
+        "errata nella risposta.",
         "error_types_extra": "Ha giudicato corretto il ragionamento: la preghiamo di togliere i tipi di errore "
         "selezionati, oppure scelga «sbagliato».",
         "error_sentences_extra": "Ha giudicato corretto il ragionamento: la preghiamo di togliere i segni dalle "

@@ -159,7 +159,7 @@ PAGE_TEXTS = {
         ),
         "need_rating": "Bitte wählen Sie eine Bewertung auf der Skala.",
         "nothing_left_rate": (
-            "Alle Gespräche haben jetzt genügend Bewertungen. Bitte klicken Sie auf Weiter, um abzuschließen."
+            "Alle Gespräche haben jetzt genügend Bewertungen. Bitte wählen Sie Weiter, um abzuschließen."
         ),
         "nothing_left_title": "Nichts mehr zu bewerten",
         "nothing_left": (

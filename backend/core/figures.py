@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
@@ -161,9 +162,13 @@ def svg_text(spec: FigureSpec) -> str:
 def inline_svg(spec: FigureSpec) -> str:
     """The figure as an ``<svg>`` element for a page: no XML declaration, DOCTYPE or comments (matplotlib escapes
     text in comments; labels are drawn as outlines, so no text of the data is markup), scaled to its container.
+    A screen reader reads it as one image named by its title (``role="img"``, ``aria-label``, escaped): the outlines
+    carry no text for it to read (docs/accessibility.md).
 
-    >>> spec = FigureSpec("demo", "Demo", {}, lambda fig, d: fig.subplots())
+    >>> spec = FigureSpec("demo", 'Demo "A" & B', {}, lambda fig, d: fig.subplots())
     >>> inline_svg(spec).startswith("<svg") and "<!--" not in inline_svg(spec)
+    True
+    >>> 'role="img" aria-label="Demo &quot;A&quot; &amp; B"' in inline_svg(spec)
     True
     """
     key = json.dumps(
@@ -177,7 +182,13 @@ def inline_svg(spec: FigureSpec) -> str:
     text = svg_text(spec)
     text = re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.S)
     sized = r'<svg([^>]*?) width="[^"]*" height="[^"]*"'
-    _PAGE_SVGS[key] = re.sub(sized, r'<svg\1 style="max-width:100%;height:auto"', text, count=1)
+    label = html.escape(spec.title, quote=True)
+    _PAGE_SVGS[key] = re.sub(
+        sized,
+        lambda found: f'<svg{found.group(1)} style="max-width:100%;height:auto" role="img" aria-label="{label}"',
+        text,
+        count=1,
+    )
     while len(_PAGE_SVGS) > PAGE_SVG_CACHE:
         _PAGE_SVGS.popitem(last=False)
     return _PAGE_SVGS[key]

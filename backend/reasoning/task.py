@@ -265,7 +265,7 @@ def check_verdict(
     ids = split_codes(marked)
     unknown = [sentence_id for sentence_id in ids if sentence_id not in index]
     if unknown:
-        return [f"Unknown sentence id(s) {', '.join(unknown)}; please mark sentences by clicking them."]
+        return [f"Unknown sentence id(s) {', '.join(unknown)}; please mark only sentences of the responses shown."]
     return verdict_errors(
         orig_cor=orig_cor,
         fin_cor=orig_cor if len(log.attempts) == 1 else fin_cor,

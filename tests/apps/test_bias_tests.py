@@ -160,7 +160,7 @@ def test_a_person_completes_the_tests_with_slider_and_argument_selection(otree_s
             page.locator("input[name=choice]").nth(1).check()
             if not seen_slider_error:  # the answer alone is refused: the slider must be moved; the answer is kept
                 next_page(page)
-                expect(page.locator("body")).to_contain_text("Please click or move the slider")
+                expect(page.locator("body")).to_contain_text("Please use the slider")
                 expect(page.locator("input[name=choice]").nth(1)).to_be_checked()
                 seen_slider_error = True
             value = 10 + 5 * step

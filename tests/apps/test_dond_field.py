@@ -240,7 +240,7 @@ def test_a_model_that_cannot_be_reached_is_an_llm_error_the_participant_is_told(
     page.locator("#dond-next").click()
     page.wait_for_url("**/Results/**")
     results = page.locator("body").inner_text()
-    assert "Bitte klicken Sie auf „Weiter“" in results and named in results  # what happens next, and who failed
+    assert "Bitte wählen Sie „Weiter“" in results and named in results  # what happens next, and who failed
     if intro == "person":
         assert not re.search(r"\b(KI|AI|IA)\b|KI-", shown_text(page)), results
 

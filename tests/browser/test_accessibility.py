@@ -2,9 +2,11 @@
 against the test-server model, with a visible focus at every step, every control named in Playwright's accessibility
 tree, the other side's messages read out by a live region, the typing bubble saying that the model writes, the
 proposal form kept in place while it writes and the points table in view while proposing; the bias slider shows its
-focus before it is touched."""
+focus before it is touched; a touch phone reads "tap" and never "click" (instructions, hints, error messages)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -13,11 +15,12 @@ import study_flow
 from backend.core.llm.fake_server import Reply
 from bias_tests.texts import TEXTS as BIAS_TEXTS
 from dond.texts import texts as dond_texts
+from payoff_reasoning_eval.texts import TEXTS as PAYOFF_TEXTS
 from tests.support import dond_pages
 from tests.support.accessibility import assert_accessible
 from tests.support.dond_pages import PHONE, start
 from tests.support.harness import create_session, next_page, session_start_links
-from tests.support.language_check import assert_no_english
+from tests.support.language_check import all_strings, assert_no_english, language_tables, visible_text
 
 pytestmark = pytest.mark.browser
 
@@ -126,13 +129,16 @@ def test_a_whole_dond_game_by_keyboard_on_a_phone_with_a_screen_reader(otree_ser
         page.context.close()
 
 
-def _to_bias_choice(page, server_url: str, language: str = "en") -> None:
-    """A new bias_tests participant, walked to the first test that asks for a confidence."""
+def _to_bias_choice(page, server_url: str, language: str = "en", *, on_instructions=None) -> None:
+    """A new bias_tests participant, walked to the first test that asks for a confidence (``on_instructions(page)`` is
+    called on the instructions page)."""
     shared = study_flow.messages(language)
     session = create_session(server_url, "bias_tests", 1, order_seed=7, language=language)
     page.goto(session_start_links(server_url, session["code"])[0])
     page.get_by_label(shared["consent_yes"]).check()
     next_page(page, shared["next"])
+    if on_instructions is not None:
+        on_instructions(page)
     next_page(page, shared["next"])
     for _ in range(20):
         if page.locator("#confidence-slider").count():
@@ -156,21 +162,88 @@ def test_the_bias_slider_shows_its_focus_before_it_is_touched(otree_server, page
     assert_accessible(page, "en", where="bias choice, slider focused")
 
 
+# "click" in English, German ("Klick", "klicken") and Italian ("clic", "cliccare", "clicchi").
+CLICK = re.compile(r"clic|klick", re.IGNORECASE)
+
+
+def assert_no_click(page, where: str) -> str:
+    """What the person sees on ``page`` (``language_check.visible_text``), which must not say "click"."""
+    shown = visible_text(page)
+    found = [shown[max(0, m.start() - 60) : m.end() + 60] for m in CLICK.finditer(shown)]
+    assert not found, f"a touch screen reads 'click' on {where}: {found}"
+    return shown
+
+
 @pytest.mark.parametrize("language", ["en", "de", "it"])
-def test_a_touch_screen_reads_tap_instead_of_click(otree_server, browser, language):
+def test_a_touch_screen_reads_tap_instead_of_click(otree_server, llm_server, browser, language):
+    """On a touch phone no instructions, hint or error message says "click": bias_tests' instructions, slider and
+    its error, payoff's instructions, judging page and its error, DoND's instructions and the results of a game the
+    model broke ("press Continue")."""
     context = browser.new_context(viewport=PHONE, has_touch=True)
     page = context.new_page()
     page.set_default_timeout(20_000)
+    shared = study_flow.messages(language)
     try:
-        _to_bias_choice(page, otree_server.url, language)
         text = BIAS_TEXTS[language]
+
+        def instructions(page):
+            assert text["confidence_intro_touch"] in assert_no_click(page, "bias instructions")
+
+        _to_bias_choice(page, otree_server.url, language, on_instructions=instructions)
         shown = page.locator(".bias-confidence").inner_text()
         assert text["confidence_label_touch"] in shown and text["confidence_hint_touch"] in shown
         assert text["confidence_label"] not in shown and text["confidence_hint"] not in shown
         if language != "en":
             assert_no_english(page, language, where="bias choice on a touch screen")
+        assert_no_click(page, "bias choice")
+        page.locator("input[name=choice]").first.check()
+        next_page(page, shared["next"])  # the slider not touched: refused
+        assert text["error_confidence"] in assert_no_click(page, "bias choice refused")
+
+        payoff = PAYOFF_TEXTS[language]
+        session = create_session(
+            otree_server.url, "payoff_reasoning_eval", 1, judges_per_log=1, logs_per_judge=1, language=language
+        )
+        page.goto(session_start_links(otree_server.url, session["code"])[0])
+        page.get_by_label(shared["consent_yes"]).check()
+        next_page(page, shared["next"])
+        assert_no_click(page, "payoff instructions")
+        next_page(page, shared["next"])
+        assert payoff["click_hint_touch"] in assert_no_click(page, "payoff judging page")
+        page.locator("#id_orig_cor-1").check()  # incorrect, and no sentence marked
+        next_page(page, shared["next"])
+        assert payoff["error_sentences_missing"] in assert_no_click(page, "payoff judging page refused")
+
+        llm_server.responder = lambda request: Reply(status=500)
+        start(otree_server.url, page, language=language, llm_max_retries=0, llm_reprompts=0)
+        assert_no_click(page, "DoND instructions")
+        dond_pages.to_bargain(page)
+        page.locator("#dond-input").fill("Hello")
+        page.locator("#dond-send").click()
+        page.wait_for_url("**/Results/**", timeout=30_000)
+        reason = dond_texts(language)["reason_llm_error"].rsplit(". ", 1)[-1]  # "Please press Continue ..."
+        assert reason in assert_no_click(page, "DoND results of a game the model broke")
     finally:
         context.close()
+
+
+def test_every_text_that_says_click_has_a_touch_version():
+    """A text of ours that says "click" is shown only to a mouse: its key has a ``<key>_touch`` twin that says "tap"
+    (the page shows one by CSS, ``.on-pointer`` / ``.on-touch``). Messages the server sends fit both."""
+
+    def says_click(value) -> bool:
+        return any(CLICK.search(line) for line in all_strings(value))
+
+    found = []
+    for language in ("en", "de", "it"):
+        for where, table in language_tables(language):
+            entries = table.items() if isinstance(table, dict) else [("", table)]
+            found += [
+                f"{where}[{language}][{key}]"
+                for key, value in entries
+                if says_click(value) and (f"{key}_touch" not in table or says_click(table[f"{key}_touch"]))
+            ]
+    assert not found, f"texts that tell a touch screen to click: {found}"
 
 
 def _to_rate_page(page, server_url: str) -> None:

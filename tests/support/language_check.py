@@ -107,21 +107,48 @@ def _load(relative: str):
     return module
 
 
+def _tables(value, language: str) -> Iterable:
+    """The ``language`` entry of every table keyed by languages (one with an ``"en"`` entry) in ``value``, at any
+    depth (social_eval's ``ENDPOINTS`` keeps one per dimension).
+
+    >>> list(_tables({"x": (0, 1, {"en": {"low": "low"}, "de": {"low": "niedrig"}})}, "de"))
+    [{'low': 'niedrig'}]
+    """
+    if isinstance(value, dict) and "en" in value and language in value:
+        yield value[language]
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tables(item, language)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _tables(item, language)
+
+
 def _in_language(value, language: str) -> Iterable[str]:
-    """The strings of ``language`` in ``value``: the ``language`` entry of every table keyed by languages (one with an
-    ``"en"`` entry), at any depth (social_eval's ``ENDPOINTS`` keeps one per dimension).
+    """The strings of ``language`` in ``value`` (of every table ``_tables`` finds).
 
     >>> list(_in_language({"x": (0, 1, {"en": ("low",), "de": ("niedrig",)})}, "de"))
     ['niedrig']
     """
-    if isinstance(value, dict) and "en" in value and language in value:
-        yield from _strings(value[language])
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _in_language(item, language)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _in_language(item, language)
+    for table in _tables(value, language):
+        yield from _strings(table)
+
+
+def language_tables(language: str) -> Iterable[tuple[str, object]]:
+    """``(where, table)`` for every table of ``language`` in our texts modules (``TEXT_MODULES``): mostly a dict of
+    text keys, ``where`` names the module and its variable."""
+    for relative in TEXT_MODULES:
+        module = _load(relative)
+        if module is None:
+            continue
+        for name, value in vars(module).items():
+            if not name.startswith("__"):
+                yield from ((f"{relative}: {name}", table) for table in _tables(value, language))
+
+
+def all_strings(value) -> list[str]:
+    """Every string in ``value`` (a text, or a list or dict of them, at any depth)."""
+    return list(_strings(value))
 
 
 @functools.cache

@@ -22,7 +22,7 @@ def test_dond_transcripts_of_another_apps_session_show_no_other_sessions_games(l
     answer = admin.get(f"{lab.url}/DondTranscripts/{other}", timeout=30)
     assert answer.status_code == 200, answer.text[:500]
     assert code not in answer.text, "a bias_tests session's transcript page shows the dond session's games"
-    assert "<h4>Game " not in answer.text and "model demo-model" not in answer.text
+    assert ">Game " not in answer.text and "model demo-model" not in answer.text
     status = admin.get(f"{lab.url}/StudyStatus/{other}", timeout=30)
     assert status.status_code == 200 and "DondTranscripts" not in status.text
 
