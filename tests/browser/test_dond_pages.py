@@ -160,6 +160,7 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         sees_mine = visibility in ("llm_sees_other", "both")
         assert ("The AI model also sees your points" in rules) == sees_mine
         assert ("The AI model does not see your points" in rules) == (not sees_mine)
+        assert_accessible(page, "en", where=f"Instructions ({visibility})")
 
         to_bargain(page)
         assert (other_cells.count() == len(other)) == shown and (other_cells.count() == 0) == (not shown)
@@ -171,6 +172,7 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         page.locator("#dond-input").fill("Which items matter to you?")
         page.locator("#dond-send").click()
         page.locator(".dond-msg.other:not(.typing)").first.wait_for()
+        assert_accessible(page, "en", where=f"Bargain ({visibility}), the model's reply")
         assert page.live_payloads  # the live answers were seen, and none carries values
         assert not any("value" in key or key == "instance_json" for key in live_keys(page))
     finally:
