@@ -1,8 +1,9 @@
 """Pages used by keyboard alone and read by a screen reader (docs/accessibility.md): a whole DoND game on a phone
 against the test-server model, with a visible focus at every step, every control named in Playwright's accessibility
 tree, the other side's messages read out by a live region, the typing bubble saying that the model writes, the
-proposal form kept in place while it writes and the points table in view while proposing; the bias slider shows its
-focus before it is touched."""
+proposal form kept in place while it writes and the points table in view while proposing; a German social_eval
+episode (1280×800) and an Italian bias test (touch phone) by keyboard alone, each refusal read out as an alert and
+gone once fixed; the bias slider shows its focus before it is touched."""
 
 from __future__ import annotations
 
@@ -445,9 +446,13 @@ def test_an_italian_bias_test_by_keyboard_alone_on_a_touch_phone(otree_server, b
         for message in (text["error_choice"], text["error_confidence"]):
             expect(page.get_by_role("alert").filter(has_text=message)).to_be_visible()
         assert_accessible(page, "it", where="bias choice refused, by keyboard")
+        slider = page.locator("#confidence-slider")
+        expect(slider).to_have_accessible_description(re.compile(re.escape(text["error_confidence"])))
         choose_by_keyboard(page, "choice", "1")
         expect(page.get_by_role("alert").filter(has_text=text["error_choice"])).to_be_hidden()
-        slider = page.locator("#confidence-slider")
+        expect(page.locator("#choice-1")).not_to_have_accessible_description(
+            re.compile(re.escape(text["error_choice"]))
+        )
         page.keyboard.press("Tab")
         assert focused(page)["id"] == "confidence-slider"  # the ring shows, before the slider is touched
         assert "untouched" in slider.get_attribute("class")
@@ -457,6 +462,8 @@ def test_an_italian_bias_test_by_keyboard_alone_on_a_touch_phone(otree_server, b
         expect(page.locator("#confidence-value")).to_have_text("55")
         expect(page.get_by_role("alert").filter(has_text=text["error_confidence"])).to_be_hidden()
         expect(page.locator(".otree-form-errors")).to_be_hidden()
+        expect(slider).not_to_have_accessible_description(re.compile(re.escape(text["error_confidence"])))
+        expect(slider).to_have_accessible_description(re.compile(re.escape(text["scale_low"])))  # its own stays
         press_next(page)
         assert (
             page.locator(".bias-test").count() == 0 or page.locator(".bias-test").get_attribute("data-test") != test_id
