@@ -1,8 +1,10 @@
 """Pages used by keyboard alone and read by a screen reader (docs/accessibility.md): a whole DoND game on a phone
 against the test-server model, with a visible focus at every step, every control named in Playwright's accessibility
 tree, the other side's messages read out by a live region, the typing bubble saying that the model writes, the
-proposal form kept in place while it writes and the points table in view while proposing; the bias slider shows its
-focus before it is touched; a touch phone reads "tap" and never "click" (instructions, hints, error messages)."""
+proposal form kept in place while it writes and the points table in view while proposing; a German social_eval
+episode (1280×800) and an Italian bias test (touch phone) by keyboard alone, each refusal read out as an alert and
+gone once fixed; the bias slider shows its focus before it is touched; a touch phone reads "tap" and never "click"
+(instructions, hints, error messages)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from playwright.sync_api import expect
 
 import study_flow
 from backend.core.llm.fake_server import Reply
+from backend.social.rubrics import load_rubric
 from bias_tests.texts import TEXTS as BIAS_TEXTS
 from dond.texts import texts as dond_texts
 from payoff_reasoning_eval.texts import TEXTS as PAYOFF_TEXTS
+from social_eval import texts as social_texts
 from tests.support import dond_pages
 from tests.support.accessibility import assert_accessible
 from tests.support.dond_pages import PHONE, start
@@ -24,17 +28,41 @@ from tests.support.language_check import all_strings, assert_no_english, languag
 
 pytestmark = pytest.mark.browser
 
+SOCIAL_RUBRIC = load_rubric()
 LLM_CHAT = "Hallo! Die Äpfel sind mir wenig wert, die anderen Dinge hätte ich gern."
 
-# The focused element and whether a focus ring is drawn around it (an outline, or Bootstrap's box-shadow ring).
+# The focused element and whether a focus ring is drawn around it (an outline, or Bootstrap's box-shadow ring). A
+# control drawn by its neighbour (social_eval's scale: an invisible radio button over its drawn box) shows its focus
+# on that neighbour.
 _FOCUS_JS = """
 () => {
   const element = document.activeElement;
-  const style = window.getComputedStyle(element);
+  const own = window.getComputedStyle(element);
+  const drawn = own.opacity === '0' && element.nextElementSibling ? element.nextElementSibling : element;
+  const style = window.getComputedStyle(drawn);
   const ring = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
-  return {id: element.id, tag: element.tagName, ring: ring};
+  return {id: element.id, tag: element.tagName, name: element.name || '', value: element.value || '',
+          classes: element.className || '', ring: ring};
 }
 """
+# Roles a person operates; each needs a name in the accessibility tree (Playwright's aria snapshot writes a named
+# one as `- role "name"`).
+CONTROL_ROLES = (
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "radio",
+    "radiogroup",
+    "checkbox",
+    "slider",
+    "spinbutton",
+    "combobox",
+    "listbox",
+    "switch",
+    "tab",
+)
+_UNNAMED = re.compile(r"^\s*- (" + "|".join(CONTROL_ROLES) + r')(?! ")\b')
 
 
 def scripted_model():
@@ -64,6 +92,49 @@ def tab_to(page, element_id: str, *, limit: int = 40) -> None:
         if focused(page)["id"] == element_id:
             return
     raise AssertionError(f"#{element_id} not reached by Tab")
+
+
+def tab_to_field(page, name: str, *, limit: int = 40) -> None:
+    """Press Tab until a control of the form field ``name`` has the focus; each stop shows a focus ring."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if focused(page)["name"] == name:
+            return
+    raise AssertionError(f"no control of {name!r} reached by Tab")
+
+
+def tab_to_next_button(page, *, limit: int = 60) -> None:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if "otree-btn-next" in focused(page)["classes"]:
+            return
+    raise AssertionError("the page's Next button is not reached by Tab")
+
+
+def choose_by_keyboard(page, name: str, value: str) -> None:
+    """Choose ``value`` of the radio group ``name`` as a keyboard user does: Tab into the group, Space, arrows."""
+    tab_to_field(page, name)
+    page.keyboard.press("Space")
+    for _ in range(20):
+        if focused(page)["value"] == value:
+            break
+        page.keyboard.press("ArrowDown")
+    assert page.locator(f"input[name='{name}'][value='{value}']").is_checked()
+
+
+def press_next(page) -> None:
+    """Tab to the page's Next button and press Enter: the next page loads."""
+    tab_to_next_button(page)
+    with page.expect_navigation(wait_until="load"):
+        page.keyboard.press("Enter")
+
+
+def assert_controls_named(page, where: str) -> str:
+    """Every control shown on ``page`` has a name in Playwright's accessibility tree; returns the tree."""
+    tree = page.locator("body").aria_snapshot()
+    unnamed = [line.strip() for line in tree.splitlines() if _UNNAMED.match(line)]
+    assert not unnamed, f"controls without a name on {where}: {unnamed}\n{tree}"
+    return tree
 
 
 def in_view(page, selector: str) -> bool:
@@ -324,3 +395,150 @@ def test_a_rating_message_follows_what_the_annotator_types_and_goes_once_fixed(o
     expect(message).not_to_contain_text("you wrote")  # the reason is fixed: what is still missing is the rating
     page.locator(".se-row.se-current input[type=radio]").first.check()
     expect(message).to_be_hidden()
+
+
+GERMAN_REASON = "Die Begründung ist lang genug, um zu zählen."
+
+
+def test_a_german_social_eval_episode_by_keyboard_alone_on_a_desktop(otree_server, browser):
+    """Start link, consent, instructions, a comprehension check refused once, and a whole Rate page (seven dimensions
+    for each of two characters: explanation and rating) with one refused step, to the next page: Tab, Space, arrows,
+    typing and Enter only; a focus ring at every stop; every control named; every refusal read out as an alert."""
+    words = social_texts.page_texts("de")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        session = create_session(
+            otree_server.url,
+            "social_eval",
+            1,
+            episodes_per_annotator=1,
+            attention_checks=0,
+            language="de",
+            comprehension_check=True,
+            comprehension_attempts=3,
+        )
+        page.goto(session_start_links(otree_server.url, session["code"])[0])
+        assert_controls_named(page, "Consent")
+        choose_by_keyboard(page, "consent_given", "True")
+        press_next(page)
+        assert_controls_named(page, "Instructions")
+        press_next(page)
+
+        # The comprehension check, answered wrongly once: the refusal is an alert, and the answers are kept.
+        assert_controls_named(page, "Comprehension")
+        questions = SOCIAL_RUBRIC.comprehension
+        for number, question in enumerate(questions, start=1):
+            choose_by_keyboard(page, f"quiz_{number}", str((question.answer + 1) % len(question.options)))
+        press_next(page)
+        banner = page.locator(".otree-form-errors")
+        expect(banner).to_contain_text("1")  # filled in just after the load, so that it is read out
+        expect(page.get_by_role("alert").filter(has_text=banner.inner_text().strip())).to_be_visible()
+        assert_controls_named(page, "Comprehension retry")
+        assert_accessible(page, "de", where="Comprehension retry by keyboard")
+        for number, question in enumerate(questions, start=1):
+            choose_by_keyboard(page, f"quiz_{number}", str(question.answer))
+        press_next(page)
+
+        # Rate: the first explanation by Tab; a too short one is refused by an alert that goes once fixed.
+        page.locator("#se-step-text").wait_for()
+        assert_controls_named(page, "Rate")
+        tab_to(page, "id_reason_1_1")
+        page.keyboard.type("Zu kurz")
+        page.keyboard.press("Control+Enter")
+        error = page.get_by_role("alert").filter(has_text=words["need_reason"].format(minimum=20, count=7))
+        expect(error).to_be_visible()
+        assert focused(page)["id"] == "id_reason_1_1"  # the focus stays where the fix is
+        page.keyboard.type(" ist nun lang genug.")
+        expect(error).to_be_hidden()  # what is still missing is the rating, which the alert now says
+        missing_rating = page.get_by_role("alert").filter(has_text=words["need_rating"])
+        expect(missing_rating).to_be_visible()
+        steps = page.locator(".se-row").count()
+        assert steps == 2 * len(SOCIAL_RUBRIC.dimensions)
+        for step in range(steps):
+            row = page.locator(".se-row.se-current")
+            reason = row.locator("textarea").get_attribute("id")
+            assert focused(page)["id"] == reason, f"step {step + 1}: the focus is not in the explanation"
+            if step:
+                page.keyboard.type(GERMAN_REASON)
+            page.keyboard.press("Tab")
+            scale = focused(page)
+            assert scale["name"] == reason.replace("id_reason", "rating"), scale
+            group = page.get_by_role("radiogroup", name=row.locator(".se-scale").get_attribute("aria-label"))
+            expect(group).to_be_visible()  # the scale is named by its dimension and character
+            page.keyboard.press("Space")
+            page.keyboard.press("ArrowRight")
+            assert focused(page)["name"] == scale["name"]
+            assert row.locator("input[type=radio]").nth(1).is_checked()
+            expect(missing_rating).to_be_hidden()  # fixed: the message is gone
+            assert_controls_named(page, f"Rate, step {step + 1}")
+            if step == steps - 1:
+                with page.expect_navigation(wait_until="load"):
+                    page.keyboard.press("Enter")  # the last rating sends the page
+            else:
+                page.keyboard.press("Enter")
+                expect(page.locator("#se-step-text")).to_contain_text(f"{step + 2} ")
+        assert page.locator("#se-step-text").count() == 0 and "/Rate/" not in page.url
+        assert_controls_named(page, "after Rate")
+    finally:
+        context.close()
+
+
+def test_an_italian_bias_test_by_keyboard_alone_on_a_touch_phone(otree_server, browser):
+    """Start link, consent, instructions and the tests up to one with a confidence slider, which is then done whole:
+    refused when sent empty (both messages read out as alerts), an option chosen by arrow keys, the slider focused
+    (with its ring, untouched) and moved by arrow keys, each message gone once its cause is fixed, and sent."""
+    text = BIAS_TEXTS["it"]
+    context = browser.new_context(viewport=PHONE, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        session = create_session(otree_server.url, "bias_tests", 1, order_seed=7, language="it")
+        page.goto(session_start_links(otree_server.url, session["code"])[0])
+        choose_by_keyboard(page, "consent_given", "True")
+        press_next(page)
+        assert_controls_named(page, "Instructions")
+        press_next(page)
+        for _ in range(20):
+            assert_controls_named(page, page.url)
+            if page.locator("#confidence-slider").count():
+                break
+            if page.locator(".bias-argument").count():  # a test of arguments: one ticked by Space
+                tab_to(page, page.locator(".bias-argument").first.get_attribute("id"))
+                page.keyboard.press("Space")
+            else:
+                choose_by_keyboard(page, "choice", "0")
+            press_next(page)
+        else:
+            raise AssertionError("no test with a confidence slider")
+        test_id = page.locator(".bias-test").get_attribute("data-test")
+
+        press_next(page)  # nothing chosen: refused, and each message is read out
+        for message in (text["error_choice"], text["error_confidence"]):
+            expect(page.get_by_role("alert").filter(has_text=message)).to_be_visible()
+        assert_accessible(page, "it", where="bias choice refused, by keyboard")
+        slider = page.locator("#confidence-slider")
+        expect(slider).to_have_accessible_description(re.compile(re.escape(text["error_confidence"])))
+        choose_by_keyboard(page, "choice", "1")
+        expect(page.get_by_role("alert").filter(has_text=text["error_choice"])).to_be_hidden()
+        expect(page.locator("#choice-1")).not_to_have_accessible_description(
+            re.compile(re.escape(text["error_choice"]))
+        )
+        page.keyboard.press("Tab")
+        assert focused(page)["id"] == "confidence-slider"  # the ring shows, before the slider is touched
+        assert "untouched" in slider.get_attribute("class")
+        expect(page.get_by_role("slider", name=text["confidence_label_touch"])).to_be_focused()
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        expect(page.locator("#confidence-value")).to_have_text("55")
+        expect(page.get_by_role("alert").filter(has_text=text["error_confidence"])).to_be_hidden()
+        expect(page.locator(".otree-form-errors")).to_be_hidden()
+        expect(slider).not_to_have_accessible_description(re.compile(re.escape(text["error_confidence"])))
+        expect(slider).to_have_accessible_description(re.compile(re.escape(text["scale_low"])))  # its own stays
+        press_next(page)
+        assert (
+            page.locator(".bias-test").count() == 0 or page.locator(".bias-test").get_attribute("data-test") != test_id
+        )
+    finally:
+        context.close()

@@ -40,7 +40,9 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     llm_server.responder = demo_responder  # proposes the items it values: a person who takes all gets no deal
     session = start(otree_server.url, page, max_message_chars=40)
     rules = page.locator(".dond-rules").inner_text()
+    assert_accessible(page, "en", where="Instructions")
     to_bargain(page)
+    assert_accessible(page, "en", where="Bargain")
 
     # The rules reopen in the page, the same text as on the Instructions page.
     panel = page.locator("#dond-rules-panel")
@@ -62,6 +64,7 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     assert "9 characters too long" in page.locator("#dond-error").inner_text()
     assert page.locator("#dond-input").input_value() == pasted and page.locator(".dond-msg.me").count() == 0
     assert not llm_server.requests
+    assert_accessible(page, "en", where="Bargain: message refused, counter over the limit")
 
     # The proposal previews its points from the person's own values; a bad count says which item and what to enter.
     items = page.evaluate("js_vars.items")
@@ -71,6 +74,7 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     page.locator("#dond-propose").click()
     assert f"from 0 to {items[0]['count']}" in page.locator("#dond-error").inner_text()
     assert page.locator("#dond-confirm").is_hidden()
+    assert_accessible(page, "en", where="Bargain: proposal refused")
     for index, item in enumerate(items):
         boxes.nth(index).fill(str(item["count"]))  # everything
     total = sum(item["count"] * item["own_points"] for item in items)
@@ -81,6 +85,7 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     summary = page.locator("#dond-confirm-text").inner_text()
     first = f"{items[0]['count']} {items[0]['one' if items[0]['count'] == 1 else 'word']}"
     assert f"This is worth {total} points to you." in summary and first in summary
+    assert_accessible(page, "en", where="Bargain: confirmation")
     page.locator("#dond-confirm-no").click()
     assert page.locator("#dond-confirm").is_hidden() and page.locator("#dond-propose").is_visible()
     page.locator("#dond-propose").click()
@@ -101,13 +106,16 @@ def test_rules_reopen_a_proposal_is_previewed_and_confirmed_in_the_page_and_no_d
     assert page.locator("#my-points").inner_text() == "0"
     assert page.locator("#dond-paid").inner_text() == "Bonus rule applied: without a deal there is no bonus."
     page.wait_for_function("window.dondChart && window.dondChart.data.datasets.length === 3")
+    assert_accessible(page, "en", where="Results (no deal)")
 
 
 def test_a_game_the_model_breaks_shows_why_the_pay_rule_and_no_blank_points_or_chart(otree_server, llm_server, phone):
     page = phone
     llm_server.responder = lambda request: Reply(status=500)
     start(otree_server.url, page, llm_max_retries=0, llm_reprompts=0)
+    assert_accessible(page, "en", where="Instructions")
     to_bargain(page)
+    assert_accessible(page, "en", where="Bargain")
     page.locator("#dond-input").fill("Hello, what matters to you?")
     page.locator("#dond-send").click()
     page.wait_for_url("**/Results/**", timeout=30_000)
@@ -119,6 +127,7 @@ def test_a_game_the_model_breaks_shows_why_the_pay_rule_and_no_blank_points_or_c
     points = int(re.search(r"\((\d+) points\)", paid).group(1))
     assert points > 0 and page.locator("#bonus").inner_text().strip() not in ("", "0", "$0.00")
     assert page.evaluate("js_vars") == {}
+    assert_accessible(page, "en", where="Results (broken game)")
 
 
 DRAFT_KEYS = {"draft_key", "draft_prefix"}  # the unsent message's draft: participant code and game, no values
@@ -151,6 +160,7 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         sees_mine = visibility in ("llm_sees_other", "both")
         assert ("The AI model also sees your points" in rules) == sees_mine
         assert ("The AI model does not see your points" in rules) == (not sees_mine)
+        assert_accessible(page, "en", where=f"Instructions ({visibility})")
 
         to_bargain(page)
         assert (other_cells.count() == len(other)) == shown and (other_cells.count() == 0) == (not shown)
@@ -162,6 +172,7 @@ def test_the_other_sides_values_reach_the_persons_pages_only_where_the_condition
         page.locator("#dond-input").fill("Which items matter to you?")
         page.locator("#dond-send").click()
         page.locator(".dond-msg.other:not(.typing)").first.wait_for()
+        assert_accessible(page, "en", where=f"Bargain ({visibility}), the model's reply")
         assert page.live_payloads  # the live answers were seen, and none carries values
         assert not any("value" in key or key == "instance_json" for key in live_keys(page))
     finally:
@@ -244,7 +255,7 @@ def test_a_german_or_italian_game_shows_no_english_word_and_the_phone_layout_kee
     assert_accessible(page, language, where="Results")
 
 
-@pytest.mark.parametrize("language", ["de", "it"])
+@pytest.mark.parametrize("language", ["de", "it", "en"])
 def test_the_pairing_countdown_shows_the_true_timeout(otree_server, desktop, language):
     page = desktop
     session = dond_pages.create_session(otree_server.url, "dond_human", 2, pairing_timeout_s=600, language=language)

@@ -1,6 +1,8 @@
 """The shared pages of every app in German and Italian, read in Chromium by the English-word check
 (tests/support/language_check.py): room welcome, consent, screen-out, completion and the entry refusals (no PID, a
-malformed PID, every place taken), each also checked by axe-core (tests/support/accessibility.py). Each app's own pages are added to the same check by its engineer.
+malformed PID, every place taken), each also checked by axe-core (tests/support/accessibility.py); the same walk in
+English is checked by axe-core at 1280×800 and 390×844 (two apps at each size). Each app's own pages are added to the
+same check by its engineer.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ APPS = [
 # page (the same shared page in every app): all four, since an advanced Judge or bias test records nothing
 # (tests/apps/test_admin_advance.py).
 COMPLETION_BY_MONITOR = {"dond_llm", "social_eval", "payoff_reasoning_eval", "bias_tests"}
+# The English walk's viewport per app: the shared pages are checked at both sizes, each app at one of them (the German
+# and Italian walks run at the page fixture's 1200×900).
+ENGLISH_VIEWPORT = {
+    "dond_llm": {"width": 1280, "height": 800},
+    "social_eval": {"width": 390, "height": 844},
+    "payoff_reasoning_eval": {"width": 390, "height": 844},
+    "bias_tests": {"width": 1280, "height": 800},
+}
 
 
 def new_pid() -> str:
@@ -65,10 +75,13 @@ def advance_to_completion(server, session_code: str, page, *, max_advances: int 
     page.locator("#completion-code").wait_for()
 
 
-@pytest.mark.parametrize("language", ["de", "it"])
+@pytest.mark.parametrize("language", ["de", "it", "en"])
 @pytest.mark.parametrize(("config_name", "room"), APPS)
 def test_the_shared_pages_show_no_english_word(otree_server, browser, page, config_name, room, language):
     text = study_flow.messages(language)
+    viewport = ENGLISH_VIEWPORT[config_name] if language == "en" else None
+    if viewport:
+        page.set_viewport_size(viewport)
     session = create_session(
         otree_server.url,
         config_name,
@@ -90,6 +103,8 @@ def test_the_shared_pages_show_no_english_word(otree_server, browser, page, conf
     without_script = re.sub(r"<script>.*?</script>", "", welcome.content(), flags=re.S)
     no_script.close()
     checked = page.context.new_page()
+    if viewport:
+        checked.set_viewport_size(viewport)
     checked.route(
         room_url(otree_server, room, "x"), lambda route: route.fulfill(body=without_script, content_type="text/html")
     )
@@ -99,6 +114,8 @@ def test_the_shared_pages_show_no_english_word(otree_server, browser, page, conf
 
     # One participant agrees and is moved on to the completion page (the monitor advances the slowest one).
     other = page.context.new_page()
+    if viewport:
+        other.set_viewport_size(viewport)
     other.goto(room_url(otree_server, room, new_pid()))
     other.wait_for_url("**/p/**")
     other.get_by_label(text["consent_yes"]).check()
@@ -165,16 +182,20 @@ def test_the_researchers_own_title_and_consent_text_stay_as_written(otree_server
     assert_no_english(page, "de", where="consent with the researcher's own texts")
 
 
-def test_a_refused_form_says_what_to_fix_in_the_language(otree_server, page):
+@pytest.mark.parametrize("language", ["it", "en"])
+def test_a_refused_form_says_what_to_fix_in_the_language(otree_server, page, language):
     """oTree's own messages for a refused field ("This field is required.", "Please fix the errors.") follow the
-    session's language: the consent form is sent empty, past the browser's own check, and the server refuses it."""
-    text = study_flow.messages("it")
-    create_session(otree_server.url, "payoff_reasoning_eval", 2, room="payoff_reasoning_study", language="it")
+    session's language: the consent form is sent empty, past the browser's own check, and the server refuses it (in
+    English on a phone, checked by axe-core)."""
+    text = study_flow.messages(language)
+    if language == "en":
+        page.set_viewport_size({"width": 390, "height": 844})
+    create_session(otree_server.url, "payoff_reasoning_eval", 2, room="payoff_reasoning_study", language=language)
     page.goto(room_url(otree_server, "payoff_reasoning_study", new_pid()))
     page.wait_for_url("**/p/**")
     page.evaluate("document.getElementById('form').noValidate = true")
     next_page(page, text["next"])
     assert page.locator(".otree-form-errors").inner_text().strip() == text["form_errors"]
     assert text["field_required"] in page.locator("#form").inner_text()
-    assert_no_english(page, "it", where="consent refused")
-    assert_accessible(page, "it", where="consent refused")
+    assert_no_english(page, language, where="consent refused")
+    assert_accessible(page, language, where="consent refused")

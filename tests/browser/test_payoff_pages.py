@@ -1,8 +1,8 @@
 """payoff_reasoning_eval's Judge page in a real browser, on a desktop (1280×800) and a phone (390×844), in German and
-Italian: a reload keeps every mark, verdict, tick and remark; a refusal keeps them all and names what to fix beside
-the field; the remarks counter shows the limit before it bites and over-long remarks are refused, never cut; no
-English word of the app's texts is on the Instructions or Judge page (logs, games and error types, marked
-data-material, stay as written)."""
+Italian (and English on a desktop, for axe-core): a reload keeps every mark, verdict, tick and remark; a refusal
+keeps them all and names what to fix beside the field; the remarks counter shows the limit before it bites and
+over-long remarks are refused, never cut; no English word of the app's texts is on the Instructions or Judge page
+(logs, games and error types, marked data-material, stay as written)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,11 @@ pytestmark = pytest.mark.browser
 
 LOGS = Path(__file__).resolve().parents[2] / "payoff_reasoning_eval" / "logs"
 TWO_ATTEMPTS = "demo-reasoner_pd_p1_1_5_0_3_0_1001.txt"
-VIEWS = [pytest.param((1280, 800), "it", id="desktop-it"), pytest.param((390, 844), "de", id="phone-de")]
+VIEWS = [
+    pytest.param((1280, 800), "it", id="desktop-it"),
+    pytest.param((390, 844), "de", id="phone-de"),
+    pytest.param((1280, 800), "en", id="desktop-en"),  # English: axe-core at the other size than bias's English walk
+]
 
 
 @pytest.mark.parametrize(("sized_page", "language"), VIEWS, indirect=["sized_page"])

@@ -1,7 +1,7 @@
 """The social_eval pages in Chromium at 1280×800 and on a 390×844 phone: the conversation stays beside the form while
 rating, one rating at a time with progress and Back, scales on one line with named ends, the keyboard flow the hint
 describes, counters, drafts of every field and the step, refused input kept, the comprehension retry, and German and
-Italian pages without an English word of ours."""
+Italian pages without an English word of ours, every page state checked by axe-core in en/de/it."""
 
 from __future__ import annotations
 
@@ -240,9 +240,18 @@ def test_comprehension_retry_names_the_wrong_answers_and_shows_the_guideline(otr
     assert "you have 2 attempts" in page.locator("#se-quiz-intro").inner_text()
 
 
-@pytest.mark.parametrize("language", ["de", "it"])
-def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, open_page, language):
-    page = open_page(DESKTOP)
+# German and Italian at 1280×800 (no English word of ours, axe-core); English at both sizes (axe-core).
+LANGUAGE_VIEWS = [
+    pytest.param("de", DESKTOP, id="de"),
+    pytest.param("it", DESKTOP, id="it"),
+    pytest.param("en", DESKTOP, id="en-desktop"),
+    pytest.param("en", PHONE, id="en-phone"),
+]
+
+
+@pytest.mark.parametrize(("language", "viewport"), LANGUAGE_VIEWS)
+def test_each_languages_pages_have_no_english_word_of_ours_and_pass_axe(otree_server, open_page, language, viewport):
+    page = open_page(viewport)
     seen = []
 
     def check(where):
@@ -273,23 +282,27 @@ def test_german_and_italian_pages_have_no_english_word_of_ours(otree_server, ope
     assert len(seen) == 5
 
 
-@pytest.mark.parametrize(("language", "screenout_code"), [("de", "OUT7"), ("it", "")])
-def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_page, language, screenout_code):
+@pytest.mark.parametrize(
+    ("language", "screenout_code", "viewport"), [("de", "OUT7", DESKTOP), ("it", "", DESKTOP), ("en", "OUT9", PHONE)]
+)
+def test_nothing_left_to_rate_is_in_the_sessions_language(otree_server, open_page, language, screenout_code, viewport):
     """One episode rated by one annotator: the first person holds it, the second is told there is nothing left (with
-    the screen-out code, or asked to return the submission) in German or Italian, without an English word."""
+    the screen-out code, or asked to return the submission) in German or Italian, without an English word (and in
+    English on a phone, checked by axe-core)."""
     words = social_texts.page_texts(language)
     session = create_session(
         otree_server.url,
         "social_eval",
         2,
-        episodes=f"backend/social/data/{language}/episodes/book_collection.json",  # ours, in the session's language
+        # ours, in the session's language
+        episodes=f"backend/social/data/{'' if language == 'en' else language + '/'}episodes/book_collection.json",
         episodes_per_annotator=1,
         annotators_per_episode=1,
         attention_checks=0,
         language=language,
         screenout_code=screenout_code,
     )
-    first, second = (open_page(DESKTOP) for _ in range(2))
+    first, second = (open_page(viewport) for _ in range(2))
     for page, link in zip((first, second), session_start_links(otree_server.url, session["code"]), strict=True):
         page.goto(link)
         page.locator("input[name=consent_given][value=True]").check()

@@ -280,7 +280,10 @@ def assert_no_english(page, language: str, *, where: str = "", material: bool = 
     """Fail, naming the words and the page, when ``page`` shows an English word to a ``language`` reader.
 
     ``material=True`` (a session on our bundled material, which exists in ``language``) checks the material too:
-    only a researcher's own material is left as written."""
+    only a researcher's own material is left as written. An English page (``language="en"``) passes: the walks that
+    check German and Italian pages check English ones with the same calls (and axe-core)."""
+    if language == "en":
+        return
     found = english_words(page, language, material=material)
     assert not found, (
         f"English words on a {language} page {where or page.url}: {', '.join(found)}\n--- the page reads:\n"
