@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument(
         "--servers",
         help="one study on several servers: the server of each CSV file, in order, comma-separated (e.g. lab1,lab2);"
-        " codes become <server>:<code>, so two servers' codes never collide (docs/multi-server.md)",
+        " codes become SERVER:CODE, so two servers' codes never collide (docs/multi-server.md)",
     )
     for name, text in (
         ("launch-check", "what would hurt a session's study (exit status 1 when there is a problem)"),
