@@ -374,7 +374,7 @@ def _rows_to_read(args, scratch: Path) -> tuple[list[Path], list[str], list[str]
     csvs = [path for path in args.files if path.suffix.lower() != ".json"]
     names = servers.check_servers(args.servers.split(","), files=len(csvs)) if args.servers is not None else []
     server_of = dict(zip(csvs, names, strict=True)) if names else {}
-    flags = servers.people_on_several_servers(_by_server(server_of)) if names else []
+    flags = servers.people_on_several_servers(_by_server(server_of), include_tests=args.include_tests) if names else []
     files, notes = [], []
     for index, path in enumerate(args.files):
         if path.suffix.lower() == ".json":

@@ -35,12 +35,13 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from backend.core.csvio import restore_cell, sniff_separator
+from backend.core.csvio import restore_cell, sniff_separator, truthy_cell
 from backend.core.release import identifier_kind, is_model_identifier
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 SEPARATOR = ":"
 CODE_KINDS = ("participant", "session")  # identifier kinds a server issues (Prolific's IDs are the person's own)
+TEST_COLUMN = "is_test"  # backend.core.report_rows
 MIN_CODE_CHARS = 4  # as backend.core.release: a shorter value (a stray "1") is not searched for inside cells
 
 
@@ -120,14 +121,19 @@ def label_export(path: Path, out_dir: Path, *, server: str) -> Path:
     return copy
 
 
-def people_on_several_servers(files_by_server: Mapping[str, Sequence[Path]]) -> list[str]:
+def people_on_several_servers(
+    files_by_server: Mapping[str, Sequence[Path]], *, include_tests: bool = False
+) -> list[str]:
     """One sentence per Prolific ID (``prolific_pid``, ``prolific_pid_a``/``_b``, any case) found on more than one
-    server, naming the servers and the participant codes there; sorted by Prolific ID."""
+    server, naming the servers and the participant codes there; sorted by Prolific ID. Test rows (``is_test``) are
+    not looked at unless ``include_tests``, as the report leaves them out."""
     seen: dict[str, dict[str, set[str]]] = {}
     for server, paths in files_by_server.items():
         for path in paths:
             _, names, rows, _ = _read(Path(path))
             lower = [name.lower() for name in names]
+            test_at = lower.index(TEST_COLUMN) if TEST_COLUMN in lower and not include_tests else None
+            rows = [row for row in rows if test_at is None or test_at >= len(row) or not truthy_cell(row[test_at])]
             for at, name in enumerate(lower):
                 if identifier_kind(name) != "prolific":
                     continue

@@ -124,6 +124,16 @@ def test_two_servers_bias_answers_give_the_figures_of_one_server(tmp_path, capsy
     assert refused.value.code == 2 and "answered the test" in capsys.readouterr().err
 
 
+def test_a_test_participant_on_two_servers_is_not_flagged_unless_tests_are_kept(tmp_path, capsys):
+    columns = social_report.EXPORT_COLUMNS
+    tester = [{**row, "prolific_pid": "tester-pid"} for row in LAB1]
+    lab1 = _write(tmp_path / "lab1.csv", [*columns, "is_test"], [{**row, "is_test": "0"} for row in tester])
+    lab2 = _write(tmp_path / "lab2.csv", [*columns, "is_test"], [{**row, "is_test": "1"} for row in tester])
+    assert "Flagged" not in _report(capsys, lab1, lab2, "--servers", "lab1,lab2")[1]
+    flagged = _report(capsys, lab1, lab2, "--servers", "lab1,lab2", "--include-tests")[1]
+    assert "Flagged: Prolific ID tester-pid came to 2 servers" in flagged
+
+
 def test_the_server_names_must_match_the_files(ratings, capsys):
     for servers, said in (
         ("lab1", "--servers names 1 server but 2 CSV files are given"),
