@@ -426,6 +426,7 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
             latex=args.latex,
             markdown=args.markdown,
             game_ids=args.game,
+            rows_read=files,
         )
     if args.manifest:
         publish.write_report_manifest(args.manifest, paths=args.files, argv=argv, options=options)

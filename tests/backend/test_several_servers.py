@@ -74,7 +74,7 @@ def _report(capsys, *argv):
     assert cli.main(["report", "--json", *map(str, argv)]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
-    for key in ("files", "contributions"):  # which files were read: not a figure
+    for key in ("files", "contributions") if isinstance(data, dict) else ():  # which files were read: not a figure
         data.pop(key, None)
     return data, captured.err
 
@@ -157,3 +157,34 @@ def test_a_release_of_two_servers_keeps_their_people_apart(ratings, tmp_path):
     assert not any(code in text for code in (SAME_SESSION, *SAME_PEOPLE, RETURNING_PID, "lab1:"))
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["options"]["servers"] == ["lab1", "lab2"]
+
+
+def test_dond_games_of_two_servers_keep_their_game_ids_apart_and_a_game_is_named_with_its_server(tmp_path, capsys):
+    from tests.backend.dond.test_report import game, write_csv
+
+    def games(scores):
+        return [
+            game(
+                1,
+                "success",
+                score,
+                pareto=True,
+                points=(6, 4),
+                game_id=f"{SAME_SESSION}-{n}",
+                session_code=SAME_SESSION,
+                counts="[1, 2]",
+                values_a="[2, 4]",
+                values_b="[6, 2]",
+                points_a=6,
+                points_b=4,
+            )  # fmt: skip
+            for n, score in enumerate(scores, start=1)
+        ]
+
+    lab1, lab2 = write_csv(tmp_path / "lab1.csv", games([100.0, 80.0])), write_csv(tmp_path / "lab2.csv", games([40.0]))
+    one = write_csv(tmp_path / "one.csv", games([100.0, 80.0]) + _as_one_server(games([40.0])))
+    both, _ = _report(
+        capsys, lab1, lab2, "--servers", "lab1,lab2", "--figures", tmp_path / "fig", "--game", "lab2:k3v9q2xa-1"
+    )
+    assert both == _report(capsys, one)[0]
+    assert [path.name for path in (tmp_path / "fig").glob("dond_pareto_*.svg")] == ["dond_pareto_lab2_k3v9q2xa-1.svg"]
