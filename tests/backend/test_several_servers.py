@@ -3,13 +3,15 @@ with ``--servers``, give the figures of one server holding all the rows, althoug
 session and participant codes; a Prolific ID that came to both servers is flagged.
 
 The exports are written with the products' own row builders (``tests.support.social.human_export_row`` in the long
-ratings export's columns, ``backend.bias.export.export_row``), as the report tests write them.
+ratings export's columns, ``backend.bias.export.export_row``), as the report tests write them, and taken from a real
+server (``exports`` of ``test_report_cli``: two annotators who disagree, gold episodes, neutralised cells).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -21,6 +23,7 @@ from backend.bias.items import load_items, present
 from backend.core import release
 from backend.core.release_cli import make_release
 from backend.social import report as social_report
+from tests.backend.test_report_cli import exports  # noqa: F401 (fixture: every export of a real server)
 from tests.support.social import human_export_row
 
 SAME_SESSION = "k3v9q2xa"  # both servers issued this session code ...
@@ -188,3 +191,41 @@ def test_dond_games_of_two_servers_keep_their_game_ids_apart_and_a_game_is_named
     )
     assert both == _report(capsys, one)[0]
     assert [path.name for path in (tmp_path / "fig").glob("dond_pareto_*.svg")] == ["dond_pareto_lab2_k3v9q2xa-1.svg"]
+
+
+def _recoded(source, target):
+    """A real export as another server would have written it with other codes: every session and participant code
+    (in whatever cell) replaced by its reverse, cells otherwise as the server wrote them."""
+    frame = pd.read_csv(source, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    codes = {
+        v for column in ("session_code", "participant_code", "annotator") if column in frame for v in frame[column]
+    }
+    text = source.read_text(encoding="utf-8-sig")
+    for code in sorted(filter(None, codes), key=len, reverse=True):
+        text = text.replace(code, code[::-1])
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+@pytest.mark.parametrize("export", ["custom_export_ratings_long", "custom_export_ratings_wide"])
+def test_a_real_servers_export_twice_with_the_same_codes_gives_the_figures_of_one_server(
+    exports,  # noqa: F811
+    export,
+    tmp_path,
+    capsys,
+):
+    real = exports[("social_eval", export)]
+    for server in ("lab1", "lab2"):
+        (tmp_path / server).mkdir()
+    lab1, lab2 = (shutil.copy(real, tmp_path / server) for server in ("lab1", "lab2"))  # the same codes on both
+    one = pd.concat(
+        [
+            pd.read_csv(real, dtype=str, keep_default_na=False, encoding="utf-8-sig"),
+            pd.read_csv(_recoded(real, tmp_path / "other.csv"), dtype=str, keep_default_na=False),
+        ]
+    )
+    one.to_csv(tmp_path / "one.csv", index=False)
+    both, _ = _report(capsys, lab1, lab2, "--servers", "lab1,lab2")
+    single, _ = _report(capsys, tmp_path / "one.csv")
+    assert both == single and both["annotators"] == 4
+    assert _report(capsys, lab1, lab2)[0]["annotators"] == 2  # read as they are: two people each counted once
