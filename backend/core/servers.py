@@ -72,8 +72,13 @@ def check_servers(names: Sequence[str], *, files: int) -> list[str]:
 
 def _read(path: Path) -> tuple[list[str], list[str], list[list[str]], str]:
     """(raw header, header names, rows, separator) of a CSV export, cells as written."""
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        text = handle.read()
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            text = handle.read()
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte {error.start + 1} cannot be read): pass the file as the server exported it."
+        ) from None
     separator = sniff_separator(text[: 64 * 1024])
     rows = list(csv.reader(text.splitlines(keepends=True), delimiter=separator)) or [[]]
     names = [str(restore_cell(name)).strip() for name in rows[0]]

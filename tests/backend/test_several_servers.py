@@ -147,6 +147,13 @@ def test_the_server_names_must_match_the_files(ratings, capsys):
         assert refused.value.code == 2 and said in capsys.readouterr().err
 
 
+def test_a_file_that_is_no_text_is_refused_with_the_reason(ratings, tmp_path):
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(b"session_code\n\xff\xfe\n")
+    with pytest.raises(ValueError, match="broken.csv is not UTF-8 text"):
+        make_release([ratings["lab1"], broken], tmp_path / "out", key=KEY, argv=[], servers=["lab1", "lab2"])
+
+
 def test_a_release_of_two_servers_keeps_their_people_apart(ratings, tmp_path):
     out = tmp_path / "bundle"
     make_release([ratings["lab1"], ratings["lab2"]], out, key=KEY, argv=[], servers=["lab1", "lab2"], figures=False)
