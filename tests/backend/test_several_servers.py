@@ -236,3 +236,15 @@ def test_a_real_servers_export_twice_with_the_same_codes_gives_the_figures_of_on
     single, _ = _report(capsys, tmp_path / "one.csv")
     assert both == single and both["annotators"] == 4
     assert _report(capsys, lab1, lab2)[0]["annotators"] == 2  # read as they are: two people each counted once
+
+
+def test_the_release_command_takes_servers_and_flags_the_returning_person(ratings, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(release.RELEASE_KEY_VARIABLE, KEY.decode())
+    out = tmp_path / "bundle"
+    argv = ["release", "--out", str(out), "--no-figures", str(ratings["lab1"]), str(ratings["lab2"])]
+    assert cli.main([*argv, "--servers", "lab1,lab2"]) == 0
+    assert f"Flagged: Prolific ID {RETURNING_PID} came to 2 servers" in capsys.readouterr().err
+    assert pd.read_parquet(out / "data" / "ratings.parquet")["annotator"].nunique() == 4
+    with pytest.raises(SystemExit) as refused:
+        cli.main([*argv[:2], str(tmp_path / "other"), *argv[3:], "--servers", "lab1"])
+    assert refused.value.code == 2 and "--servers names 1 server but 2 CSV files" in capsys.readouterr().err
