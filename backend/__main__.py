@@ -3,6 +3,7 @@
 
 Test rows (an export's ``is_test`` column: demo sessions, test links) are left out unless ``--include-tests``;
 ``--session`` keeps only the sessions named (``backend/core/report_rows.py``). What was left out goes to stderr.
+``--servers lab1,lab2`` reads the exports of one study run on several servers as one (``backend/core/servers.py``).
 
 ``report`` also writes figures, paper tables and manifests (``--figures DIR``, ``--latex DIR``, ``--markdown DIR``,
 ``--manifest FILE``), and ``python -m backend release --out DIR EXPORT...`` writes a pseudonymised dataset release
@@ -290,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
     report.add_argument("--session", action="append", default=[], help="only this session code (repeatable)")
     report.add_argument("--include-tests", action="store_true", help="keep test rows (demo sessions, test links)")
+    report.add_argument(
+        "--servers",
+        help="one study on several servers: the server of each CSV file, in order, comma-separated (e.g. lab1,lab2);"
+        " codes become SERVER:CODE, so two servers' codes never collide (docs/multi-server.md)",
+    )
     for name, text in (
         ("launch-check", "what would hurt a session's study (exit status 1 when there is a problem)"),
         ("bonus", "Prolific's bulk-bonus lines of a session (PID,amount)"),
@@ -329,7 +335,9 @@ def main(argv: list[str] | None = None) -> int:
         if options and module.__name__ != "backend.bias.report":
             raise RefusedFile("--include-contradictions applies to bias-test exports only.")
         with tempfile.TemporaryDirectory(prefix="report-rows-") as scratch:
-            files, notes = _rows_to_read(args, Path(scratch))
+            files, notes, flags = _rows_to_read(args, Path(scratch))
+            for flag in flags:
+                print(f"Flagged: {flag}", file=sys.stderr)
             for note in notes:  # before the report, which may refuse a file that has no rows left
                 print(f"Left out: {note}", file=sys.stderr)
             output = module.report(files, as_json=args.json, **options)
@@ -356,19 +364,35 @@ def _from_server(parser, args) -> int:
     return 0
 
 
-def _rows_to_read(args, scratch: Path) -> tuple[list[Path], list[str]]:
-    """The files the reporter reads: each CSV with test rows and other sessions' rows left out, and notes on what."""
+def _rows_to_read(args, scratch: Path) -> tuple[list[Path], list[str], list[str]]:
+    """The files the reporter reads: each CSV with its server's codes labelled (``--servers``,
+    ``backend.core.servers``), test rows and other sessions' rows left out; notes on what was left out, and the
+    people flagged for coming to several servers."""
+    from backend.core import servers
     from backend.core.report_rows import keep_rows
 
+    csvs = [path for path in args.files if path.suffix.lower() != ".json"]
+    names = servers.check_servers(args.servers.split(","), files=len(csvs)) if args.servers is not None else []
+    server_of = dict(zip(csvs, names, strict=True)) if names else {}
+    flags = servers.people_on_several_servers(_by_server(server_of), include_tests=args.include_tests) if names else []
     files, notes = [], []
     for index, path in enumerate(args.files):
         if path.suffix.lower() == ".json":
             files.append(path)
             continue
+        if path in server_of:
+            path = servers.label_export(path, scratch / f"server-{index}", server=server_of[path])
         kept, said = keep_rows(path, scratch / str(index), sessions=set(args.session), include_tests=args.include_tests)
         files.append(kept)
         notes += said
-    return files, notes
+    return files, notes, flags
+
+
+def _by_server(server_of: dict[Path, str]) -> dict[str, list[Path]]:
+    grouped: dict[str, list[Path]] = {}
+    for path, server in server_of.items():
+        grouped.setdefault(server, []).append(path)
+    return grouped
 
 
 def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[str], files: list[Path]) -> None:
@@ -386,6 +410,8 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
         include_tests=args.include_tests,
         include_contradictions=args.include_contradictions,
     )
+    if args.servers is not None:
+        options["servers"] = args.servers
     options = {key: str(value) if isinstance(value, Path) else value for key, value in options.items()}
     if args.figures or args.latex or args.markdown:
         extra = {"include_contradictions": True} if args.include_contradictions else {}  # as the text report
@@ -400,6 +426,7 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
             latex=args.latex,
             markdown=args.markdown,
             game_ids=args.game,
+            rows_read=files,
         )
     if args.manifest:
         publish.write_report_manifest(args.manifest, paths=args.files, argv=argv, options=options)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from backend.bias.report import METRIC_TITLES
-from backend.core.figures import FigureSpec, error_lengths, number, style
+from backend.core.figures import FigureSpec, error_lengths, number, panel_axes, panel_grid, style
 from backend.core.paper_tables import Table, with_interval
 
 
@@ -32,8 +32,7 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
             "ci_high": [(cell.get("batch_ci") or [None, None])[1] for cell in cells],
             "tests": [cell.get("tests", 0) for cell in cells],
         }
-    columns = min(len(metrics), 3)
-    rows = math.ceil(len(metrics) / columns)
+    rows, columns = panel_grid(len(metrics))
     return [
         FigureSpec(
             "bias_metrics",
@@ -47,10 +46,8 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
 
 def _draw_metrics(figure, data):
     metrics = data["metrics"]
-    columns = min(len(metrics), 3)
-    axes = figure.subplots(math.ceil(len(metrics) / columns), columns, squeeze=False).ravel()
     groups = data["groups"]
-    for ax, metric in zip(axes, metrics.values(), strict=False):
+    for ax, metric in zip(panel_axes(figure, len(metrics)), metrics.values(), strict=True):
         values = [number(v) for v in metric["batch"]]
         for index, group in enumerate(groups):
             look = style(index)
@@ -71,8 +68,6 @@ def _draw_metrics(figure, data):
         )
         ax.set_title(metric["title"], fontsize=8)
         ax.set_ylabel("batch value (metric units)")
-    for ax in axes[len(metrics) :]:
-        ax.set_visible(False)
 
 
 def report_tables(data: Mapping[str, Any]) -> list[Table]:

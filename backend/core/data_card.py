@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from backend.core.release import IDENTIFIER_COLUMNS, IDENTIFIER_KINDS, Table, is_free_text
+from backend.core.release import IDENTIFIER_KINDS, Table, identifier_kind, is_free_text
 
 TASKS = {  # Hugging Face task categories per record kind
     "games": ["text-generation"],
@@ -81,8 +81,8 @@ def dtype_name(series: pd.Series) -> str:
 def describe(column: str, kind: str, descriptions: Mapping[Any, str]) -> str:
     """A column's meaning: the mapping's (kind-specific first), the release's own columns, pseudonyms."""
     text = descriptions.get((kind, column)) or descriptions.get(column) or BUILT_IN.get(column, "")
-    if column in IDENTIFIER_COLUMNS:
-        prefix = IDENTIFIER_KINDS[IDENTIFIER_COLUMNS[column]]
+    if identifier_kind(column) is not None:
+        prefix = IDENTIFIER_KINDS[identifier_kind(column)]
         text = (text + "; " if text else "") + f"keyed pseudonym ({prefix}-…, HMAC-SHA256), not the original ID"
     return text or NOT_DESCRIBED
 
@@ -94,7 +94,7 @@ def study_counts(tables: Mapping[str, Table]) -> dict[str, Any]:
         frame = table.frame
         for column in frame.columns:
             values = {str(v) for v in frame[column].dropna().unique() if str(v) != ""}
-            if column in IDENTIFIER_COLUMNS and IDENTIFIER_COLUMNS[column] == "participant":
+            if identifier_kind(column) == "participant":
                 people |= {v for v in values if v.startswith("P-")}
             if column in MODEL_COLUMNS:
                 models |= values

@@ -99,6 +99,29 @@ def error_lengths(values: Sequence[Any], lows: Sequence[Any], highs: Sequence[An
     return [below, above]
 
 
+def panel_grid(count: int, *, per_row: int = 3) -> tuple[int, int]:
+    """(rows, columns) of a grid of ``count`` panels, at most ``per_row`` per row: columns = min(count, per_row),
+    rows = ceil(count / columns).
+
+    >>> panel_grid(1), panel_grid(4), panel_grid(4, per_row=2)
+    ((1, 1), (2, 3), (2, 2))
+    """
+    if count < 1 or per_row < 1:
+        raise ValueError(f"A grid needs at least one panel and one panel per row, not {count} and {per_row}.")
+    columns = min(count, per_row)
+    return math.ceil(count / columns), columns
+
+
+def panel_axes(figure: Figure, count: int, *, per_row: int = 3, **options: Any) -> list:
+    """The axes of ``count`` panels in a ``panel_grid`` on ``figure`` (``options`` go to ``subplots``, e.g.
+    ``sharey=True``); the grid's unused places are hidden."""
+    rows, columns = panel_grid(count, per_row=per_row)
+    axes = figure.subplots(rows, columns, squeeze=False, **options).ravel()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return list(axes[:count])
+
+
 def grouped_bars(ax, categories: Sequence[str], series: Sequence[dict[str, Any]], *, ylabel: str) -> None:
     """Bars side by side per category; each series is ``{"label", "values", "lows", "highs"}`` (bounds optional)."""
     width = 0.8 / max(len(series), 1)

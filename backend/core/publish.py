@@ -74,9 +74,13 @@ def publish(
     latex: str | Path | None = None,
     markdown: str | Path | None = None,
     game_ids: Sequence[str] = (),
+    rows_read: Sequence[str | Path] | None = None,
 ) -> list[Path]:
-    """Write the figures and tables asked for, each folder with its manifest; returns every file written."""
-    specs, tables = report_outputs(reporter, json.loads(json_text), paths=paths, game_ids=game_ids)
+    """Write the figures and tables asked for, each folder with its manifest; returns every file written.
+    ``rows_read`` are the files the report read (rows kept, codes labelled), where the Pareto plots' games are looked
+    up; ``paths`` (the files as given) go into the manifests."""
+    rows_read = paths if rows_read is None else rows_read
+    specs, tables = report_outputs(reporter, json.loads(json_text), paths=rows_read, game_ids=game_ids)
     written: list[Path] = []
     for folder, write in (
         (figures, lambda folder: core_figures.write_figures(specs, folder)),

@@ -76,6 +76,8 @@ FREE_TEXT_COLUMNS = {
     "reply",
     "problem",
     "sentence",
+    "error",  # a model call's error message can quote the prompt or the reply
+    "parse_error",
 }
 MIN_IDENTIFIER_CHARS = 4  # shorter values (a stray "1") are not searched for inside other cells
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -141,8 +143,9 @@ class Pseudonymiser:
     mapping: dict[str, str] = field(default_factory=dict)
 
     def collect(self, frame: pd.DataFrame) -> None:
-        for column, kind in IDENTIFIER_COLUMNS.items():
-            if column in frame:
+        for column in frame.columns:
+            kind = identifier_kind(column)
+            if kind is not None:
                 for value in frame[column].unique():
                     if value and not is_model_identifier(value) and value not in self.mapping:
                         self.mapping[value] = pseudonym(value, kind=kind, key=self.key)
@@ -208,13 +211,25 @@ def typed_column(values: pd.Series) -> pd.Series:
     return values.replace("", None).astype("string")
 
 
-def is_free_text(column: str) -> bool:
-    """Columns of free text (people's reasons, model replies and messages).
+def identifier_kind(column: str) -> str | None:
+    """The kind of identifier a column holds, whatever the case of its name (a researcher's ``Prolific_PID``), or
+    None.
 
-    >>> is_free_text("reason_1_2"), is_free_text("llm_reply"), is_free_text("rating")
-    (True, True, False)
+    >>> identifier_kind("Prolific_PID"), identifier_kind(" participant_CODE "), identifier_kind("rating")
+    ('prolific', 'participant', None)
     """
-    return column in FREE_TEXT_COLUMNS or column.startswith("reason_")
+    return IDENTIFIER_COLUMNS.get(str(column).strip().lower())
+
+
+def is_free_text(column: str) -> bool:
+    """Columns of free text (people's reasons, model replies and messages, error messages), whatever the case of
+    their name.
+
+    >>> is_free_text("reason_1_2"), is_free_text("LLM_Reply"), is_free_text("parse_error"), is_free_text("rating")
+    (True, True, True, False)
+    """
+    name = str(column).strip().lower()
+    return name in FREE_TEXT_COLUMNS or name.startswith("reason_")
 
 
 def clean_frame(frame: pd.DataFrame, ids: Pseudonymiser, *, free_text: str, source: str) -> pd.DataFrame:
@@ -242,7 +257,7 @@ def typed_frame(frame: pd.DataFrame) -> pd.DataFrame:
         {
             column: (
                 frame[column].replace("", None).astype("string")
-                if column in IDENTIFIER_COLUMNS or is_free_text(column) or column == "source_file"
+                if identifier_kind(column) is not None or is_free_text(column) or column == "source_file"
                 else typed_column(frame[column])
             )
             for column in frame.columns

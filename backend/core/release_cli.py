@@ -19,6 +19,7 @@ import argparse
 import importlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 from backend.core import data_card, manifest, publish, release
 from backend.core.figures import write_figures
 from backend.core.runs import write_rows
+from backend.core.servers import check_servers, label_export, people_on_several_servers
 
 REPORTERS = {  # record kind → report module whose figures the release includes
     "games": "backend.dond.report",
@@ -49,6 +51,11 @@ def add_release_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="Study data", help="the dataset's name on its card")
     parser.add_argument("--codebook", type=Path, help="JSON file: column name → meaning, for the card's codebook")
     parser.add_argument("--no-figures", action="store_true", help="leave the report figures out")
+    parser.add_argument(
+        "--servers",
+        help="one study on several servers: the server of each export, in order, comma-separated (e.g. lab1,lab2);"
+        " two servers' equal codes stay two people (docs/multi-server.md)",
+    )
 
 
 def write_table(table: release.Table, folder: Path) -> list[Path]:
@@ -101,13 +108,23 @@ def make_release(
     name: str = "Study data",
     descriptions: Mapping[Any, str] | None = None,
     figures: bool = True,
+    servers: Sequence[str] | None = None,
 ) -> list[Path]:
-    """Write the bundle (see the module docstring); returns every file written."""
+    """Write the bundle (see the module docstring); returns every file written. ``servers`` names the server of each
+    export (``backend.core.servers``): each server's codes are labelled before they are pseudonymised."""
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"{out} is not empty; give a new or empty folder so the release is not mixed with others.")
-    tables = release.build_tables(paths, key=key, free_text=free_text)
-    written = [file for table in tables.values() for file in write_table(table, out / "data")]
-    figure_files, missing = release_figures(paths, out / "figures") if figures else ([], [])
+    with tempfile.TemporaryDirectory(prefix="release-servers-") as scratch:
+        read = paths
+        if servers is not None:
+            names = check_servers(servers, files=len(paths))
+            read = [
+                label_export(path, Path(scratch) / str(n), server=s)
+                for n, (path, s) in enumerate(zip(paths, names, strict=True))
+            ]
+        tables = release.build_tables(read, key=key, free_text=free_text)
+        written = [file for table in tables.values() for file in write_table(table, out / "data")]
+        figure_files, missing = release_figures(read, out / "figures") if figures else ([], [])
     written += figure_files
     card = data_card.data_card(
         tables,
@@ -123,6 +140,8 @@ def make_release(
     options = dict(
         free_text=free_text, license=license, name=name, figures=figures, key_variable=release.RELEASE_KEY_VARIABLE
     )
+    if servers is not None:
+        options["servers"] = list(servers)
     record = manifest.build_manifest(
         inputs=paths, options=options, argv=argv, outputs=[file.relative_to(out).as_posix() for file in written]
     )
@@ -140,6 +159,14 @@ def run_release(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
         descriptions = json.loads(args.codebook.read_text(encoding="utf-8")) if args.codebook else None
         if descriptions is not None and not isinstance(descriptions, dict):
             raise ValueError(f"{args.codebook} must hold a JSON object: column name → meaning.")
+        servers = None
+        if args.servers is not None:
+            servers = check_servers(args.servers.split(","), files=len(args.files))
+            grouped: dict[str, list[Path]] = {}
+            for path, server in zip(args.files, servers, strict=True):
+                grouped.setdefault(server, []).append(path)
+            for flag in people_on_several_servers(grouped):
+                print(f"Flagged: {flag}", file=sys.stderr)
         written = make_release(
             args.files,
             args.out,
@@ -150,6 +177,7 @@ def run_release(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
             name=args.name,
             descriptions=descriptions,
             figures=not args.no_figures,
+            servers=servers,
         )
     except ValueError as error:
         parser.exit(2, f"python -m backend release: {error}\n")

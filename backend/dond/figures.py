@@ -9,11 +9,10 @@ plot, and the Pareto plot of one game from its games-export row. Drawing convent
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from backend.core.figures import FigureSpec, forest, grouped_bars, number, style
+from backend.core.figures import FigureSpec, forest, grouped_bars, number, panel_axes, panel_grid, style
 from backend.core.paper_tables import Table, fmt, with_interval
 from backend.dond import scoring
 
@@ -84,14 +83,10 @@ def _draw_scores(figure, data):
 def _forest_panels(figure, data, field: str, *, xlabel: str, reference: float | None) -> None:
     """One forest panel per metric, two per row; the metric and its unit as the panel title."""
     metrics = list(data["metrics"])
-    columns = min(len(metrics), 2)
-    axes = figure.subplots(math.ceil(len(metrics) / columns), columns, sharey=True, squeeze=False).ravel()
-    for ax, metric in zip(axes, metrics, strict=False):
+    for ax, metric in zip(panel_axes(figure, len(metrics), per_row=2, sharey=True), metrics, strict=True):
         rows = data["metrics"][metric]
         forest(ax, data["labels"], rows[field], rows["ci_low"], rows["ci_high"], xlabel=xlabel, reference=reference)
         ax.set_title(METRIC_AXES.get(metric, metric), fontsize=8)
-    for ax in axes[len(metrics) :]:
-        ax.set_visible(False)
 
 
 def _draw_conditions(figure, data):
@@ -103,7 +98,7 @@ def _draw_effects(figure, data):
 
 
 def _forest_size(data) -> tuple[float, float]:
-    rows = math.ceil(len(data["metrics"]) / 2)
+    rows, _ = panel_grid(len(data["metrics"]), per_row=2)
     return (9.0, 0.6 + rows * (1.0 + 0.3 * len(data["labels"])))
 
 

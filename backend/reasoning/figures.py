@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from backend.core.figures import FigureSpec, number
+from backend.core.figures import FigureSpec, number, panel_axes, panel_grid
 from backend.core.paper_tables import Table, fmt
 
 CELLS = (("TP", "FN"), ("FP", "TN"))  # rows: judged correct / wrong; columns: check passed / failed
@@ -46,8 +46,7 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
     ]
     if not panels:
         return []
-    columns = min(len(panels), 3)
-    rows = math.ceil(len(panels) / columns)
+    rows, columns = panel_grid(len(panels))
     return [
         FigureSpec(
             "payoff_confusion",
@@ -61,9 +60,7 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
 
 def _draw_confusion(figure, data):
     panels = data["panels"]
-    columns = min(len(panels), 3)
-    axes = figure.subplots(math.ceil(len(panels) / columns), columns, squeeze=False).ravel()
-    for ax, panel in zip(axes, panels, strict=False):
+    for ax, panel in zip(panel_axes(figure, len(panels)), panels, strict=True):
         counts = [[number(panel[cell]) for cell in pair] for pair in CELLS]
         top = max(max(row) for row in counts) or 1.0
         ax.imshow(counts, cmap="Greys", vmin=0, vmax=top * 1.6)
@@ -73,8 +70,6 @@ def _draw_confusion(figure, data):
         ax.set_xticks([0, 1], ["check passed", "check failed"])
         ax.set_yticks([0, 1], ["judged correct", "judged wrong"])
         ax.set_title(f"{panel['label']}\nκ = {_kappa(panel['kappa'])} (logs)", fontsize=8)
-    for ax in axes[len(panels) :]:
-        ax.set_visible(False)
 
 
 def report_tables(data: Mapping[str, Any]) -> list[Table]:

@@ -8,27 +8,13 @@ empty with the timeout flag).
 
 from __future__ import annotations
 
-import re
 import time
 
 import requests
 
+from tests.support.admin import advance_slowest
 from tests.support.harness import export_rows
 from tests.support.participants import people
-
-
-def advance_slowest(server, session_code: str) -> None:
-    """The Monitor's "Advance slowest participants" button, as its page sends it (with the page's CSRF token)."""
-    admin = requests.Session()
-    monitor = admin.get(f"{server.url}/SessionMonitor/{session_code}", timeout=60)
-    token = re.search(r'name="csrftoken" value="([^"]+)"', monitor.text)
-    assert token, monitor.text[-2000:]
-    response = admin.post(
-        f"{server.url}/AdvanceSession/{session_code}",
-        data={"advancemode": "all", "csrftoken": token.group(1)},
-        timeout=60,
-    )
-    assert response.status_code == 200, (response.status_code, server.log()[-3000:])
 
 
 def no_server_error(server, before: str) -> None:
@@ -41,7 +27,7 @@ def test_advancing_a_judge_releases_the_log_and_records_no_verdict(otree_server)
     judge.advance_to("Judge")
     first_index = judge.index
     before = otree_server.log()
-    advance_slowest(otree_server, judge.session_code)
+    advance_slowest(otree_server.url, None, judge.session_code, log=otree_server.log)
     no_server_error(otree_server, before)
     judge.reload()  # the person's page follows the advance (the Monitor moved them on)
     assert judge.page == "Judge" and judge.index > first_index, judge.url
@@ -62,7 +48,7 @@ def test_advancing_a_bias_test_marks_it_unanswered_and_moves_on(otree_server):
         page, index = person.page, person.index
         assert page in ("Choice", "Arguments"), person.url
         before = otree_server.log()
-        advance_slowest(otree_server, person.session_code)
+        advance_slowest(otree_server.url, None, person.session_code, log=otree_server.log)
         no_server_error(otree_server, before)
         person.reload()
         assert person.index != index or person.page != page, person.url
@@ -79,7 +65,7 @@ def test_advancing_a_rater_releases_the_episode_and_counts_nothing(otree_server)
     rater.advance_to("Rate")
     index = rater.index
     before = otree_server.log()
-    advance_slowest(otree_server, rater.session_code)
+    advance_slowest(otree_server.url, None, rater.session_code, log=otree_server.log)
     no_server_error(otree_server, before)
     rater.reload()
     assert rater.index > index, rater.url
@@ -94,7 +80,7 @@ def test_advancing_the_comprehension_check_is_not_a_failed_check(otree_server):
     [rater] = people(otree_server.url, "social_eval", 1, comprehension_check=True)
     rater.advance_to("Comprehension")
     before = otree_server.log()
-    advance_slowest(otree_server, rater.session_code)
+    advance_slowest(otree_server.url, None, rater.session_code, log=otree_server.log)
     no_server_error(otree_server, before)
     rater.reload()
     assert rater.page == "ScreenOut", rater.url  # never checked: no rating without the check, but no failure either
@@ -112,7 +98,7 @@ def advance_until(server, person, last_page: str, *, limit: int = 8) -> list[str
         if person.page == last_page:
             return pages
         before = server.log()
-        advance_slowest(server, person.session_code)
+        advance_slowest(server.url, None, person.session_code, log=server.log)
         no_server_error(server, before)
         person.reload()
         pages.append(person.page)
@@ -166,7 +152,7 @@ def test_advancing_the_consent_page_is_not_a_declined_consent(otree_server):
     [person] = people(otree_server.url, "bias_tests", 1)
     assert person.page == "Consent"
     before = otree_server.log()
-    advance_slowest(otree_server, person.session_code)
+    advance_slowest(otree_server.url, None, person.session_code, log=otree_server.log)
     no_server_error(otree_server, before)
     person.reload()
     assert person.page == "ScreenOut", person.url  # no task without consent
@@ -192,7 +178,7 @@ def test_a_person_advanced_past_an_unseen_results_page_is_paid_its_bonus(otree_s
     message = {"type": "message", "text": "Hello, what matters to you?"}
     run_async(send_until(person.live_url(), message, until=lambda payload: payload.get("finished")))
     for _ in range(2):  # Bargain -> Results -> Completion, Results never loaded
-        advance_slowest(otree_server, person.session_code)
+        advance_slowest(otree_server.url, None, person.session_code, log=otree_server.log)
     assert person.reload().page == "Completion", person.url
     [game] = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=person.session_code)
     assert game["abort_reason"].startswith("llm_error") and float(game["bonus_points"]) > 0, game

@@ -6,38 +6,12 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 
 import requests
 
 from tests.support.harness import rest
 
 DOND_EXPORTS = ("custom_export_dond_games", "custom_export_dond_events", "custom_export_dond_late_calls")
-
-
-def logged_in(server_url: str, password: str) -> requests.Session:
-    """A browser session logged in to oTree's admin with ``password`` (production mode)."""
-    http = requests.Session()
-    login = http.get(server_url + "/login", timeout=30)
-    token = re.search(r'name="csrftoken" value="([^"]+)"', login.text).group(1)
-    answer = http.post(
-        server_url + "/login", data=dict(username="admin", password=password, csrftoken=token), timeout=30
-    )
-    assert "/login" not in answer.url, "the admin login failed"
-    return http
-
-
-def advance_slowest(server_url: str, admin: requests.Session, session_code: str) -> None:
-    """The Monitor's "Advance slowest participants" button, as its page sends it (with the page's CSRF token)."""
-    monitor = admin.get(f"{server_url}/SessionMonitor/{session_code}", timeout=60)
-    token = re.search(r'name="csrftoken" value="([^"]+)"', monitor.text)
-    assert token, monitor.text[-2000:]
-    response = admin.post(
-        f"{server_url}/AdvanceSession/{session_code}",
-        data={"advancemode": "all", "csrftoken": token.group(1)},
-        timeout=60,
-    )
-    assert response.status_code == 200, response.status_code
 
 
 def dond_export(server_url: str, function: str, session_code: str | None = None) -> list[dict]:

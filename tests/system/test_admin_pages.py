@@ -23,6 +23,7 @@ import requests
 import websockets
 
 from tests.support import PROJECT_ROOT
+from tests.support.admin import logged_in
 from tests.support.harness import (
     base_env,
     create_session,
@@ -62,18 +63,6 @@ def lab(demo_model):
         with running_server(kind=kind, env=env) as server:
             server.password = env["OTREE_ADMIN_PASSWORD"]
             yield server
-
-
-def logged_in(server) -> requests.Session:
-    """A browser session logged in to oTree's admin with the password."""
-    http = requests.Session()
-    login = http.get(server.url + "/login", timeout=30)
-    token = re.search(r'name="csrftoken" value="([^"]+)"', login.text).group(1)
-    answer = http.post(
-        server.url + "/login", data=dict(username="admin", password=server.password, csrftoken=token), timeout=30
-    )
-    assert "/login" not in answer.url, "the admin login failed"
-    return http
 
 
 def games_export(server, session_code: str, function: str = "custom_export_dond_games") -> list[dict]:
@@ -138,7 +127,7 @@ def test_a_persons_games_against_the_demo_model_end_in_a_deal_or_a_no_deal(lab, 
         assert any("Ihnen" in text for text in model_messages)
         assert not any(re.search(r"\b(du|dir|dich|dein\w*)\b", text, re.I) for text in model_messages)
 
-    transcripts = logged_in(lab).get(f"{lab.url}/DondTranscripts/{code}", timeout=30)
+    transcripts = logged_in(lab.url, lab.password).get(f"{lab.url}/DondTranscripts/{code}", timeout=30)
     assert transcripts.status_code == 200
     assert "deal: the proposals fit together" in transcripts.text
     assert "no deal: the proposals ask for more than there is" in transcripts.text
@@ -154,7 +143,7 @@ def test_logged_out_requests_are_refused_when_a_password_is_set(lab):
         assert answer.status_code in (302, 303, 307), f"{path} answered {answer.status_code} without login"
         assert "/login" in answer.headers["location"].lower()
         assert "PID-SECRET-1" not in answer.text
-        assert logged_in(lab).get(lab.url + path, timeout=30).status_code == 200
+        assert logged_in(lab.url, lab.password).get(lab.url + path, timeout=30).status_code == 200
 
 
 def test_the_status_page_shows_pid_status_and_progress_and_escapes_what_it_shows(lab, demo_model):
@@ -175,7 +164,7 @@ def test_the_status_page_shows_pid_status_and_progress_and_escapes_what_it_shows
     reason = {"screened_out": True, "screenout_reason": "failed_<i>comprehension</i>"}
     rest(lab.url, "POST", f"/api/participant_vars/{screened.code}", json={"vars": reason})
 
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     page = admin.get(f"{lab.url}/StudyStatus/{code}", timeout=30).text
     rows = {
         match.group(2): match.group(1)
@@ -217,7 +206,7 @@ def test_a_person_left_without_a_partner_shows_as_timed_out(lab):
         raise AssertionError("the pairing never timed out")
 
     run_async(wait_for_a_partner())
-    page = logged_in(lab).get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
+    page = logged_in(lab.url, lab.password).get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
     assert '<tr class="status-timed_out">' in page
     assert "no partner found within the pairing time" in page
     assert "timed out: 1" in page and "not started: 1" in page
@@ -226,7 +215,7 @@ def test_a_person_left_without_a_partner_shows_as_timed_out(lab):
 def test_an_annotator_shows_item_progress_and_times_out_when_the_reservation_expires(lab):
     session = create_session(lab.url, "social_eval", 2, reservation_timeout_s=6)
     Annotator(session_start_links(lab.url, session["code"])[0], session["code"]).to_rating_page()
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     page = admin.get(f"{lab.url}/StudyStatus/{session['code']}", timeout=30).text
     assert '<tr class="status-working">' in page
     assert re.search(r'<td class="progress-text">item 1 of \d+</td>', page)  # the app's items, not pages

@@ -7,14 +7,15 @@
 
 from __future__ import annotations
 
+from tests.support.admin import logged_in
 from tests.support.harness import create_session, run_async
-from tests.system.test_admin_pages import bargaining_people, demo_model, lab, logged_in, play  # noqa: F401, F811 (fixtures)
+from tests.system.test_admin_pages import bargaining_people, demo_model, lab, play  # noqa: F401, F811 (fixtures)
 
 
 def test_dond_transcripts_of_another_apps_session_show_no_other_sessions_games(lab):  # noqa: F811
     code, (person,) = bargaining_people(lab, 1)
     run_async(play(person.live_url(), {}))
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     own = admin.get(f"{lab.url}/DondTranscripts/{code}", timeout=30)
     assert own.status_code == 200 and f"Game {code}-" in own.text  # the dond session's game is there
 
@@ -28,7 +29,7 @@ def test_dond_transcripts_of_another_apps_session_show_no_other_sessions_games(l
 
 
 def test_unknown_session_codes_are_not_server_errors(lab):  # noqa: F811
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     for path in ("/StudyStatus/nosuchcode", "/DondTranscripts/nosuchcode", "/DondTranscripts/%3Cscript%3E"):
         answer = admin.get(lab.url + path, timeout=30)
         assert answer.status_code in (404, 400), f"{path} answered {answer.status_code}"

@@ -22,7 +22,8 @@ import sqlalchemy
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_integrity import advance_slowest, dond_export, everything_loads, logged_in
+from tests.support.admin import advance_slowest, logged_in
+from tests.support.dond_integrity import dond_export, everything_loads
 from tests.support.harness import (
     base_env,
     deployment_mode,

@@ -26,7 +26,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from backend.core.csvio import unescape_text
 from backend.core.llm.fake_server import Reply
 from backend.dond import demo_responder
-from tests.support.dond_integrity import advance_slowest, dond_export, everything_loads, logged_in
+from tests.support.admin import advance_slowest, logged_in
+from tests.support.dond_integrity import dond_export, everything_loads
 from tests.support.harness import base_env, deployment_mode, own_database, start_server
 from tests.support.live import payload_of
 from tests.support.participants import people

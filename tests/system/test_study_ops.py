@@ -24,6 +24,7 @@ import requests
 
 from backend.core.llm.fake_server import Reply
 from tests.support import PROJECT_ROOT
+from tests.support.admin import logged_in
 from tests.support.harness import (
     base_env,
     create_session,
@@ -35,7 +36,7 @@ from tests.support.harness import (
     uses_server_database,
 )
 from tests.support.participants import Visitor
-from tests.system.test_admin_pages import games_export, logged_in, play
+from tests.system.test_admin_pages import games_export, play
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,7 @@ def participant_vars(server, code: str, names: list[str]) -> dict[str, dict]:
 
 def test_study_links_show_the_prolific_url_and_open_a_marked_test_participant(lab, page):
     code = create_session(lab.url, "bias_tests", 3, room="bias_study", completion_code="C0MPL")["code"]
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     pasted = "/room/bias_study?participant_label={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
     links = admin.get(f"{lab.url}/StudyLinks/{code}", timeout=30).text
     assert lab.url + pasted in links
@@ -117,7 +118,7 @@ def test_study_links_show_the_prolific_url_and_open_a_marked_test_participant(la
 
 
 def test_the_launch_check_names_a_missing_code_a_wrong_or_dead_model_too_few_places_and_low_pay(lab, llm_server):
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     code = create_session(lab.url, "dond_llm", 2, room="dond_study", llm_model="model-a", min_pay_per_hour=9)["code"]
     llm_server.script(Reply("ready", served_model="model-b"))
     found = findings_of(admin.get(f"{lab.url}/LaunchCheck/{code}", timeout=60).text)
@@ -181,7 +182,7 @@ def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_nam
         stated[person] = re.search(r"\d+\.\d\d", bonus.replace(",", ".")).group(0)
         person.advance_to("Completion")
 
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     lines = admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
     expected = sorted(
         f"{pid},{stated[p]}" for pid, p in zip(pids[:2], (modest, greedy), strict=True) if float(stated[p]) > 0
@@ -214,13 +215,13 @@ def test_a_model_outage_pays_the_stated_failure_bonus_in_the_bonus_file(lab, llm
     stated = re.search(r"\d+\.\d\d", re.search(r'<td id="bonus">\s*(.*?)\s*</td>', person.html, re.S).group(1))
     assert stated is not None and float(stated.group(0)) > 0  # half of the total value, as the rules said
     person.advance_to("Completion")
-    lines = logged_in(lab).get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
+    lines = logged_in(lab.url, lab.password).get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
     assert lines == [f"{'e' * 24},{stated.group(0)}"]
 
 
 def test_a_test_place_is_taken_before_the_redirect_so_a_real_arrival_in_between_gets_another(lab):
     code = create_session(lab.url, "bias_tests", 2)["code"]
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     links = admin.get(f"{lab.url}/StudyLinks/{code}", timeout=30).text
     token = re.search(r'name="csrftoken" value="([^"]+)"', links).group(1)
     answer = admin.post(f"{lab.url}/TestParticipant/{code}", data={"csrftoken": token}, allow_redirects=False)
@@ -291,7 +292,7 @@ def test_consent_and_instructions_say_duration_pay_contact_and_what_is_asked(lab
 def test_once_three_have_finished_the_pay_check_uses_their_median_time(lab):
     code = create_session(lab.url, "dond_llm", 4, llm_model="scripted", participation_fee=1, min_pay_per_hour=6)
     code = code["code"]
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     before = " ".join(w for _, w in findings_of(admin.get(f"{lab.url}/LaunchCheck/{code}", timeout=60).text))
     assert "Estimated 9 min for 1.00 GBP: 6.67 GBP per hour" in before and "default times" in before
     for pid in ("1" * 24, "2" * 24, "3" * 24):
@@ -328,7 +329,7 @@ def test_in_the_browser_the_bonus_file_pays_what_the_results_page_shows(lab, pag
     page.locator("#dond-confirm-yes").click()
     page.wait_for_url("**/Results/**", timeout=30_000)
     shown = re.search(r"\d+\.\d\d", page.locator("#bonus").inner_text().replace(",", ".")).group(0)
-    admin = logged_in(lab)
+    admin = logged_in(lab.url, lab.password)
     assert admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text == ""  # on Results: not finished yet
     submit(page)
     page.wait_for_url("**/Completion/**")

@@ -18,6 +18,7 @@ import re
 import pytest
 
 from backend.core.llm.fake_server import Reply, demo_responder
+from tests.support.admin import logged_in
 from tests.support.harness import (
     base_env,
     create_session,
@@ -28,7 +29,7 @@ from tests.support.harness import (
     start_server,
 )
 from tests.support.participants import Person
-from tests.system.test_admin_pages import logged_in, play
+from tests.system.test_admin_pages import play
 from tests.system.test_study_ops import findings_of
 
 
@@ -66,7 +67,7 @@ def test_a_whole_study_from_pilot_to_payment(llm_server):
         server.password = env["OTREE_ADMIN_PASSWORD"]
         try:
             port = int(server.url.rsplit(":", 1)[1])
-            admin = logged_in(server)
+            admin = logged_in(server.url, server.password)
 
             # 1. The pilot: the researcher's own run first, then three pilot participants.
             pilot = create_session(server.url, "dond_llm", 5, room="dond_study", **keys)["code"]
@@ -101,7 +102,7 @@ def test_a_whole_study_from_pilot_to_payment(llm_server):
             server.stop()  # a restart mid-study, on the same database
             server = start_server(kind="prodserver", env=env, folder=folder, port=port)
             server.password = env["OTREE_ADMIN_PASSWORD"]
-            admin = logged_in(server)
+            admin = logged_in(server.url, server.password)
             stated["f"] = finish_game(arrive(server, study, pids["f"]))
 
             # 3. Review, bonus file, and the finished study's launch check.

@@ -208,3 +208,25 @@ def test_an_input_named_after_its_session_keeps_no_code_in_the_release(tmp_path)
     [session] = set(table.frame["session_code"])
     assert session != "sess0001" and set(table.frame["source_file"]) == {f"bias_tests_custom_export_{session}.csv"}
     assert "sess0001" not in " ".join(table.sources)
+
+
+def test_identifier_columns_are_found_whatever_their_case_and_error_messages_are_free_text(tmp_path):
+    row = {
+        "respondent_kind": "person",
+        "item_id": "i1",
+        "bias": "halo",
+        "version": "control",
+        "pro_selected": "2",
+        "participant_CODE": "wxyz9876",
+        "Prolific_PID": "my-prolific-name",  # a researcher's renamed column, a value no pattern would mask
+        "error": "model quoted a.b@uni.de",
+        "parse_error": "could not read the reply of +49 30 1234567",
+    }
+    tables = release.build_tables([_export(tmp_path, "bias.csv", [row])], key=KEY, free_text="mask")
+    frame = tables["bias_answers"].frame
+    assert frame.loc[0, "participant_CODE"] == release.pseudonym("wxyz9876", kind="participant", key=KEY)
+    assert frame.loc[0, "Prolific_PID"] == release.pseudonym("my-prolific-name", kind="prolific", key=KEY)
+    assert frame.loc[0, "error"] == "model quoted [email]"
+    assert frame.loc[0, "parse_error"] == "could not read the reply of [phone]"
+    dropped = release.build_tables([_export(tmp_path, "bias.csv", [row])], key=KEY, free_text="drop")
+    assert {"error", "parse_error"}.isdisjoint(dropped["bias_answers"].frame.columns)
