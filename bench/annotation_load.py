@@ -190,25 +190,36 @@ def walk_paced(links: list[str], *, think: float | None, ramp: float, out: dict)
         thread.join()
 
 
-def run(args, *, annotators: int, floor: bool) -> dict:
-    """One server, one session of ``annotators``, one measured window; the figures as a dict."""
+def checkout(revision: str) -> Path:
+    """The project as it was at git ``revision``, in a scratch folder (``--baseline``: before and after in one run)."""
+    folder = Path(tempfile.mkdtemp(prefix="annotation-load-baseline-"))
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def run(args, *, annotators: int, floor: bool, baseline: Path | None = None) -> dict:
+    """One server, one session of ``annotators``, one measured window; the figures as a dict. ``baseline``: the
+    server runs the project found there (an earlier revision) instead of this one."""
     folder = Path(tempfile.mkdtemp(prefix="annotation-load-"))
     k = 2
     env = deployment_mode(base_env(), debug=args.debug_mode)
     env["DATABASE_URL"] = args.database_url or f"sqlite:///{folder}/load.sqlite3"
-    project = floor_project() if floor else None
+    project = floor_project() if floor else baseline
     server = start_server(kind="prodserver", env=env, folder=project)
     profiler = None
     try:
         began = time.perf_counter()
         if floor:
-            session = create_session(server.url, "annotation_floor", annotators)
+            session = create_session(server.url, "annotation_floor", annotators, timeout=600)
         else:
             write_episodes(folder, regular=annotators * args.per_annotator // k)
             session = create_session(
                 server.url,
                 "social_eval",
                 annotators,
+                timeout=600,
                 episodes=str(folder / "episodes.json"),
                 annotators_per_episode=k,
                 episodes_per_annotator=args.per_annotator,
@@ -236,13 +247,16 @@ def run(args, *, annotators: int, floor: bool) -> dict:
             profiler.send_signal(signal.SIGINT)
             profiler.wait(timeout=60)
         server.stop()
-        shutil.rmtree(server.folder, ignore_errors=True)
+        if baseline is None:
+            shutil.rmtree(server.folder, ignore_errors=True)
+        else:
+            (baseline / "db.sqlite3").unlink(missing_ok=True)
         shutil.rmtree(folder, ignore_errors=True)
     steps = len(out["latencies"])
     ms = sorted(1000 * value for value in out["latencies"]) or [0.0]
     quantile = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else ms * 99
     return dict(
-        app="floor" if floor else "social_eval",
+        app="floor" if floor else "baseline" if baseline else "social_eval",
         annotators=annotators,
         created=created,
         steps=steps,
@@ -272,6 +286,7 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=0, help="flat out: this many clients, no pauses, no ramp")
     parser.add_argument("--duration", type=float, default=40.0, help="flat out: seconds of measurement")
     parser.add_argument("--floor", action="store_true", help="also run the floor app (same pages, no logic)")
+    parser.add_argument("--baseline", default="", help="git revision: also run social_eval as it was there")
     parser.add_argument("--profile", default="", help="folder: record the server with py-spy (raw stacks)")
     parser.add_argument("--debug-mode", action="store_true", help="OTREE_PRODUCTION=0 (debug tables on every page)")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
@@ -290,10 +305,13 @@ def main(argv=None) -> int:
         f"machine: {os.cpu_count()} cores, load average {Path('/proc/loadavg').read_text().split()[0]}; "
         f"database: {'SQLite' if not args.database_url else 'DATABASE_URL'}"
     )
+    baseline = checkout(args.baseline) if args.baseline else None
+    variants = [dict(floor=False)] + ([dict(floor=False, baseline=baseline)] if baseline else [])
+    variants += [dict(floor=True)] if args.floor else []
     results = []
     for size in sizes:
-        for floor in (False, True) if args.floor else (False,):
-            results.append(run(args, annotators=size, floor=floor))
+        for variant in variants:
+            results.append(run(args, annotators=size, **variant))
             r = results[-1]
             print(
                 f"  {r['app']:11s} {r['annotators']:5d} in session (created in {r['created']:.1f} s): "
@@ -317,6 +335,16 @@ def main(argv=None) -> int:
                 f"against the floor app at {r['annotators']}: {r['rate'] / floor['rate']:.2f}x its page steps/s, "
                 f"{r['server_ms'] / floor['server_ms']:.2f}x its server time per step (goal: at least 0.8x its rate)"
             )
+    for r in app:
+        before = next((b for b in results if b["app"] == "baseline" and b["annotators"] == r["annotators"]), None)
+        if before:
+            print(
+                f"against {args.baseline} at {r['annotators']}: server time per step {r['server_ms']:.1f} ms vs "
+                f"{before['server_ms']:.1f} ms ({r['server_ms'] / before['server_ms']:.2f}x), page steps/s "
+                f"{r['rate'] / before['rate']:.2f}x"
+            )
+    if baseline:
+        shutil.rmtree(baseline, ignore_errors=True)
     met = all(r["p95"] < 300 and not r["errors"] for r in app)
     print(f"target p95 < 300 ms and zero errors: {'met' if met else 'NOT met'}")
     return 0 if met else 1
