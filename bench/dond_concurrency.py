@@ -11,7 +11,9 @@ stores nothing and calls no model. Per message it starts a timer of ``--latency`
 exchange must at least send: the echo of the message, one piece and the reply (``3 sends``); then the same with the
 reply only (``1 send``). dond cannot be faster than the first.
 
-Run: ``python bench/dond_concurrency.py [--participants 100] [--exchanges 5] [--latency 1.0] [--no-floor]``
+Run: ``python bench/dond_concurrency.py [--participants 100] [--exchanges 5] [--latency 1.0] [--no-floor]
+[--baseline REV]`` (``--baseline``: the async load also on the project as it was at git REV, for before/after in one
+run; the server's CPU time per exchange is printed for both)
 (``--server prodserver`` to measure oTree's production server; the default is the devserver the tests use).
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
 import time
@@ -30,6 +33,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
+from bench.annotation_load import checkout, server_cpu_seconds  # noqa: E402
 from tests.support.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     app_source,
@@ -79,7 +83,9 @@ FLOOR_PAGE = """\
 """
 
 
-def measure(server_url, participants, exchanges, **config):
+def measure(server_url, participants, exchanges, *, pid=None, cpu=None, **config):
+    """Wall time of the exchanges and each reply's time; with ``pid``, the server's CPU seconds during the exchanges
+    are appended to ``cpu`` (session creation and the pages before the chat are left out)."""
     session = create_session(
         server_url,
         "dond_llm",
@@ -90,7 +96,10 @@ def measure(server_url, participants, exchanges, **config):
         **config,
     )
     players = advance_all(server_url, session["code"])
+    before = server_cpu_seconds(pid) if pid else 0.0
     wall = asyncio.run(play_all(players, exchanges))
+    if pid:
+        cpu.append(server_cpu_seconds(pid) - before)
     replies = [seconds for player in players for seconds in player.reply_times]
     return wall, replies
 
@@ -119,6 +128,7 @@ def main(argv=None):
     parser.add_argument("--latency", type=float, default=1.0, help="seconds before each model reply")
     parser.add_argument("--sync-participants", type=int, default=5)
     parser.add_argument("--server", choices=["devserver", "prodserver"], default="devserver")
+    parser.add_argument("--baseline", default="", help="git revision: also run the async load on dond as it was there")
     parser.add_argument("--no-floor", action="store_true", help="skip the measurement of oTree's own floor")
     args = parser.parse_args(argv)
 
@@ -135,9 +145,16 @@ def main(argv=None):
         with running_server(kind=args.server, env=env) as server:
             measure(server.url, 1, 1)  # warm-up: first client, first connections
             llm.max_in_flight = 0
-            wall, replies = measure(server.url, args.participants, args.exchanges)
+            cpu = []
+            wall, replies = measure(server.url, args.participants, args.exchanges, pid=server.process.pid, cpu=cpu)
             in_flight = llm.max_in_flight
             sync_wall, sync_replies = measure(server.url, args.sync_participants, args.exchanges, llm_blocking=True)
+        if args.baseline:
+            project = checkout(args.baseline)
+            with running_server(kind=args.server, env=env, folder=project) as server:
+                measure(server.url, 1, 1)
+                base_wall, _ = measure(server.url, args.participants, args.exchanges, pid=server.process.pid, cpu=cpu)
+            shutil.rmtree(project, ignore_errors=True)
     finally:
         llm.stop()
 
@@ -152,6 +169,13 @@ def main(argv=None):
         f"(target <= 1.30); model calls in flight at once: {in_flight}"
     )
     print(f"    per reply: median {statistics.median(replies):.2f} s, max {max(replies):.2f} s")
+    exchanges = args.participants * args.exchanges
+    print(f"    server CPU during the exchanges: {1000 * cpu[0] / exchanges:.1f} ms per exchange")
+    if args.baseline:
+        print(
+            f"  the same on {args.baseline}: {base_wall:8.2f} s   = {base_wall / ideal:.2f} x ideal; server CPU "
+            f"{1000 * cpu[1] / exchanges:.1f} ms per exchange (now {cpu[0] / cpu[1]:.2f}x of it)"
+        )
     print(
         f"  blocking call, {args.sync_participants} participants       {sync_wall:8.2f} s   "
         f"(median reply {statistics.median(sync_replies):.2f} s)"

@@ -154,7 +154,8 @@ def first_step(player, data):
     kept, problems = dond_integrity.checked_events(events, config_of(game), counts=instance_of(game).counts)
     # A history that should not exist (dond_games' integrity column): the model, whose rules are strict, plays on
     # its readable part, so the person is never stuck on a server error.
-    return payloads(seat, game, events), (game, seat, list(kept) if problems else events)
+    # One tolerant reading of the game per message: the answer's view and the model's turn both use it.
+    return payloads(seat, game, events, readable=kept), (game, seat, list(kept) if problems else events)
 
 
 async def bargain_steps(player, data):

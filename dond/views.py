@@ -56,11 +56,14 @@ def opponent_sees_mine(game):
     return storage.treatment_of(game).sees_other_values("llm" if game.opponent == "llm" else "person")
 
 
-def view_for(player, game, events):
-    """The localised chat and controls of ``player`` (texts shown with textContent in the browser)."""
+def view_for(player, game, events, *, readable=None):
+    """The localised chat and controls of ``player`` (texts shown with textContent in the browser). ``readable``:
+    the tolerant reading of ``events`` (``integrity.checked_events``) when the caller has it already, so a live
+    message reads the game once, not once per use."""
     text = page_text(game)
     instance = instance_of(game)
-    readable, _ = integrity.checked_events(events, config_of(game), counts=instance.counts)
+    if readable is None:
+        readable, _ = integrity.checked_events(events, config_of(game), counts=instance.counts)
     view = dond_game.participant_view(readable, player.game_role, config_of(game), counts=instance.counts)
     words, ones = instance.plural(game.language), instance.singular(game.language)
     for item in view["chat"]:
@@ -81,12 +84,15 @@ def view_for(player, game, events):
     return view
 
 
-def payloads(player, game, events, *, both=False):
-    """State payloads for the player (and the human partner, in person-vs-person games)."""
-    result = {player.id_in_group: view_for(player, game, events)}
+def payloads(player, game, events, *, both=False, readable=None):
+    """State payloads for the player (and the human partner, in person-vs-person games); ``readable``: see
+    ``view_for``."""
+    if readable is None:
+        readable, _ = integrity.checked_events(events, config_of(game), counts=instance_of(game).counts)
+    result = {player.id_in_group: view_for(player, game, events, readable=readable)}
     partner = storage.partner_of(player, game) if both else None
     if partner is not None:
-        result[partner.id_in_group] = view_for(partner, game, events)
+        result[partner.id_in_group] = view_for(partner, game, events, readable=readable)
     return result
 
 

@@ -15,6 +15,7 @@ own module:
 | ``places`` | new places: the study's Prolific id, new places per address, places without consent handed back |
 | ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
+| ``indexes`` | the index oTree's player tables lack: a page step's cost stays flat in the session's size (no guard) |
 | ``session_form`` | the Create-session form: each key's label and one line of help (no guard) |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
 | ``study_pages`` | researcher pages: Prolific URL and test links, launch check, bonus file and review list (no guard) |
@@ -40,6 +41,7 @@ def install() -> None:
         creation,
         entry,
         headers,
+        indexes,
         languages,
         limits,
         outputs,
@@ -57,6 +59,7 @@ def install() -> None:
         budgets,
         headers,
         languages,
+        indexes,
         admin_pages,
         study_pages,
         session_form,

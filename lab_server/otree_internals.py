@@ -54,6 +54,12 @@ USED: dict[str, Internal] = {
         "function",
         "a database session outside a page request (limits checks a socket's participant before oTree sees it)",
     ),
+    "AnyModel": Internal(
+        "otree.database:AnyModel",
+        "class",
+        "the base of oTree's models, whose metadata creates the tables at start-up: indexes adds the index oTree's "
+        "player tables lack (a participant's row of a round), right after",
+    ),
     "page_lock": Internal(
         "otree.middleware:lock2",
         "Lock",

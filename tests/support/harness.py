@@ -340,14 +340,17 @@ def session_codes(server_url: str) -> set[str]:
     return {session["code"] for session in response.json()}
 
 
-def create_session(server_url: str, config_name: str, participants: int, *, room: str | None = None, **config) -> dict:
-    """Create a session through the REST API (``POST /api/sessions``); returns the JSON answer."""
+def create_session(
+    server_url: str, config_name: str, participants: int, *, room: str | None = None, timeout: float = 30, **config
+) -> dict:
+    """Create a session through the REST API (``POST /api/sessions``); returns the JSON answer (``timeout``: seconds
+    to wait for it; a bench's session of thousands takes longer)."""
     payload = dict(session_config_name=config_name, num_participants=participants)
     if room:
         payload["room_name"] = room
     if config:
         payload["modified_session_config_fields"] = config
-    response = requests.post(server_url + "/api/sessions", json=payload, headers=rest_headers(), timeout=30)
+    response = requests.post(server_url + "/api/sessions", json=payload, headers=rest_headers(), timeout=timeout)
     response.raise_for_status()
     return response.json()
 
@@ -368,7 +371,7 @@ def export_rows(server_url: str, app: str, function: str | None = None, *, sessi
 def session_start_links(server_url: str, session_code: str) -> list[str]:
     """The participants' start URLs of a session (REST ``get_session``)."""
     response = requests.post(
-        f"{server_url}/api/get_session/{session_code}", json={}, headers=rest_headers(), timeout=30
+        f"{server_url}/api/get_session/{session_code}", json={}, headers=rest_headers(), timeout=120
     )
     response.raise_for_status()
     return [f"{server_url}/InitializeParticipant/{p['code']}" for p in response.json()["participants"]]

@@ -1,0 +1,48 @@
+"""The index oTree's player tables lack (lab_server/indexes.py): a participant's player row of a round is found by
+the index, not by reading the whole table, on a new database and on one created before the index existed."""
+
+from __future__ import annotations
+
+import sqlalchemy
+
+from tests.support.harness import base_env, own_database, scratch_project, start_server
+
+INDEX = "social_eval_player_participant_round"
+QUERY = "SELECT id FROM social_eval_player WHERE participant_id = 1 AND round_number = 2"
+
+
+def engine_of(env, folder):
+    """The server's database (oTree keeps SQLite in db.sqlite3 of its folder, whatever DATABASE_URL names)."""
+    url = env["DATABASE_URL"]
+    return sqlalchemy.create_engine(url if not url.startswith("sqlite") else f"sqlite:///{folder}/db.sqlite3")
+
+
+def indexes(engine):
+    return {index["name"] for index in sqlalchemy.inspect(engine).get_indexes("social_eval_player")}
+
+
+def test_the_player_of_a_round_is_found_by_the_index_also_in_an_older_database():
+    folder = scratch_project("otree-indexes-")
+    env = base_env()
+    if not env.get("DATABASE_URL"):
+        env["DATABASE_URL"] = f"sqlite:///{folder}/db.sqlite3"
+    with own_database(env) as env:
+        server = start_server(kind="prodserver", env=env, folder=folder)
+        server.stop()
+        engine = engine_of(env, folder)
+        try:
+            assert INDEX in indexes(engine)
+            if engine.url.get_backend_name() == "sqlite":
+                with engine.connect() as connection:
+                    plan = " ".join(
+                        str(row) for row in connection.execute(sqlalchemy.text(f"EXPLAIN QUERY PLAN {QUERY}"))
+                    )
+                assert INDEX in plan, plan
+            with engine.begin() as connection:  # a database from before the index: its tables exist without it
+                connection.execute(sqlalchemy.text(f"DROP INDEX {INDEX}"))
+            assert INDEX not in indexes(engine)
+            server = start_server(kind="prodserver", env=env, folder=folder)
+            server.stop()
+            assert INDEX in indexes(engine)
+        finally:
+            engine.dispose()
