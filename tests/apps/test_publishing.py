@@ -408,13 +408,19 @@ def test_the_card_counts_are_the_datas(bundle):
 @pytest.fixture(scope="session")
 def datasets_python() -> Path:
     """A venv with Hugging Face ``datasets`` (cached in ~/.cache/lab-publish; created the first time)."""
+    import fcntl
+
     venv = Path.home() / ".cache" / "lab-publish" / f"datasets-venv-{DATASETS_VERSION}"
     python = venv / "bin" / "python"
     check = [str(python), "-c", "import datasets"]
-    if not python.exists() or subprocess.run(check, capture_output=True).returncode != 0:
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        install = [str(python), "-m", "pip", "install", "-q", f"datasets=={DATASETS_VERSION}"]
-        subprocess.run(install, check=True, capture_output=True, timeout=900)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # CI's SQLite and PostgreSQL runs go side by side: one creates the venv while the other waits for it.
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not python.exists() or subprocess.run(check, capture_output=True).returncode != 0:
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+            install = [str(python), "-m", "pip", "install", "-q", f"datasets=={DATASETS_VERSION}"]
+            subprocess.run(install, check=True, capture_output=True, timeout=900)
     return python
 
 
