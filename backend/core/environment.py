@@ -159,6 +159,21 @@ _TABLE = (
         "The window, in seconds, of LAB_NEW_PARTICIPANTS_PER_ADDRESS.",
     ),
     (
+        "LAB_ADMIT_MAX_IN_FLIGHT",
+        "Limits",
+        "8",
+        "lab_server/admission.py",
+        "Requests in flight (waiting for or holding oTree's page lock) at which the server counts as saturated: new "
+        "arrivals (room and session-wide links) then wait on a light page that lets them in as room frees up.",
+    ),
+    (
+        "LAB_ADMIT_MAX_WAIT_S",
+        "Limits",
+        "300",
+        "lab_server/admission.py",
+        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load.",
+    ),
+    (
         "LAB_FRAME_ANCESTORS",
         "Server",
         "unset (no framing)",
