@@ -9,11 +9,13 @@ a file exists, as a slow page step would) and the gate's threshold is one reques
 - a participant already inside asks for their page at the same moment: the gate does not hold them, they get their
   own page (not the waiting page) as soon as the slow page is done;
 - when the load has dropped, the waiting arrival's retry comes in: one place, with its PID, and a reload of the
-  same link resumes that place instead of taking a second one; the insider is still on the page they were on.
+  same link resumes that place instead of taking a second one; the insider is still on the page they were on; the
+  study status page counts the arrival let in after waiting.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -24,6 +26,7 @@ import requests
 
 import study_flow
 from tests.support.accessibility import assert_accessible
+from tests.support.dond_integrity import logged_in
 from tests.support.harness import (
     app_source,
     base_env,
@@ -67,6 +70,7 @@ def server():
     folder = project_with_app("slow_page", {"__init__.py": SLOW_APP, "Slow.html": SLOW_TEMPLATE}, prefix="otree-adm-")
     env = deployment_mode(base_env(LAB_ADMIT_MAX_IN_FLIGHT="1"))
     with own_database(env) as env, running_server(kind="prodserver", env=env, folder=folder) as running:
+        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
         yield running
 
 
@@ -135,6 +139,7 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
         assert page.locator("#admission-title").inner_text() == italian["admission_title"]
         assert_accessible(page, "it", where="the waiting page")
         assert holder.is_alive()
+        page.goto("about:blank")  # its own retries would be in flight beside the ones below (the threshold is 1)
     finally:
         (folder / "hold").unlink(missing_ok=True)
     holder.join(90)
@@ -154,3 +159,9 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
     assert again.url == admitted.url
     assert visited_labels(server, session["code"]) == sorted([INSIDE, WAITING])
     assert requests.get(inside_url, timeout=30).url == inside_url  # nothing was reset
+
+    # The researcher sees it on the study status page.
+    status = logged_in(server.url, server.admin_password).get(f"{server.url}/StudyStatus/{session['code']}", timeout=30)
+    admitted_after_waiting = re.search(r'<span class="n-admitted">(\d+)</span>', status.text)
+    assert admitted_after_waiting and int(admitted_after_waiting.group(1)) >= 1
+    assert re.search(r'<span class="n-waiting">0</span>', status.text)
