@@ -46,7 +46,8 @@ import secrets
 import time
 
 FAIR_WINDOW_S = 6.0  # one retry period: a waiter this close to the oldest one is as old (they poll every 3-6 s)
-FORGET_AFTER_S = 20.0  # a ticket not seen again for this long belongs to a closed tab
+FORGET_AFTER_S = 10.0  # a ticket not seen again for this long (the longest retry and 4 s) belongs to a closed tab
+MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
 RETRY_S = (3.0, 6.0)  # the waiting page reloads after a random time in this range (jitter spreads the retries)
 ADMITTED_FOR_S = 600  # an admitted arrival's cookie lets the rest of its entry (and reloads) through
 TICKET = "lab_wait"
@@ -129,10 +130,10 @@ class Gate:
     >>> gate.decide(ticket, now=106.0)[0], gate.summary()["admitted_after_waiting"]  # the oldest comes in
     (True, 1)
     >>> gate.in_flight = 5
-    >>> late = gate.ticket(now=0.0)
-    >>> gate.decide(late, now=61.0)[0]  # waited past the bound: in, whatever the load
-    True
-    >>> gate.decide("1.ab.forged", now=61.0)[0]  # a forged ticket is a fresh arrival
+    >>> _, late = gate.decide(None, now=200.0)
+    >>> gate.decide(late, now=255.0)[0], gate.decide(late, now=261.0)[0]  # past the bound (60 s): in, whatever the load
+    (False, True)
+    >>> gate.decide("200000.ab.forged", now=261.0)[0]  # a forged ticket is a fresh arrival
     False
     """
 
@@ -201,15 +202,17 @@ class Gate:
                     self.max_in_flight,
                 )
         key = ticket.rpartition(".")[0]
-        self._waiting.setdefault(key, [issued, now])[1] = now
+        if key in self._waiting or len(self._waiting) < MAX_WAITING:
+            self._waiting.setdefault(key, [issued, now])[1] = now
         self.waiting_pages += 1
         return False, ticket
 
     def _admit(self, ticket: str, issued: float, now: float) -> bool:
-        was_waiting = self._waiting.pop(ticket.rpartition(".")[0], None) is not None
+        if self._waiting.pop(ticket.rpartition(".")[0], None) is None:
+            return True  # a reload of a link already let in, or a ticket forgotten (its tab was closed a while)
         self.admitted_after_waiting += 1
         self.longest_wait_s = max(self.longest_wait_s, now - issued)
-        if was_waiting and not self._waiting:
+        if not self._waiting:
             logger.warning(
                 "All waiting arrivals are in: %d let in after waiting so far, the longest wait %.0f s.",
                 self.admitted_after_waiting,
