@@ -9,7 +9,10 @@ process, so the only lever is how fast new people come in. This gate holds them 
   lock or being served, until their answer starts (a slow upload or a slow reader is a connection, not load). Static
   files count too: oTree serves them under its page lock. Websockets and the gate's own waiting pages do not. At
   ``LAB_ADMIT_MAX_IN_FLIGHT`` (default 8) or more the server is saturated: at 30-80 ms of work per page step, eight
-  requests in flight are a queue of a quarter to half a second.
+  requests in flight are a queue of a quarter to half a second. It is saturated too while participants' pages
+  (``/p/...``, from request complete to answer) took longer than ``LAB_ADMIT_TARGET_MS`` (default 150) on average
+  over about the last 20 pages: on a slow or shared machine a few requests in flight are already a long wait, and
+  people let in a minute ago keep asking for pages while the count of requests in flight dips between them.
 - **Who waits.** Only a *new arrival* waits: a ``GET`` of a room link (``/room/<room>``) or a session-wide link
   (``/join/<code>``), the requests that give out places. Everyone already inside (``/p/<code>/...``, their
   sockets, ``/InitializeParticipant/...``, static files, the admin pages) always passes, so their pages stay fast.
@@ -47,6 +50,8 @@ import time
 
 FAIR_WINDOW_S = 6.0  # one retry period: a waiter this close to the oldest one is as old (they poll every 3-6 s)
 FORGET_AFTER_S = 10.0  # a ticket not seen again for this long (the longest retry and 4 s) belongs to a closed tab
+PAGE_WEIGHT = 0.05  # the moving average of page times follows about the last 20 pages
+PAGE_STALE_S = 2.0  # a page-time average not fed for this long is out of date (nobody inside is asking for pages)
 MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
 RETRY_S = (3.0, 6.0)  # the waiting page reloads after a random time in this range (jitter spreads the retries)
 ADMITTED_FOR_S = 600  # an admitted arrival's cookie lets the rest of its entry (and reloads) through
@@ -137,10 +142,18 @@ class Gate:
     False
     """
 
-    def __init__(self, *, max_in_flight: int, max_wait_s: float, key: bytes | None = None) -> None:
-        if max_in_flight < 1 or max_wait_s <= 0:
-            raise ValueError("The admission gate needs at least one request in flight and a positive longest wait.")
+    def __init__(
+        self, *, max_in_flight: int, max_wait_s: float, target_s: float = 10**9, key: bytes | None = None
+    ) -> None:
+        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0:
+            raise ValueError(
+                "The admission gate needs at least one request in flight, a positive longest wait and a positive "
+                "target time per page."
+            )
         self.max_in_flight = max_in_flight
+        self.target_s = target_s
+        self.page_s = 0.0  # the recent time of participants' pages (a moving average), and when it was last fed
+        self._page_seen = float("-inf")
         self.max_wait_s = max_wait_s
         self.in_flight = 0
         self._key = key or secrets.token_bytes(32)
@@ -169,6 +182,26 @@ class Gate:
         milliseconds = body.partition(".")[0]
         return int(milliseconds) / 1000 if milliseconds.isdigit() else None
 
+    # -- the load -----------------------------------------------------------------------------------------------
+    def page_served(self, seconds: float, *, now: float) -> None:
+        """Feed the time a participant's page took (from its request complete to its answer starting, so the wait
+        for oTree's lock included): ``page_s`` is the moving average over about the last ``1 / PAGE_WEIGHT`` pages.
+
+        >>> gate = Gate(max_in_flight=8, max_wait_s=60, target_s=0.2, key=b"k")
+        >>> for _ in range(30): gate.page_served(0.9, now=10.0)
+        >>> round(gate.page_s, 2), gate.saturated(now=10.5), gate.saturated(now=10.0 + PAGE_STALE_S + 1)
+        (0.71, True, False)
+        """
+        self.page_s += PAGE_WEIGHT * (seconds - self.page_s)
+        self._page_seen = now
+
+    def saturated(self, *, now: float) -> bool:
+        """``LAB_ADMIT_MAX_IN_FLIGHT`` requests in flight, or participants' pages slower than ``LAB_ADMIT_TARGET_MS``
+        on average lately (an average older than ``PAGE_STALE_S`` says nothing: nobody inside asked for a page)."""
+        if self.in_flight >= self.max_in_flight:
+            return True
+        return self.page_s > self.target_s and now - self._page_seen < PAGE_STALE_S
+
     # -- the decision -------------------------------------------------------------------------------------------
     def _oldest_waiting(self, now: float) -> float | None:
         if now >= self._next_sweep:  # closed tabs anywhere in the queue
@@ -187,7 +220,7 @@ class Gate:
         oldest = self._oldest_waiting(now)
         if issued is not None and now - issued >= self.max_wait_s:
             return self._admit(ticket, issued, now), ticket
-        if self.in_flight < self.max_in_flight:
+        if not self.saturated(now=now):
             if oldest is None and issued is None:
                 return True, ""
             if issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S):
@@ -196,10 +229,12 @@ class Gate:
             ticket, issued = self.ticket(now=now), now
             if not self._waiting:
                 logger.warning(
-                    "The server is busy (%d requests in flight, LAB_ADMIT_MAX_IN_FLIGHT=%d): new arrivals wait on "
-                    "the waiting page.",
+                    "The server is busy (%d requests in flight, LAB_ADMIT_MAX_IN_FLIGHT=%d; participants' pages "
+                    "%.0f ms on average, LAB_ADMIT_TARGET_MS=%.0f): new arrivals wait on the waiting page.",
                     self.in_flight,
                     self.max_in_flight,
+                    1000 * self.page_s,
+                    1000 * self.target_s,
                 )
         key = ticket.rpartition(".")[0]
         if key in self._waiting or len(self._waiting) < MAX_WAITING:
@@ -229,6 +264,8 @@ class Gate:
             longest_wait_s=round(self.longest_wait_s, 1),
             in_flight=self.in_flight,
             max_in_flight=self.max_in_flight,
+            page_ms=round(1000 * self.page_s),
+            target_ms=round(1000 * self.target_s),
             waiting_pages_served=self.waiting_pages,
         )
 
@@ -281,6 +318,9 @@ async def send_waiting_page(scope, send, *, ticket: str, headers_for) -> None:
         (b"content-length", str(len(body)).encode()),
         (b"cache-control", b"no-store"),
         (b"refresh", f"{retry_s:.1f}; url={retry_url}".encode("latin-1")),
+        # The retry comes on a new connection: no idle connection per waiting person is held for seconds, and no
+        # retry meets the server closing an idle connection at that moment (uvicorn's keep-alive ends after 5 s).
+        (b"connection", b"close"),
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers_for(headers, path)})
     await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body})
@@ -298,6 +338,7 @@ def install() -> None:
     GATE = gate = Gate(
         max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT", 8)),
         max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S", 300),
+        target_s=positive_setting("LAB_ADMIT_TARGET_MS", 150) / 1000,
     )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
 
@@ -324,15 +365,19 @@ def install() -> None:
 
         # Counted from the moment the request is whole (limits reads every body before oTree's lock) until its
         # answer starts: a slow upload or a slow reader holds a connection, not the server, and is not load.
-        state = {"counted": False, "done": False}
+        state = {"counted": False, "done": False, "since": 0.0}
+        participant_page = path.startswith("/p/")
 
         def count(step: int) -> None:
             if step > 0 and not state["counted"] and not state["done"]:
-                state["counted"] = True
+                state["counted"], state["since"] = True, time.monotonic()
                 gate.in_flight += 1
             elif step < 0 and state["counted"]:
                 state["counted"], state["done"] = False, True
                 gate.in_flight -= 1
+                if participant_page:
+                    now = time.monotonic()
+                    gate.page_served(now - state["since"], now=now)
 
         async def receive_counting():
             message = await receive()

@@ -174,6 +174,13 @@ _TABLE = (
         "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load.",
     ),
     (
+        "LAB_ADMIT_TARGET_MS",
+        "Limits",
+        "150",
+        "lab_server/admission.py",
+        "Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait.",
+    ),
+    (
         "LAB_FRAME_ANCESTORS",
         "Server",
         "unset (no framing)",
