@@ -11,6 +11,7 @@ own module:
 | ``entry`` | Prolific links: the PID's shape, no slot for invalid visits, one participation per PID, the full session |
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
+| ``admission`` | a saturated server: new arrivals wait on a light page in their language, those inside keep fast pages |
 | ``budgets`` | live-socket messages and bytes per participant and per address, before oTree parses them |
 | ``places`` | new places: the study's Prolific id, new places per address, places without consent handed back |
 | ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
@@ -37,6 +38,7 @@ def install() -> None:
     _installed = True
     from . import (
         admin_pages,
+        admission,
         budgets,
         creation,
         entry,
@@ -56,6 +58,7 @@ def install() -> None:
         places,
         outputs,
         limits,
+        admission,  # after limits: the outermost guard, so a waiting page is served before anything else runs
         budgets,
         headers,
         languages,

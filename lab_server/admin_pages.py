@@ -145,6 +145,7 @@ def study_vars(session, now: float) -> dict:
         ],
         inactive_after=duration(inactive_after_s()),
         **places_vars(session),
+        admission=admission_vars(),
         generated=time.strftime("%H:%M:%S UTC", time.gmtime(now)),
     )
 
@@ -159,6 +160,15 @@ def places_vars(session) -> dict:
         n_unconsented=sum(1 for participant in session.get_participants() if places.unconsented(participant)),
         consent_within=duration(limit) if limit > 0 else "never (consent_within_s = 0)",
     )
+
+
+def admission_vars() -> dict:
+    """The admission gate's counts for the whole server (``admission``): arrivals waiting now, let in after waiting,
+    the longest wait, the threshold."""
+    from . import admission
+
+    gate = admission.GATE
+    return gate.summary() if gate is not None else {}
 
 
 @functools.cache

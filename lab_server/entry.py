@@ -32,7 +32,7 @@ import functools
 
 import study_flow
 
-from . import places
+from . import admission, places
 
 # participant.vars key: the room a participant entered through (the study a PID may do once).
 ROOM_VAR = "entered_room"
@@ -120,6 +120,14 @@ def _new_place_refusal(request, session, room_name: str | None):
     return refusal
 
 
+def _remember_language(path: str, session) -> None:
+    """The waiting page of a busy server (``admission``) speaks the language of the session behind this link."""
+    if session is not None:
+        from .languages import session_language
+
+        admission.remember_language(path, session_language(session))
+
+
 def _guard_room_link(original):
     @functools.wraps(original)
     def get(self, request):
@@ -129,6 +137,7 @@ def _guard_room_link(original):
         if room is None:
             return original(self, request)  # oTree's 404
         session = room.get_session()
+        _remember_language(f"/room/{room.name}", session)
         if not request.query_params.get("welcome_page_ok"):
             if room.welcome_page != WELCOME_TEMPLATE:
                 return original(self, request)
@@ -152,6 +161,7 @@ def _guard_session_wide_link(original):
         session = Session.objects_filter(_anonymous_code=request.path_params.get("anonymous_code")).first()
         if session is None:
             return original(self, request)  # oTree's own 404
+        _remember_language(f"/join/{session._anonymous_code}", session)
         label = request.query_params.get("participant_label")
         if not label and not session.is_demo and _id_format(session) == "prolific":
             # A Prolific study's session-wide link without a PID would hand out a place to anyone who has the link.

@@ -94,19 +94,27 @@ def response_headers(headers: list, *, path: str, ancestors: tuple[str, ...], se
     return headers
 
 
-def install() -> None:
-    from .otree_internals import around_app, otree_settings
+def secure_cookies() -> bool:
+    """Whether cookies are marked ``Secure``: in production, unless ``LAB_NO_TLS`` is set."""
+    from .otree_internals import otree_settings
 
+    no_tls = os.environ.get("LAB_NO_TLS", "").strip().lower() in ("1", "true", "yes", "on")
+    return not otree_settings.DEBUG and not no_tls
+
+
+def configured_ancestors() -> tuple[str, ...]:
+    """The origins of ``LAB_FRAME_ANCESTORS``; a bad value stops the server with its sentence."""
     try:
-        ancestors = frame_ancestors(os.environ.get("LAB_FRAME_ANCESTORS", ""))
+        return frame_ancestors(os.environ.get("LAB_FRAME_ANCESTORS", ""))
     except ValueError as error:
         raise SystemExit(str(error)) from None
-    secure = not otree_settings.DEBUG and os.environ.get("LAB_NO_TLS", "").strip().lower() not in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    )
+
+
+def install() -> None:
+    from .otree_internals import around_app
+
+    ancestors = configured_ancestors()
+    secure = secure_cookies()
 
     async def with_headers(app, scope, receive, send):
         if scope["type"] != "http":

@@ -223,7 +223,8 @@ def client_address(scope) -> str:
     return client[0] if client else "unknown"
 
 
-def _language(scope) -> str:
+def accepted_language(scope) -> str:
+    """The first of en, de, it in the request's ``Accept-Language``, else English."""
     for name, value in scope.get("headers", ()):
         if name == b"accept-language":
             for part in value.decode("latin-1").lower().split(","):
@@ -385,7 +386,7 @@ class Limits:
         store NUL, and the form would have failed with HTTP 500 and lost the participant's answer."""
 
         async def limited(scope, receive, send) -> None:
-            refusal = _REFUSED_FORM_TEXT[_language(scope)]
+            refusal = _REFUSED_FORM_TEXT[accepted_language(scope)]
             for name, value in scope.get("headers", ()):
                 if name == b"content-length" and (not value.isdigit() or int(value) > limit):
                     await _send_page(send, 413, refusal)

@@ -78,6 +78,13 @@ MESSAGES = {
         "entry_wrong_study": (
             "The link you opened belongs to another study, so we cannot give you a place in this one."
         ),
+        "admission_title": "Many people are starting this study right now",
+        "admission_body": (
+            "Please keep this page open. It checks every few seconds and takes you to the study by itself as soon "
+            "as there is room, usually within a minute or two."
+        ),
+        "admission_kept": "You do not lose anything by waiting: your link and your Prolific ID are kept.",
+        "admission_now": "Try again now",
         "busy_title": "Too many new participants from your connection",
         "busy_body": (
             "Many people have just started this study from the same internet connection as you, so we cannot give "
@@ -161,6 +168,13 @@ MESSAGES = {
             "Der geöffnete Link gehört zu einer anderen Studie, daher können wir Ihnen in dieser Studie keinen Platz "
             "geben."
         ),
+        "admission_title": "Gerade beginnen sehr viele Personen diese Studie",
+        "admission_body": (
+            "Bitte lassen Sie diese Seite geöffnet. Sie prüft alle paar Sekunden und bringt Sie von selbst zur "
+            "Studie, sobald Platz ist, meist innerhalb von ein bis zwei Minuten."
+        ),
+        "admission_kept": "Durch das Warten verlieren Sie nichts: Ihr Link und Ihre Prolific-ID bleiben erhalten.",
+        "admission_now": "Jetzt erneut versuchen",
         "busy_title": "Zu viele neue Teilnehmende über Ihre Verbindung",
         "busy_body": (
             "Gerade haben viele Personen über dieselbe Internetverbindung wie Sie mit dieser Studie begonnen, daher "
@@ -242,6 +256,13 @@ MESSAGES = {
         "entry_wrong_study": (
             "Il link che ha aperto appartiene a un altro studio, quindi non possiamo assegnarLe un posto in questo."
         ),
+        "admission_title": "In questo momento molte persone stanno iniziando questo studio",
+        "admission_body": (
+            "La preghiamo di tenere aperta questa pagina. Controlla ogni pochi secondi e La porta da sola allo "
+            "studio appena c'è posto, di solito entro un paio di minuti."
+        ),
+        "admission_kept": "Attendendo non perde nulla: il Suo link e il Suo ID Prolific restano validi.",
+        "admission_now": "Riprova ora",
         "busy_title": "Troppi nuovi partecipanti dalla Sua connessione",
         "busy_body": (
             "Molte persone hanno appena iniziato questo studio dalla stessa connessione internet che usa Lei, quindi "

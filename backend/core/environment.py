@@ -159,6 +159,28 @@ _TABLE = (
         "The window, in seconds, of LAB_NEW_PARTICIPANTS_PER_ADDRESS.",
     ),
     (
+        "LAB_ADMIT_MAX_IN_FLIGHT",
+        "Limits",
+        "8",
+        "lab_server/admission.py",
+        "Requests in flight (waiting for or holding oTree's page lock) at which the server counts as saturated: new "
+        "arrivals (room and session-wide links) then wait on a light page that lets them in as room frees up.",
+    ),
+    (
+        "LAB_ADMIT_MAX_WAIT_S",
+        "Limits",
+        "300",
+        "lab_server/admission.py",
+        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load.",
+    ),
+    (
+        "LAB_ADMIT_TARGET_MS",
+        "Limits",
+        "150",
+        "lab_server/admission.py",
+        "Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait.",
+    ),
+    (
         "LAB_FRAME_ANCESTORS",
         "Server",
         "unset (no framing)",

@@ -1,0 +1,401 @@
+"""Admission: when the server is saturated, new arrivals wait on a light page instead of queueing with everyone.
+
+Measured before this gate (issue 29): 3,000 Prolific arrivals in five minutes brought the server, which serves
+12-17 page steps a second, a queue in which every request waited almost a minute and 2,610 requests were reset:
+everyone's study broke at once, not only the newcomers'. oTree serves every page of a study under one lock in one
+process, so the only lever is how fast new people come in. This gate holds them at the door:
+
+- **Load.** The server's load is the number of HTTP requests in flight: received whole, waiting for oTree's page
+  lock or being served, until their answer starts (a slow upload or a slow reader is a connection, not load). Static
+  files count too: oTree serves them under its page lock. Websockets and the gate's own waiting pages do not. At
+  ``LAB_ADMIT_MAX_IN_FLIGHT`` (default 8) or more the server is saturated: at 30-80 ms of work per page step, eight
+  requests in flight are a queue of a quarter to half a second. It is saturated too while participants' pages
+  (``/p/...``, from request complete to answer) took longer than ``LAB_ADMIT_TARGET_MS`` (default 150) on average
+  over about the last 20 pages: on a slow or shared machine a few requests in flight are already a long wait, and
+  people let in a minute ago keep asking for pages while the count of requests in flight dips between them.
+- **Who waits.** Only a *new arrival* waits: a ``GET`` of a room link (``/room/<room>``) or a session-wide link
+  (``/join/<code>``), the requests that give out places. Everyone already inside (``/p/<code>/...``, their
+  sockets, ``/InitializeParticipant/...``, static files, the admin pages) always passes, so their pages stay fast.
+- **The waiting page** (``global/AdmissionWait.html``, texts ``admission_*`` in ``study_flow.MESSAGES``) is in the
+  room's session language once the room has been entered (``remember_language``), else the browser's
+  (``Accept-Language``: en, de, it), else English. It is rendered once per language and served from memory without
+  oTree's page lock, the database or a template engine (HTTP 200, ``Cache-Control: no-store``: a 503 would be
+  replaced by many proxies' own error page, which has no way back, and Prolific only ever shows the participant
+  the page). It reloads its own URL after 3-6 s (jittered, the ``Refresh`` header: no script needed) with every
+  query parameter kept (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``, ``participant_label``) plus the ticket
+  ``lab_wait``; a link lets the participant retry at once.
+- **Fairness.** The ticket is signed (HMAC with a key of this process) and says when the arrival first waited. While
+  anyone waits, a fresh arrival waits too (it queues behind them), and when room frees up the arrivals that have
+  waited longest come in first (those within ``FAIR_WINDOW_S`` of the oldest waiting ticket; a ticket not seen for
+  ``FORGET_AFTER_S`` is dropped, the tab was closed). Nobody is refused in the end: a ticket older than
+  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in whatever the load. A forged or expired ticket (a restart) counts
+  as a fresh arrival.
+- **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
+  entry (the room's welcome page forwards to itself) and a reload are not held again. The gate strips ``lab_wait``
+  before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
+  ``places``) is unchanged, so a waiting arrival keeps one place and its PID.
+- **For the researcher.** ``summary()`` (the study status page) and a log line when arrivals start waiting and when
+  the last one is in: how many wait now, how many were let in after waiting, the longest wait.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import logging
+import random
+import secrets
+import time
+
+FAIR_WINDOW_S = 6.0  # one retry period: a waiter this close to the oldest one is as old (they poll every 3-6 s)
+FORGET_AFTER_S = 10.0  # a ticket not seen again for this long (the longest retry and 4 s) belongs to a closed tab
+PAGE_WEIGHT = 0.05  # the moving average of page times follows about the last 20 pages
+PAGE_STALE_S = 2.0  # a page-time average not fed for this long is out of date (nobody inside is asking for pages)
+MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
+RETRY_S = (3.0, 6.0)  # the waiting page reloads after a random time in this range (jitter spreads the retries)
+ADMITTED_FOR_S = 600  # an admitted arrival's cookie lets the rest of its entry (and reloads) through
+TICKET = "lab_wait"
+ADMITTED_COOKIE = "lab_admitted"
+ENTRY_PREFIXES = ("/room/", "/join/")
+WAIT_TEMPLATE = "global/AdmissionWait.html"
+_URL_MARK = "https://lab-wait.invalid/retry-url"  # replaced by each request's own retry URL in the cached page
+logger = logging.getLogger(__name__)
+
+
+def is_new_arrival(method: str, path: str) -> bool:
+    """Whether a request may give out a place (a room link or a session-wide link), so it waits when busy.
+
+    >>> is_new_arrival("GET", "/room/annotation_study"), is_new_arrival("GET", "/join/tipabuzo")
+    (True, True)
+    >>> is_new_arrival("GET", "/p/abc123/annotation/Rate/3"), is_new_arrival("POST", "/room/x")
+    (False, False)
+    """
+    return method.upper() in ("GET", "HEAD") and path.startswith(ENTRY_PREFIXES)
+
+
+def retry_query(query_string: bytes, ticket: str) -> str:
+    """The query of the retry URL: every parameter as it came, in its order and encoding, with ``lab_wait`` replaced.
+
+    >>> retry_query(b"participant_label=ab12&STUDY_ID=s1&lab_wait=old", "123.x.sig")
+    'participant_label=ab12&STUDY_ID=s1&lab_wait=123.x.sig'
+    >>> retry_query(b"", "1.x.s")
+    'lab_wait=1.x.s'
+    """
+    parts = [part for part in query_string.decode("latin-1").split("&") if part and not part.startswith(TICKET + "=")]
+    return "&".join([*parts, f"{TICKET}={ticket}"])
+
+
+def without_ticket(query_string: bytes) -> bytes:
+    """The query oTree sees: without ``lab_wait``.
+
+    >>> without_ticket(b"participant_label=ab12&lab_wait=1.x.s&STUDY_ID=s1")
+    b'participant_label=ab12&STUDY_ID=s1'
+    """
+    return b"&".join(part for part in query_string.split(b"&") if part and not part.startswith(TICKET.encode() + b"="))
+
+
+def query_value(query_string: bytes, name: str) -> str | None:
+    """The first value of ``name`` in a raw query (tickets and cookies hold only ``[0-9a-z.]``: no decoding needed).
+
+    >>> query_value(b"a=1&lab_wait=5.ab.cd", "lab_wait"), query_value(b"a=1", "lab_wait")
+    ('5.ab.cd', None)
+    """
+    prefix = name + "="
+    for part in query_string.decode("latin-1").split("&"):
+        if part.startswith(prefix):
+            return part[len(prefix) :]
+    return None
+
+
+def cookie_value(headers, name: str) -> str | None:
+    """The value of cookie ``name`` in an ASGI request's headers, or None."""
+    for header, value in headers:
+        if header == b"cookie":
+            for part in value.decode("latin-1").split(";"):
+                key, _, found = part.strip().partition("=")
+                if key == name:
+                    return found
+    return None
+
+
+class Gate:
+    """The admission state of one server process (oTree serves every request from one process).
+
+    >>> gate = Gate(max_in_flight=2, max_wait_s=60, key=b"k")
+    >>> gate.in_flight = 2  # saturated
+    >>> admitted, ticket = gate.decide(None, now=100.0)  # a fresh arrival waits and gets a ticket
+    >>> admitted, gate.summary(now=100.0)["waiting"]
+    (False, 1)
+    >>> gate.decide(ticket, now=104.0)[0]  # still saturated: it waits on
+    False
+    >>> gate.in_flight = 0
+    >>> gate.decide(None, now=105.0)[0]  # room again, but someone waits longer: the newcomer queues behind
+    False
+    >>> gate.decide(ticket, now=106.0)[0], gate.summary()["admitted_after_waiting"]  # the oldest comes in
+    (True, 1)
+    >>> gate.in_flight = 5
+    >>> _, late = gate.decide(None, now=200.0)
+    >>> gate.decide(late, now=255.0)[0], gate.decide(late, now=261.0)[0]  # past the bound (60 s): in, whatever the load
+    (False, True)
+    >>> gate.decide("200000.ab.forged", now=261.0)[0]  # a forged ticket is a fresh arrival
+    False
+    """
+
+    def __init__(
+        self, *, max_in_flight: int, max_wait_s: float, target_s: float = 10**9, key: bytes | None = None
+    ) -> None:
+        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0:
+            raise ValueError(
+                "The admission gate needs at least one request in flight, a positive longest wait and a positive "
+                "target time per page."
+            )
+        self.max_in_flight = max_in_flight
+        self.target_s = target_s
+        self.page_s = 0.0  # the recent time of participants' pages (a moving average), and when it was last fed
+        self._page_seen = float("-inf")
+        self.max_wait_s = max_wait_s
+        self.in_flight = 0
+        self._key = key or secrets.token_bytes(32)
+        self._waiting: dict[str, list[float]] = {}  # ticket id -> [first waited, last seen], in order of first wait
+        self._next_sweep = 0.0
+        self.admitted_after_waiting = 0
+        self.longest_wait_s = 0.0
+        self.waiting_pages = 0
+
+    # -- tickets ------------------------------------------------------------------------------------------------
+    def _signature(self, body: str) -> str:
+        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()[:20]
+
+    def ticket(self, *, now: float) -> str:
+        """A signed ticket saying this arrival first waited at ``now``."""
+        body = f"{int(now * 1000)}.{secrets.token_hex(4)}"
+        return f"{body}.{self._signature(body)}"
+
+    def issued(self, ticket: str | None) -> float | None:
+        """When a valid ticket (or admitted cookie) was issued, in seconds; None when absent, malformed or forged."""
+        if not ticket or ticket.count(".") != 2:
+            return None
+        body, _, signature = ticket.rpartition(".")
+        if not hmac.compare_digest(signature, self._signature(body)):
+            return None
+        milliseconds = body.partition(".")[0]
+        return int(milliseconds) / 1000 if milliseconds.isdigit() else None
+
+    # -- the load -----------------------------------------------------------------------------------------------
+    def page_served(self, seconds: float, *, now: float) -> None:
+        """Feed the time a participant's page took (from its request complete to its answer starting, so the wait
+        for oTree's lock included): ``page_s`` is the moving average over about the last ``1 / PAGE_WEIGHT`` pages.
+
+        >>> gate = Gate(max_in_flight=8, max_wait_s=60, target_s=0.2, key=b"k")
+        >>> for _ in range(30): gate.page_served(0.9, now=10.0)
+        >>> round(gate.page_s, 2), gate.saturated(now=10.5), gate.saturated(now=10.0 + PAGE_STALE_S + 1)
+        (0.71, True, False)
+        """
+        self.page_s += PAGE_WEIGHT * (seconds - self.page_s)
+        self._page_seen = now
+
+    def saturated(self, *, now: float) -> bool:
+        """``LAB_ADMIT_MAX_IN_FLIGHT`` requests in flight, or participants' pages slower than ``LAB_ADMIT_TARGET_MS``
+        on average lately (an average older than ``PAGE_STALE_S`` says nothing: nobody inside asked for a page)."""
+        if self.in_flight >= self.max_in_flight:
+            return True
+        return self.page_s > self.target_s and now - self._page_seen < PAGE_STALE_S
+
+    # -- the decision -------------------------------------------------------------------------------------------
+    def _oldest_waiting(self, now: float) -> float | None:
+        if now >= self._next_sweep:  # closed tabs anywhere in the queue
+            self._waiting = {k: v for k, v in self._waiting.items() if now - v[1] < FORGET_AFTER_S}
+            self._next_sweep = now + FORGET_AFTER_S / 2
+        for key, (first, last_seen) in list(self._waiting.items()):
+            if now - last_seen < FORGET_AFTER_S:
+                return first
+            del self._waiting[key]
+        return None
+
+    def decide(self, ticket: str | None, *, now: float) -> tuple[bool, str]:
+        """Whether a new arrival with ``ticket`` (the ``lab_wait`` it brought, or None) comes in now; when it waits,
+        the ticket its retry carries (the same one, or a new one for a fresh or forged ticket)."""
+        issued = self.issued(ticket)
+        oldest = self._oldest_waiting(now)
+        if issued is not None and now - issued >= self.max_wait_s:
+            return self._admit(ticket, issued, now), ticket
+        if not self.saturated(now=now):
+            if oldest is None and issued is None:
+                return True, ""
+            if issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S):
+                return self._admit(ticket, issued, now), ticket
+        if issued is None:
+            ticket, issued = self.ticket(now=now), now
+            if not self._waiting:
+                logger.warning(
+                    "The server is busy (%d requests in flight, LAB_ADMIT_MAX_IN_FLIGHT=%d; participants' pages "
+                    "%.0f ms on average, LAB_ADMIT_TARGET_MS=%.0f): new arrivals wait on the waiting page.",
+                    self.in_flight,
+                    self.max_in_flight,
+                    1000 * self.page_s,
+                    1000 * self.target_s,
+                )
+        key = ticket.rpartition(".")[0]
+        if key in self._waiting or len(self._waiting) < MAX_WAITING:
+            self._waiting.setdefault(key, [issued, now])[1] = now
+        self.waiting_pages += 1
+        return False, ticket
+
+    def _admit(self, ticket: str, issued: float, now: float) -> bool:
+        if self._waiting.pop(ticket.rpartition(".")[0], None) is None:
+            return True  # a reload of a link already let in, or a ticket forgotten (its tab was closed a while)
+        self.admitted_after_waiting += 1
+        self.longest_wait_s = max(self.longest_wait_s, now - issued)
+        if not self._waiting:
+            logger.warning(
+                "All waiting arrivals are in: %d let in after waiting so far, the longest wait %.0f s.",
+                self.admitted_after_waiting,
+                self.longest_wait_s,
+            )
+        return True
+
+    def summary(self, *, now: float | None = None) -> dict:
+        """What the researcher sees: arrivals waiting now, let in after waiting, the longest wait, the load."""
+        now = time.monotonic() if now is None else now
+        return dict(
+            waiting=sum(1 for _, last_seen in self._waiting.values() if now - last_seen < FORGET_AFTER_S),
+            admitted_after_waiting=self.admitted_after_waiting,
+            longest_wait_s=round(self.longest_wait_s, 1),
+            in_flight=self.in_flight,
+            max_in_flight=self.max_in_flight,
+            page_ms=round(1000 * self.page_s),
+            target_ms=round(1000 * self.target_s),
+            waiting_pages_served=self.waiting_pages,
+        )
+
+
+# -- the page -----------------------------------------------------------------------------------------------------
+_pages: dict[str, tuple[str, str]] = {}  # language -> the rendered page, split around the retry URL
+_languages: dict[str, str] = {}  # an entry path ("/room/x", "/join/code") -> its session's language
+
+
+def remember_language(path: str, language: str | None) -> None:
+    """Note the session language of an entry link (``entry`` calls this under oTree's lock, where it knows it), so
+    the waiting page of that link is in the study's language."""
+    if language and len(_languages) < 10_000:
+        _languages[path] = language
+
+
+def page_language(path: str, scope) -> str:
+    """The study's language for this entry link when known, else the browser's (en, de, it), else English."""
+    import study_flow
+
+    from .limits import accepted_language
+
+    language = _languages.get(path.rstrip("/"))
+    return language if language in study_flow.MESSAGES else accepted_language(scope)
+
+
+def waiting_page(language: str, retry_url: str) -> bytes:
+    """The waiting page in ``language`` pointing at ``retry_url``; the template is rendered once per language."""
+    if language not in _pages:
+        import study_flow
+
+        from .otree_internals import render
+
+        texts = study_flow.messages(language)
+        body = render(WAIT_TEMPLATE, dict(language=language, texts=texts, retry_url=_URL_MARK)).body.decode()
+        before, _, after = body.partition(html.escape(_URL_MARK))
+        _pages[language] = (before, after)
+    before, after = _pages[language]
+    return (before + html.escape(retry_url) + after).encode()
+
+
+async def send_waiting_page(scope, send, *, ticket: str, headers_for) -> None:
+    path = scope.get("path", "")
+    raw_path = scope.get("raw_path") or path.encode()
+    retry_url = raw_path.decode("latin-1") + "?" + retry_query(scope.get("query_string", b""), ticket)
+    body = waiting_page(page_language(path, scope), retry_url)
+    retry_s = random.uniform(*RETRY_S)
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+        (b"refresh", f"{retry_s:.1f}; url={retry_url}".encode("latin-1")),
+        # The retry comes on a new connection: no idle connection per waiting person is held for seconds, and no
+        # retry meets the server closing an idle connection at that moment (uvicorn's keep-alive ends after 5 s).
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers_for(headers, path)})
+    await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body})
+
+
+GATE: Gate | None = None
+
+
+def install() -> None:
+    from . import headers
+    from .limits import positive_setting
+    from .otree_internals import around_app
+
+    global GATE
+    GATE = gate = Gate(
+        max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT", 8)),
+        max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S", 300),
+        target_s=positive_setting("LAB_ADMIT_TARGET_MS", 150) / 1000,
+    )
+    secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
+
+    def headers_for(found: list, path: str) -> list:
+        return headers.response_headers(found, path=path, ancestors=ancestors, secure=secure)
+
+    async def admitting(app, scope, receive, send):
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        admitted_cookie = None
+        if is_new_arrival(scope.get("method", "GET"), path):
+            now = time.monotonic()
+            passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE))
+            if passed is None or now - passed > ADMITTED_FOR_S:
+                admitted, ticket = gate.decide(query_value(scope.get("query_string", b""), TICKET), now=now)
+                if not admitted:
+                    await send_waiting_page(scope, send, ticket=ticket, headers_for=headers_for)
+                    return
+                cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
+                admitted_cookie = (cookie + "SameSite=Lax").encode()
+            scope = dict(scope, query_string=without_ticket(scope.get("query_string", b"")))
+
+        # Counted from the moment the request is whole (limits reads every body before oTree's lock) until its
+        # answer starts: a slow upload or a slow reader holds a connection, not the server, and is not load.
+        state = {"counted": False, "done": False, "since": 0.0}
+        participant_page = path.startswith("/p/")
+
+        def count(step: int) -> None:
+            if step > 0 and not state["counted"] and not state["done"]:
+                state["counted"], state["since"] = True, time.monotonic()
+                gate.in_flight += 1
+            elif step < 0 and state["counted"]:
+                state["counted"], state["done"] = False, True
+                gate.in_flight -= 1
+                if participant_page:
+                    now = time.monotonic()
+                    gate.page_served(now - state["since"], now=now)
+
+        async def receive_counting():
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body"):
+                count(+1)
+            return message
+
+        async def send_counting(message):
+            if message["type"] == "http.response.start":
+                count(-1)
+                if admitted_cookie:
+                    cookie = headers.secure_cookie(admitted_cookie) if secure else admitted_cookie
+                    message = dict(message, headers=[*message.get("headers", ()), (b"set-cookie", cookie)])
+            await send(message)
+
+        try:
+            await app(scope, receive_counting, send_counting)
+        finally:
+            count(-1)
+
+    around_app(admitting, outside_page_lock=True)  # waiting pages never take oTree's page lock

@@ -1,0 +1,178 @@
+"""Grace beyond capacity (lab_server/admission.py), on a production server saturated on purpose.
+
+The server is saturated the way a real one is: a page holds oTree's page lock (a throwaway app whose page waits while
+a file exists, as a slow page step would) and the gate's threshold is one request in flight. Then:
+
+- a new arrival from a German browser, entering the room of an Italian study with its Prolific PID, gets the waiting
+  page at once, while the lock is still held (it costs no lock and no database): in Italian, ``lang="it"``, HTTP
+  200, a ``Refresh`` to the same link with every parameter kept and a signed ticket; the page passes axe-core; a
+  link nobody has entered by yet gets the page in the browser's language;
+- a participant already inside asks for their page at the same moment: the gate does not hold them, they get their
+  own page (not the waiting page) as soon as the slow page is done;
+- when the load has dropped, the waiting arrival's retry comes in: one place, with its PID, and a reload of the
+  same link resumes that place instead of taking a second one; the insider is still on the page they were on; the
+  study status page counts the arrival let in after waiting.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urljoin, urlparse
+
+import pytest
+import requests
+
+import study_flow
+from tests.support.accessibility import assert_accessible
+from tests.support.dond_integrity import logged_in
+from tests.support.harness import (
+    app_source,
+    base_env,
+    create_session,
+    deployment_mode,
+    own_database,
+    project_with_app,
+    rest,
+    running_server,
+    session_start_links,
+)
+
+pytestmark = pytest.mark.slow
+
+STUDY = "64f1a2b3c4d5e6f7a8b9c0d1"
+INSIDE, WAITING = "a1" * 12, "b2" * 12
+
+SLOW_APP = app_source(
+    "slow_page",
+    doc="A page that holds oTree's page lock while the file ``hold`` exists (at most a minute): a saturated server.",
+    preamble="import pathlib\nimport time\n",
+    body="""
+class Slow(Page):
+    @staticmethod
+    def vars_for_template(player):
+        pathlib.Path("holding").write_text("1")
+        deadline = time.monotonic() + 60
+        while pathlib.Path("hold").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return {}
+
+
+page_sequence = [Slow]
+""",
+)
+SLOW_TEMPLATE = "{{ block content }}<p id='slow-done'>done</p>{{ endblock }}\n"
+
+
+@pytest.fixture(scope="module")
+def server():
+    folder = project_with_app("slow_page", {"__init__.py": SLOW_APP, "Slow.html": SLOW_TEMPLATE}, prefix="otree-adm-")
+    # The count of requests in flight alone decides here (the page-time average is tried in admission.py's doctests):
+    # the insider's page waits behind the slow page, and that slow average would hold the arrival after the release.
+    env = deployment_mode(base_env(LAB_ADMIT_MAX_IN_FLIGHT="1", LAB_ADMIT_TARGET_MS="600000"))
+    with own_database(env) as env, running_server(kind="prodserver", env=env, folder=folder) as running:
+        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
+        yield running
+
+
+def room_link(server, pid: str) -> str:
+    query = urlencode(dict(participant_label=pid, STUDY_ID=STUDY, SESSION_ID="s" + pid[:6], welcome_page_ok=1))
+    return f"{server.url}/room/bias_study?{query}"
+
+
+def visited_labels(server, session_code: str) -> list[str]:
+    """The labels of the session's participants that hold a place, once per place."""
+    answer = rest(server.url, "GET", "/api/sessions/" + session_code)
+    answer.raise_for_status()
+    return sorted(p["label"] for p in answer.json()["participants"] if p.get("label"))
+
+
+class Fetch(threading.Thread):
+    """A GET in the background (it may wait for oTree's page lock)."""
+
+    def __init__(self, url: str, **options) -> None:
+        super().__init__(daemon=True)
+        self.url, self.options, self.response = url, options, None
+
+    def run(self) -> None:
+        self.response = requests.get(self.url, timeout=120, **self.options)
+
+
+def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page):
+    session = create_session(server.url, "bias_tests", 3, room="bias_study", prolific_study_id=STUDY, language="it")
+    slow = create_session(server.url, "slow_page", 1)
+    italian = study_flow.messages("it")
+
+    info = rest(server.url, "POST", f"/api/get_session/{session['code']}", json={})
+    join_link = urljoin(server.url, info.json()["session_wide_url"])
+
+    # Someone enters while the server is idle: they are inside.
+    inside = requests.get(room_link(server, INSIDE), timeout=30)
+    assert inside.status_code == 200 and italian["admission_title"] not in inside.text
+    inside_url = inside.url
+    assert "/p/" in inside_url
+
+    # Saturate: a page step holds oTree's page lock (one request in flight, the threshold).
+    folder = Path(server.folder)
+    (folder / "hold").write_text("1")
+    holder = Fetch(session_start_links(server.url, slow["code"])[0])
+    holder.start()
+    deadline = time.monotonic() + 60
+    while not (folder / "holding").exists():
+        assert time.monotonic() < deadline, "the slow page never started"
+        time.sleep(0.05)
+    try:
+        insider = Fetch(inside_url)  # the insider's next request, at the same moment
+        insider.start()
+        # A new arrival: answered while the lock is still held, in the study's language, not the browser's.
+        arrival = requests.get(
+            room_link(server, WAITING), headers={"Accept-Language": "de-DE,de;q=0.9"}, timeout=20, allow_redirects=False
+        )
+        assert arrival.status_code == 200, arrival.status_code
+        assert italian["admission_title"] in arrival.text and '<html lang="it">' in arrival.text
+        assert arrival.headers["Cache-Control"] == "no-store" and arrival.headers["Connection"] == "close"
+        delay, _, retry = arrival.headers["Refresh"].partition("; url=")
+        assert 3 <= float(delay) <= 6
+        retry_query = parse_qs(urlparse(retry).query)
+        assert retry_query["participant_label"] == [WAITING] and retry_query["STUDY_ID"] == [STUDY]
+        assert retry_query["SESSION_ID"] == ["s" + WAITING[:6]] and retry_query["lab_wait"]
+        # A link nobody has entered by yet (the study's language unknown to the gate): the browser's language.
+        german = requests.get(
+            join_link, params=dict(participant_label="c3" * 12), headers={"Accept-Language": "de"}, timeout=20
+        )
+        assert german.status_code == 200 and '<html lang="de">' in german.text
+        assert study_flow.messages("de")["admission_title"] in german.text
+        assert (folder / "hold").exists() and holder.is_alive()  # all this while the page lock was held
+
+        # The same page in a browser: accessible, in Italian (still saturated, so it stays the waiting page).
+        page.goto(urljoin(server.url, retry))
+        assert page.locator("#admission-title").inner_text() == italian["admission_title"]
+        assert_accessible(page, "it", where="the waiting page")
+        assert holder.is_alive()
+        page.goto("about:blank")  # its own retries would be in flight beside the ones below (the threshold is 1)
+    finally:
+        (folder / "hold").unlink(missing_ok=True)
+    holder.join(90)
+    insider.join(90)
+
+    # The insider was not held: their own page, where they were.
+    assert insider.response.status_code == 200 and insider.response.url == inside_url
+    assert italian["admission_title"] not in insider.response.text
+    assert holder.response.status_code == 200 and "slow-done" in holder.response.text
+
+    # Load has dropped: the waiting arrival's retry comes in and takes one place with its PID.
+    admitted = requests.get(urljoin(server.url, retry), timeout=30)
+    assert admitted.status_code == 200 and "/p/" in admitted.url
+    assert italian["admission_title"] not in admitted.text
+    assert "lab_wait" not in admitted.url
+    again = requests.get(urljoin(server.url, retry), timeout=30)  # a reload of the same link: the same place
+    assert again.url == admitted.url
+    assert visited_labels(server, session["code"]) == sorted([INSIDE, WAITING])
+    assert requests.get(inside_url, timeout=30).url == inside_url  # nothing was reset
+
+    # The researcher sees it on the study status page.
+    status = logged_in(server.url, server.admin_password).get(f"{server.url}/StudyStatus/{session['code']}", timeout=30)
+    admitted_after_waiting = re.search(r'<span class="n-admitted">(\d+)</span>', status.text)
+    assert admitted_after_waiting and int(admitted_after_waiting.group(1)) >= 1
