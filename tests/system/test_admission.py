@@ -27,7 +27,7 @@ import requests
 
 import study_flow
 from tests.support.accessibility import assert_accessible
-from tests.support.dond_integrity import logged_in
+from tests.support.admin import logged_in
 from tests.support.harness import (
     app_source,
     base_env,
