@@ -140,6 +140,7 @@ class Gate:
     (False, True)
     >>> gate.decide("200000.ab.forged", now=261.0)[0]  # a forged ticket is a fresh arrival
     False
+    >>> gate.issued("1.ab.\xe9")  # a byte beyond ASCII (a mangled cookie): no ticket, not a server error
     """
 
     def __init__(
@@ -174,7 +175,7 @@ class Gate:
 
     def issued(self, ticket: str | None) -> float | None:
         """When a valid ticket (or admitted cookie) was issued, in seconds; None when absent, malformed or forged."""
-        if not ticket or ticket.count(".") != 2:
+        if not ticket or ticket.count(".") != 2 or not ticket.isascii():  # compare_digest refuses other text
             return None
         body, _, signature = ticket.rpartition(".")
         if not hmac.compare_digest(signature, self._signature(body)):

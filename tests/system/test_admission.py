@@ -176,3 +176,15 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
     status = logged_in(server.url, server.admin_password).get(f"{server.url}/StudyStatus/{session['code']}", timeout=30)
     admitted_after_waiting = re.search(r'<span class="n-admitted">(\d+)</span>', status.text)
     assert admitted_after_waiting and int(admitted_after_waiting.group(1)) >= 1
+
+
+def test_a_ticket_or_cookie_that_is_not_ascii_is_a_fresh_arrival_not_a_server_error(server):
+    """A mangled cookie or ticket (a byte beyond ASCII, as a broken proxy or extension may send) counts as none: the
+    link answers (the room's page or the waiting page), it does not fail with a server error."""
+    create_session(server.url, "bias_tests", 1, room="bias_study", prolific_study_id=STUDY, language="it")
+    link = room_link(server, "d4" * 12)
+    for headers in ({"Cookie": "lab_admitted=1.ab.\xe9"}, {"Cookie": "lab_wait=1.ab.\xe9"}):
+        answer = requests.get(link + "&lab_wait=1.ab.%C3%A9", headers=headers, timeout=30)
+        assert answer.status_code == 200, (headers, answer.status_code)
+    raw = requests.get(link + "&lab_wait=1.ab.\xe9", timeout=30)  # sent as the byte itself (requests keeps it)
+    assert raw.status_code in (200, 400), raw.status_code
