@@ -33,7 +33,9 @@ process, so the only lever is how fast new people come in. This gate holds them 
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
   entry (the room's welcome page forwards to itself) and a reload are not held again. The gate strips ``lab_wait``
   before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
-  ``places``) is unchanged, so a waiting arrival keeps one place and its PID.
+  ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let in through an
+  entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same link later (a new
+  tab, the Prolific link opened again after the cookie ran out) is someone returning to their place and passes.
 - **For the researcher.** ``summary()`` (the study status page) and a log line when arrivals start waiting and when
   the last one is in: how many wait now, how many were let in after waiting, the longest wait.
 """
@@ -47,12 +49,15 @@ import logging
 import random
 import secrets
 import time
+from urllib.parse import parse_qsl
 
 FAIR_WINDOW_S = 6.0  # one retry period: a waiter this close to the oldest one is as old (they poll every 3-6 s)
 FORGET_AFTER_S = 10.0  # a ticket not seen again for this long (the longest retry and 4 s) belongs to a closed tab
 PAGE_WEIGHT = 0.05  # the moving average of page times follows about the last 20 pages
 PAGE_STALE_S = 2.0  # a page-time average not fed for this long is out of date (nobody inside is asking for pages)
 MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
+MAX_INSIDE = 100_000  # (entry link, participant label) pairs let in, remembered so a returning participant passes
+LABEL = "participant_label"
 RETRY_S = (3.0, 6.0)  # the waiting page reloads after a random time in this range (jitter spreads the retries)
 ADMITTED_FOR_S = 600  # an admitted arrival's cookie lets the rest of its entry (and reloads) through
 TICKET = "lab_wait"
@@ -106,6 +111,18 @@ def query_value(query_string: bytes, name: str) -> str | None:
         if part.startswith(prefix):
             return part[len(prefix) :]
     return None
+
+
+def label_of(query_string: bytes) -> str:
+    """The participant label an entry link carries (decoded as oTree decodes it), or "".
+
+    >>> label_of(b"STUDY_ID=s&participant_label=5f%20aa&lab_wait=1.a.b"), label_of(b"x=1")
+    ('5f aa', '')
+    """
+    for name, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
+        if name == LABEL:
+            return value
+    return ""
 
 
 def cookie_value(headers, name: str) -> str | None:
@@ -163,6 +180,22 @@ class Gate:
         self.admitted_after_waiting = 0
         self.longest_wait_s = 0.0
         self.waiting_pages = 0
+        self._inside: set[tuple[str, str]] = set()  # (entry link, participant label) let in: their place exists
+
+    def let_in(self, path: str, label: str) -> None:
+        """Remember that ``label`` came in through the entry link ``path`` (bounded by ``MAX_INSIDE``)."""
+        if label and len(self._inside) < MAX_INSIDE:
+            self._inside.add((path.rstrip("/"), label))
+
+    def inside(self, path: str, label: str) -> bool:
+        """Whether ``label`` came in through ``path`` before (a participant returning to their place: never held).
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+        >>> gate.let_in("/room/r/", "5f00aa")
+        >>> gate.inside("/room/r", "5f00aa"), gate.inside("/room/r", "other"), gate.inside("/room/r", "")
+        (True, False, False)
+        """
+        return bool(label) and (path.rstrip("/"), label) in self._inside
 
     # -- tickets ------------------------------------------------------------------------------------------------
     def _signature(self, body: str) -> str:
@@ -355,11 +388,15 @@ def install() -> None:
         if is_new_arrival(scope.get("method", "GET"), path):
             now = time.monotonic()
             passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE))
-            if passed is None or now - passed > ADMITTED_FOR_S:
+            label = label_of(scope.get("query_string", b""))
+            if gate.inside(path, label):  # a participant returning to their place (a new tab, the link again)
+                pass
+            elif passed is None or now - passed > ADMITTED_FOR_S:
                 admitted, ticket = gate.decide(query_value(scope.get("query_string", b""), TICKET), now=now)
                 if not admitted:
                     await send_waiting_page(scope, send, ticket=ticket, headers_for=headers_for)
                     return
+                gate.let_in(path, label)
                 cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
                 admitted_cookie = (cookie + "SameSite=Lax").encode()
             scope = dict(scope, query_string=without_ticket(scope.get("query_string", b"")))

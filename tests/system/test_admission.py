@@ -126,6 +126,8 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
     try:
         insider = Fetch(inside_url)  # the insider's next request, at the same moment
         insider.start()
+        returning = Fetch(room_link(server, INSIDE))  # the insider opens the study link again (no cookie): not held
+        returning.start()
         # A new arrival: answered while the lock is still held, in the study's language, not the browser's.
         arrival = requests.get(
             room_link(server, WAITING), headers={"Accept-Language": "de-DE,de;q=0.9"}, timeout=20, allow_redirects=False
@@ -156,6 +158,9 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
         (folder / "hold").unlink(missing_ok=True)
     holder.join(90)
     insider.join(90)
+    returning.join(90)
+    assert returning.response.status_code == 200 and returning.response.url == inside_url
+    assert italian["admission_title"] not in returning.response.text
 
     # The insider was not held: their own page, where they were.
     assert insider.response.status_code == 200 and insider.response.url == inside_url
