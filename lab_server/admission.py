@@ -28,8 +28,9 @@ process, so the only lever is how fast new people come in. This gate holds them 
   anyone waits, a fresh arrival waits too (it queues behind them), and when room frees up the arrivals that have
   waited longest come in first (those within ``FAIR_WINDOW_S`` of the oldest waiting ticket; a ticket not seen for
   ``FORGET_AFTER_S`` is dropped, the tab was closed). Nobody is refused in the end: a ticket older than
-  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in whatever the load. A forged or expired ticket (a restart) counts
-  as a fresh arrival.
+  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in whatever the load. A forged ticket, one from before a restart
+  (another key) or one older than ``LAB_ADMIT_MAX_WAIT_S`` and ``FORGET_AFTER_S`` (its waiter was let in by then: a
+  replayed link) counts as a fresh arrival.
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
   entry (the room's welcome page forwards to itself) and a reload are not held again. The gate strips ``lab_wait``
   before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
@@ -157,6 +158,8 @@ class Gate:
     (False, True)
     >>> gate.decide("200000.ab.forged", now=261.0)[0]  # a forged ticket is a fresh arrival
     False
+    >>> gate.decide(late, now=400.0)[0]  # a replay long after (a shared or bookmarked link) is a fresh arrival too
+    False
     >>> gate.issued("1.ab.\xe9")  # a byte beyond ASCII (a mangled cookie): no ticket, not a server error
     """
 
@@ -251,6 +254,8 @@ class Gate:
         """Whether a new arrival with ``ticket`` (the ``lab_wait`` it brought, or None) comes in now; when it waits,
         the ticket its retry carries (the same one, or a new one for a fresh or forged ticket)."""
         issued = self.issued(ticket)
+        if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S:
+            issued = None  # expired: a waiter polling every few seconds was let in by now; this is a replayed link
         oldest = self._oldest_waiting(now)
         if issued is not None and now - issued >= self.max_wait_s:
             return self._admit(ticket, issued, now), ticket

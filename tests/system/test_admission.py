@@ -193,3 +193,20 @@ def test_a_ticket_or_cookie_that_is_not_ascii_is_a_fresh_arrival_not_a_server_er
         assert answer.status_code == 200, (headers, answer.status_code)
     raw = requests.get(link + "&lab_wait=1.ab.\xe9", timeout=30)  # sent as the byte itself (requests keeps it)
     assert raw.status_code in (200, 400), raw.status_code
+
+
+def test_a_ticket_past_the_longest_wait_is_not_a_pass_for_ever():
+    """A ticket let in after the longest wait, replayed later (a link shared or bookmarked), is a fresh arrival on a
+    saturated server: it does not pass whatever the load, and whoever really waits comes first."""
+    from lab_server.admission import Gate
+
+    gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+    gate.in_flight = 1
+    _, ticket = gate.decide(None, now=0.0)
+    for second in range(4, 64, 4):  # it polls while the server stays saturated
+        admitted, _ = gate.decide(ticket, now=float(second))
+    assert admitted  # past the longest wait: in, whatever the load
+    gate.decide(None, now=500.0)  # someone else waits now
+    for second in range(501, 600, 4):  # the old link, replayed while the server stays saturated
+        admitted, retry = gate.decide(ticket, now=float(second))
+        assert not admitted and retry != ticket  # held, with a fresh ticket: it queues behind those waiting
