@@ -201,20 +201,28 @@ class Gate:
         return bool(label) and (path.rstrip("/"), label) in self._inside
 
     # -- tickets ------------------------------------------------------------------------------------------------
-    def _signature(self, body: str) -> str:
-        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()[:20]
+    def _signature(self, body: str, purpose: str) -> str:
+        return hmac.new(self._key, f"{purpose}:{body}".encode(), hashlib.sha256).hexdigest()[:20]
 
-    def ticket(self, *, now: float) -> str:
-        """A signed ticket saying this arrival first waited at ``now``."""
+    def ticket(self, *, now: float, purpose: str = TICKET) -> str:
+        """A signed ticket saying this arrival first waited at ``now`` (``purpose`` ``ADMITTED_COOKIE``: that it was
+        let in then); a ticket signed for one purpose is none for the other (a waiting ticket is no admission)."""
         body = f"{int(now * 1000)}.{secrets.token_hex(4)}"
-        return f"{body}.{self._signature(body)}"
+        return f"{body}.{self._signature(body, purpose)}"
 
-    def issued(self, ticket: str | None) -> float | None:
-        """When a valid ticket (or admitted cookie) was issued, in seconds; None when absent, malformed or forged."""
+    def issued(self, ticket: str | None, *, purpose: str = TICKET) -> float | None:
+        """When a valid ticket (or admitted cookie, ``purpose`` ``ADMITTED_COOKIE``) was issued, in seconds; None when
+        absent, malformed, forged or signed for the other purpose.
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+        >>> waiting = gate.ticket(now=5.0)
+        >>> gate.issued(waiting), gate.issued(waiting, purpose=ADMITTED_COOKIE)
+        (5.0, None)
+        """
         if not ticket or ticket.count(".") != 2 or not ticket.isascii():  # compare_digest refuses other text
             return None
         body, _, signature = ticket.rpartition(".")
-        if not hmac.compare_digest(signature, self._signature(body)):
+        if not hmac.compare_digest(signature, self._signature(body, purpose)):
             return None
         milliseconds = body.partition(".")[0]
         return int(milliseconds) / 1000 if milliseconds.isdigit() else None
@@ -392,7 +400,7 @@ def install() -> None:
         admitted_cookie = None
         if is_new_arrival(scope.get("method", "GET"), path):
             now = time.monotonic()
-            passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE))
+            passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE), purpose=ADMITTED_COOKIE)
             label = label_of(scope.get("query_string", b""))
             if gate.inside(path, label):  # a participant returning to their place (a new tab, the link again)
                 pass
@@ -402,7 +410,7 @@ def install() -> None:
                     await send_waiting_page(scope, send, ticket=ticket, headers_for=headers_for)
                     return
                 gate.let_in(path, label)
-                cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
+                cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now, purpose=ADMITTED_COOKIE)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
                 admitted_cookie = (cookie + "SameSite=Lax").encode()
             scope = dict(scope, query_string=without_ticket(scope.get("query_string", b"")))
 

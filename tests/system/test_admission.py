@@ -210,3 +210,28 @@ def test_a_ticket_past_the_longest_wait_is_not_a_pass_for_ever():
     for second in range(501, 600, 4):  # the old link, replayed while the server stays saturated
         admitted, retry = gate.decide(ticket, now=float(second))
         assert not admitted and retry != ticket  # held, with a fresh ticket: it queues behind those waiting
+
+
+def test_a_waiting_ticket_put_in_the_admission_cookie_lets_nobody_in(server):
+    """The ticket in the waiting page's retry link, copied into the ``lab_admitted`` cookie, is no admission: on a
+    saturated server the arrival still waits (a client that did so skipped the queue at once)."""
+    create_session(server.url, "bias_tests", 1, room="bias_study", prolific_study_id=STUDY, language="it")
+    folder = Path(server.folder)
+    slow = create_session(server.url, "slow_page", 1)
+    (folder / "holding").unlink(missing_ok=True)
+    (folder / "hold").write_text("1")
+    holder = Fetch(session_start_links(server.url, slow["code"])[0])
+    holder.start()
+    deadline = time.monotonic() + 60
+    while not (folder / "holding").exists():
+        assert time.monotonic() < deadline, "the slow page never started"
+        time.sleep(0.05)
+    try:
+        link = room_link(server, "e5" * 12)
+        first = requests.get(link, timeout=20, allow_redirects=False)
+        ticket = parse_qs(urlparse(first.headers["Refresh"].partition("; url=")[2]).query)["lab_wait"][0]
+        forged = requests.get(link, headers={"Cookie": f"lab_admitted={ticket}"}, timeout=5, allow_redirects=False)
+        assert "Refresh" in forged.headers and "lab_wait" in forged.headers["Refresh"]
+    finally:
+        (folder / "hold").unlink(missing_ok=True)
+    holder.join(90)
