@@ -28,12 +28,15 @@ process, so the only lever is how fast new people come in. This gate holds them 
   anyone waits, a fresh arrival waits too (it queues behind them), and when room frees up the arrivals that have
   waited longest come in first (those within ``FAIR_WINDOW_S`` of the oldest waiting ticket; a ticket not seen for
   ``FORGET_AFTER_S`` is dropped, the tab was closed). Nobody is refused in the end: a ticket older than
-  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in whatever the load. A forged or expired ticket (a restart) counts
-  as a fresh arrival.
+  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in whatever the load. A forged ticket, one from before a restart
+  (another key) or one older than ``LAB_ADMIT_MAX_WAIT_S`` and ``FORGET_AFTER_S`` (its waiter was let in by then: a
+  replayed link) counts as a fresh arrival.
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
   entry (the room's welcome page forwards to itself) and a reload are not held again. The gate strips ``lab_wait``
   before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
-  ``places``) is unchanged, so a waiting arrival keeps one place and its PID.
+  ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let in through an
+  entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same link later (a new
+  tab, the Prolific link opened again after the cookie ran out) is someone returning to their place and passes.
 - **For the researcher.** ``summary()`` (the study status page) and a log line when arrivals start waiting and when
   the last one is in: how many wait now, how many were let in after waiting, the longest wait.
 """
@@ -47,12 +50,15 @@ import logging
 import random
 import secrets
 import time
+from urllib.parse import parse_qsl
 
 FAIR_WINDOW_S = 6.0  # one retry period: a waiter this close to the oldest one is as old (they poll every 3-6 s)
 FORGET_AFTER_S = 10.0  # a ticket not seen again for this long (the longest retry and 4 s) belongs to a closed tab
 PAGE_WEIGHT = 0.05  # the moving average of page times follows about the last 20 pages
 PAGE_STALE_S = 2.0  # a page-time average not fed for this long is out of date (nobody inside is asking for pages)
 MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
+MAX_INSIDE = 100_000  # (entry link, participant label) pairs let in, remembered so a returning participant passes
+LABEL = "participant_label"
 RETRY_S = (3.0, 6.0)  # the waiting page reloads after a random time in this range (jitter spreads the retries)
 ADMITTED_FOR_S = 600  # an admitted arrival's cookie lets the rest of its entry (and reloads) through
 TICKET = "lab_wait"
@@ -108,6 +114,18 @@ def query_value(query_string: bytes, name: str) -> str | None:
     return None
 
 
+def label_of(query_string: bytes) -> str:
+    """The participant label an entry link carries (decoded as oTree decodes it), or "".
+
+    >>> label_of(b"STUDY_ID=s&participant_label=5f%20aa&lab_wait=1.a.b"), label_of(b"x=1")
+    ('5f aa', '')
+    """
+    for name, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
+        if name == LABEL:
+            return value
+    return ""
+
+
 def cookie_value(headers, name: str) -> str | None:
     """The value of cookie ``name`` in an ASGI request's headers, or None."""
     for header, value in headers:
@@ -140,6 +158,9 @@ class Gate:
     (False, True)
     >>> gate.decide("200000.ab.forged", now=261.0)[0]  # a forged ticket is a fresh arrival
     False
+    >>> gate.decide(late, now=400.0)[0]  # a replay long after (a shared or bookmarked link) is a fresh arrival too
+    False
+    >>> gate.issued("1.ab.\xe9")  # a byte beyond ASCII (a mangled cookie): no ticket, not a server error
     """
 
     def __init__(
@@ -162,22 +183,46 @@ class Gate:
         self.admitted_after_waiting = 0
         self.longest_wait_s = 0.0
         self.waiting_pages = 0
+        self._inside: set[tuple[str, str]] = set()  # (entry link, participant label) let in: their place exists
+
+    def let_in(self, path: str, label: str) -> None:
+        """Remember that ``label`` came in through the entry link ``path`` (bounded by ``MAX_INSIDE``)."""
+        if label and len(self._inside) < MAX_INSIDE:
+            self._inside.add((path.rstrip("/"), label))
+
+    def inside(self, path: str, label: str) -> bool:
+        """Whether ``label`` came in through ``path`` before (a participant returning to their place: never held).
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+        >>> gate.let_in("/room/r/", "5f00aa")
+        >>> gate.inside("/room/r", "5f00aa"), gate.inside("/room/r", "other"), gate.inside("/room/r", "")
+        (True, False, False)
+        """
+        return bool(label) and (path.rstrip("/"), label) in self._inside
 
     # -- tickets ------------------------------------------------------------------------------------------------
-    def _signature(self, body: str) -> str:
-        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()[:20]
+    def _signature(self, body: str, purpose: str) -> str:
+        return hmac.new(self._key, f"{purpose}:{body}".encode(), hashlib.sha256).hexdigest()[:20]
 
-    def ticket(self, *, now: float) -> str:
-        """A signed ticket saying this arrival first waited at ``now``."""
+    def ticket(self, *, now: float, purpose: str = TICKET) -> str:
+        """A signed ticket saying this arrival first waited at ``now`` (``purpose`` ``ADMITTED_COOKIE``: that it was
+        let in then); a ticket signed for one purpose is none for the other (a waiting ticket is no admission)."""
         body = f"{int(now * 1000)}.{secrets.token_hex(4)}"
-        return f"{body}.{self._signature(body)}"
+        return f"{body}.{self._signature(body, purpose)}"
 
-    def issued(self, ticket: str | None) -> float | None:
-        """When a valid ticket (or admitted cookie) was issued, in seconds; None when absent, malformed or forged."""
-        if not ticket or ticket.count(".") != 2:
+    def issued(self, ticket: str | None, *, purpose: str = TICKET) -> float | None:
+        """When a valid ticket (or admitted cookie, ``purpose`` ``ADMITTED_COOKIE``) was issued, in seconds; None when
+        absent, malformed, forged or signed for the other purpose.
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+        >>> waiting = gate.ticket(now=5.0)
+        >>> gate.issued(waiting), gate.issued(waiting, purpose=ADMITTED_COOKIE)
+        (5.0, None)
+        """
+        if not ticket or ticket.count(".") != 2 or not ticket.isascii():  # compare_digest refuses other text
             return None
         body, _, signature = ticket.rpartition(".")
-        if not hmac.compare_digest(signature, self._signature(body)):
+        if not hmac.compare_digest(signature, self._signature(body, purpose)):
             return None
         milliseconds = body.partition(".")[0]
         return int(milliseconds) / 1000 if milliseconds.isdigit() else None
@@ -207,16 +252,24 @@ class Gate:
         if now >= self._next_sweep:  # closed tabs anywhere in the queue
             self._waiting = {k: v for k, v in self._waiting.items() if now - v[1] < FORGET_AFTER_S}
             self._next_sweep = now + FORGET_AFTER_S / 2
-        for key, (first, last_seen) in list(self._waiting.items()):
+        # Only the closed tabs ahead of the oldest open one are visited (no copy of the whole queue per arrival: a
+        # flood of 5,000 fresh arrivals a second made each arrival copy tens of thousands of tickets).
+        closed, oldest = [], None
+        for key, (first, last_seen) in self._waiting.items():
             if now - last_seen < FORGET_AFTER_S:
-                return first
+                oldest = first
+                break
+            closed.append(key)
+        for key in closed:
             del self._waiting[key]
-        return None
+        return oldest
 
     def decide(self, ticket: str | None, *, now: float) -> tuple[bool, str]:
         """Whether a new arrival with ``ticket`` (the ``lab_wait`` it brought, or None) comes in now; when it waits,
         the ticket its retry carries (the same one, or a new one for a fresh or forged ticket)."""
         issued = self.issued(ticket)
+        if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S:
+            issued = None  # expired: a waiter polling every few seconds was let in by now; this is a replayed link
         oldest = self._oldest_waiting(now)
         if issued is not None and now - issued >= self.max_wait_s:
             return self._admit(ticket, issued, now), ticket
@@ -353,13 +406,17 @@ def install() -> None:
         admitted_cookie = None
         if is_new_arrival(scope.get("method", "GET"), path):
             now = time.monotonic()
-            passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE))
-            if passed is None or now - passed > ADMITTED_FOR_S:
+            passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE), purpose=ADMITTED_COOKIE)
+            label = label_of(scope.get("query_string", b""))
+            if gate.inside(path, label):  # a participant returning to their place (a new tab, the link again)
+                pass
+            elif passed is None or now - passed > ADMITTED_FOR_S:
                 admitted, ticket = gate.decide(query_value(scope.get("query_string", b""), TICKET), now=now)
                 if not admitted:
                     await send_waiting_page(scope, send, ticket=ticket, headers_for=headers_for)
                     return
-                cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
+                gate.let_in(path, label)
+                cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now, purpose=ADMITTED_COOKIE)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
                 admitted_cookie = (cookie + "SameSite=Lax").encode()
             scope = dict(scope, query_string=without_ticket(scope.get("query_string", b"")))
 

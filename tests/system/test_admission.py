@@ -27,7 +27,7 @@ import requests
 
 import study_flow
 from tests.support.accessibility import assert_accessible
-from tests.support.dond_integrity import logged_in
+from tests.support.admin import logged_in
 from tests.support.harness import (
     app_source,
     base_env,
@@ -126,6 +126,8 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
     try:
         insider = Fetch(inside_url)  # the insider's next request, at the same moment
         insider.start()
+        returning = Fetch(room_link(server, INSIDE))  # the insider opens the study link again (no cookie): not held
+        returning.start()
         # A new arrival: answered while the lock is still held, in the study's language, not the browser's.
         arrival = requests.get(
             room_link(server, WAITING), headers={"Accept-Language": "de-DE,de;q=0.9"}, timeout=20, allow_redirects=False
@@ -156,6 +158,9 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
         (folder / "hold").unlink(missing_ok=True)
     holder.join(90)
     insider.join(90)
+    returning.join(90)
+    assert returning.response.status_code == 200 and returning.response.url == inside_url
+    assert italian["admission_title"] not in returning.response.text
 
     # The insider was not held: their own page, where they were.
     assert insider.response.status_code == 200 and insider.response.url == inside_url
@@ -176,3 +181,79 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
     status = logged_in(server.url, server.admin_password).get(f"{server.url}/StudyStatus/{session['code']}", timeout=30)
     admitted_after_waiting = re.search(r'<span class="n-admitted">(\d+)</span>', status.text)
     assert admitted_after_waiting and int(admitted_after_waiting.group(1)) >= 1
+
+
+def test_a_ticket_or_cookie_that_is_not_ascii_is_a_fresh_arrival_not_a_server_error(server):
+    """A mangled cookie or ticket (a byte beyond ASCII, as a broken proxy or extension may send) counts as none: the
+    link answers (the room's page or the waiting page), it does not fail with a server error."""
+    create_session(server.url, "bias_tests", 1, room="bias_study", prolific_study_id=STUDY, language="it")
+    link = room_link(server, "d4" * 12)
+    for headers in ({"Cookie": "lab_admitted=1.ab.\xe9"}, {"Cookie": "lab_wait=1.ab.\xe9"}):
+        answer = requests.get(link + "&lab_wait=1.ab.%C3%A9", headers=headers, timeout=30)
+        assert answer.status_code == 200, (headers, answer.status_code)
+    raw = requests.get(link + "&lab_wait=1.ab.\xe9", timeout=30)  # sent as the byte itself (requests keeps it)
+    assert raw.status_code in (200, 400), raw.status_code
+
+
+def test_a_ticket_past_the_longest_wait_is_not_a_pass_for_ever():
+    """A ticket let in after the longest wait, replayed later (a link shared or bookmarked), is a fresh arrival on a
+    saturated server: it does not pass whatever the load, and whoever really waits comes first."""
+    from lab_server.admission import Gate
+
+    gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+    gate.in_flight = 1
+    _, ticket = gate.decide(None, now=0.0)
+    for second in range(4, 64, 4):  # it polls while the server stays saturated
+        admitted, _ = gate.decide(ticket, now=float(second))
+    assert admitted  # past the longest wait: in, whatever the load
+    gate.decide(None, now=500.0)  # someone else waits now
+    for second in range(501, 600, 4):  # the old link, replayed while the server stays saturated
+        admitted, retry = gate.decide(ticket, now=float(second))
+        assert not admitted and retry != ticket  # held, with a fresh ticket: it queues behind those waiting
+
+
+def test_a_waiting_ticket_put_in_the_admission_cookie_lets_nobody_in(server):
+    """The ticket in the waiting page's retry link, copied into the ``lab_admitted`` cookie, is no admission: on a
+    saturated server the arrival still waits (a client that did so skipped the queue at once)."""
+    create_session(server.url, "bias_tests", 1, room="bias_study", prolific_study_id=STUDY, language="it")
+    folder = Path(server.folder)
+    slow = create_session(server.url, "slow_page", 1)
+    (folder / "holding").unlink(missing_ok=True)
+    (folder / "hold").write_text("1")
+    holder = Fetch(session_start_links(server.url, slow["code"])[0])
+    holder.start()
+    deadline = time.monotonic() + 60
+    while not (folder / "holding").exists():
+        assert time.monotonic() < deadline, "the slow page never started"
+        time.sleep(0.05)
+    try:
+        link = room_link(server, "e5" * 12)
+        first = requests.get(link, timeout=20, allow_redirects=False)
+        ticket = parse_qs(urlparse(first.headers["Refresh"].partition("; url=")[2]).query)["lab_wait"][0]
+        forged = requests.get(link, headers={"Cookie": f"lab_admitted={ticket}"}, timeout=5, allow_redirects=False)
+        assert "Refresh" in forged.headers and "lab_wait" in forged.headers["Refresh"]
+    finally:
+        (folder / "hold").unlink(missing_ok=True)
+    holder.join(90)
+
+
+def test_a_flood_of_fresh_arrivals_costs_each_arrival_a_constant_look_at_the_queue():
+    """Each arrival looks at the queue's open head, not the whole queue: 5,000 fresh arrivals a second kept 50,000
+    tickets, and copying them all for every arrival froze the server's event loop (over 10 minutes of CPU for 10 s
+    of flood; 0.3 s now)."""
+    from lab_server.admission import Gate
+
+    class Counted(dict):
+        visited = 0
+
+        def items(self):
+            for item in super().items():
+                Counted.visited += 1
+                yield item
+
+    gate = Gate(max_in_flight=1, max_wait_s=300, key=b"k")
+    gate.in_flight = 5
+    gate._waiting, gate._next_sweep = Counted(), 1.0  # the whole flood falls between two sweeps
+    for n in range(2000):
+        gate.decide(None, now=n / 5000)
+    assert len(gate._waiting) == 2000 and Counted.visited < 3 * 2000
