@@ -115,6 +115,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--max-in-flight", type=int, default=8, help="LAB_ADMIT_MAX_IN_FLIGHT")
     parser.add_argument("--target-ms", type=int, default=150, help="LAB_ADMIT_TARGET_MS")
+    parser.add_argument("--waiters-per-s", type=float, default=5.0, help="LAB_ADMIT_WAITERS_PER_S")
     parser.add_argument("--no-gate", action="store_true", help="the threshold beyond reach: the run without the gate")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
     args = parser.parse_args(argv)
@@ -127,6 +128,7 @@ def main(argv=None) -> int:
         base_env(
             LAB_ADMIT_MAX_IN_FLIGHT=str(threshold),
             LAB_ADMIT_TARGET_MS=str(10**9 if args.no_gate else args.target_ms),
+            LAB_ADMIT_WAITERS_PER_S=str(10**9 if args.no_gate else args.waiters_per_s),
             LAB_NEW_PARTICIPANTS_PER_ADDRESS=str(10 * arrivals),
         )
     )
@@ -173,7 +175,8 @@ def main(argv=None) -> int:
     gate = (
         "off (--no-gate)"
         if args.no_gate
-        else f"LAB_ADMIT_MAX_IN_FLIGHT={args.max_in_flight}, LAB_ADMIT_TARGET_MS={args.target_ms}"
+        else f"LAB_ADMIT_MAX_IN_FLIGHT={args.max_in_flight}, LAB_ADMIT_TARGET_MS={args.target_ms}, "
+        f"LAB_ADMIT_WAITERS_PER_S={args.waiters_per_s:g}"
     )
     print(
         f"admission: {arrivals} arrivals at {args.rate:g}/s over {args.over:g} s by the session-wide link, human pace "

@@ -161,16 +161,35 @@ class Gate:
     >>> gate.decide(late, now=400.0)[0]  # a replay long after (a shared or bookmarked link) is a fresh arrival too
     False
     >>> gate.issued("1.ab.\xe9")  # a byte beyond ASCII (a mangled cookie): no ticket, not a server error
+
+    Waiting arrivals come in one at a time, at most ``waiters_per_s`` a second, though room frees up for all at once:
+
+    >>> paced = Gate(max_in_flight=1, max_wait_s=60, waiters_per_s=2, key=b"k")
+    >>> paced.in_flight = 1
+    >>> tickets = [paced.decide(None, now=10.0)[1] for _ in range(3)]
+    >>> paced.in_flight = 0
+    >>> [paced.decide(t, now=12.0)[0] for t in tickets], [paced.decide(t, now=12.5)[0] for t in tickets[1:]]
+    ([True, False, False], [True, False])
     """
 
     def __init__(
-        self, *, max_in_flight: int, max_wait_s: float, target_s: float = 10**9, key: bytes | None = None
+        self,
+        *,
+        max_in_flight: int,
+        max_wait_s: float,
+        target_s: float = 10**9,
+        waiters_per_s: float = 10**9,
+        key: bytes | None = None,
     ) -> None:
-        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0:
+        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0 or waiters_per_s <= 0:
             raise ValueError(
-                "The admission gate needs at least one request in flight, a positive longest wait and a positive "
-                "target time per page."
+                "The admission gate needs at least one request in flight, a positive longest wait, a positive "
+                "target time per page and a positive rate at which waiting arrivals come in."
             )
+        # While arrivals wait, they come in one at a time, at most this many a second: a queue let in all at once
+        # (everyone within FAIR_WINDOW_S of the oldest) brings its load before the page-time average can react.
+        self.waiter_gap_s = 1 / waiters_per_s
+        self._next_waiter = float("-inf")
         self.max_in_flight = max_in_flight
         self.target_s = target_s
         self.page_s = 0.0  # the recent time of participants' pages (a moving average), and when it was last fed
@@ -276,7 +295,9 @@ class Gate:
         if not self.saturated(now=now):
             if oldest is None and issued is None:
                 return True, ""
-            if issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S):
+            fair = issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S)
+            if fair and now >= self._next_waiter:
+                self._next_waiter = now + self.waiter_gap_s
                 return self._admit(ticket, issued, now), ticket
         if issued is None:
             ticket, issued = self.ticket(now=now), now
@@ -392,6 +413,7 @@ def install() -> None:
         max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT", 8)),
         max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S", 300),
         target_s=positive_setting("LAB_ADMIT_TARGET_MS", 150) / 1000,
+        waiters_per_s=positive_setting("LAB_ADMIT_WAITERS_PER_S", 5),
     )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
 

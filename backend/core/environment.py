@@ -181,6 +181,14 @@ _TABLE = (
         "Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait.",
     ),
     (
+        "LAB_ADMIT_WAITERS_PER_S",
+        "Limits",
+        "5",
+        "lab_server/admission.py",
+        "While arrivals wait, they are let in one at a time, at most this many a second (a queue let in at once would "
+        "bring its load before the page times show it).",
+    ),
+    (
         "LAB_FRAME_ANCESTORS",
         "Server",
         "unset (no framing)",
