@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -111,5 +112,9 @@ def real_model(tmp_path_factory):
     from tests.support.harness import free_port
     from tests.support.model_server import running
 
-    with running(port=free_port(), log_path=tmp_path_factory.mktemp("llama") / "server.log") as server:
+    # Half the cores: CI runs the SQLite and PostgreSQL suites side by side, each with its own model server, and
+    # llama.cpp's threads spin while they wait for each other: on two cores, two servers of two threads side by side
+    # generated 1.1 tokens a second each, two servers of one thread 49 (measured with SmolLM2, 150 tokens).
+    threads = max(1, (os.cpu_count() or 2) // 2)
+    with running(port=free_port(), log_path=tmp_path_factory.mktemp("llama") / "server.log", threads=threads) as server:
         yield server

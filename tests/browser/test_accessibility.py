@@ -74,7 +74,8 @@ def scripted_model():
         calls.append(request)
         if len(calls) > 1:
             return Reply(text="Einverstanden. [Vorschlag:]", chunk_delay_s=0.02)
-        return Reply(text=LLM_CHAT, chunk_delay_s=0.15)
+        # A second before the first word: the typing bubble lasts long enough to be seen on a busy machine.
+        return Reply(text=LLM_CHAT, delay_s=1.0, chunk_delay_s=0.15)
 
     return responder
 
@@ -188,7 +189,8 @@ def test_a_whole_dond_game_by_keyboard_on_a_phone_with_a_screen_reader(otree_ser
             assert in_view(page, "#dond-proposal-fields input >> nth=" + str(index))
         tab_to(page, "dond-propose")
         page.keyboard.press("Enter")
-        assert focused(page)["id"] == "dond-confirm-yes"
+        page.wait_for_function("document.activeElement && document.activeElement.id === 'dond-confirm-yes'")
+        assert focused(page)["id"] == "dond-confirm-yes"  # and its focus ring shows
         assert_accessible(page, "de", where="Bargain: confirmation")
         page.keyboard.press("Enter")
         page.wait_for_url("**/Results/**", timeout=30_000)

@@ -100,13 +100,16 @@ class ModelServer:
 def server_command(python: Path, model_file: Path, *, host: str, port: int, n_ctx: int, threads: int) -> list[str]:
     """The command line of llama-cpp-python's server for the bundled model.
 
-    >>> server_command(Path("/env/bin/python"), Path("/m.gguf"), host="127.0.0.1", port=8080, n_ctx=8192, threads=2)[-8:]
-    ['--n_ctx', '8192', '--n_threads', '2', '--host', '127.0.0.1', '--port', '8080']
+    >>> server_command(Path("/env/bin/python"), Path("/m.gguf"), host="127.0.0.1", port=8080, n_ctx=8192, threads=2)[-10:]
+    ['--n_ctx', '8192', '--n_threads', '2', '--n_threads_batch', '2', '--host', '127.0.0.1', '--port', '8080']
+
+    ``threads`` serves both generation and prompt reading (llama-cpp-python would read prompts on every core).
     """
     if threads < 1 or n_ctx < 256:
         raise ValueError(f"The server needs at least 1 thread and a context of 256 tokens, got {threads}, {n_ctx}.")
     model = [str(python), "-m", "llama_cpp.server", "--model", str(model_file), "--model_alias", MODEL_ALIAS]
-    return [*model, "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--host", host, "--port", str(port)]
+    threads_options = ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    return [*model, "--n_ctx", str(n_ctx), *threads_options, "--host", host, "--port", str(port)]
 
 
 def _answers(url: str) -> bool:
