@@ -100,6 +100,21 @@ class Fetch(threading.Thread):
         self.response = requests.get(self.url, timeout=120, **self.options)
 
 
+def hold_the_page_lock(server, slow_code: str) -> Fetch:
+    """Start a page step of the ``slow_page`` session ``slow_code`` that holds oTree's page lock until the file
+    ``hold`` in the server's folder is removed; return once it holds the lock (the request runs in the thread)."""
+    folder = Path(server.folder)
+    (folder / "holding").unlink(missing_ok=True)
+    (folder / "hold").write_text("1")
+    holder = Fetch(session_start_links(server.url, slow_code)[0])
+    holder.start()
+    deadline = time.monotonic() + 60
+    while not (folder / "holding").exists():
+        assert time.monotonic() < deadline, "the slow page never started"
+        time.sleep(0.05)
+    return holder
+
+
 def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page):
     session = create_session(server.url, "bias_tests", 3, room="bias_study", prolific_study_id=STUDY, language="it")
     slow = create_session(server.url, "slow_page", 1)
@@ -116,13 +131,7 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
 
     # Saturate: a page step holds oTree's page lock (one request in flight, the threshold).
     folder = Path(server.folder)
-    (folder / "hold").write_text("1")
-    holder = Fetch(session_start_links(server.url, slow["code"])[0])
-    holder.start()
-    deadline = time.monotonic() + 60
-    while not (folder / "holding").exists():
-        assert time.monotonic() < deadline, "the slow page never started"
-        time.sleep(0.05)
+    holder = hold_the_page_lock(server, slow["code"])
     try:
         insider = Fetch(inside_url)  # the insider's next request, at the same moment
         insider.start()
@@ -218,14 +227,7 @@ def test_a_waiting_ticket_put_in_the_admission_cookie_lets_nobody_in(server):
     create_session(server.url, "bias_tests", 1, room="bias_study", prolific_study_id=STUDY, language="it")
     folder = Path(server.folder)
     slow = create_session(server.url, "slow_page", 1)
-    (folder / "holding").unlink(missing_ok=True)
-    (folder / "hold").write_text("1")
-    holder = Fetch(session_start_links(server.url, slow["code"])[0])
-    holder.start()
-    deadline = time.monotonic() + 60
-    while not (folder / "holding").exists():
-        assert time.monotonic() < deadline, "the slow page never started"
-        time.sleep(0.05)
+    holder = hold_the_page_lock(server, slow["code"])
     try:
         link = room_link(server, "e5" * 12)
         first = requests.get(link, timeout=20, allow_redirects=False)
