@@ -124,16 +124,6 @@ def _tables(value, language: str) -> Iterable:
             yield from _tables(item, language)
 
 
-def _in_language(value, language: str) -> Iterable[str]:
-    """The strings of ``language`` in ``value`` (of every table ``_tables`` finds).
-
-    >>> list(_in_language({"x": (0, 1, {"en": ("low",), "de": ("niedrig",)})}, "de"))
-    ['niedrig']
-    """
-    for table in _tables(value, language):
-        yield from _strings(table)
-
-
 def language_tables(language: str) -> Iterable[tuple[str, object]]:
     """``(where, table)`` for every table of ``language`` in our texts modules (``TEXT_MODULES``): mostly a dict of
     text keys, ``where`` names the module and its variable."""
@@ -154,15 +144,7 @@ def all_strings(value) -> list[str]:
 @functools.cache
 def texts_of(language: str) -> tuple[str, ...]:
     """Every string of our texts modules in ``language``."""
-    found = []
-    for relative in TEXT_MODULES:
-        module = _load(relative)
-        if module is None:
-            continue
-        for name, value in vars(module).items():
-            if not name.startswith("__"):
-                found.extend(_in_language(value, language))
-    return tuple(found)
+    return tuple(text for _, table in language_tables(language) for text in _strings(table))
 
 
 def otree_strings() -> list[str]:
