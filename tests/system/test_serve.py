@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -19,10 +20,37 @@ from tests.support.harness import free_port, run_async
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
 
+def _as_a_background_job():
+    # What a script's `command &` gives its job: SIGINT ignored (CI starts one of its two suites that way).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start(tmp_path, port):
+    command = [sys.executable, "-m", "backend.core.llm.serve", "--port", str(port), "--log", str(tmp_path / "s.log")]
+    return subprocess.Popen(
+        command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True, preexec_fn=_as_a_background_job
+    )
+
+
+def _stops_with_its_server(process, port, stop_signal):
+    process.send_signal(stop_signal)
+    try:
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1)  # noqa: S310 (our own server)
+        except OSError:
+            return
+        time.sleep(0.5)
+    pytest.fail("the model server still answers after the command was stopped")
+
+
 def test_the_serve_command_starts_the_model_with_a_thread_per_core_and_prints_its_url(tmp_path):
     port = free_port()
-    command = [sys.executable, "-m", "backend.core.llm.serve", "--port", str(port), "--log", str(tmp_path / "s.log")]
-    process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True)
+    process = _start(tmp_path, port)
     try:
         first = process.stdout.readline()  # blocks until the server answers (or the command fails)
         assert first.startswith("Serving smollm2 at "), first
@@ -37,16 +65,14 @@ def test_the_serve_command_starts_the_model_with_a_thread_per_core_and_prints_it
         # llama-cpp-python reports no context size; the researcher's flag is what fits the limits to it
         assert run_async(context_tokens(LLMSettings(model="smollm2", base_url=base_url, context_tokens=8192))) == 8192
     finally:
-        process.send_signal(signal.SIGINT)  # Ctrl-C stops the server with the command
-        process.wait(timeout=120)  # CI runs two suites side by side: a busy machine stops it slowly
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            import urllib.request
+        # Ctrl-C stops the server with the command, also when the command inherited SIGINT as ignored
+        _stops_with_its_server(process, port, signal.SIGINT)
 
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1)
-        except OSError:
-            break
-        time.sleep(0.5)
-    else:
-        pytest.fail("the model server still answers after the command was stopped")
+
+def test_a_plain_kill_of_the_serve_command_stops_the_model_server_too(tmp_path):
+    port = free_port()
+    process = _start(tmp_path, port)
+    try:
+        assert process.stdout.readline().startswith("Serving smollm2 at ")
+    finally:
+        _stops_with_its_server(process, port, signal.SIGTERM)

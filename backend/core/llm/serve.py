@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -165,6 +166,21 @@ def announcement(server: ModelServer) -> str:
     )
 
 
+def _stop(signum, frame):
+    raise KeyboardInterrupt
+
+
+def stops_on_signals() -> None:
+    """Ctrl-C and ``kill`` both stop the command and, through ``running``, the model server with it.
+
+    A command started in the background of a script (``cmd &``) inherits SIGINT as ignored, and Python then never
+    raises KeyboardInterrupt: Ctrl-C or ``kill -INT`` did nothing, and a plain ``kill`` (SIGTERM) ended the command
+    at once, leaving the model server running on its port without anyone to stop it.
+    """
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m backend.core.llm.serve", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
@@ -177,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         print(install())
         return 0
+    stops_on_signals()
     try:
         with running(
             port=args.port, host=args.host, log_path=args.log, n_ctx=args.n_ctx, threads=args.threads
