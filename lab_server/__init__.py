@@ -17,6 +17,7 @@ own module:
 | ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
 | ``indexes`` | the index oTree's player tables lack: a page step's cost stays flat in the session's size (no guard) |
+| ``page_cost`` | what oTree repeats on every page request with the same answer, done once (no guard) |
 | ``session_form`` | the Create-session form: each key's label and one line of help (no guard) |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
 | ``study_pages`` | researcher pages: Prolific URL and test links, launch check, bonus file and review list (no guard) |
@@ -47,6 +48,7 @@ def install() -> None:
         languages,
         limits,
         outputs,
+        page_cost,
         places,
         session_form,
         study_pages,
@@ -63,6 +65,7 @@ def install() -> None:
         headers,
         languages,
         indexes,
+        page_cost,
         admin_pages,
         study_pages,
         session_form,

@@ -60,6 +60,21 @@ USED: dict[str, Internal] = {
         "the base of oTree's models, whose metadata creates the tables at start-up: indexes adds the index oTree's "
         "player tables lack (a participant's row of a round), right after",
     ),
+    "engine": Internal(
+        "otree.database:engine",
+        "Engine",
+        "the database oTree serves from: page_cost switches a SQLite file to write-ahead logging",
+    ),
+    "IN_MEMORY": Internal(
+        "otree.database:IN_MEMORY",
+        "bool",
+        "whether oTree serves from memory (its devserver): page_cost leaves that database's journal alone",
+    ),
+    "sqlite_disk_conn": Internal(
+        "otree.database:sqlite_disk_conn",
+        "Connection",
+        "the one SQLite connection oTree's engine uses for a database file: page_cost sets its journal mode",
+    ),
     "page_lock": Internal(
         "otree.middleware:lock2",
         "Lock",
@@ -332,6 +347,31 @@ PATCHED: dict[str, Internal] = {
         "function",
         "every page's context: oTree's English timer, wait-page, form-error and footer words in the session's language",
         ("self",),
+    ),
+    # -- page_cost.py: what oTree does again on every page request, done once ------------------------------------
+    "otree.database:AnyModel.objects_get": Internal(
+        "otree.database:AnyModel.objects_get",
+        "function",
+        "how oTree finds the player, session and subsession of every page: the same lookup compiled once",
+        ("args", "kwargs"),
+    ),
+    "otree.database:DBWrapper.get_or_404": Internal(
+        "otree.database:DBWrapper.get_or_404",
+        "function",
+        "how oTree finds the participant of every page request: compiled once",
+        ("self", "Model", "msg"),
+    ),
+    "otree.templating.compiler:compile": Internal(
+        "otree.templating.compiler:compile",
+        "function",
+        "{{ formfield }} compiles the same inline template on every field of every page: compiled once",
+        ("template_string", "template_id", "is_page_template"),
+    ),
+    "otree.templating.nodes:url_of_static_file": Internal(
+        "otree.templating.nodes:url_of_static_file",
+        "function",
+        "{% static %} checks the disk and asks the router on every page: a found URL is kept",
+        ("path",),
     ),
     # -- limits.py: sockets and logins -----------------------------------------------------------------------
     "otree.middleware:PerfMiddleware": Internal(

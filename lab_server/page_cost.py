@@ -1,0 +1,192 @@
+"""What oTree does again on every page request although its answer never changes: done once (no guard).
+
+oTree serves every page of a study in one process, one page at a time, so what a page step costs the server decides
+how many people can click at once (issue 29: a Prolific launch of 3,000 people in five minutes). A profile of the
+server (``bench/annotation_load.py --profile``) showed that most of a step was not the study's own work but oTree
+repeating work whose result is always the same. Each cut here changes how a result is found, never the result, and
+each was kept because ``bench/annotation_load.py --baseline`` showed it side by side in one run
+(docs/performance.md gives the figures):
+
+- **Lookups compiled once.** ``Model.objects_get(**equalities)`` and ``db.get_or_404(Model, **equalities)`` are how
+  oTree finds the participant, the player of the round, the session and the subsession of every page it serves or
+  walks through. With SQLAlchemy 1.3 (which oTree pins) each call builds an ORM query and compiles its SQL afresh;
+  for a player table of 60 columns that was the costliest part of a page step. Here the same lookups are SQLAlchemy
+  "baked" queries (``sqlalchemy.ext.baked``): the query and its SQL are built once per model and set of names, and
+  each call only binds its values. Same session, same identity map, same autoflush, same exceptions (``one()``).
+  A keyword that is not a plain column or a many-to-one link to a stored row (``participant=<Participant>``), or a
+  value None (``IS NULL`` in oTree's query), goes through oTree's own code, unchanged.
+- **oTree's form-field snippet compiled once.** ``{{ formfield }}`` and ``{{ formfields }}`` compile the same small
+  template text on every field of every page (28 fields: 28 compilations per page). ``compile`` remembers the
+  compiled tree of such inline templates (oTree's ``template_id`` ``UNIDENTIFIED``; a template file is already kept
+  by oTree's loader). A compiled tree holds no state of a rendering, which is why oTree's loader shares one tree
+  between all requests already.
+- **Static URLs found once.** ``{% static 'x.js' %}`` checks that the file exists on disk and asks the router for its
+  URL on every page; the answer for a path that exists is kept (a missing file still fails every time).
+- **SQLite commits without a disk flush each.** A page step ends with a commit, and SQLite's default rollback journal
+  flushes the disk (fsync) several times per commit. In write-ahead-log mode with ``synchronous=NORMAL`` a commit
+  writes to the log without a flush; the log is flushed at checkpoints. A crash of the server process loses
+  nothing; a power loss or an operating-system crash may lose the last commits before it, never the database's
+  consistency (SQLite's documentation, "Write-Ahead Logging"). Only for a SQLite file (``otree prodserver`` without
+  ``DATABASE_URL`` to PostgreSQL), never oTree's in-memory devserver. The database is then three files,
+  ``db.sqlite3`` with ``-wal`` and ``-shm``: back it up with ``sqlite3 db.sqlite3 ".backup copy.sqlite3"``
+  (docs/deploying.md), not by copying the file alone while the server runs.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy
+from sqlalchemy.ext import baked
+from sqlalchemy.orm import interfaces
+from sqlalchemy.orm.exc import NoResultFound
+from sqlalchemy.orm.properties import ColumnProperty
+from sqlalchemy.orm.relationships import RelationshipProperty
+
+logger = logging.getLogger(__name__)
+
+BAKERY_SIZE = 1000  # compiled lookups kept: one per model and set of keyword names (a few dozen in practice)
+INLINE_TEMPLATE_ID = "UNIDENTIFIED"  # what oTree's Template calls a template made from a string in code
+MAX_INLINE_TEMPLATES = 64  # inline template texts remembered (oTree has two; more would be a template built per call)
+MAX_STATIC_PATHS = 4096  # static paths remembered
+
+_bakery = baked.bakery(size=BAKERY_SIZE)
+
+
+# -- lookups compiled once ------------------------------------------------------------------------------------------
+def bindable(model, equalities: dict) -> tuple[tuple[str, ...], dict] | None:
+    """The column attribute names and values that ``model``'s lookup by ``equalities`` compares, or None when one of
+    them cannot be a bound value (oTree's own query then runs).
+
+    A plain column compares its value; a many-to-one link compares its column with the primary key of a stored row
+    (``participant=<Participant 7>`` is ``participant_id = 7``). None is left to oTree (``IS NULL``), as are a row
+    not yet stored (no key yet: oTree's query flushes it first), a link of another shape and an unknown name.
+    """
+    mapper = sqlalchemy.inspect(model)
+    names, values = [], {}
+    for name, value in sorted(equalities.items()):
+        prop = mapper.attrs.get(name)
+        if value is None or prop is None:
+            return None
+        if isinstance(prop, ColumnProperty) and len(prop.columns) == 1:
+            names.append(name)
+            values[name] = value
+            continue
+        if not isinstance(prop, RelationshipProperty) or prop.direction is not interfaces.MANYTOONE:
+            return None
+        pairs = prop.local_remote_pairs
+        if len(pairs) != 1 or not pairs[0][1].primary_key:
+            return None
+        identity = getattr(sqlalchemy.inspect(value, raiseerr=False), "identity", None)
+        if not identity or len(identity) != 1:
+            return None
+        local_name = mapper.get_property_by_column(pairs[0][0]).key
+        names.append(local_name)
+        values[local_name] = identity[0]
+    return tuple(names), values
+
+
+_lookups = {}  # (model, names) -> its baked query (the bakery keeps the compiled query and SQL behind it)
+
+
+def _lookup(model, names: tuple[str, ...]):
+    """The baked query of ``model`` whose columns ``names`` equal bound values of the same names."""
+    key = (model, names)
+    if key not in _lookups:
+
+        def everything(session):
+            return session.query(model)
+
+        def where(query):
+            return query.filter(*[getattr(model, name) == sqlalchemy.bindparam(f"lab_{name}") for name in names])
+
+        _lookups[key] = _bakery(everything, model).with_criteria(where, names)
+    return _lookups[key]
+
+
+def one(session, model, names: tuple[str, ...], values: dict):
+    """The one row of ``model`` with these values (``NoResultFound`` or ``MultipleResultsFound`` as ``Query.one``)."""
+    return _lookup(model, names)(session).params(**{f"lab_{name}": value for name, value in values.items()}).one()
+
+
+def _fast_objects_get(original):
+    original_function = original.__func__  # the classmethod as found on AnyModel is bound to AnyModel
+
+    def objects_get(cls, *args, **kwargs):
+        found = None if args or not kwargs else bindable(cls, kwargs)
+        if found is None:
+            return original_function(cls, *args, **kwargs)
+        from .otree_internals import request_session
+
+        return one(request_session(), cls, *found)
+
+    return classmethod(objects_get)
+
+
+def _fast_get_or_404(original):
+    def get_or_404(self, Model, msg="Not found (maybe the session was deleted)", **kwargs):
+        found = bindable(Model, kwargs) if kwargs else None
+        if found is None:
+            return original(self, Model, msg, **kwargs)
+        try:
+            return one(self._db, Model, *found)
+        except NoResultFound:
+            return original(self, Model, msg, **kwargs)  # oTree's own answer to a row that is not there (a 404)
+
+    return get_or_404
+
+
+# -- inline templates and static URLs found once --------------------------------------------------------------------
+def _remembering_compile(original):
+    compiled = {}
+
+    def compile(template_string, template_id, is_page_template):  # noqa: A001 (oTree's name)
+        if template_id != INLINE_TEMPLATE_ID or is_page_template:
+            return original(template_string, template_id, is_page_template)
+        key = template_string
+        if key not in compiled:
+            tree = original(template_string, template_id, is_page_template)
+            if len(compiled) >= MAX_INLINE_TEMPLATES:
+                return tree
+            compiled[key] = tree
+        return compiled[key]
+
+    return compile
+
+
+def _remembering_static_url(original):
+    urls = {}
+
+    def url_of_static_file(path):
+        if path not in urls:
+            url = original(path)  # raises for a file that does not exist: not remembered
+            if len(urls) >= MAX_STATIC_PATHS:
+                return url
+            urls[path] = url
+        return urls[path]
+
+    return url_of_static_file
+
+
+# -- SQLite ---------------------------------------------------------------------------------------------------------
+SQLITE_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
+
+
+def write_ahead(connection) -> str:
+    """Switch a SQLite connection to write-ahead logging with ``synchronous=NORMAL``; the journal mode now in force.
+
+    >>> import sqlite3, tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> write_ahead(sqlite3.connect(folder / "db.sqlite3"))
+    'wal'
+    """
+    mode = connection.execute(SQLITE_PRAGMAS[0]).fetchone()[0]
+    connection.execute(SQLITE_PRAGMAS[1])
+    return str(mode).lower()
+
+
+def install() -> None:
+    from . import otree_internals
+
+    otree_internals.replace("otree.database:AnyModel.objects_get", _fast_objects_get)
+    otree_internals.replace("otree.database:DBWrapper.get_or_404", _fast_get_or_404)

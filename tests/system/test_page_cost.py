@@ -1,0 +1,121 @@
+"""What oTree repeats on every page request, done once (lab_server/page_cost.py): the same answers as oTree's own
+code, and the repeated work really gone.
+
+A real server creates a social_eval session and stops; a fresh interpreter in its folder then loads that database
+as the server does (lab_server installed) and compares each lookup with oTree's own query (the oracle: a plain
+SQLAlchemy ``filter_by(...).one()``, what oTree ran before), counting the SQL compilations.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.harness import base_env, create_session, deployment_mode, own_database, start_server
+
+pytestmark = pytest.mark.slow
+
+CHECK = r"""
+import json, sys
+from lab_server.otree_internals import setup
+setup()
+from lab_server import otree_internals as internals
+internals.save_sqlite_db  # noqa: B018 (sets up the database layer as oTree's command line does)
+import sqlalchemy
+from sqlalchemy.sql import compiler
+from social_eval import Player, Subsession
+
+db, Participant, Session = internals.db, internals.Participant, internals.Session
+compiles = [0]
+compile_sql = compiler.SQLCompiler.__init__
+def counting(self, *args, **kwargs):
+    compiles[0] += 1
+    compile_sql(self, *args, **kwargs)
+compiler.SQLCompiler.__init__ = counting
+
+def plain(model, **equalities):  # oTree's own lookup before page_cost: the oracle
+    return db.query(model).filter_by(**equalities).one()
+
+kept = []  # SQLAlchemy's identity map holds rows weakly: kept alive, the same row must be the same object
+
+def outcome(call):
+    try:
+        found = call()
+        kept.append(found)
+    except Exception as error:
+        status = getattr(error, "status_code", "")
+        return f"{type(error).__name__}{status}"
+    return f"{type(found).__name__}:{found.id}:{id(found)}"
+
+db.new_session()
+session = db.query(Session).filter_by(code=sys.argv[1]).one()
+participants = db.query(Participant).filter_by(session_id=session.id).order_by(Participant.id).all()
+first = participants[0]
+cases = {
+    "participant by code": (lambda: Participant.objects_get(code=first.code), lambda: plain(Participant, code=first.code)),
+    "participant page lookup": (lambda: db.get_or_404(Participant, code=first.code), lambda: plain(Participant, code=first.code)),
+    "session by id": (lambda: Session.objects_get(id=session.id), lambda: plain(Session, id=session.id)),
+    "no such participant": (lambda: Participant.objects_get(code="nobody00"), lambda: plain(Participant, code="nobody00")),
+    "no such page": (lambda: db.get_or_404(Participant, code="nobody00"), None),  # oTree answers 404
+    "several players": (lambda: Player.objects_get(round_number=1), lambda: plain(Player, round_number=1)),
+    "a null link (left to oTree)": (lambda: Player.objects_get(participant=first, group=None), lambda: plain(Player, participant=first, group=None)),
+}
+for participant in participants:
+    for round_number in (1, 2, 15):
+        cases[f"player {participant.id} round {round_number}"] = (
+            lambda p=participant, r=round_number: Player.objects_get(participant=p, round_number=r),
+            lambda p=participant, r=round_number: plain(Player, round_number=r, participant=p),
+        )
+        cases[f"player {participant.id} round {round_number} by column"] = (
+            lambda p=participant, r=round_number: Player.objects_get(round_number=r, participant_id=p.id),
+            lambda p=participant, r=round_number: plain(Player, participant_id=p.id, round_number=r),
+        )
+subsession_ids = [s.id for s in db.query(Subsession).filter_by(session_id=session.id)]
+for subsession_id in subsession_ids:
+    cases[f"subsession {subsession_id}"] = (
+        lambda i=subsession_id: Subsession.objects_get(id=i), lambda i=subsession_id: plain(Subsession, id=i)
+    )
+fast = [name for name in cases if "left to oTree" not in name and "no such page" not in name]
+
+result = {"fast": {}, "oracle": {}}
+for name, (lookup, oracle) in cases.items():
+    result["fast"][name] = outcome(lookup)
+    result["oracle"][name] = outcome(oracle) if oracle else "HTTPException404"
+compiles[0] = 0
+for name in fast:
+    outcome(cases[name][0])
+result["compiled_again"] = compiles[0]
+compiles[0] = 0
+for name in fast:
+    outcome(cases[name][1])
+result["oracle_compiled"] = compiles[0]
+result["lookups"] = len(fast)
+print(json.dumps(result))
+"""
+
+
+def test_lookups_find_what_otree_finds_and_compile_their_sql_once():
+    env = deployment_mode(base_env())
+    with own_database(env) as env:
+        server = start_server(kind="prodserver", env=env)
+        try:
+            code = create_session(server.url, "social_eval", 3)["code"]
+        finally:
+            server.stop()
+        checked = subprocess.run(
+            [sys.executable, "-c", CHECK, code], cwd=server.folder, env=env, capture_output=True, text=True, timeout=300
+        )
+    assert checked.returncode == 0, checked.stderr[-3000:]
+    result = json.loads(checked.stdout.strip().splitlines()[-1])
+    assert result["fast"] == result["oracle"]
+    assert result["fast"]["no such participant"] == "NoResultFound"
+    assert result["fast"]["no such page"] == "HTTPException404"
+    assert result["fast"]["several players"] == "MultipleResultsFound"
+    assert result["fast"]["participant page lookup"].startswith("Participant:")
+    assert result["lookups"] >= 25
+    # oTree's own query compiles its SQL on every call; the same lookups a second time compile nothing
+    assert result["oracle_compiled"] >= result["lookups"]
+    assert result["compiled_again"] == 0
