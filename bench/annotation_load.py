@@ -132,10 +132,13 @@ def annotate(
 FLOOR_APP = Path(__file__).resolve().parent / "floor_app"
 
 
-def floor_project() -> Path:
-    """A scratch copy of the project whose settings add the floor app as session config ``annotation_floor``."""
+def floor_project(root: Path | None = None) -> Path:
+    """A scratch copy of the project (or of ``root``, an earlier revision) whose settings add the floor app as
+    session config ``annotation_floor``."""
     files = {entry.name: entry.read_text(encoding="utf-8") for entry in FLOOR_APP.iterdir() if entry.is_file()}
-    return project_with_app("annotation_floor", files, prefix="otree-annotation-floor-")
+    return project_with_app(
+        "annotation_floor", files, prefix="otree-annotation-floor-", **({"root": root} if root else {})
+    )
 
 
 def server_cpu_seconds(pid: int) -> float:
@@ -206,7 +209,7 @@ def run(args, *, annotators: int, floor: bool, baseline: Path | None = None) -> 
     k = 2
     env = deployment_mode(base_env(), debug=args.debug_mode)
     env["DATABASE_URL"] = args.database_url or f"sqlite:///{folder}/load.sqlite3"
-    project = floor_project() if floor else baseline
+    project = floor_project(baseline) if floor else baseline
     server = start_server(kind="prodserver", env=env, folder=project)
     profiler = None
     try:
@@ -247,16 +250,19 @@ def run(args, *, annotators: int, floor: bool, baseline: Path | None = None) -> 
             profiler.send_signal(signal.SIGINT)
             profiler.wait(timeout=60)
         server.stop()
-        if baseline is None:
-            shutil.rmtree(server.folder, ignore_errors=True)
+        if (
+            baseline is not None and project is baseline
+        ):  # the earlier revision's own folder, kept for the next size: only its database goes
+            for name in ("db.sqlite3", "db.sqlite3-wal", "db.sqlite3-shm"):  # a write-ahead log with it
+                (baseline / name).unlink(missing_ok=True)
         else:
-            (baseline / "db.sqlite3").unlink(missing_ok=True)
+            shutil.rmtree(server.folder, ignore_errors=True)
         shutil.rmtree(folder, ignore_errors=True)
     steps = len(out["latencies"])
     ms = sorted(1000 * value for value in out["latencies"]) or [0.0]
     quantile = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else ms * 99
     return dict(
-        app="floor" if floor else "baseline" if baseline else "social_eval",
+        app=("floor" if floor else "social_eval") + (" before" if baseline else ""),
         annotators=annotators,
         created=created,
         steps=steps,
@@ -307,7 +313,7 @@ def main(argv=None) -> int:
     )
     baseline = checkout(args.baseline) if args.baseline else None
     variants = [dict(floor=False)] + ([dict(floor=False, baseline=baseline)] if baseline else [])
-    variants += [dict(floor=True)] if args.floor else []
+    variants += [dict(floor=True)] + ([dict(floor=True, baseline=baseline)] if baseline else []) if args.floor else []
     results = []
     for size in sizes:
         for variant in variants:
@@ -335,12 +341,14 @@ def main(argv=None) -> int:
                 f"against the floor app at {r['annotators']}: {r['rate'] / floor['rate']:.2f}x its page steps/s, "
                 f"{r['server_ms'] / floor['server_ms']:.2f}x its server time per step (goal: at least 0.8x its rate)"
             )
-    for r in app:
-        before = next((b for b in results if b["app"] == "baseline" and b["annotators"] == r["annotators"]), None)
+    for r in results:
+        before = next(
+            (b for b in results if b["app"] == r["app"] + " before" and b["annotators"] == r["annotators"]), None
+        )
         if before:
             print(
-                f"against {args.baseline} at {r['annotators']}: server time per step {r['server_ms']:.1f} ms vs "
-                f"{before['server_ms']:.1f} ms ({r['server_ms'] / before['server_ms']:.2f}x), page steps/s "
+                f"{r['app']} against {args.baseline} at {r['annotators']}: server time per step {r['server_ms']:.1f} "
+                f"ms vs {before['server_ms']:.1f} ms ({r['server_ms'] / before['server_ms']:.2f}x), page steps/s "
                 f"{r['rate'] / before['rate']:.2f}x"
             )
     if baseline:

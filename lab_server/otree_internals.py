@@ -58,22 +58,13 @@ USED: dict[str, Internal] = {
         "otree.database:AnyModel",
         "class",
         "the base of oTree's models, whose metadata creates the tables at start-up: indexes adds the index oTree's "
-        "player tables lack (a participant's row of a round), right after",
-    ),
-    "engine": Internal(
-        "otree.database:engine",
-        "Engine",
-        "the database oTree serves from: page_cost switches a SQLite file to write-ahead logging",
+        "player tables lack (a participant's row of a round), page_cost puts a SQLite file in write-ahead mode, "
+        "right after",
     ),
     "IN_MEMORY": Internal(
         "otree.database:IN_MEMORY",
         "bool",
         "whether oTree serves from memory (its devserver): page_cost leaves that database's journal alone",
-    ),
-    "sqlite_disk_conn": Internal(
-        "otree.database:sqlite_disk_conn",
-        "Connection",
-        "the one SQLite connection oTree's engine uses for a database file: page_cost sets its journal mode",
     ),
     "page_lock": Internal(
         "otree.middleware:lock2",

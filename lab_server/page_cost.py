@@ -169,20 +169,37 @@ def _remembering_static_url(original):
 
 
 # -- SQLite ---------------------------------------------------------------------------------------------------------
-SQLITE_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
-
-
 def write_ahead(connection) -> str:
-    """Switch a SQLite connection to write-ahead logging with ``synchronous=NORMAL``; the journal mode now in force.
+    """Switch a SQLite database (a DB-API connection to it) to write-ahead logging, ``synchronous=NORMAL`` for this
+    connection; the journal mode now in force (``wal``, or what SQLite kept when it refused).
 
     >>> import sqlite3, tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> write_ahead(sqlite3.connect(folder / "db.sqlite3"))
+    >>> write_ahead(sqlite3.connect(pathlib.Path(tempfile.mkdtemp()) / "db.sqlite3"))
     'wal'
+    >>> write_ahead(sqlite3.connect(":memory:"))  # a database in memory has no journal file to speak of
+    'memory'
     """
-    mode = connection.execute(SQLITE_PRAGMAS[0]).fetchone()[0]
-    connection.execute(SQLITE_PRAGMAS[1])
-    return str(mode).lower()
+    mode = str(connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+    if mode == "wal":
+        connection.execute("PRAGMA synchronous=NORMAL")
+    return mode
+
+
+def sqlite_file_write_ahead(metadata, connection, **_) -> None:
+    """After oTree creates its tables at start-up: a SQLite database file goes to write-ahead logging."""
+    from . import otree_internals
+
+    if connection.engine.url.get_backend_name() != "sqlite" or otree_internals.IN_MEMORY:
+        return
+    try:
+        mode = write_ahead(connection.connection)
+    except Exception as error:  # a read-only folder, say: the server works as before, each commit flushing the disk
+        logger.warning("SQLite stays in its journal mode (%s): each commit flushes the disk.", error)
+        return
+    if mode != "wal":
+        logger.warning(
+            "SQLite kept journal mode %s instead of write-ahead logging: each commit flushes the disk.", mode
+        )
 
 
 def install() -> None:
@@ -190,3 +207,7 @@ def install() -> None:
 
     otree_internals.replace("otree.database:AnyModel.objects_get", _fast_objects_get)
     otree_internals.replace("otree.database:DBWrapper.get_or_404", _fast_get_or_404)
+    otree_internals.replace("otree.templating.compiler:compile", _remembering_compile)
+    otree_internals.replace("otree.templating.nodes:url_of_static_file", _remembering_static_url)
+    if not sqlalchemy.event.contains(otree_internals.AnyModel.metadata, "after_create", sqlite_file_write_ahead):
+        sqlalchemy.event.listen(otree_internals.AnyModel.metadata, "after_create", sqlite_file_write_ahead)

@@ -91,10 +91,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def scratch_project(prefix: str = "otree-run-") -> Path:
-    """A temporary folder that looks like the project (symlinks) but keeps its own database and files."""
+def scratch_project(prefix: str = "otree-run-", *, root: Path = PROJECT_ROOT) -> Path:
+    """A temporary folder that looks like the project (symlinks) but keeps its own database and files; ``root``: the
+    project to copy (a bench's earlier revision)."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
-    for entry in PROJECT_ROOT.iterdir():
+    for entry in root.iterdir():
         if entry.name in {"db.sqlite3", ".git", ".venv", "venv", "__pycache__", ".pytest_cache"}:
             continue
         (folder / entry.name).symlink_to(entry)
@@ -306,12 +307,14 @@ def app_source(name: str, *, doc: str, preamble: str = "", body: str = "page_seq
     return APP_TEMPLATE.format(doc=doc, preamble=preamble, name=name, body=body)
 
 
-def project_with_app(app_name: str, files: dict[str, str], *, prefix: str = "otree-app-") -> Path:
-    """A scratch copy of the project with one more app (``files``: name -> text inside ``app_name/``) and a session
-    config of the same name (``app_sequence=[app_name]``, one demo participant) appended to its settings."""
-    folder = scratch_project(prefix)
+def project_with_app(
+    app_name: str, files: dict[str, str], *, prefix: str = "otree-app-", root: Path = PROJECT_ROOT
+) -> Path:
+    """A scratch copy of the project (``root``) with one more app (``files``: name -> text inside ``app_name/``) and
+    a session config of the same name (``app_sequence=[app_name]``, one demo participant) appended to its settings."""
+    folder = scratch_project(prefix, root=root)
     (folder / "settings.py").unlink()
-    settings = (PROJECT_ROOT / "settings.py").read_text(encoding="utf-8")
+    settings = (root / "settings.py").read_text(encoding="utf-8")
     extra = (
         f"SESSION_CONFIGS.append(dict(name={app_name!r}, display_name={app_name!r}, app_sequence=[{app_name!r}], "
         "num_demo_participants=1))"

@@ -9,12 +9,20 @@ SQLAlchemy ``filter_by(...).one()``, what oTree ran before), counting the SQL co
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
 import pytest
 
-from tests.support.harness import base_env, create_session, deployment_mode, own_database, start_server
+from tests.support.harness import (
+    base_env,
+    create_session,
+    deployment_mode,
+    own_database,
+    start_server,
+    uses_server_database,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -93,11 +101,42 @@ for name in fast:
     outcome(cases[name][1])
 result["oracle_compiled"] = compiles[0]
 result["lookups"] = len(fast)
+
+# {{ formfield }}'s inline template, compiled once: the same text renders each context anew
+compiler_module = internals.locate("otree.templating.compiler")
+Template = internals.locate("otree.templating.template:Template")
+parses = [0]
+parse = compiler_module.Parser.parse
+def counting_parse(self):
+    parses[0] += 1
+    return parse(self)
+compiler_module.Parser.parse = counting_parse
+inline = "<b>{{ x }}</b>{% if y %}!{% endif %}"
+result["inline_outputs"] = [Template(inline).render(dict(x=n, y=n % 2)) for n in range(3)]
+result["inline_parses"] = parses[0]
+parses[0] = 0
+for _ in range(2):
+    Template(inline, "page_cost/Page.html")  # a template file's text: the loader keeps it, not this
+result["file_parses"] = parses[0]
+
+# {% static %}: a found URL is kept; a missing file fails every time
+router = internals.locate("otree.asgi:app").router
+checks = [0]
+url_path_for = router.url_path_for
+def counting_url_path_for(*args, **kwargs):
+    checks[0] += 1
+    return url_path_for(*args, **kwargs)
+router.url_path_for = counting_url_path_for
+static_url = internals.locate("otree.templating.nodes:url_of_static_file")
+result["static_urls"] = [str(static_url("global/drafts.js")) for _ in range(3)]
+result["static_checks"] = checks[0]
+result["missing_static"] = [outcome(lambda: static_url("global/no-such-file.js")) for _ in range(2)]
 print(json.dumps(result))
 """
 
 
-def test_lookups_find_what_otree_finds_and_compile_their_sql_once():
+@pytest.fixture(scope="module")
+def checked() -> dict:
     env = deployment_mode(base_env())
     with own_database(env) as env:
         server = start_server(kind="prodserver", env=env)
@@ -108,8 +147,17 @@ def test_lookups_find_what_otree_finds_and_compile_their_sql_once():
         checked = subprocess.run(
             [sys.executable, "-c", CHECK, code], cwd=server.folder, env=env, capture_output=True, text=True, timeout=300
         )
-    assert checked.returncode == 0, checked.stderr[-3000:]
-    result = json.loads(checked.stdout.strip().splitlines()[-1])
+        assert checked.returncode == 0, checked.stderr[-3000:]
+        result = json.loads(checked.stdout.strip().splitlines()[-1])
+        result["server_database"] = uses_server_database(env)
+    with sqlite3.connect(server.folder / "db.sqlite3") as connection:  # oTree's SQLite file (empty on PostgreSQL)
+        result["journal_mode"] = connection.execute("PRAGMA journal_mode").fetchone()[0]
+        result["sqlite_tables"] = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    return result
+
+
+def test_lookups_find_what_otree_finds_and_compile_their_sql_once(checked):
+    result = checked
     assert result["fast"] == result["oracle"]
     assert result["fast"]["no such participant"] == "NoResultFound"
     assert result["fast"]["no such page"] == "HTTPException404"
@@ -119,3 +167,20 @@ def test_lookups_find_what_otree_finds_and_compile_their_sql_once():
     # oTree's own query compiles its SQL on every call; the same lookups a second time compile nothing
     assert result["oracle_compiled"] >= result["lookups"]
     assert result["compiled_again"] == 0
+
+
+def test_inline_templates_and_static_urls_are_found_once(checked):
+    assert checked["inline_outputs"] == ["<b>0</b>", "<b>1</b>!", "<b>2</b>"]
+    assert checked["inline_parses"] == 1  # oTree's {{ formfield }}: once per field of every page before
+    assert checked["file_parses"] == 2  # template files are kept by oTree's loader, not here
+    assert checked["static_urls"] == ["/static/global/drafts.js"] * 3
+    assert checked["static_checks"] == 1  # the router asked once, not on every page
+    assert checked["missing_static"] == ["FileNotFoundError"] * 2
+
+
+def test_a_sqlite_database_file_commits_to_a_write_ahead_log(checked):
+    if checked["server_database"]:  # PostgreSQL: oTree's SQLite file stays the empty file oTree opens, untouched
+        assert (checked["journal_mode"], checked["sqlite_tables"]) == ("delete", 0)
+    else:  # the server's data went through the log, and the second process above read it back
+        assert checked["journal_mode"] == "wal" and checked["sqlite_tables"] > 10
+        assert checked["fast"]["participant by code"].startswith("Participant:")
