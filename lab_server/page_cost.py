@@ -13,6 +13,8 @@ each was kept because ``bench/annotation_load.py --baseline`` showed it side by 
   for a player table of 60 columns that was the costliest part of a page step. Here the same lookups are SQLAlchemy
   "baked" queries (``sqlalchemy.ext.baked``): the query and its SQL are built once per model and set of names, and
   each call only binds its values. Same session, same identity map, same autoflush, same exceptions (``one()``).
+  A lookup that can only name one row (a primary key, a unique code, a player's participant and round) is asked
+  once per request: oTree looks the same player up for every page it walks through.
   A keyword that is not a plain column or a many-to-one link to a stored row (``participant=<Participant>``), or a
   value None (``IS NULL`` in oTree's query), goes through oTree's own code, unchanged.
 - **oTree's form-field snippet compiled once.** ``{{ formfield }}`` and ``{{ formfields }}`` compile the same small
@@ -104,9 +106,53 @@ def _lookup(model, names: tuple[str, ...]):
     return _lookups[key]
 
 
+def names_one_row(model, names: tuple[str, ...]) -> bool:
+    """Whether equal values of ``names`` can belong to one row of ``model`` only: its primary key, a column declared
+    unique (a participant's or session's ``code``), or a player's participant and round (oTree makes one player per
+    participant and round, and never changes either).
+
+    >>> from types import SimpleNamespace as T
+    >>> player = T(__table__=T(name="social_eval_player", c=dict(id=T(unique=None), round_number=T(unique=None))))
+    >>> [names_one_row(player, names) for names in [("id",), ("participant_id", "round_number"), ("round_number",)]]
+    [True, True, False]
+    """
+    table = model.__table__
+    if names == ("id",) or names == ("participant_id", "round_number") and table.name.endswith("_player"):
+        return True
+    return len(names) == 1 and names[0] in table.c and bool(table.c[names[0]].unique)
+
+
+MEMO = "lab_page_cost_rows"  # the key of the request's rows found by a unique lookup, in its SQLAlchemy session's info
+
+
 def one(session, model, names: tuple[str, ...], values: dict):
-    """The one row of ``model`` with these values (``NoResultFound`` or ``MultipleResultsFound`` as ``Query.one``)."""
-    return _lookup(model, names)(session).params(**{f"lab_{name}": value for name, value in values.items()}).one()
+    """The one row of ``model`` with these values (``NoResultFound`` or ``MultipleResultsFound`` as ``Query.one``).
+
+    A row found by a lookup that names one row (``names_one_row``) is the same row for the rest of the request: oTree
+    looks the same player up for every page it walks through (seven after a social_eval rating page), and each
+    lookup was a query. It is asked again if the row was deleted or its looked-up values changed since.
+    """
+    key = None
+    if names_one_row(model, names):
+        try:
+            key = (model, names, *(values[name] for name in names))
+            found = session.info.get(MEMO, {}).get(key)
+        except TypeError:  # a value that cannot be a key (oTree's query decides what it means)
+            key = found = None
+        if found is not None and _still(found, session, names, values):
+            return found
+    found = _lookup(model, names)(session).params(**{f"lab_{name}": value for name, value in values.items()}).one()
+    if key is not None:
+        session.info.setdefault(MEMO, {})[key] = found
+    return found
+
+
+def _still(row, session, names: tuple[str, ...], values: dict) -> bool:
+    """Whether ``row`` is still stored in ``session`` with these values."""
+    state = sqlalchemy.inspect(row)
+    if state.session is not session or state.deleted or state.detached or row in session.deleted:
+        return False
+    return all(getattr(row, name) == values[name] for name in names)
 
 
 def _fast_objects_get(original):

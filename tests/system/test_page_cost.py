@@ -92,15 +92,39 @@ result = {"fast": {}, "oracle": {}}
 for name, (lookup, oracle) in cases.items():
     result["fast"][name] = outcome(lookup)
     result["oracle"][name] = outcome(oracle) if oracle else "HTTPException404"
-compiles[0] = 0
+executions = [0]
+def executing(*args):
+    executions[0] += 1
+
+db.new_session()  # the next request: its lookups are queries again, their SQL already compiled
+sqlalchemy.event.listen(db._db.get_bind(), "before_cursor_execute", executing)
+compiles[0] = executions[0] = 0
 for name in fast:
     outcome(cases[name][0])
-result["compiled_again"] = compiles[0]
+result["compiled_again"], result["queries"] = compiles[0], executions[0]
+executions[0] = 0
+for name in fast:  # the same request again: a lookup that names one row is not asked twice
+    outcome(cases[name][0])
+result["queries_again"] = executions[0]
 compiles[0] = 0
 for name in fast:
     outcome(cases[name][1])
 result["oracle_compiled"] = compiles[0]
 result["lookups"] = len(fast)
+
+# a row found once and then renamed or deleted in the same request is not found by its old values
+second, third = Participant.objects_get(code=participants[1].code), participants[2]
+old_code = second.code
+second.code = "renamed1"
+result["renamed"] = [outcome(lambda: Participant.objects_get(code=old_code)), outcome(lambda: plain(Participant, code=old_code))]
+result["renamed_found"] = Participant.objects_get(code="renamed1") is second
+doomed = Player.objects_get(participant=third, round_number=15)
+db.delete(doomed)
+result["deleted"] = [
+    outcome(lambda: Player.objects_get(participant=third, round_number=15)),
+    outcome(lambda: plain(Player, participant=third, round_number=15)),
+]
+db.rollback()
 
 # {{ formfield }}'s inline template, compiled once: the same text renders each context anew
 compiler_module = internals.locate("otree.templating.compiler")
@@ -163,10 +187,20 @@ def test_lookups_find_what_otree_finds_and_compile_their_sql_once(checked):
     assert result["fast"]["no such page"] == "HTTPException404"
     assert result["fast"]["several players"] == "MultipleResultsFound"
     assert result["fast"]["participant page lookup"].startswith("Participant:")
-    assert result["lookups"] >= 25
-    # oTree's own query compiles its SQL on every call; the same lookups a second time compile nothing
+    # oTree's own query compiles its SQL on every call; the same lookups in the next request compile nothing
     assert result["oracle_compiled"] >= result["lookups"]
     assert result["compiled_again"] == 0
+    # one query per row: 3 participants x 3 rounds of players (each found by link and by column), 1 participant (by
+    # objects_get and by the page's get_or_404), 1 session, 15 subsessions, and the 2 lookups that find no one row
+    assert (result["lookups"], result["queries"]) == (38, 9 + 1 + 1 + 15 + 2)
+    # and in the same request, only the lookups that do not name one row ask the database again
+    assert result["queries_again"] == 2  # "several players" and "no such participant"
+
+
+def test_a_row_renamed_or_deleted_in_the_request_is_not_found_by_its_old_values(checked):
+    assert checked["renamed"] == ["NoResultFound", "NoResultFound"]
+    assert checked["renamed_found"] is True
+    assert checked["deleted"] == ["NoResultFound", "NoResultFound"]
 
 
 def test_inline_templates_and_static_urls_are_found_once(checked):
