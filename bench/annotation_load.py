@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend.social import forms as social_forms  # noqa: E402
 from backend.social.episodes import load_episodes  # noqa: E402
 from backend.social.rubrics import load_rubric  # noqa: E402
+from bench.pace import HUMAN_PAGE_SECONDS, stay_seconds  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     base_env,
     create_session,
@@ -57,9 +58,6 @@ from tests.support.harness import (  # noqa: E402
     start_server,
 )
 from tests.support.participants import Annotator  # noqa: E402
-
-# Mean seconds the fastest plausible annotator spends on a page before submitting it (see the module docstring).
-HUMAN_PAGE_SECONDS = {"Consent": 10.0, "Instructions": 30.0, "Rate": 90.0, "Completion": 0.0}
 
 SAMPLES = Path(__file__).resolve().parent.parent / "backend" / "social" / "data" / "episodes"
 
@@ -85,7 +83,7 @@ def form_values(rng: random.Random, rubric) -> dict:
 def pause_seconds(rng: random.Random, page: str, think: float | None) -> float:
     """How long the annotator stays on ``page``: human pace when ``think`` is None, else uniform 0..2 x think."""
     if think is None:
-        return rng.uniform(0.5, 1.5) * HUMAN_PAGE_SECONDS.get(page, 0.0)
+        return stay_seconds(rng.uniform, page)
     return rng.uniform(0, 2 * think)
 
 

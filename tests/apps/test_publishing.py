@@ -26,7 +26,7 @@ import requests
 
 from backend import __main__ as cli
 from backend.core import figures as core_figures
-from backend.core import publish
+from backend.core import publish, tool_envs
 from backend.core.csvio import read_csv_any
 from tests.support import PROJECT_ROOT
 from tests.system.test_csv_neutralisation import (
@@ -407,21 +407,11 @@ def test_the_card_counts_are_the_datas(bundle):
 
 @pytest.fixture(scope="session")
 def datasets_python() -> Path:
-    """A venv with Hugging Face ``datasets`` (cached in ~/.cache/lab-publish; created the first time)."""
-    import fcntl
-
-    venv = Path.home() / ".cache" / "lab-publish" / f"datasets-venv-{DATASETS_VERSION}"
-    python = venv / "bin" / "python"
-    check = [str(python), "-c", "import datasets"]
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    # CI's SQLite and PostgreSQL runs go side by side: one creates the venv while the other waits for it.
-    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not python.exists() or subprocess.run(check, capture_output=True).returncode != 0:
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-            install = [str(python), "-m", "pip", "install", "-q", f"datasets=={DATASETS_VERSION}"]
-            subprocess.run(install, check=True, capture_output=True, timeout=900)
-    return python
+    """Python with Hugging Face ``datasets`` (an environment of its own: backend/core/tool_envs.py)."""
+    folder = tool_envs.environment(
+        f"datasets-{DATASETS_VERSION}", [f"datasets=={DATASETS_VERSION}"], check="import datasets", timeout_s=900
+    )
+    return tool_envs.python_of(folder)
 
 
 def test_datasets_loads_every_config_of_the_card(bundle, datasets_python):

