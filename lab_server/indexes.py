@@ -1,4 +1,5 @@
-"""Database indexes oTree does not create: a participant's player row of a round, found without reading the table.
+"""Database indexes oTree does not create: a participant's player row of a round, and a participant by Prolific ID,
+found without reading the table.
 
 oTree finds the player of every page request by participant and round (``Player.objects_get(participant=...,
 round_number=...)`` in its page view; ``in_round``, ``in_rounds``, ``in_previous_rounds`` and
@@ -10,6 +11,10 @@ PostgreSQL read the app's whole player table for each such query, a row per part
 round_number)``, right after oTree creates its tables at start-up (``CREATE INDEX IF NOT EXISTS``: a database
 created before this change gets it at its next start; SQLite and PostgreSQL alike). An index changes no row and no
 result, only how rows are found. Measured in docs/performance.md (``bench/annotation_load.py --baseline``).
+
+The same for ``otree_participant (label)``: a new arrival by a room link looks its Prolific ID up among every
+participant of the database (``entry``: a returning PID is sent back to its place), oTree's own session-wide link
+among the session's.
 """
 
 from __future__ import annotations
@@ -17,21 +22,29 @@ from __future__ import annotations
 from sqlalchemy import event, text
 
 COLUMNS = ("participant_id", "round_number")
+PARTICIPANTS = "otree_participant"
 
 
 def statements(tables) -> list[str]:
-    """The ``CREATE INDEX`` statements for the player tables among ``tables`` (objects with ``name`` and ``c``).
+    """The ``CREATE INDEX`` statements for the player tables among ``tables`` (objects with ``name`` and ``c``), and
+    for the participants' labels (their Prolific IDs: each new arrival by a room link looks its PID up among all
+    participants, to send a returning one back to their place).
 
     >>> from types import SimpleNamespace as T
     >>> player = T(name="social_eval_player", c=dict(participant_id=1, round_number=2))
-    >>> statements([player, T(name="otree_session", c=dict(id=1))])
-    ['CREATE INDEX IF NOT EXISTS social_eval_player_participant_round ON social_eval_player (participant_id, round_number)']
+    >>> for statement in statements([player, T(name="otree_session", c=dict(id=1)), T(name=PARTICIPANTS, c={})]):
+    ...     print(statement)
+    CREATE INDEX IF NOT EXISTS social_eval_player_participant_round ON social_eval_player (participant_id, round_number)
+    CREATE INDEX IF NOT EXISTS otree_participant_label ON otree_participant (label)
     """
-    return [
+    found = [
         f"CREATE INDEX IF NOT EXISTS {table.name}_participant_round ON {table.name} ({', '.join(COLUMNS)})"
         for table in tables
         if table.name.endswith("_player") and all(column in table.c for column in COLUMNS)
     ]
+    if any(table.name == PARTICIPANTS for table in tables):
+        found.append(f"CREATE INDEX IF NOT EXISTS {PARTICIPANTS}_label ON {PARTICIPANTS} (label)")
+    return found
 
 
 def create(metadata, connection, **_) -> None:

@@ -33,6 +33,7 @@ from .limits import positive_setting
 PLACE_TAKEN_AT = "place_taken_at"  # participant.vars: when a room or session-wide link gave this place
 HANDED_BACK = "places_handed_back"  # session.vars: one dict per place handed back
 DEFAULT_CONSENT_WITHIN_S = 1800
+CONSENT_PAGE_INDEX = 1  # oTree numbers pages from 1; every app's page_sequence starts with the consent page
 _RESET = dict(
     label=None,
     visited=False,
@@ -155,7 +156,10 @@ def hand_back_stale(session, *, now: float) -> int:
     if limit <= 0:
         return 0
     handed = []
-    for participant in session.pp_set.filter_by(visited=True):
+    # Only places still on the first page (the consent page: an answer moves the participant on) can be stale: read
+    # those, not every participant of the session (each new visitor did, so a launch's cost grew with its size).
+    on_consent_page = otree_internals.Participant._index_in_pages <= CONSENT_PAGE_INDEX
+    for participant in session.pp_set.filter_by(visited=True).filter(on_consent_page):
         taken_at = (participant._vars or {}).get(PLACE_TAKEN_AT)
         if not unconsented(participant) or now - float(taken_at) < limit:
             continue

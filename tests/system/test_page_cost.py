@@ -126,6 +126,23 @@ result["deleted"] = [
 ]
 db.rollback()
 
+# a new arrival reads only the places still on the consent page when it looks for places to hand back
+import time
+from lab_server import places
+for position, participant in enumerate(db.query(Participant).filter_by(session_id=session.id).order_by(Participant.id)):
+    answered = position < 2  # two answered the consent page and are further on; the third took its place long ago
+    participant.visited, participant._index_in_pages = True, (6 if answered else 1)
+    participant.vars.update({"place_taken_at": 1.0}, **({"consent_given": True} if answered else {}))
+db.commit()
+db.new_session()
+loaded = [0]
+def counting_load(target, context):
+    loaded[0] += 1
+sqlalchemy.event.listen(Participant, "load", counting_load)
+result["handed_back"] = places.hand_back_stale(Session.objects_get(id=session.id), now=time.time())
+result["participants_read"] = loaded[0]
+db.rollback()
+
 # {{ formfield }}'s inline template, compiled once: the same text renders each context anew
 compiler_module = internals.locate("otree.templating.compiler")
 Template = internals.locate("otree.templating.template:Template")
@@ -218,3 +235,8 @@ def test_a_sqlite_database_file_commits_to_a_write_ahead_log(checked):
     else:  # the server's data went through the log, and the second process above read it back
         assert checked["journal_mode"] == "wal" and checked["sqlite_tables"] > 10
         assert checked["fast"]["participant by code"].startswith("Participant:")
+
+
+def test_a_new_arrival_reads_only_the_places_that_may_be_handed_back(checked):
+    # of three places, one was taken long ago and never got a consent answer: only it is read, and handed back
+    assert (checked["handed_back"], checked["participants_read"]) == (1, 1)

@@ -17,8 +17,8 @@ def engine_of(env, folder):
     return sqlalchemy.create_engine(url if not url.startswith("sqlite") else f"sqlite:///{folder}/db.sqlite3")
 
 
-def indexes(engine):
-    return {index["name"] for index in sqlalchemy.inspect(engine).get_indexes("social_eval_player")}
+def indexes(engine, table="social_eval_player"):
+    return {index["name"] for index in sqlalchemy.inspect(engine).get_indexes(table)}
 
 
 def test_the_player_of_a_round_is_found_by_the_index_also_in_an_older_database():
@@ -32,6 +32,7 @@ def test_the_player_of_a_round_is_found_by_the_index_also_in_an_older_database()
         engine = engine_of(env, folder)
         try:
             assert INDEX in indexes(engine)
+            assert "otree_participant_label" in indexes(engine, "otree_participant")  # a Prolific ID's earlier places
             if engine.url.get_backend_name() == "sqlite":
                 with engine.connect() as connection:
                     plan = " ".join(
