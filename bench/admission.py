@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.core import tool_envs  # noqa: E402
-from bench.annotation_load import server_cpu_seconds, write_episodes  # noqa: E402
+from bench.annotation_load import server_cpu_seconds, start_profiler, write_episodes  # noqa: E402
 from tests.support.harness import base_env, create_session, deployment_mode, own_database, start_server  # noqa: E402
 
 LOCUST = "locust==2.47.0"
@@ -82,6 +83,7 @@ def main(argv=None) -> int:
     parser.add_argument("--waiters-per-s", type=float, default=5.0, help="LAB_ADMIT_WAITERS_PER_S")
     parser.add_argument("--no-gate", action="store_true", help="the thresholds beyond reach: the run without the gate")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
+    parser.add_argument("--profile", default="", help="a file: py-spy's raw stacks of the server during the launch")
     args = parser.parse_args(argv)
 
     arrivals = max(1, round(args.rate * args.over))
@@ -95,6 +97,7 @@ def main(argv=None) -> int:
             LAB_ADMIT_TARGET_MS=unreachable if args.no_gate else str(args.target_ms),
             LAB_ADMIT_WAITERS_PER_S=unreachable if args.no_gate else str(args.waiters_per_s),
             LAB_NEW_PARTICIPANTS_PER_ADDRESS=str(10 * arrivals),  # every arrival comes from this machine's address
+            LAB_NO_TLS="1",  # plain HTTP on loopback: a Secure cookie (the admission's) would never come back
         )
     )
     if args.database_url:
@@ -134,10 +137,14 @@ def main(argv=None) -> int:
                 LAB_LAUNCH_ARRIVALS=str(arrivals),
                 LAB_LAUNCH_OUT=str(results_path),
             )
+            profiler = start_profiler(server.process.pid, Path(args.profile)) if args.profile else None
             cpu_before, generator_before = server_cpu_seconds(server.process.pid), _children_cpu_seconds()
             began = time.perf_counter()
             generator = subprocess.Popen(command, env=locust_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             summary = generator.communicate()[0].decode(errors="replace")
+            if profiler:
+                profiler.send_signal(signal.SIGINT)
+                profiler.wait(timeout=60)
             wall = time.perf_counter() - began
             server_cpu = server_cpu_seconds(server.process.pid) - cpu_before
             generator_cpu = _children_cpu_seconds() - generator_before
@@ -183,6 +190,7 @@ def main(argv=None) -> int:
         f"max {wmax:.1f}; waiting pages served: {out['waiting_pages']}"
     )
     errors = out["errors"]
+    print(summary[-6000:]) if os.environ.get("LAB_SHOW_LOCUST") else None
     print(f"failed requests: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     print("server log:", *[line for line in log.splitlines() if "waiting" in line or "busy" in line][-3:], sep="\n  ")
     met = p95 < 300 and len(out["waits"]) == arrivals == out["finished"] and not errors

@@ -21,7 +21,9 @@ process, so the only lever is how fast new people come in. This gate holds them 
   (``Accept-Language``: en, de, it), else English. It is rendered once per language and served from memory without
   oTree's page lock, the database or a template engine (HTTP 200, ``Cache-Control: no-store``: a 503 would be
   replaced by many proxies' own error page, which has no way back, and Prolific only ever shows the participant
-  the page). It reloads its own URL after 3-6 s (jittered, the ``Refresh`` header: no script needed) with every
+  the page). It reloads its own URL after half the arrival's expected wait (those ahead of it at the recent
+  admission rate), 3-6 s near the head of the line and at most 30 s (jittered, the ``Refresh`` header: no script
+  needed; thousands reloading every few seconds were a load of their own) with every
   query parameter kept (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``, ``participant_label``) plus the ticket
   ``lab_wait``; a link lets the participant retry at once.
 - **Fairness.** The ticket is signed (HMAC with a key of this process) and says when the arrival first waited. While
@@ -50,16 +52,19 @@ import logging
 import random
 import secrets
 import time
+from collections import deque
 from urllib.parse import parse_qsl
 
-FAIR_WINDOW_S = 6.0  # one retry period: a waiter this close to the oldest one is as old (they poll every 3-6 s)
-FORGET_AFTER_S = 10.0  # a ticket not seen again for this long (the longest retry and 4 s) belongs to a closed tab
+FAIR_WINDOW_S = 6.0  # one retry period at the head of the queue: a waiter this close to the oldest one is as old
+RETRY_S = (3.0, 6.0)  # the retry delay near the head of the queue (jittered: the retries of many people spread out)
+RETRY_MAX_S = 30.0  # the longest retry delay, far back in the queue (one reload per half a minute at most)
+FORGET_AFTER_S = RETRY_MAX_S * 1.25 + 5  # a ticket not seen again for this long (its longest retry) is a closed tab
+RATE_WINDOW = 50  # admissions after waiting over which the admission rate is measured
 PAGE_WEIGHT = 0.05  # the moving average of page times follows about the last 20 pages
 PAGE_STALE_S = 2.0  # a page-time average not fed for this long is out of date (nobody inside is asking for pages)
 MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
 MAX_INSIDE = 100_000  # (entry link, participant label) pairs let in, remembered so a returning participant passes
 LABEL = "participant_label"
-RETRY_S = (3.0, 6.0)  # the waiting page reloads after a random time in this range (jitter spreads the retries)
 ADMITTED_FOR_S = 600  # an admitted arrival's cookie lets the rest of its entry (and reloads) through
 TICKET = "lab_wait"
 ADMITTED_COOKIE = "lab_admitted"
@@ -188,6 +193,7 @@ class Gate:
             )
         # While arrivals wait, they come in one at a time, at most this many a second: a queue let in all at once
         # (everyone within FAIR_WINDOW_S of the oldest) brings its load before the page-time average can react.
+        self.waiters_per_s = waiters_per_s
         self.waiter_gap_s = 1 / waiters_per_s
         self._next_waiter = float("-inf")
         self.max_in_flight = max_in_flight
@@ -197,7 +203,11 @@ class Gate:
         self.max_wait_s = max_wait_s
         self.in_flight = 0
         self._key = key or secrets.token_bytes(32)
-        self._waiting: dict[str, list[float]] = {}  # ticket id -> [first waited, last seen], in order of first wait
+        # ticket id -> [first waited, last seen, place in line], in order of first wait
+        self._waiting: dict[str, list[float]] = {}
+        self._places_given = 0  # places in line handed out so far (a ticket's place minus the head's: those ahead)
+        self._head_place = 0
+        self._admitted_at: deque[float] = deque(maxlen=RATE_WINDOW)  # when waiting arrivals came in lately
         self._next_sweep = 0.0
         self.admitted_after_waiting = 0
         self.longest_wait_s = 0.0
@@ -274,9 +284,9 @@ class Gate:
         # Only the closed tabs ahead of the oldest open one are visited (no copy of the whole queue per arrival: a
         # flood of 5,000 fresh arrivals a second made each arrival copy tens of thousands of tickets).
         closed, oldest = [], None
-        for key, (first, last_seen) in self._waiting.items():
+        for key, (first, last_seen, place) in self._waiting.items():
             if now - last_seen < FORGET_AFTER_S:
-                oldest = first
+                oldest, self._head_place = first, place
                 break
             closed.append(key)
         for key in closed:
@@ -288,7 +298,7 @@ class Gate:
         the ticket its retry carries (the same one, or a new one for a fresh or forged ticket)."""
         issued = self.issued(ticket)
         if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S:
-            issued = None  # expired: a waiter polling every few seconds was let in by now; this is a replayed link
+            issued = None  # expired: a waiter polling all along was let in by now; this is a replayed link
         oldest = self._oldest_waiting(now)
         if issued is not None and now - issued >= self.max_wait_s:
             return self._admit(ticket, issued, now), ticket
@@ -311,15 +321,41 @@ class Gate:
                     1000 * self.target_s,
                 )
         key = ticket.rpartition(".")[0]
-        if key in self._waiting or len(self._waiting) < MAX_WAITING:
-            self._waiting.setdefault(key, [issued, now])[1] = now
+        if key not in self._waiting and len(self._waiting) < MAX_WAITING:
+            self._places_given += 1
+            self._waiting[key] = [issued, now, self._places_given]
+        elif key in self._waiting:
+            self._waiting[key][1] = now
         self.waiting_pages += 1
         return False, ticket
+
+    def retry_after(self, ticket: str, *, now: float, uniform=random.uniform) -> float:
+        """Seconds until a waiting arrival should ask again: half its expected wait (those ahead of it in line at
+        the recent admission rate), at least ``RETRY_S`` (near the head of the line) and at most ``RETRY_MAX_S``.
+
+        Thousands waiting and each reloading every few seconds were hundreds of requests a second (364,000 waiting
+        pages in the first launch of 3,000 people): a load of their own on the server they wait for.
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=600, waiters_per_s=2, key=b"k")
+        >>> gate.in_flight = 1
+        >>> tickets = [gate.decide(None, now=0.0)[1] for _ in range(200)]
+        >>> [round(gate.retry_after(tickets[n], now=0.0, uniform=lambda a, b: (a + b) / 2)) for n in (0, 20, 199)]
+        [4, 5, 30]
+        """
+        entry = self._waiting.get(ticket.rpartition(".")[0])
+        ahead = max(0, entry[2] - self._head_place) if entry else len(self._waiting)
+        if len(self._admitted_at) >= 5 and now > self._admitted_at[0]:
+            rate = min(self.waiters_per_s, len(self._admitted_at) / (now - self._admitted_at[0]))
+        else:
+            rate = self.waiters_per_s
+        low, high = RETRY_S
+        return min(RETRY_MAX_S, max(uniform(low, high), uniform(0.4, 0.6) * ahead / rate))
 
     def _admit(self, ticket: str, issued: float, now: float) -> bool:
         if self._waiting.pop(ticket.rpartition(".")[0], None) is None:
             return True  # a reload of a link already let in, or a ticket forgotten (its tab was closed a while)
         self.admitted_after_waiting += 1
+        self._admitted_at.append(now)
         self.longest_wait_s = max(self.longest_wait_s, now - issued)
         if not self._waiting:
             logger.warning(
@@ -333,7 +369,7 @@ class Gate:
         """What the researcher sees: arrivals waiting now, let in after waiting, the longest wait, the load."""
         now = time.monotonic() if now is None else now
         return dict(
-            waiting=sum(1 for _, last_seen in self._waiting.values() if now - last_seen < FORGET_AFTER_S),
+            waiting=sum(1 for _, last_seen, _ in self._waiting.values() if now - last_seen < FORGET_AFTER_S),
             admitted_after_waiting=self.admitted_after_waiting,
             longest_wait_s=round(self.longest_wait_s, 1),
             in_flight=self.in_flight,
@@ -381,12 +417,11 @@ def waiting_page(language: str, retry_url: str) -> bytes:
     return (before + html.escape(retry_url) + after).encode()
 
 
-async def send_waiting_page(scope, send, *, ticket: str, headers_for) -> None:
+async def send_waiting_page(scope, send, *, ticket: str, retry_s: float, headers_for) -> None:
     path = scope.get("path", "")
     raw_path = scope.get("raw_path") or path.encode()
     retry_url = raw_path.decode("latin-1") + "?" + retry_query(scope.get("query_string", b""), ticket)
     body = waiting_page(page_language(path, scope), retry_url)
-    retry_s = random.uniform(*RETRY_S)
     headers = [
         (b"content-type", b"text/html; charset=utf-8"),
         (b"content-length", str(len(body)).encode()),
@@ -435,7 +470,8 @@ def install() -> None:
             elif passed is None or now - passed > ADMITTED_FOR_S:
                 admitted, ticket = gate.decide(query_value(scope.get("query_string", b""), TICKET), now=now)
                 if not admitted:
-                    await send_waiting_page(scope, send, ticket=ticket, headers_for=headers_for)
+                    retry_s = gate.retry_after(ticket, now=now)
+                    await send_waiting_page(scope, send, ticket=ticket, retry_s=retry_s, headers_for=headers_for)
                     return
                 gate.let_in(path, label)
                 cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now, purpose=ADMITTED_COOKIE)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "

@@ -80,8 +80,8 @@ MESSAGES = {
         ),
         "admission_title": "Many people are starting this study right now",
         "admission_body": (
-            "Please keep this page open. It checks every few seconds and takes you to the study by itself as soon "
-            "as there is room, usually within a minute or two."
+            "Please keep this page open. It checks again by itself, more often as your turn comes closer, and takes "
+            "you to the study as soon as there is room. People are let in in the order they arrived."
         ),
         "admission_kept": "You do not lose anything by waiting: your link and your Prolific ID are kept.",
         "admission_now": "Try again now",
@@ -170,8 +170,9 @@ MESSAGES = {
         ),
         "admission_title": "Gerade beginnen sehr viele Personen diese Studie",
         "admission_body": (
-            "Bitte lassen Sie diese Seite geöffnet. Sie prüft alle paar Sekunden und bringt Sie von selbst zur "
-            "Studie, sobald Platz ist, meist innerhalb von ein bis zwei Minuten."
+            "Bitte lassen Sie diese Seite geöffnet. Sie prüft von selbst erneut, umso öfter, je näher Sie an der "
+            "Reihe sind, und bringt Sie zur Studie, sobald Platz ist. Eingelassen wird in der Reihenfolge der "
+            "Ankunft."
         ),
         "admission_kept": "Durch das Warten verlieren Sie nichts: Ihr Link und Ihre Prolific-ID bleiben erhalten.",
         "admission_now": "Jetzt erneut versuchen",
@@ -258,8 +259,8 @@ MESSAGES = {
         ),
         "admission_title": "In questo momento molte persone stanno iniziando questo studio",
         "admission_body": (
-            "La preghiamo di tenere aperta questa pagina. Controlla ogni pochi secondi e La porta da sola allo "
-            "studio appena c'è posto, di solito entro un paio di minuti."
+            "La preghiamo di tenere aperta questa pagina. Controlla di nuovo da sola, più spesso man mano che si "
+            "avvicina il Suo turno, e La porta allo studio appena c'è posto. Si entra nell'ordine di arrivo."
         ),
         "admission_kept": "Attendendo non perde nulla: il Suo link e il Suo ID Prolific restano validi.",
         "admission_now": "Riprova ora",
