@@ -83,6 +83,11 @@ USED: dict[str, Internal] = {
         "class",
         "creation deletes a half-made session; entry finds the session of a session-wide link",
     ),
+    "Participant.time_started_utc": Internal(
+        "otree.models:Participant.time_started_utc",
+        "attribute",
+        "places reads only the places opened long enough ago to be handed back (UTC text, as oTree writes it)",
+    ),
     "Participant._vars": Internal(
         "otree.models:Participant._vars",
         "attribute",
@@ -152,7 +157,8 @@ USED: dict[str, Internal] = {
     "Participant._index_in_pages": Internal(
         "otree.models:Participant._index_in_pages",
         "attribute",
-        "the study status page turns the page index into a percentage where an app sets no item progress",
+        "the study status page turns the page index into a percentage where an app sets no item progress; places "
+        "reads only the places still on the consent page",
     ),
     "Participant._max_page_index": Internal(
         "otree.models:Participant._max_page_index",

@@ -23,9 +23,12 @@ All of it runs inside oTree's room view, under its page lock, so two visitors ne
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import time
 from collections import defaultdict, deque
+
+import sqlalchemy
 
 from . import otree_internals
 from .limits import positive_setting
@@ -149,6 +152,20 @@ def unconsented(participant) -> bool:
     return bool(participant.visited and pvars.get(PLACE_TAKEN_AT) and "consent_given" not in pvars)
 
 
+def may_be_stale(taken_before: float) -> tuple:
+    """The SQL conditions on a participant whose place may be stale, so that a new visitor reads only those, not
+    every participant of the session (each new visitor did: during a launch, everyone waiting on the consent page
+    too): still on the first page, the consent page (an answer moves the participant on), and started before
+    ``taken_before`` (oTree's ``time_started_utc``, written as UTC text when the place's link was first opened, a moment
+    after the place was taken), or not started at all. ``unconsented`` then decides by what the place holds."""
+    Participant = otree_internals.Participant
+    started_before = str(datetime.datetime.fromtimestamp(taken_before, datetime.UTC).replace(tzinfo=None))
+    not_started_or_long_ago = sqlalchemy.or_(
+        Participant.time_started_utc.is_(None), Participant.time_started_utc < started_before
+    )
+    return Participant._index_in_pages <= CONSENT_PAGE_INDEX, not_started_or_long_ago
+
+
 def hand_back_stale(session, *, now: float) -> int:
     """Hand back every place of ``session`` whose visitor did not answer the consent page within
     ``consent_within_s``; the number handed back."""
@@ -156,10 +173,7 @@ def hand_back_stale(session, *, now: float) -> int:
     if limit <= 0:
         return 0
     handed = []
-    # Only places still on the first page (the consent page: an answer moves the participant on) can be stale: read
-    # those, not every participant of the session (each new visitor did, so a launch's cost grew with its size).
-    on_consent_page = otree_internals.Participant._index_in_pages <= CONSENT_PAGE_INDEX
-    for participant in session.pp_set.filter_by(visited=True).filter(on_consent_page):
+    for participant in session.pp_set.filter_by(visited=True).filter(*may_be_stale(now - limit)):
         taken_at = (participant._vars or {}).get(PLACE_TAKEN_AT)
         if not unconsented(participant) or now - float(taken_at) < limit:
             continue

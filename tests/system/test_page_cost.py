@@ -126,13 +126,22 @@ result["deleted"] = [
 ]
 db.rollback()
 
-# a new arrival reads only the places still on the consent page when it looks for places to hand back
-import time
+# a new arrival reads only the places that may be handed back: on the consent page, and taken long ago
+import datetime, time
 from lab_server import places
 for position, participant in enumerate(db.query(Participant).filter_by(session_id=session.id).order_by(Participant.id)):
-    answered = position < 2  # two answered the consent page and are further on; the third took its place long ago
-    participant.visited, participant._index_in_pages = True, (6 if answered else 1)
-    participant.vars.update({"place_taken_at": 1.0}, **({"consent_given": True} if answered else {}))
+    participant.visited = True
+    if position == 0:  # answered the consent page and is further on
+        participant._index_in_pages = 6
+        participant.vars.update(place_taken_at=1.0, consent_given=True)
+    elif position == 1:  # on the consent page, its place taken a moment ago
+        participant._index_in_pages = 1
+        participant.time_started_utc = str(datetime.datetime.utcnow())
+        participant.vars.update(place_taken_at=time.time())
+    else:  # on the consent page since long ago, never answered it
+        participant._index_in_pages = 1
+        participant.time_started_utc = "2020-01-01 00:00:00.000001"
+        participant.vars.update(place_taken_at=1.0)
 db.commit()
 db.new_session()
 loaded = [0]
@@ -238,5 +247,6 @@ def test_a_sqlite_database_file_commits_to_a_write_ahead_log(checked):
 
 
 def test_a_new_arrival_reads_only_the_places_that_may_be_handed_back(checked):
-    # of three places, one was taken long ago and never got a consent answer: only it is read, and handed back
+    # of three places (answered, on the consent page a moment ago, on it since long ago) only the last is read, and
+    # handed back
     assert (checked["handed_back"], checked["participants_read"]) == (1, 1)
