@@ -81,6 +81,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-in-flight", type=int, default=8, help="LAB_ADMIT_MAX_IN_FLIGHT")
     parser.add_argument("--target-ms", type=int, default=150, help="LAB_ADMIT_TARGET_MS")
     parser.add_argument("--waiters-per-s", type=float, default=5.0, help="LAB_ADMIT_WAITERS_PER_S")
+    parser.add_argument("--max-wait-s", type=float, default=300.0, help="LAB_ADMIT_MAX_WAIT_S")
     parser.add_argument("--no-gate", action="store_true", help="the thresholds beyond reach: the run without the gate")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
     parser.add_argument("--profile", default="", help="a file: py-spy's raw stacks of the server during the launch")
@@ -96,6 +97,7 @@ def main(argv=None) -> int:
             LAB_ADMIT_MAX_IN_FLIGHT=unreachable if args.no_gate else str(args.max_in_flight),
             LAB_ADMIT_TARGET_MS=unreachable if args.no_gate else str(args.target_ms),
             LAB_ADMIT_WAITERS_PER_S=unreachable if args.no_gate else str(args.waiters_per_s),
+            LAB_ADMIT_MAX_WAIT_S=f"{args.max_wait_s:g}",
             LAB_NEW_PARTICIPANTS_PER_ADDRESS=str(10 * arrivals),  # every arrival comes from this machine's address
             LAB_NO_TLS="1",  # plain HTTP on loopback: a Secure cookie (the admission's) would never come back
         )
@@ -168,7 +170,7 @@ def main(argv=None) -> int:
         "off (--no-gate)"
         if args.no_gate
         else f"LAB_ADMIT_MAX_IN_FLIGHT={args.max_in_flight}, LAB_ADMIT_TARGET_MS={args.target_ms}, "
-        f"LAB_ADMIT_WAITERS_PER_S={args.waiters_per_s:g}"
+        f"LAB_ADMIT_WAITERS_PER_S={args.waiters_per_s:g}, LAB_ADMIT_MAX_WAIT_S={args.max_wait_s:g}"
     )
     print(
         f"launch: {arrivals} arrivals at {args.rate:g}/s over {args.over:g} s by the room's Prolific URL, human pace "
