@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import signal
 import statistics
 import sys
 import time
@@ -33,7 +34,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from bench.annotation_load import checkout, server_cpu_seconds  # noqa: E402
+from bench.annotation_load import checkout, server_cpu_seconds, start_profiler  # noqa: E402
 from tests.support.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     app_source,
@@ -83,9 +84,10 @@ FLOOR_PAGE = """\
 """
 
 
-def measure(server_url, participants, exchanges, *, pid=None, cpu=None, **config):
+def measure(server_url, participants, exchanges, *, pid=None, cpu=None, profile="", **config):
     """Wall time of the exchanges and each reply's time; with ``pid``, the server's CPU seconds during the exchanges
-    are appended to ``cpu`` (session creation and the pages before the chat are left out)."""
+    are appended to ``cpu`` (session creation and the pages before the chat are left out); ``profile``: a file for
+    py-spy's raw stacks of the server during the exchanges."""
     session = create_session(
         server_url,
         "dond_llm",
@@ -96,10 +98,14 @@ def measure(server_url, participants, exchanges, *, pid=None, cpu=None, **config
         **config,
     )
     players = advance_all(server_url, session["code"])
+    profiler = start_profiler(pid, Path(profile)) if profile and pid else None
     before = server_cpu_seconds(pid) if pid else 0.0
     wall = asyncio.run(play_all(players, exchanges))
     if pid:
         cpu.append(server_cpu_seconds(pid) - before)
+    if profiler:
+        profiler.send_signal(signal.SIGINT)
+        profiler.wait(timeout=60)
     replies = [seconds for player in players for seconds in player.reply_times]
     return wall, replies
 
@@ -130,6 +136,7 @@ def main(argv=None):
     parser.add_argument("--server", choices=["devserver", "prodserver"], default="devserver")
     parser.add_argument("--baseline", default="", help="git revision: also run the async load on dond as it was there")
     parser.add_argument("--no-floor", action="store_true", help="skip the measurement of oTree's own floor")
+    parser.add_argument("--profile", default="", help="a file: py-spy's raw stacks of the server during the exchanges")
     args = parser.parse_args(argv)
 
     llm = FakeOpenAIServer()
@@ -146,7 +153,9 @@ def main(argv=None):
             measure(server.url, 1, 1)  # warm-up: first client, first connections
             llm.max_in_flight = 0
             cpu = []
-            wall, replies = measure(server.url, args.participants, args.exchanges, pid=server.process.pid, cpu=cpu)
+            wall, replies = measure(
+                server.url, args.participants, args.exchanges, pid=server.process.pid, cpu=cpu, profile=args.profile
+            )
             in_flight = llm.max_in_flight
             sync_wall, sync_replies = measure(server.url, args.sync_participants, args.exchanges, llm_blocking=True)
         if args.baseline:

@@ -352,6 +352,12 @@ PATCHED: dict[str, Internal] = {
         "how oTree finds the player, session and subsession of every page: the same lookup compiled once",
         ("args", "kwargs"),
     ),
+    "otree.database:AnyModel.objects_exists": Internal(
+        "otree.database:AnyModel.objects_exists",
+        "function",
+        "oTree asks on every live message whether the sender is a browser bot: compiled once",
+        ("args", "kwargs"),
+    ),
     "otree.database:DBWrapper.get_or_404": Internal(
         "otree.database:DBWrapper.get_or_404",
         "function",

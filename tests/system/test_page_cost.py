@@ -47,6 +47,9 @@ compiler.SQLCompiler.__init__ = counting
 def plain(model, **equalities):  # oTree's own lookup before page_cost: the oracle
     return db.query(model).filter_by(**equalities).one()
 
+def plain_first(model, **equalities):
+    return db.query(model).filter_by(**equalities).first() is not None
+
 kept = []  # SQLAlchemy's identity map holds rows weakly: kept alive, the same row must be the same object
 
 def outcome(call):
@@ -92,6 +95,16 @@ result = {"fast": {}, "oracle": {}}
 for name, (lookup, oracle) in cases.items():
     result["fast"][name] = outcome(lookup)
     result["oracle"][name] = outcome(oracle) if oracle else "HTTPException404"
+exists = {  # objects_exists: the baked query's answer, and oTree's own (a plain query's first row)
+    "participant": (Participant.objects_exists(code=first.code), plain_first(Participant, code=first.code)),
+    "browser bot": (
+        Participant.objects_exists(code=first.code, is_browser_bot=True),
+        plain_first(Participant, code=first.code, is_browser_bot=True),
+    ),
+    "nobody": (Participant.objects_exists(code="nobody00"), plain_first(Participant, code="nobody00")),
+}
+result["exists"] = {name: list(answers) for name, answers in exists.items()}
+
 executions = [0]
 def executing(*args):
     executions[0] += 1
@@ -101,6 +114,7 @@ sqlalchemy.event.listen(db._db.get_bind(), "before_cursor_execute", executing)
 compiles[0] = executions[0] = 0
 for name in fast:
     outcome(cases[name][0])
+Participant.objects_exists(code=first.code, is_browser_bot=True)
 result["compiled_again"], result["queries"] = compiles[0], executions[0]
 executions[0] = 0
 for name in fast:  # the same request again: a lookup that names one row is not asked twice
@@ -218,7 +232,9 @@ def test_lookups_find_what_otree_finds_and_compile_their_sql_once(checked):
     assert result["compiled_again"] == 0
     # one query per row: 3 participants x 3 rounds of players (each found by link and by column), 1 participant (by
     # objects_get and by the page's get_or_404), 1 session, 15 subsessions, and the 2 lookups that find no one row
-    assert (result["lookups"], result["queries"]) == (38, 9 + 1 + 1 + 15 + 2)
+    # (and the browser-bot question oTree asks on every live message: one query, compiled before)
+    assert (result["lookups"], result["queries"]) == (38, 9 + 1 + 1 + 15 + 2 + 1)
+    assert result["exists"] == {"participant": [True, True], "browser bot": [False, False], "nobody": [False, False]}
     # and in the same request, only the lookups that do not name one row ask the database again
     assert result["queries_again"] == 2  # "several players" and "no such participant"
 

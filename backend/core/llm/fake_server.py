@@ -280,12 +280,18 @@ class FakeOpenAIServer:
                 }
 
             def _stream(self, model: str, reply: Reply):
+                # A stream that ends well is chunked and keeps the connection for the next call, as real servers do
+                # (a new connection per call cost the caller a TCP handshake each); one scripted to break closes it.
+                self._chunked = reply.drop_after_chunks is None
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
+                if self._chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
-                self.close_connection = True
                 base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time())}
                 base["model"] = model
                 for piece in _pieces(reply.reasoning or "") if reply.reasoning else []:
@@ -296,6 +302,7 @@ class FakeOpenAIServer:
                         self.wfile.flush()
                         return  # connection closes without [DONE]
                     if index and reply.chunk_delay_s and not self._wait(reply.chunk_delay_s):
+                        self.close_connection = True
                         return  # the client gave up waiting for this piece
                     chunk = dict(base, choices=[{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
                     self._event(chunk)
@@ -303,11 +310,16 @@ class FakeOpenAIServer:
                 words = len(reply.text.split())
                 usage = {"prompt_tokens": 10, "completion_tokens": words, "total_tokens": 10 + words}
                 self._event(dict(base, choices=[], usage=usage))
-                self.wfile.write(b"data: [DONE]\n\n")
+                self._write(b"data: [DONE]\n\n")
+                if self._chunked:
+                    self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
             def _event(self, payload: dict[str, Any]):
-                self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+                self._write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+            def _write(self, data: bytes):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if self._chunked else data)
                 self.wfile.flush()
 
             def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
