@@ -49,6 +49,7 @@ import hashlib
 import hmac
 import html
 import logging
+import math
 import random
 import secrets
 import time
@@ -71,6 +72,7 @@ ADMITTED_COOKIE = "lab_admitted"
 ENTRY_PREFIXES = ("/room/", "/join/")
 WAIT_TEMPLATE = "global/AdmissionWait.html"
 _URL_MARK = "https://lab-wait.invalid/retry-url"  # replaced by each request's own retry URL in the cached page
+_EXPECTED_MARK = "LAB-EXPECTED-WAIT"  # replaced by each request's expected wait
 logger = logging.getLogger(__name__)
 
 
@@ -300,7 +302,10 @@ class Gate:
         if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S:
             issued = None  # expired: a waiter polling all along was let in by now; this is a replayed link
         oldest = self._oldest_waiting(now)
-        if issued is not None and now - issued >= self.max_wait_s:
+        if issued is not None and now - issued >= self.max_wait_s and now >= self._next_waiter:
+            # Waited long enough: in whatever the load, but still one at a time (thousands who reached the longest
+            # wait together had come in at once, and everyone inside then waited a minute for each page).
+            self._next_waiter = now + self.waiter_gap_s
             return self._admit(ticket, issued, now), ticket
         if not self.saturated(now=now):
             if oldest is None and issued is None:
@@ -329,6 +334,24 @@ class Gate:
         self.waiting_pages += 1
         return False, ticket
 
+    def expected_wait(self, ticket: str, *, now: float) -> float:
+        """Seconds until a waiting arrival's turn: those ahead of it in line at the rate people came in lately (at
+        most ``LAB_ADMIT_WAITERS_PER_S``).
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=600, waiters_per_s=2, key=b"k")
+        >>> gate.in_flight = 1
+        >>> tickets = [gate.decide(None, now=0.0)[1] for _ in range(121)]
+        >>> gate.expected_wait(tickets[0], now=0.0), gate.expected_wait(tickets[120], now=0.0)
+        (0.0, 60.0)
+        """
+        entry = self._waiting.get(ticket.rpartition(".")[0])
+        ahead = max(0, entry[2] - self._head_place) if entry else len(self._waiting)
+        if len(self._admitted_at) >= 5 and now > self._admitted_at[0]:
+            rate = min(self.waiters_per_s, len(self._admitted_at) / (now - self._admitted_at[0]))
+        else:
+            rate = self.waiters_per_s
+        return ahead / rate
+
     def retry_after(self, ticket: str, *, now: float, uniform=random.uniform) -> float:
         """Seconds until a waiting arrival should ask again: half its expected wait (those ahead of it in line at
         the recent admission rate), at least ``RETRY_S`` (near the head of the line) and at most ``RETRY_MAX_S``.
@@ -342,14 +365,8 @@ class Gate:
         >>> [round(gate.retry_after(tickets[n], now=0.0, uniform=lambda a, b: (a + b) / 2)) for n in (0, 20, 199)]
         [4, 5, 30]
         """
-        entry = self._waiting.get(ticket.rpartition(".")[0])
-        ahead = max(0, entry[2] - self._head_place) if entry else len(self._waiting)
-        if len(self._admitted_at) >= 5 and now > self._admitted_at[0]:
-            rate = min(self.waiters_per_s, len(self._admitted_at) / (now - self._admitted_at[0]))
-        else:
-            rate = self.waiters_per_s
         low, high = RETRY_S
-        return min(RETRY_MAX_S, max(uniform(low, high), uniform(0.4, 0.6) * ahead / rate))
+        return min(RETRY_MAX_S, max(uniform(low, high), uniform(0.4, 0.6) * self.expected_wait(ticket, now=now)))
 
     def _admit(self, ticket: str, issued: float, now: float) -> bool:
         if self._waiting.pop(ticket.rpartition(".")[0], None) is None:
@@ -381,7 +398,7 @@ class Gate:
 
 
 # -- the page -----------------------------------------------------------------------------------------------------
-_pages: dict[str, tuple[str, str]] = {}  # language -> the rendered page, split around the retry URL
+_pages: dict[str, str] = {}  # language -> the rendered page, with marks for the retry URL and the expected wait
 _languages: dict[str, str] = {}  # an entry path ("/room/x", "/join/code") -> its session's language
 
 
@@ -402,26 +419,40 @@ def page_language(path: str, scope) -> str:
     return language if language in study_flow.MESSAGES else accepted_language(scope)
 
 
-def waiting_page(language: str, retry_url: str) -> bytes:
-    """The waiting page in ``language`` pointing at ``retry_url``; the template is rendered once per language."""
+def expected_text(language: str, seconds: float) -> str:
+    """The waiting page's line on the expected wait, in whole minutes rounded up.
+
+    >>> expected_text("en", 20), expected_text("de", 130)
+    ('Your turn is expected within a minute.', 'Sie sind voraussichtlich in etwa 3 Minuten an der Reihe.')
+    """
+    import study_flow
+
+    texts = study_flow.messages(language)
+    if seconds <= 60:
+        return texts["admission_expected_soon"]
+    return texts["admission_expected"].format(minutes=math.ceil(seconds / 60))
+
+
+def waiting_page(language: str, retry_url: str, *, expected_s: float = 0.0) -> bytes:
+    """The waiting page in ``language`` pointing at ``retry_url`` and saying the expected wait; the template is
+    rendered once per language."""
     if language not in _pages:
         import study_flow
 
         from .otree_internals import render
 
         texts = study_flow.messages(language)
-        body = render(WAIT_TEMPLATE, dict(language=language, texts=texts, retry_url=_URL_MARK)).body.decode()
-        before, _, after = body.partition(html.escape(_URL_MARK))
-        _pages[language] = (before, after)
-    before, after = _pages[language]
-    return (before + html.escape(retry_url) + after).encode()
+        context = dict(language=language, texts=texts, retry_url=_URL_MARK, expected=_EXPECTED_MARK)
+        _pages[language] = render(WAIT_TEMPLATE, context).body.decode()
+    page = _pages[language].replace(html.escape(_URL_MARK), html.escape(retry_url))
+    return page.replace(_EXPECTED_MARK, html.escape(expected_text(language, expected_s))).encode()
 
 
-async def send_waiting_page(scope, send, *, ticket: str, retry_s: float, headers_for) -> None:
+async def send_waiting_page(scope, send, *, ticket: str, retry_s: float, expected_s: float, headers_for) -> None:
     path = scope.get("path", "")
     raw_path = scope.get("raw_path") or path.encode()
     retry_url = raw_path.decode("latin-1") + "?" + retry_query(scope.get("query_string", b""), ticket)
-    body = waiting_page(page_language(path, scope), retry_url)
+    body = waiting_page(page_language(path, scope), retry_url, expected_s=expected_s)
     headers = [
         (b"content-type", b"text/html; charset=utf-8"),
         (b"content-length", str(len(body)).encode()),
@@ -470,8 +501,10 @@ def install() -> None:
             elif passed is None or now - passed > ADMITTED_FOR_S:
                 admitted, ticket = gate.decide(query_value(scope.get("query_string", b""), TICKET), now=now)
                 if not admitted:
-                    retry_s = gate.retry_after(ticket, now=now)
-                    await send_waiting_page(scope, send, ticket=ticket, retry_s=retry_s, headers_for=headers_for)
+                    retry_s, expected_s = gate.retry_after(ticket, now=now), gate.expected_wait(ticket, now=now)
+                    await send_waiting_page(
+                        scope, send, ticket=ticket, retry_s=retry_s, expected_s=expected_s, headers_for=headers_for
+                    )
                     return
                 gate.let_in(path, label)
                 cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now, purpose=ADMITTED_COOKIE)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "

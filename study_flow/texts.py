@@ -85,6 +85,8 @@ MESSAGES = {
         ),
         "admission_kept": "You do not lose anything by waiting: your link and your Prolific ID are kept.",
         "admission_now": "Try again now",
+        "admission_expected": "Your turn is expected in about {minutes} minutes.",
+        "admission_expected_soon": "Your turn is expected within a minute.",
         "busy_title": "Too many new participants from your connection",
         "busy_body": (
             "Many people have just started this study from the same internet connection as you, so we cannot give "
@@ -176,6 +178,8 @@ MESSAGES = {
         ),
         "admission_kept": "Durch das Warten verlieren Sie nichts: Ihr Link und Ihre Prolific-ID bleiben erhalten.",
         "admission_now": "Jetzt erneut versuchen",
+        "admission_expected": "Sie sind voraussichtlich in etwa {minutes} Minuten an der Reihe.",
+        "admission_expected_soon": "Sie sind voraussichtlich innerhalb einer Minute an der Reihe.",
         "busy_title": "Zu viele neue Teilnehmende über Ihre Verbindung",
         "busy_body": (
             "Gerade haben viele Personen über dieselbe Internetverbindung wie Sie mit dieser Studie begonnen, daher "
@@ -264,6 +268,8 @@ MESSAGES = {
         ),
         "admission_kept": "Attendendo non perde nulla: il Suo link e il Suo ID Prolific restano validi.",
         "admission_now": "Riprova ora",
+        "admission_expected": "Il Suo turno è previsto tra circa {minutes} minuti.",
+        "admission_expected_soon": "Il Suo turno è previsto entro un minuto.",
         "busy_title": "Troppi nuovi partecipanti dalla Sua connessione",
         "busy_body": (
             "Molte persone hanno appena iniziato questo studio dalla stessa connessione internet che usa Lei, quindi "
