@@ -23,9 +23,10 @@ releasing, the export of who did what) is ``study_flow/assignments.py``.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from backend.core import session_keys
 
@@ -79,6 +80,74 @@ def is_live_reservation(row: Any, *, now: float, timeout_s: float) -> bool:
     return _get(row, "status") == "reserved" and now - float(_get(row, "reserved_at")) < timeout_s
 
 
+def _checked(item_ids: Sequence[str], per_item: int | None, timeout_s: float) -> None:
+    if per_item is not None and per_item < 1:
+        raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
+    if len(set(item_ids)) != len(item_ids):
+        raise ValueError("The item ids must be unique.")
+    if timeout_s <= 0:
+        raise ValueError(f"The reservation timeout must be positive, got {timeout_s}.")
+
+
+def tallies(
+    item_ids: Sequence[str], rows: list[Any], *, participant: str, now: float, timeout_s: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """What the policy reads of the rows, per position of ``item_ids``: finished ratings, live reservations, and
+    whether ``participant`` finished the item (int, int and bool arrays); and the items of the participant's own live
+    reservations, in row order (the first one is resumed).
+
+    >>> rows = [{"item_id": "b", "participant": "p1", "status": "done", "reserved_at": 0},
+    ...         {"item_id": "a", "participant": "p2", "status": "reserved", "reserved_at": 95}]
+    >>> done, live, mine, resumed = tallies(["a", "b"], rows, participant="p1", now=100, timeout_s=60)
+    >>> done.tolist(), live.tolist(), mine.tolist(), resumed
+    ([0, 1], [1, 0], [False, True], [])
+    """
+    position = {item: index for index, item in enumerate(item_ids)}
+    done, live = np.zeros(len(item_ids), dtype=np.int64), np.zeros(len(item_ids), dtype=np.int64)
+    mine_done, resumed = np.zeros(len(item_ids), dtype=bool), []
+    for row in rows:
+        status, item = _get(row, "status"), _get(row, "item_id")
+        if status not in STATUSES:
+            raise ValueError(f"Assignment status must be one of {STATUSES}, got {status!r}.")
+        index, own = position.get(item), _get(row, "participant") == participant
+        if status == "done":
+            if index is not None:
+                done[index] += 1
+                mine_done[index] |= own
+        elif is_live_reservation(row, now=now, timeout_s=timeout_s):
+            if index is not None:
+                live[index] += 1
+            if own:
+                resumed.append(item)
+    return done, live, mine_done, resumed
+
+
+def open_items(done: np.ndarray, live: np.ndarray, mine_done: np.ndarray, *, per_item: int | None) -> np.ndarray:
+    """Positions of the items still open to the participant, in list order: not finished by them and, unless
+    ``per_item`` is None (a pilot: no cap), with fewer than ``per_item`` finished ratings and live reservations."""
+    mask = ~mine_done
+    if per_item is not None:
+        mask &= done + live < per_item
+    return np.flatnonzero(mask)
+
+
+def pick(done: np.ndarray, live: np.ndarray, mine_done: np.ndarray, *, per_item: int | None) -> int | None:
+    """The position of the open item with the fewest finished ratings, then the fewest live reservations, then the
+    earliest in the list; None when none is open. numpy over the items: its cost does not grow with the rows.
+
+    >>> pick(np.array([1, 0, 0]), np.array([0, 1, 0]), np.array([False, False, False]), per_item=2)
+    2
+    >>> pick(np.array([2, 1]), np.array([0, 1]), np.array([False, False]), per_item=2) is None
+    True
+    """
+    candidates = open_items(done, live, mine_done, per_item=per_item)
+    if not len(candidates):
+        return None
+    candidates = candidates[done[candidates] == done[candidates].min()]
+    candidates = candidates[live[candidates] == live[candidates].min()]
+    return int(candidates[0])
+
+
 def coverage(
     item_ids: Sequence[str], assignments: Iterable[Any], *, now: float, timeout_s: float
 ) -> dict[str, tuple[int, int]]:
@@ -92,17 +161,10 @@ def coverage(
     >>> coverage(["a", "b"], rows, now=100, timeout_s=60)
     {'a': (1, 1), 'b': (0, 0)}
     """
-    done: Counter = Counter()
-    live: Counter = Counter()
-    for row in assignments:
-        status = _get(row, "status")
-        if status not in STATUSES:
-            raise ValueError(f"Assignment status must be one of {STATUSES}, got {status!r}.")
-        if status == "done":
-            done[_get(row, "item_id")] += 1
-        elif is_live_reservation(row, now=now, timeout_s=timeout_s):
-            live[_get(row, "item_id")] += 1
-    return {item: (done[item], live[item]) for item in item_ids}
+    if timeout_s <= 0:
+        raise ValueError(f"The reservation timeout must be positive, got {timeout_s}.")
+    done, live, _, _ = tallies(list(item_ids), list(assignments), participant="", now=now, timeout_s=timeout_s)
+    return {item: (int(done[index]), int(live[index])) for index, item in enumerate(item_ids)}
 
 
 def pilot_items(item_ids: Sequence[str], per_annotator: int) -> list[str]:
@@ -114,28 +176,6 @@ def pilot_items(item_ids: Sequence[str], per_annotator: int) -> list[str]:
     if per_annotator < 1:
         raise ValueError(f"A pilot needs at least one item per annotator, got {per_annotator}.")
     return list(item_ids[:per_annotator])
-
-
-def _open_candidates(
-    item_ids: Sequence[str], rows: list[Any], *, participant: str, per_item: int | None, now: float, timeout_s: float
-) -> list[tuple[int, int, int, str]]:
-    """(finished, live, position, item) for items still open to ``participant``: not theirs, below ``per_item``
-    (None: no cap, a pilot)."""
-    if per_item is not None and per_item < 1:
-        raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
-    if len(set(item_ids)) != len(item_ids):
-        raise ValueError("The item ids must be unique.")
-    mine_done = {
-        _get(row, "item_id")
-        for row in rows
-        if _get(row, "participant") == participant and _get(row, "status") == "done"
-    }
-    counts = coverage(item_ids, rows, now=now, timeout_s=timeout_s)
-    return [
-        (done, live, position, item)
-        for position, (item, (done, live)) in enumerate(counts.items())
-        if item not in mine_done and (per_item is None or done + live < per_item)
-    ]
 
 
 def choose_item(
@@ -163,18 +203,26 @@ def choose_item(
     >>> choose_item(["a", "b"], rows, participant="p1", per_item=None, now=100, timeout_s=60)  # a pilot: no cap
     'b'
     """
-    rows = list(assignments)
-    candidates = _open_candidates(
-        item_ids, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s
-    )
-    mine_live = [
-        _get(row, "item_id")
-        for row in rows
-        if _get(row, "participant") == participant and is_live_reservation(row, now=now, timeout_s=timeout_s)
-    ]
-    if mine_live:
-        return mine_live[0]
-    return min(candidates)[3] if candidates else None
+    _checked(item_ids, per_item, timeout_s)
+    found = tallies(item_ids, list(assignments), participant=participant, now=now, timeout_s=timeout_s)
+    return choose_from_tallies(item_ids, *found, per_item=per_item)
+
+
+def choose_from_tallies(
+    item_ids: Sequence[str],
+    done: np.ndarray,
+    live: np.ndarray,
+    mine_done: np.ndarray,
+    resumed: Sequence[str],
+    *,
+    per_item: int | None,
+) -> str | None:
+    """``choose_item`` from tallies already made (``tallies``, or kept up to date by a caller that keeps the rows):
+    the participant's first live reservation, else the open item ``pick`` finds."""
+    if resumed:
+        return resumed[0]
+    position = pick(done, live, mine_done, per_item=per_item)
+    return None if position is None else item_ids[position]
 
 
 def items_left_for(
@@ -187,7 +235,8 @@ def items_left_for(
     timeout_s: float,
 ) -> int:
     """How many items could still be given to ``participant`` now (for "nothing left" pages and progress)."""
-    rows = list(assignments)
-    return len(
-        _open_candidates(item_ids, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s)
+    _checked(item_ids, per_item, timeout_s)
+    done, live, mine_done, _ = tallies(
+        item_ids, list(assignments), participant=participant, now=now, timeout_s=timeout_s
     )
+    return len(open_items(done, live, mine_done, per_item=per_item))

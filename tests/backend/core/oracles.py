@@ -49,3 +49,21 @@ def naive_wait_seconds(times: Sequence[float], now: float, *, limit: int, window
         if sum(1 for t in recent if t > now + wait - window_s + 1e-9) < limit:
             return wait
     return candidates[-1]
+
+
+def choose_item_reference(item_ids, rows, *, participant, per_item, now, timeout_s):
+    """The assignment policy straight from its definition, one row at a time (test oracle for ``choose_item``):
+    the participant's first live reservation, else among items not finished by them and below ``per_item`` (None: no
+    cap) the one with the fewest finished ratings, then live reservations, then the earliest in the list."""
+    live = [r for r in rows if r["status"] == "reserved" and now - r["reserved_at"] < timeout_s]
+    mine_live = [r["item_id"] for r in live if r["participant"] == participant]
+    if mine_live:
+        return mine_live[0]
+    candidates = []
+    for position, item in enumerate(item_ids):
+        done = sum(1 for r in rows if r["item_id"] == item and r["status"] == "done")
+        held = sum(1 for r in live if r["item_id"] == item)
+        mine = any(r["item_id"] == item and r["participant"] == participant and r["status"] == "done" for r in rows)
+        if not mine and (per_item is None or done + held < per_item):
+            candidates.append((done, held, position, item))
+    return min(candidates)[3] if candidates else None

@@ -16,6 +16,7 @@ from backend.core.assignment import (
     items_left_for,
     reservation_timeout,
 )
+from tests.backend.core.oracles import choose_item_reference
 
 ITEMS = ["e1", "e2", "e3", "e4"]
 
@@ -121,3 +122,27 @@ def test_the_reservation_timeout_is_one_key_in_seconds_and_the_minutes_key_is_re
             reservation_timeout({"reservation_minutes": minutes, "reservation_timeout_s": 60})
         assert "'reservation_minutes' is no longer read" in str(refused.value)
         assert f"Set 'reservation_timeout_s' = {seconds} instead." in str(refused.value)
+
+
+ROW = st.fixed_dictionaries(
+    dict(
+        item_id=st.sampled_from(["e1", "e2", "e3", "e4", "e5", "gone"]),
+        participant=st.sampled_from(["p1", "p2", "p3"]),
+        status=st.sampled_from(["reserved", "done", "released"]),
+        reserved_at=st.floats(0, 100),
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(ROW, max_size=25),
+    per_item=st.one_of(st.none(), st.integers(1, 3)),
+    participant=st.sampled_from(["p1", "p2", "p9"]),
+    now=st.floats(0, 150),
+    items=st.permutations(["e1", "e2", "e3", "e4", "e5"]),
+)
+def test_the_vectorised_policy_chooses_what_the_definition_chooses(rows, per_item, participant, now, items):
+    expected = choose_item_reference(items, rows, participant=participant, per_item=per_item, now=now, timeout_s=30)
+    found = choose_item(items, rows, participant=participant, per_item=per_item, now=now, timeout_s=30)
+    assert found == expected
