@@ -15,7 +15,7 @@ each was kept because ``bench/annotation_load.py --baseline`` showed it side by 
   "baked" queries (``sqlalchemy.ext.baked``): the query and its SQL are built once per model and set of names, and
   each call only binds its values. Same session, same identity map, same autoflush, same exceptions (``one()``).
   A lookup that can only name one row (a primary key, a unique code, a player's participant and round) is asked
-  once per request: oTree looks the same player up for every page it walks through.
+  once per request or live message: oTree looks the same player up for every page it walks through.
   A keyword that is not a plain column or a many-to-one link to a stored row (``participant=<Participant>``), or a
   value None (``IS NULL`` in oTree's query), goes through oTree's own code, unchanged.
 - **oTree's form-field snippet compiled once.** ``{{ formfield }}`` and ``{{ formfields }}`` compile the same small
@@ -38,6 +38,7 @@ each was kept because ``bench/annotation_load.py --baseline`` showed it side by 
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 
 import sqlalchemy
 from sqlalchemy.ext import baked
@@ -124,17 +125,23 @@ def names_one_row(model, names: tuple[str, ...]) -> bool:
 
 
 MEMO = "lab_page_cost_rows"  # the key of the request's rows found by a unique lookup, in its SQLAlchemy session's info
+# Set while oTree serves a request or a socket (oTree gives each request and each live message a session of its own):
+# only then is a row kept for the rest of the session. A session that lives across requests (oTree's bots keep one
+# beside the requests they make) must see another request's changes, as oTree's own query shows them once nothing
+# holds the old row (SQLAlchemy keeps rows weakly).
+SERVING: ContextVar[bool] = ContextVar("lab_serving", default=False)
 
 
 def one(session, model, names: tuple[str, ...], values: dict):
     """The one row of ``model`` with these values (``NoResultFound`` or ``MultipleResultsFound`` as ``Query.one``).
 
-    A row found by a lookup that names one row (``names_one_row``) is the same row for the rest of the request: oTree
-    looks the same player up for every page it walks through (seven after a social_eval rating page), and each
-    lookup was a query. It is asked again if the row was deleted or its looked-up values changed since.
+    A row found by a lookup that names one row (``names_one_row``) while a request is served (``SERVING``) is the
+    same row for the rest of the request: oTree looks the same player up for every page it walks through (seven after
+    a social_eval rating page), and each lookup was a query. It is asked again if the row was deleted or its
+    looked-up values changed since.
     """
     key = None
-    if names_one_row(model, names):
+    if SERVING.get() and names_one_row(model, names):
         try:
             key = (model, names, *(values[name] for name in names))
             found = session.info.get(MEMO, {}).get(key)
@@ -265,12 +272,21 @@ def sqlite_file_write_ahead(metadata, connection, **_) -> None:
         )
 
 
+async def _serving(app, scope, receive, send):
+    token = SERVING.set(True)
+    try:
+        await app(scope, receive, send)
+    finally:
+        SERVING.reset(token)
+
+
 def install() -> None:
     from . import otree_internals
 
     otree_internals.replace("otree.database:AnyModel.objects_get", _fast_objects_get)
     otree_internals.replace("otree.database:AnyModel.objects_exists", _fast_objects_exists)
     otree_internals.replace("otree.database:DBWrapper.get_or_404", _fast_get_or_404)
+    otree_internals.around_app(_serving)
     otree_internals.replace("otree.templating.compiler:compile", _remembering_compile)
     otree_internals.replace("otree.templating.nodes:url_of_static_file", _remembering_static_url)
     if not sqlalchemy.event.contains(otree_internals.AnyModel.metadata, "after_create", sqlite_file_write_ahead):

@@ -37,6 +37,8 @@ from sqlalchemy.sql import compiler
 from social_eval import Player, Subsession
 
 db, Participant, Session = internals.db, internals.Participant, internals.Session
+from lab_server import page_cost
+serving = page_cost.SERVING.set(True)  # as while oTree serves a request
 compiles = [0]
 compile_sql = compiler.SQLCompiler.__init__
 def counting(self, *args, **kwargs):
@@ -195,6 +197,18 @@ static_url = internals.locate("otree.templating.nodes:url_of_static_file")
 result["static_urls"] = [str(static_url("global/drafts.js")) for _ in range(3)]
 result["static_checks"] = checks[0]
 result["missing_static"] = [outcome(lambda: static_url("global/no-such-file.js")) for _ in range(2)]
+
+# outside a request (oTree's bots keep a session of their own beside the requests they make), no row is kept: a row
+# another request changed is read again, as oTree's own query reads a row nothing holds any more
+page_cost.SERVING.reset(serving)
+db.new_session()
+bot_session = db._db
+Participant.objects_get(code=first.code).label  # the bot looks at its participant and lets go of it
+db.new_session()
+Participant.objects_get(code=first.code).label = "changed1"  # a page request changes it and commits
+db.commit()
+db._db = bot_session
+result["outside_a_request"] = Participant.objects_get(code=first.code).label
 print(json.dumps(result))
 """
 
@@ -266,3 +280,7 @@ def test_a_new_arrival_reads_only_the_places_that_may_be_handed_back(checked):
     # of three places (answered, on the consent page a moment ago, on it since long ago) only the last is read, and
     # handed back
     assert (checked["handed_back"], checked["participants_read"]) == (1, 1)
+
+
+def test_outside_a_request_a_row_another_request_changed_is_read_again(checked):
+    assert checked["outside_a_request"] == "changed1"  # oTree's bots: kept for the session, it was the old row
