@@ -6,11 +6,12 @@ swapping an expired reservation, finishing. The rows and the policy are shared w
 import json
 import time
 
+from sqlalchemy.orm import object_session
+
 import study_flow
-from backend.core import assignment
 from backend.social import forms as social_forms
 from backend.social import step_times
-from study_flow import assignments
+from study_flow import assignments, tallies
 
 from .study import maybe, player_episode, root_id, rubric, settings_of, study
 
@@ -41,9 +42,11 @@ def _pick_regular(player, now):
     from . import Assignment
 
     settings = settings_of(player.session)
-    item = assignment.choose_item(
+    item = tallies.choose(
+        object_session(player),
+        Assignment,
+        root_id(player),
         settings.handed_out(study(player.session)["regular_ids"]),  # a pilot (pilot_overlap): the shared episodes
-        assignments.policy_rows(Assignment, root_id(player)),
         participant=player.participant.code,
         per_item=settings.per_episode,
         now=now,

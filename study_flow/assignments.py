@@ -25,6 +25,7 @@ from otree.api import ExtraModel, models
 from backend.core import assignment
 from backend.core.csvio import iso_utc
 
+from . import tallies
 from .entry import identifiers
 
 IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "prolific_session_id")
@@ -46,6 +47,7 @@ def model(subsession_class: type) -> type:
         round_number = models.IntegerField()  # the round the item was given in
         is_gold = models.BooleanField()  # a gold item (attention check); the policy hands out the others
 
+    tallies.follow(Assignment)  # the policy's counts kept in this process follow every write to its rows
     return Assignment
 
 

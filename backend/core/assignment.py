@@ -80,7 +80,8 @@ def is_live_reservation(row: Any, *, now: float, timeout_s: float) -> bool:
     return _get(row, "status") == "reserved" and now - float(_get(row, "reserved_at")) < timeout_s
 
 
-def _checked(item_ids: Sequence[str], per_item: int | None, timeout_s: float) -> None:
+def check_choice(item_ids: Sequence[str], *, per_item: int | None, timeout_s: float) -> None:
+    """Refuse arguments no choice can be made with (``per_item`` below 1, repeated item ids, a timeout not above 0)."""
     if per_item is not None and per_item < 1:
         raise ValueError(f"Each item needs at least one annotator (per_item >= 1), got {per_item}.")
     if len(set(item_ids)) != len(item_ids):
@@ -203,7 +204,7 @@ def choose_item(
     >>> choose_item(["a", "b"], rows, participant="p1", per_item=None, now=100, timeout_s=60)  # a pilot: no cap
     'b'
     """
-    _checked(item_ids, per_item, timeout_s)
+    check_choice(item_ids, per_item=per_item, timeout_s=timeout_s)
     found = tallies(item_ids, list(assignments), participant=participant, now=now, timeout_s=timeout_s)
     return choose_from_tallies(item_ids, *found, per_item=per_item)
 
@@ -235,7 +236,7 @@ def items_left_for(
     timeout_s: float,
 ) -> int:
     """How many items could still be given to ``participant`` now (for "nothing left" pages and progress)."""
-    _checked(item_ids, per_item, timeout_s)
+    check_choice(item_ids, per_item=per_item, timeout_s=timeout_s)
     done, live, mine_done, _ = tallies(
         item_ids, list(assignments), participant=participant, now=now, timeout_s=timeout_s
     )
