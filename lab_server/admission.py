@@ -470,16 +470,22 @@ GATE: Gate | None = None
 
 
 def install() -> None:
+    from backend.core.environment import VARIABLES
+
     from . import headers
     from .limits import positive_setting
     from .otree_internals import around_app
 
     global GATE
+
+    def setting(name: str) -> float:  # the default is the reference's (backend/core/environment.py)
+        return positive_setting(name, float(VARIABLES[name].default))
+
     GATE = gate = Gate(
-        max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT", 8)),
-        max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S", 300),
-        target_s=positive_setting("LAB_ADMIT_TARGET_MS", 150) / 1000,
-        waiters_per_s=positive_setting("LAB_ADMIT_WAITERS_PER_S", 5),
+        max_in_flight=int(setting("LAB_ADMIT_MAX_IN_FLIGHT")),
+        max_wait_s=setting("LAB_ADMIT_MAX_WAIT_S"),
+        target_s=setting("LAB_ADMIT_TARGET_MS") / 1000,
+        waiters_per_s=setting("LAB_ADMIT_WAITERS_PER_S"),
     )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
 

@@ -171,7 +171,8 @@ _TABLE = (
         "Limits",
         "300",
         "lab_server/admission.py",
-        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load.",
+        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load (still one "
+        "at a time, at most LAB_ADMIT_WAITERS_PER_S a second).",
     ),
     (
         "LAB_ADMIT_TARGET_MS",
