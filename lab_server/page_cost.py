@@ -11,9 +11,9 @@ each was kept because ``bench/annotation_load.py --baseline`` showed it side by 
   oTree finds the participant, the player of the round, the session and the subsession of every page it serves or
   walks through; ``Model.objects_exists(**equalities)`` how it asks, on every live message, whether the sender is a
   browser bot. With SQLAlchemy 1.3 (which oTree pins) each call builds an ORM query and compiles its SQL afresh;
-  for a player table of 60 columns that was the costliest part of a page step. Here the same lookups are SQLAlchemy
-  "baked" queries (``sqlalchemy.ext.baked``): the query and its SQL are built once per model and set of names, and
-  each call only binds its values. Same session, same identity map, same autoflush, same exceptions (``one()``).
+  for a player table of 60 columns that was the costliest part of a page step. Here the same lookups are compiled
+  once (``study_flow/lookups.py``, SQLAlchemy's "baked" queries): the query and its SQL are built once per model and
+  set of names, and each call only binds its values. Same session, same identity map, same autoflush, same exceptions (``one()``).
   A lookup that can only name one row (a primary key, a unique code, a player's participant and round) is asked
   once per request or live message: oTree looks the same player up for every page it walks through.
   A keyword that is not a plain column or a many-to-one link to a stored row (``participant=<Participant>``), or a
@@ -41,20 +41,18 @@ import logging
 from contextvars import ContextVar
 
 import sqlalchemy
-from sqlalchemy.ext import baked
 from sqlalchemy.orm import interfaces
 from sqlalchemy.orm.exc import NoResultFound
 from sqlalchemy.orm.properties import ColumnProperty
 from sqlalchemy.orm.relationships import RelationshipProperty
 
+from study_flow import lookups
+
 logger = logging.getLogger(__name__)
 
-BAKERY_SIZE = 1000  # compiled lookups kept: one per model and set of keyword names (a few dozen in practice)
 INLINE_TEMPLATE_ID = "UNIDENTIFIED"  # what oTree's Template calls a template made from a string in code
 MAX_INLINE_TEMPLATES = 64  # inline template texts remembered (oTree has two; more would be a template built per call)
 MAX_STATIC_PATHS = 4096  # static paths remembered
-
-_bakery = baked.bakery(size=BAKERY_SIZE)
 
 
 # -- lookups compiled once ------------------------------------------------------------------------------------------
@@ -88,24 +86,6 @@ def bindable(model, equalities: dict) -> tuple[tuple[str, ...], dict] | None:
         names.append(local_name)
         values[local_name] = identity[0]
     return tuple(names), values
-
-
-_lookups = {}  # (model, names) -> its baked query (the bakery keeps the compiled query and SQL behind it)
-
-
-def _lookup(model, names: tuple[str, ...]):
-    """The baked query of ``model`` whose columns ``names`` equal bound values of the same names."""
-    key = (model, names)
-    if key not in _lookups:
-
-        def everything(session):
-            return session.query(model)
-
-        def where(query):
-            return query.filter(*[getattr(model, name) == sqlalchemy.bindparam(f"lab_{name}") for name in names])
-
-        _lookups[key] = _bakery(everything, model).with_criteria(where, names)
-    return _lookups[key]
 
 
 def names_one_row(model, names: tuple[str, ...]) -> bool:
@@ -149,7 +129,7 @@ def one(session, model, names: tuple[str, ...], values: dict):
             key = found = None
         if found is not None and _still(found, session, names, values):
             return found
-    found = _lookup(model, names)(session).params(**{f"lab_{name}": value for name, value in values.items()}).one()
+    found = lookups.compiled(model, names)(session).params(**lookups.bound(values)).one()
     if key is not None:
         session.info.setdefault(MEMO, {})[key] = found
     return found
@@ -187,8 +167,8 @@ def _fast_objects_exists(original):
         from .otree_internals import request_session
 
         names, values = found
-        params = {f"lab_{name}": value for name, value in values.items()}
-        return _lookup(cls, names)(request_session()).params(**params).first() is not None
+        params = lookups.bound(values)
+        return lookups.compiled(cls, names)(request_session()).params(**params).first() is not None
 
     return classmethod(objects_exists)
 

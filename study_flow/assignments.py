@@ -25,7 +25,7 @@ from otree.api import ExtraModel, models
 from backend.core import assignment
 from backend.core.csvio import iso_utc
 
-from . import tallies
+from . import lookups, tallies
 from .entry import identifiers
 
 IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "prolific_session_id")
@@ -117,7 +117,8 @@ def held_rows(Assignment, root_id: int, *, participant_code: str, item_id: str, 
     where = dict(subsession_id=root_id, participant_code=participant_code, item_id=item_id)
     if round_number is not None:
         where["round_number"] = round_number
-    return [row for row in Assignment.objects_filter(**where).order_by(Assignment.id) if row.status != "released"]
+    session = Assignment.objects_filter().session  # the request's (asked on every rating page: compiled once)
+    return [row for row in lookups.rows(session, Assignment, **where) if row.status != "released"]
 
 
 def is_expired(row, *, now: float, timeout_s: float) -> bool:
