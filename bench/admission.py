@@ -15,8 +15,8 @@ load generator's share of a core, so a busy machine does not hide what the serve
 
 Targets (issue 29): the launch itself (3,000 in five minutes, ``--rate 10 --over 300``): p95 < 300 ms and zero
 failed requests; twice that rate (``--rate 20``): every arrival let in, zero failed requests, p95 < 300 ms for those
-inside. ``--max-in-flight``, ``--target-ms`` and ``--waiters-per-s`` set the gate's thresholds
-(``LAB_ADMIT_MAX_IN_FLIGHT``, ``LAB_ADMIT_TARGET_MS``, ``LAB_ADMIT_WAITERS_PER_S``); ``--no-gate`` sets them beyond
+inside. ``--max-in-flight``, ``--target-ms`` and ``--arrivals-per-s`` set the gate's thresholds
+(``LAB_ADMIT_MAX_IN_FLIGHT``, ``LAB_ADMIT_TARGET_MS``, ``LAB_ADMIT_ARRIVALS_PER_S``); ``--no-gate`` sets them beyond
 reach, for the same run without the gate.
 
 Run: ``python bench/admission.py [--rate 10] [--over 300] [--pace-scale 1] [--no-gate] [--database-url URL]``.
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pace-scale", type=float, default=1.0, help="scales every stay on a page (0.2: 5x quicker)")
     parser.add_argument("--max-in-flight", type=int, default=8, help="LAB_ADMIT_MAX_IN_FLIGHT")
     parser.add_argument("--target-ms", type=int, default=150, help="LAB_ADMIT_TARGET_MS")
-    parser.add_argument("--waiters-per-s", type=float, default=5.0, help="LAB_ADMIT_WAITERS_PER_S")
+    parser.add_argument("--arrivals-per-s", type=float, default=4.0, help="LAB_ADMIT_ARRIVALS_PER_S")
     parser.add_argument("--max-wait-s", type=float, default=300.0, help="LAB_ADMIT_MAX_WAIT_S")
     parser.add_argument("--no-gate", action="store_true", help="the thresholds beyond reach: the run without the gate")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
         base_env(
             LAB_ADMIT_MAX_IN_FLIGHT=unreachable if args.no_gate else str(args.max_in_flight),
             LAB_ADMIT_TARGET_MS=unreachable if args.no_gate else str(args.target_ms),
-            LAB_ADMIT_WAITERS_PER_S=unreachable if args.no_gate else str(args.waiters_per_s),
+            LAB_ADMIT_ARRIVALS_PER_S=unreachable if args.no_gate else str(args.arrivals_per_s),
             LAB_ADMIT_MAX_WAIT_S=f"{args.max_wait_s:g}",
             LAB_NEW_PARTICIPANTS_PER_ADDRESS=str(10 * arrivals),  # every arrival comes from this machine's address
             LAB_NO_TLS="1",  # plain HTTP on loopback: a Secure cookie (the admission's) would never come back
@@ -170,7 +170,7 @@ def main(argv=None) -> int:
         "off (--no-gate)"
         if args.no_gate
         else f"LAB_ADMIT_MAX_IN_FLIGHT={args.max_in_flight}, LAB_ADMIT_TARGET_MS={args.target_ms}, "
-        f"LAB_ADMIT_WAITERS_PER_S={args.waiters_per_s:g}, LAB_ADMIT_MAX_WAIT_S={args.max_wait_s:g}"
+        f"LAB_ADMIT_ARRIVALS_PER_S={args.arrivals_per_s:g}, LAB_ADMIT_MAX_WAIT_S={args.max_wait_s:g}"
     )
     print(
         f"launch: {arrivals} arrivals at {args.rate:g}/s over {args.over:g} s by the room's Prolific URL, human pace "

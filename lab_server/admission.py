@@ -56,6 +56,7 @@ import time
 from collections import deque
 from urllib.parse import parse_qsl
 
+BURST_S = 15.0  # this many seconds' worth of the arrival rate may come in at once (a class of 60 entering together)
 FAIR_WINDOW_S = 6.0  # one retry period at the head of the queue: a waiter this close to the oldest one is as old
 RETRY_S = (3.0, 6.0)  # the retry delay near the head of the queue (jittered: the retries of many people spread out)
 RETRY_MAX_S = 30.0  # the longest retry delay, far back in the queue (one reload per half a minute at most)
@@ -169,14 +170,19 @@ class Gate:
     False
     >>> gate.issued("1.ab.\xe9")  # a byte beyond ASCII (a mangled cookie): no ticket, not a server error
 
-    Waiting arrivals come in one at a time, at most ``waiters_per_s`` a second, though room frees up for all at once:
+    New arrivals come in at most ``arrivals_per_s`` a second (a burst of ``BURST_S`` seconds' worth at once), though
+    room frees up for all at once; the rest wait in line:
 
-    >>> paced = Gate(max_in_flight=1, max_wait_s=60, waiters_per_s=2, key=b"k")
+    >>> paced = Gate(max_in_flight=1, max_wait_s=60, arrivals_per_s=2, key=b"k")
     >>> paced.in_flight = 1
-    >>> tickets = [paced.decide(None, now=10.0)[1] for _ in range(3)]
+    >>> tickets = [paced.decide(None, now=10.0)[1] for _ in range(40)]
     >>> paced.in_flight = 0
-    >>> [paced.decide(t, now=12.0)[0] for t in tickets], [paced.decide(t, now=12.5)[0] for t in tickets[1:]]
-    ([True, False, False], [True, False])
+    >>> sum(paced.decide(t, now=12.0)[0] for t in tickets)  # a burst of 15 s at 2 a second
+    30
+    >>> sum(paced.decide(t, now=13.0)[0] for t in tickets)  # a second later: two more
+    2
+    >>> paced.decide(None, now=13.1)[0]  # a fresh arrival, nobody waiting, the server idle: still within the rate
+    False
     """
 
     def __init__(
@@ -185,19 +191,19 @@ class Gate:
         max_in_flight: int,
         max_wait_s: float,
         target_s: float = 10**9,
-        waiters_per_s: float = 10**9,
+        arrivals_per_s: float = 10**9,
         key: bytes | None = None,
     ) -> None:
-        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0 or waiters_per_s <= 0:
+        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0 or arrivals_per_s <= 0:
             raise ValueError(
                 "The admission gate needs at least one request in flight, a positive longest wait, a positive "
-                "target time per page and a positive rate at which waiting arrivals come in."
+                "target time per page and a positive rate at which new arrivals come in."
             )
-        # While arrivals wait, they come in one at a time, at most this many a second: a queue let in all at once
-        # (everyone within FAIR_WINDOW_S of the oldest) brings its load before the page-time average can react.
-        self.waiters_per_s = waiters_per_s
-        self.waiter_gap_s = 1 / waiters_per_s
-        self._next_waiter = float("-inf")
+        # New arrivals come in at most this many a second, whatever the load now: a person let in brings the load
+        # of a whole study (their rating pages come minutes later), long after the page times could show it.
+        self.arrivals_per_s = arrivals_per_s
+        self._burst = max(1.0, arrivals_per_s * BURST_S)
+        self._tokens, self._refilled = self._burst, float("-inf")
         self.max_in_flight = max_in_flight
         self.target_s = target_s
         self.page_s = 0.0  # the recent time of participants' pages (a moving average), and when it was last fed
@@ -302,18 +308,16 @@ class Gate:
         if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S:
             issued = None  # expired: a waiter polling all along was let in by now; this is a replayed link
         oldest = self._oldest_waiting(now)
-        if issued is not None and now - issued >= self.max_wait_s and now >= self._next_waiter:
-            # Waited long enough: in whatever the load, but still one at a time (thousands who reached the longest
-            # wait together had come in at once, and everyone inside then waited a minute for each page).
-            self._next_waiter = now + self.waiter_gap_s
-            return self._admit(ticket, issued, now), ticket
-        if not self.saturated(now=now):
-            if oldest is None and issued is None:
-                return True, ""
-            fair = issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S)
-            if fair and now >= self._next_waiter:
-                self._next_waiter = now + self.waiter_gap_s
+        if issued is not None and now - issued >= self.max_wait_s:
+            # Waited long enough: in whatever the load, but still within the arrival rate (thousands who reached the
+            # longest wait together had come in at once, and everyone inside then waited a minute for each page).
+            if self._take_token(now):
                 return self._admit(ticket, issued, now), ticket
+        elif not self.saturated(now=now):
+            fresh = oldest is None and issued is None
+            fair = issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S)
+            if (fresh or fair) and self._take_token(now):
+                return (True, "") if fresh else (self._admit(ticket, issued, now), ticket)
         if issued is None:
             ticket, issued = self.ticket(now=now), now
             if not self._waiting:
@@ -336,9 +340,9 @@ class Gate:
 
     def expected_wait(self, ticket: str, *, now: float) -> float:
         """Seconds until a waiting arrival's turn: those ahead of it in line at the rate people came in lately (at
-        most ``LAB_ADMIT_WAITERS_PER_S``).
+        most ``LAB_ADMIT_ARRIVALS_PER_S``).
 
-        >>> gate = Gate(max_in_flight=1, max_wait_s=600, waiters_per_s=2, key=b"k")
+        >>> gate = Gate(max_in_flight=1, max_wait_s=600, arrivals_per_s=2, key=b"k")
         >>> gate.in_flight = 1
         >>> tickets = [gate.decide(None, now=0.0)[1] for _ in range(121)]
         >>> gate.expected_wait(tickets[0], now=0.0), gate.expected_wait(tickets[120], now=0.0)
@@ -347,10 +351,19 @@ class Gate:
         entry = self._waiting.get(ticket.rpartition(".")[0])
         ahead = max(0, entry[2] - self._head_place) if entry else len(self._waiting)
         if len(self._admitted_at) >= 5 and now > self._admitted_at[0]:
-            rate = min(self.waiters_per_s, len(self._admitted_at) / (now - self._admitted_at[0]))
+            rate = min(self.arrivals_per_s, len(self._admitted_at) / (now - self._admitted_at[0]))
         else:
-            rate = self.waiters_per_s
+            rate = self.arrivals_per_s
         return ahead / rate
+
+    def _take_token(self, now: float) -> bool:
+        """One admission out of the arrival rate's budget, if there is one (a token bucket of ``BURST_S`` seconds)."""
+        self._tokens = min(self._burst, self._tokens + max(0.0, now - self._refilled) * self.arrivals_per_s)
+        self._refilled = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
 
     def retry_after(self, ticket: str, *, now: float, uniform=random.uniform) -> float:
         """Seconds until a waiting arrival should ask again: half its expected wait (those ahead of it in line at
@@ -359,7 +372,7 @@ class Gate:
         Thousands waiting and each reloading every few seconds were hundreds of requests a second (364,000 waiting
         pages in the first launch of 3,000 people): a load of their own on the server they wait for.
 
-        >>> gate = Gate(max_in_flight=1, max_wait_s=600, waiters_per_s=2, key=b"k")
+        >>> gate = Gate(max_in_flight=1, max_wait_s=600, arrivals_per_s=2, key=b"k")
         >>> gate.in_flight = 1
         >>> tickets = [gate.decide(None, now=0.0)[1] for _ in range(200)]
         >>> [round(gate.retry_after(tickets[n], now=0.0, uniform=lambda a, b: (a + b) / 2)) for n in (0, 20, 199)]
@@ -485,7 +498,7 @@ def install() -> None:
         max_in_flight=int(setting("LAB_ADMIT_MAX_IN_FLIGHT")),
         max_wait_s=setting("LAB_ADMIT_MAX_WAIT_S"),
         target_s=setting("LAB_ADMIT_TARGET_MS") / 1000,
-        waiters_per_s=setting("LAB_ADMIT_WAITERS_PER_S"),
+        arrivals_per_s=setting("LAB_ADMIT_ARRIVALS_PER_S"),
     )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
 

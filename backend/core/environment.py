@@ -171,8 +171,8 @@ _TABLE = (
         "Limits",
         "300",
         "lab_server/admission.py",
-        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load (still one "
-        "at a time, at most LAB_ADMIT_WAITERS_PER_S a second).",
+        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load (still "
+        "within LAB_ADMIT_ARRIVALS_PER_S).",
     ),
     (
         "LAB_ADMIT_TARGET_MS",
@@ -182,12 +182,14 @@ _TABLE = (
         "Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait.",
     ),
     (
-        "LAB_ADMIT_WAITERS_PER_S",
+        "LAB_ADMIT_ARRIVALS_PER_S",
         "Limits",
-        "5",
+        "4",
         "lab_server/admission.py",
-        "While arrivals wait, they are let in one at a time, at most this many a second (a queue let in at once would "
-        "bring its load before the page times show it).",
+        "New arrivals come in at most this many a second (15 s worth at once: a class entering together); more wait, "
+        "on the waiting page, first come first in. A person let in brings the load of a whole study, minutes of pages: "
+        "set it to what the "
+        "server sustains for the study (bench/admission.py measures it; about 4 for social_eval on 2 cores).",
     ),
     (
         "LAB_FRAME_ANCESTORS",

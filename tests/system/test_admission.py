@@ -267,7 +267,7 @@ def test_thousands_waiting_reload_as_their_turn_comes_not_every_few_seconds():
     reload every 3-6 s each was 670 a second (the first launch of 3,000 served 363,908 waiting pages)."""
     from lab_server.admission import RETRY_MAX_S, RETRY_S, Gate
 
-    gate = Gate(max_in_flight=1, max_wait_s=1800, waiters_per_s=5, key=b"k")
+    gate = Gate(max_in_flight=1, max_wait_s=1800, arrivals_per_s=5, key=b"k")
     gate.in_flight = 1
     tickets = [gate.decide(None, now=n / 100)[1] for n in range(3000)]
     delays = [gate.retry_after(ticket, now=30.0) for ticket in tickets]
@@ -276,18 +276,20 @@ def test_thousands_waiting_reload_as_their_turn_comes_not_every_few_seconds():
     reloads_per_s = sum(1 / delay for delay in delays)
     assert reloads_per_s < 160, reloads_per_s
     minutes = [gate.expected_wait(tickets[n], now=30.0) / 60 for n in (0, 299, 2999)]
-    assert minutes == [0.0, 299 / 5 / 60, 2999 / 5 / 60]  # those ahead, at LAB_ADMIT_WAITERS_PER_S
+    assert minutes == [0.0, 299 / 5 / 60, 2999 / 5 / 60]  # those ahead, at LAB_ADMIT_ARRIVALS_PER_S
 
 
-def test_people_past_the_longest_wait_come_in_one_at_a_time():
+def test_people_past_the_longest_wait_come_in_within_the_arrival_rate():
     """Thousands who reached the longest wait together came in at once, whatever the load: everyone inside then
-    waited a minute for each page. They still come in whatever the load, but one at a time."""
+    waited a minute for each page. They still come in whatever the load, but within the arrival rate."""
     from lab_server.admission import Gate
 
-    gate = Gate(max_in_flight=1, max_wait_s=300, waiters_per_s=5, key=b"k")
+    gate = Gate(max_in_flight=1, max_wait_s=300, arrivals_per_s=5, key=b"k")
     gate.in_flight = 1  # saturated all along
-    tickets = [gate.decide(None, now=0.0)[1] for _ in range(100)]
-    first_second = [gate.decide(ticket, now=300.0 + n / 100)[0] for n, ticket in enumerate(tickets)]
-    assert sum(first_second) == 5  # LAB_ADMIT_WAITERS_PER_S, not all 100
-    later = [gate.decide(ticket, now=302.0)[0] for ticket, came in zip(tickets, first_second, strict=True) if not came]
-    assert sum(later) == 1
+    tickets = [gate.decide(None, now=0.0)[1] for _ in range(200)]
+    at_once = [gate.decide(ticket, now=300.0)[0] for ticket in tickets]
+    assert sum(at_once) == 75  # a burst of 15 s at LAB_ADMIT_ARRIVALS_PER_S, not all 200
+    a_second_later = [
+        gate.decide(ticket, now=301.0)[0] for ticket, came in zip(tickets, at_once, strict=True) if not came
+    ]
+    assert sum(a_second_later) == 5
