@@ -26,6 +26,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -142,11 +143,18 @@ def running(
             time.sleep(0.5)
         yield server
     finally:
-        process.terminate()
+        # A second Ctrl-C while the server stops must not leave it running: stop it first, then take signals again.
+        main = threading.current_thread() is threading.main_thread()  # only the main thread sets signal handlers
+        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def announcement(server: ModelServer) -> str:
