@@ -47,6 +47,7 @@ def _pick_regular(player, now):
         Assignment,
         root_id(player),
         settings.handed_out(study(player.session)["regular_ids"]),  # a pilot (pilot_overlap): the shared episodes
+        owner=player.session.code,
         participant=player.participant.code,
         per_item=settings.per_episode,
         now=now,

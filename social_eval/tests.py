@@ -164,6 +164,7 @@ class PlayerBot(Bot):
             if r.item_id == self.player.episode_id
         ]
         mine.reserved_at = time.time() - float(self.session.config["reservation_timeout_s"]) - 5
+        db.commit()  # as the request of another annotator would: the server's next request sees it stored
 
     def _expire_and_reassign(self, values):
         root, config = _root(self.player), self.session.config
@@ -183,6 +184,7 @@ class PlayerBot(Bot):
                 round_number=1,
                 is_gold=False,
             )
+        db.commit()  # others' finished ratings, committed by their own requests
         yield SubmissionMustFail(Rate, values)
         db.expire_all()  # this bot's database session still holds the rows it changed above
         expect("given to someone else", "in", self.html)

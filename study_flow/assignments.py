@@ -98,11 +98,11 @@ def policy_rows(Assignment, root_id: int, *, except_id: int | None = None) -> li
     return [
         dict(item_id=item_id, participant=participant_code, status=status, reserved_at=reserved_at)
         for row_id, item_id, participant_code, status, reserved_at in query
-        if row_id != except_id and _usable(status, reserved_at)
+        if row_id != except_id and policy_can_read(status, reserved_at)
     ]
 
 
-def _usable(status, reserved_at) -> bool:
+def policy_can_read(status, reserved_at) -> bool:
     """Whether a stored row can be read by the policy: a known status, and a reservation with a time. A row that
     cannot (corrupted by hand, say) is left out of the policy, so its item may be handed out again, and is flagged in
     the export (``integrity``), never failing a page or a report."""

@@ -13,7 +13,7 @@ writes to an ``Assignment`` row:
   top of the tallies, as a query would;
 - what is stored stays the truth: the tallies are read again every ``REFRESH_S`` seconds, so a change made behind
   the ORM's back (a database edited by hand, a restore) counts within that time; a row the policy cannot read
-  (``assignments._usable``) counts as absent, as in ``policy_rows``.
+  (``assignments.policy_can_read``) counts as absent, as in ``policy_rows``.
 
 The choice itself is ``backend.core.assignment.choose_from_tallies`` (numpy over the items), the same function
 ``choose_item`` ends in. ``study_flow/assignments.py`` keeps the rows and follows them (``follow``, for each app's model); ``social_eval``
@@ -33,7 +33,9 @@ from backend.core import assignment
 
 REFRESH_S = 60.0  # the tallies are read again from the database after this long
 PENDING = "lab_assignment_changes"  # session.info: (table, row id) -> the row's new state (None: deleted)
+INSERTED = "lab_assignment_inserted"  # session.info: (table, row id) of the rows this transaction added
 
+FORGET_S = 3600.0  # tallies not used for this long are dropped (the sessions a process served stay few)
 _kept: dict[tuple[str, int], Tallies] = {}  # (table, round-1 subsession id) -> its tallies
 
 
@@ -43,6 +45,8 @@ class Tallies:
     what. ``rows``: row id -> (item, participant, status, reserved_at) of every readable regular row."""
 
     loaded_at: float
+    owner: str = ""  # the oTree session's code: SQLite gives a deleted session's ids to the next one
+    used_at: float = 0.0
     rows: dict[int, tuple] = field(default_factory=dict)
     done: dict[str, int] = field(default_factory=dict)
     reserved: dict[int, tuple] = field(default_factory=dict)  # row id -> (item, participant, reserved_at)
@@ -71,9 +75,9 @@ class Tallies:
 
 
 def _readable(state: tuple) -> bool:
-    from .assignments import _usable
+    from .assignments import policy_can_read
 
-    return _usable(state[2], state[3])
+    return policy_can_read(state[2], state[3])
 
 
 def _state(row) -> tuple:
@@ -97,13 +101,14 @@ def choose(
     root_id: int,
     item_ids: list[str],
     *,
+    owner: str,
     participant: str,
     per_item: int | None,
     now: float,
     timeout_s: float,
 ) -> str | None:
-    """``backend.core.assignment.choose_item`` over the session's regular rows, from the kept tallies and the
-    changes ``session`` (the request's SQLAlchemy session) has made and not committed yet."""
+    """``backend.core.assignment.choose_item`` over the regular rows of the oTree session ``owner`` (its code), from
+    the kept tallies and the changes ``session`` (the request's SQLAlchemy session) has made and not committed yet."""
     assignment.check_choice(item_ids, per_item=per_item, timeout_s=timeout_s)
     session.flush()  # this request's changes, noted as they are written (what a query's autoflush did)
     table = Assignment.__table__.name
@@ -112,20 +117,49 @@ def choose(
         for (name, row_id), state in session.info.get(PENDING, {}).items()
         if name == table and (state is None or state[0] == root_id)
     }
-    key = (table, root_id)
+    key, clock = (table, root_id), time.monotonic()
     tallies = _kept.get(key)
-    if tallies is None or time.monotonic() - tallies.loaded_at > REFRESH_S:
-        if pending:  # a read now would hold this request's changes, which may yet be rolled back
+    if tallies is not None and tallies.owner != owner:
+        tallies = None  # a deleted session's tallies, for a new session that got its ids
+    if tallies is None or clock - tallies.loaded_at > REFRESH_S:
+        inserted = {row_id for name, row_id in session.info.get(INSERTED, ()) if name == table}
+        fresh = _read_again(Assignment, root_id, pending, inserted, old=tallies, now=clock)
+        if fresh is None:  # a request's own changes to rows not known before: read as the policy reads them
             from .assignments import policy_rows
 
             rows = policy_rows(Assignment, root_id)
             return assignment.choose_item(
                 item_ids, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s
             )
-        tallies = _kept[key] = load(Assignment, root_id, now=time.monotonic())
+        fresh.owner, fresh.used_at = owner, clock
+        _forget_unused(clock)
+        tallies = _kept[key] = fresh
+    tallies.used_at = clock
     return from_tallies(
         tallies, pending, item_ids, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s
     )
+
+
+def _read_again(
+    Assignment, root_id: int, pending: dict, inserted: set, *, old: Tallies | None, now: float
+) -> Tallies | None:
+    """The tallies as stored, without this request's uncommitted changes (``pending``): a row it changed counts as
+    it was committed (as the old tallies have it), a row it added not at all. None when a changed row's committed
+    state is unknown (no old tallies)."""
+    tallies = load(Assignment, root_id, now=now)
+    for row_id in pending:
+        if row_id in inserted:
+            tallies.apply(row_id, None)
+        elif old is not None:
+            tallies.apply(row_id, old.rows.get(row_id))
+        else:
+            return None
+    return tallies
+
+
+def _forget_unused(clock: float) -> None:
+    for key in [key for key, kept in _kept.items() if clock - kept.used_at > FORGET_S]:
+        del _kept[key]
 
 
 def from_tallies(
@@ -179,9 +213,16 @@ def from_tallies(
 # -- following the ORM's writes -------------------------------------------------------------------------------------
 def _noted(mapper, connection, target) -> None:
     session = object_session(target)
-    if session is not None and not target.is_gold:  # gold rows are never counted
+    if session is not None and target.is_gold is False:  # gold rows are never counted
         state = (target.subsession_id, *_state(target))
         session.info.setdefault(PENDING, {})[(target.__table__.name, target.id)] = state
+
+
+def _inserted(mapper, connection, target) -> None:
+    _noted(mapper, connection, target)
+    session = object_session(target)
+    if session is not None:
+        session.info.setdefault(INSERTED, set()).add((target.__table__.name, target.id))
 
 
 def _deleted(mapper, connection, target) -> None:
@@ -191,6 +232,7 @@ def _deleted(mapper, connection, target) -> None:
 
 
 def _committed(session) -> None:
+    session.info.pop(INSERTED, None)
     for (table, row_id), state in session.info.pop(PENDING, {}).items():
         if state is None:
             for (kept_table, _), tallies in _kept.items():
@@ -204,11 +246,12 @@ def _committed(session) -> None:
 
 def _rolled_back(session) -> None:
     session.info.pop(PENDING, None)
+    session.info.pop(INSERTED, None)
 
 
 def follow(Assignment) -> None:
     """Note every write to ``Assignment``'s rows (once per model class)."""
-    for name, listener in (("after_insert", _noted), ("after_update", _noted), ("after_delete", _deleted)):
+    for name, listener in (("after_insert", _inserted), ("after_update", _noted), ("after_delete", _deleted)):
         if not sqlalchemy.event.contains(Assignment, name, listener):
             sqlalchemy.event.listen(Assignment, name, listener)
     for name, listener in (("after_commit", _committed), ("after_rollback", _rolled_back)):

@@ -29,12 +29,12 @@ STATE = st.tuples(
 
 
 def as_rows(states: dict) -> list[dict]:
-    from study_flow.assignments import _usable
+    from study_flow.assignments import policy_can_read
 
     return [
         dict(item_id=item, participant=who, status=status, reserved_at=at)
         for _, (item, who, status, at) in sorted(states.items())
-        if _usable(status, at)
+        if policy_can_read(status, at)
     ]
 
 
@@ -89,7 +89,9 @@ def both(participant, now):
     rows = assignments.policy_rows(Assignment, root)
     expected = choose_item(items, rows, participant=participant, per_item=2, now=now, timeout_s=600)
     reads = table_reads[0]
-    found = tallies.choose(db._db, Assignment, root, items, participant=participant, per_item=2, now=now, timeout_s=600)
+    found = tallies.choose(
+        db._db, Assignment, root, items, owner=session.code, participant=participant, per_item=2, now=now, timeout_s=600
+    )
     return [found, expected, table_reads[0] - reads]
 
 result, now = {"steps": []}, time.time()
@@ -109,6 +111,26 @@ for step in range(12):
     else:
         db.commit()
         db.new_session()
+
+# tallies read again while the request has changed rows (every pick after a finished rating page): as stored, the
+# request's own changes counted once
+tallies.REFRESH_S = 0.0
+result["refreshed"] = []
+for step in range(6):
+    participant = f"q{step}"
+    found, expected, _ = both(participant, now + 20 + step)
+    if found is None:
+        break
+    row = assignments.reserve(Assignment, root, item_id=found, participant_code=participant, round_number=1, now=now)
+    assignments.finish([row], now=now + 20 + step)
+    result["refreshed"].append(both(participant, now + 20 + step))
+    db.commit()
+    db.new_session()
+# a new oTree session that got a deleted one's ids (SQLite) is never chosen for from the old session's tallies
+tallies.REFRESH_S = 60.0
+before = table_reads[0]
+tallies.choose(db._db, Assignment, root, items, owner="anothersession", participant="p0", per_item=2, now=now, timeout_s=600)
+result["new_owner_reads"] = table_reads[0] - before
 print(json.dumps(result))
 """
 
@@ -126,10 +148,15 @@ def test_commits_rollbacks_and_a_request_s_own_changes_choose_as_the_stored_rows
             [sys.executable, "-c", CHECK, code], cwd=server.folder, env=env, capture_output=True, text=True, timeout=300
         )
     assert checked.returncode == 0, checked.stderr[-3000:]
-    steps = json.loads(checked.stdout.strip().splitlines()[-1])["steps"]
+    result = json.loads(checked.stdout.strip().splitlines()[-1])
+    steps = result["steps"]
     assert len(steps) >= 14
     assert all(found == expected for found, expected, _ in steps), steps
     assert any(found is not None for found, _, _ in steps)
     # the rows are read for the first choice only (and not while a request's own changes are not committed)
     reads = [read for _, _, read in steps]
     assert reads[0] == 1 and sum(reads[1:]) == 0, reads
+    # read again after REFRESH_S while the request had changed rows: as stored, its own changes counted once
+    assert len(result["refreshed"]) >= 3
+    assert all(found == expected and read == 1 for found, expected, read in result["refreshed"]), result["refreshed"]
+    assert result["new_owner_reads"] == 1  # another session's tallies are never used
