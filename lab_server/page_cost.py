@@ -140,6 +140,8 @@ def _still(row, session, names: tuple[str, ...], values: dict) -> bool:
     state = sqlalchemy.inspect(row)
     if state.session is not session or state.deleted or state.detached or row in session.deleted:
         return False
+    if state.expired_attributes.intersection(names):
+        return False  # expired by a commit: oTree's query asks the database again (a row deleted since is a 404)
     return all(getattr(row, name) == values[name] for name in names)
 
 
