@@ -192,6 +192,7 @@ class Gate:
         max_wait_s: float,
         target_s: float = 10**9,
         arrivals_per_s: float = 10**9,
+        max_waiting_per_address: int = 10**9,
         key: bytes | None = None,
     ) -> None:
         if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0 or arrivals_per_s <= 0:
@@ -211,8 +212,10 @@ class Gate:
         self.max_wait_s = max_wait_s
         self.in_flight = 0
         self._key = key or secrets.token_bytes(32)
-        # ticket id -> [first waited, last seen, place in line], in order of first wait
-        self._waiting: dict[str, list[float]] = {}
+        # ticket id -> [first waited, last seen, place in line, client address], in order of first wait
+        self._waiting: dict[str, list] = {}
+        self._by_address: dict[str, int] = {}  # client address -> its tickets in line
+        self.max_waiting_per_address = max_waiting_per_address
         self._places_given = 0  # places in line handed out so far (a ticket's place minus the head's: those ahead)
         self._head_place = 0
         self._admitted_at: deque[float] = deque(maxlen=RATE_WINDOW)  # when waiting arrivals came in lately
@@ -287,31 +290,46 @@ class Gate:
     # -- the decision -------------------------------------------------------------------------------------------
     def _oldest_waiting(self, now: float) -> float | None:
         if now >= self._next_sweep:  # closed tabs anywhere in the queue
-            self._waiting = {k: v for k, v in self._waiting.items() if now - v[1] < FORGET_AFTER_S}
+            for key in [key for key, entry in self._waiting.items() if now - entry[1] >= FORGET_AFTER_S]:
+                self._leave(key)
             self._next_sweep = now + FORGET_AFTER_S / 2
         # Only the closed tabs ahead of the oldest open one are visited (no copy of the whole queue per arrival: a
         # flood of 5,000 fresh arrivals a second made each arrival copy tens of thousands of tickets).
         closed, oldest = [], None
-        for key, (first, last_seen, place) in self._waiting.items():
+        for key, (first, last_seen, place, _) in self._waiting.items():
             if now - last_seen < FORGET_AFTER_S:
                 oldest, self._head_place = first, place
                 break
             closed.append(key)
         for key in closed:
-            del self._waiting[key]
+            self._leave(key)
         return oldest
 
-    def decide(self, ticket: str | None, *, now: float) -> tuple[bool, str]:
-        """Whether a new arrival with ``ticket`` (the ``lab_wait`` it brought, or None) comes in now; when it waits,
-        the ticket its retry carries (the same one, or a new one for a fresh or forged ticket)."""
+    def _leave(self, key: str) -> list | None:
+        """Take ticket ``key`` out of the line (let in, or its tab closed); its entry, or None."""
+        entry = self._waiting.pop(key, None)
+        if entry is not None:
+            left = self._by_address.get(entry[3], 1) - 1
+            if left > 0:
+                self._by_address[entry[3]] = left
+            else:
+                self._by_address.pop(entry[3], None)
+        return entry
+
+    def decide(self, ticket: str | None, *, now: float, address: str = "") -> tuple[bool, str]:
+        """Whether a new arrival with ``ticket`` (the ``lab_wait`` it brought, or None) from client ``address`` comes
+        in now; when it waits, the ticket its retry carries (the same one, or a new one for a fresh or forged ticket).
+        ``(False, "")``: refused, ``address`` already has ``max_waiting_per_address`` people waiting."""
         issued = self.issued(ticket)
-        if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S:
-            issued = None  # expired: a waiter polling all along was let in by now; this is a replayed link
-        oldest = self._oldest_waiting(now)
-        if issued is not None and now - issued >= self.max_wait_s:
+        oldest = self._oldest_waiting(now)  # closed tabs (no reload for FORGET_AFTER_S) are out of the line first
+        in_line = issued is not None and ticket.rpartition(".")[0] in self._waiting
+        if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S and not in_line:
+            issued = None  # a replayed link (a shared or bookmarked retry URL); someone reloading keeps their place
+        if issued is not None and now - issued >= self.max_wait_s and in_line:
             # Waited long enough: in whatever the load, but still within the arrival rate (thousands who reached the
-            # longest wait together had come in at once, and everyone inside then waited a minute for each page).
-            if self._take_token(now):
+            # longest wait together had come in at once, and everyone inside then waited a minute for each page),
+            # and the longest waiting first, not whoever asks most often.
+            if (oldest is None or issued <= oldest + FAIR_WINDOW_S) and self._take_token(now):
                 return self._admit(ticket, issued, now), ticket
         elif not self.saturated(now=now):
             fresh = oldest is None and issued is None
@@ -330,11 +348,14 @@ class Gate:
                     1000 * self.target_s,
                 )
         key = ticket.rpartition(".")[0]
-        if key not in self._waiting and len(self._waiting) < MAX_WAITING:
-            self._places_given += 1
-            self._waiting[key] = [issued, now, self._places_given]
-        elif key in self._waiting:
+        if key in self._waiting:
             self._waiting[key][1] = now
+        elif self._by_address.get(address, 0) >= self.max_waiting_per_address:
+            return False, ""  # one client holding many places in line would keep everyone else out
+        elif len(self._waiting) < MAX_WAITING:
+            self._places_given += 1
+            self._waiting[key] = [issued, now, self._places_given, address]
+            self._by_address[address] = self._by_address.get(address, 0) + 1
         self.waiting_pages += 1
         return False, ticket
 
@@ -382,12 +403,13 @@ class Gate:
         return min(RETRY_MAX_S, max(uniform(low, high), uniform(0.4, 0.6) * self.expected_wait(ticket, now=now)))
 
     def _admit(self, ticket: str, issued: float, now: float) -> bool:
-        if self._waiting.pop(ticket.rpartition(".")[0], None) is None:
+        if self._leave(ticket.rpartition(".")[0]) is None:
             return True  # a reload of a link already let in, or a ticket forgotten (its tab was closed a while)
         self.admitted_after_waiting += 1
         self._admitted_at.append(now)
         self.longest_wait_s = max(self.longest_wait_s, now - issued)
         if not self._waiting:
+            self._admitted_at.clear()  # the line is empty: the next one's pace is its own
             logger.warning(
                 "All waiting arrivals are in: %d let in after waiting so far, the longest wait %.0f s.",
                 self.admitted_after_waiting,
@@ -399,7 +421,7 @@ class Gate:
         """What the researcher sees: arrivals waiting now, let in after waiting, the longest wait, the load."""
         now = time.monotonic() if now is None else now
         return dict(
-            waiting=sum(1 for _, last_seen, _ in self._waiting.values() if now - last_seen < FORGET_AFTER_S),
+            waiting=sum(1 for entry in self._waiting.values() if now - entry[1] < FORGET_AFTER_S),
             admitted_after_waiting=self.admitted_after_waiting,
             longest_wait_s=round(self.longest_wait_s, 1),
             in_flight=self.in_flight,
@@ -411,7 +433,7 @@ class Gate:
 
 
 # -- the page -----------------------------------------------------------------------------------------------------
-_pages: dict[str, str] = {}  # language -> the rendered page, with marks for the retry URL and the expected wait
+_pages: dict = {}  # language -> the waiting page (marks for the retry URL and expected wait); ("busy", language)
 _languages: dict[str, str] = {}  # an entry path ("/room/x", "/join/code") -> its session's language
 
 
@@ -479,26 +501,46 @@ async def send_waiting_page(scope, send, *, ticket: str, retry_s: float, expecte
     await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body})
 
 
+async def send_busy_page(scope, send, *, headers_for) -> None:
+    """HTTP 429 with the entry's "too many new participants from your connection" page (``busy``), in the study's
+    language: one client already has ``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` people waiting."""
+    import study_flow
+
+    from .otree_internals import render
+
+    path = scope.get("path", "")
+    language = page_language(path, scope)
+    if ("busy", language) not in _pages:
+        body = render("global/EntryRefused.html", study_flow.entry_page_texts("busy", language=language)).body
+        _pages[("busy", language)] = body.decode()
+    body = _pages[("busy", language)].encode()
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers_for(headers, path)})
+    await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body})
+
+
 GATE: Gate | None = None
 
 
 def install() -> None:
-    from backend.core.environment import VARIABLES
-
-    from . import headers
+    from . import headers, places
     from .limits import positive_setting
     from .otree_internals import around_app
 
     global GATE
 
-    def setting(name: str) -> float:  # the default is the reference's (backend/core/environment.py)
-        return positive_setting(name, float(VARIABLES[name].default))
-
     GATE = gate = Gate(
-        max_in_flight=int(setting("LAB_ADMIT_MAX_IN_FLIGHT")),
-        max_wait_s=setting("LAB_ADMIT_MAX_WAIT_S"),
-        target_s=setting("LAB_ADMIT_TARGET_MS") / 1000,
-        arrivals_per_s=setting("LAB_ADMIT_ARRIVALS_PER_S"),
+        # one client brings at most this many new people (places) in ten minutes: more waiting is no use to it
+        max_waiting_per_address=places.budget().per_window,
+        max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT")),
+        max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S"),
+        target_s=positive_setting("LAB_ADMIT_TARGET_MS") / 1000,
+        arrivals_per_s=positive_setting("LAB_ADMIT_ARRIVALS_PER_S"),
     )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
 
@@ -518,7 +560,12 @@ def install() -> None:
             if gate.inside(path, label):  # a participant returning to their place (a new tab, the link again)
                 pass
             elif passed is None or now - passed > ADMITTED_FOR_S:
-                admitted, ticket = gate.decide(query_value(scope.get("query_string", b""), TICKET), now=now)
+                client = scope.get("client") or ("unknown", 0)
+                ticket = query_value(scope.get("query_string", b""), TICKET)
+                admitted, ticket = gate.decide(ticket, now=now, address=places.address_key(client[0]))
+                if not admitted and not ticket:
+                    await send_busy_page(scope, send, headers_for=headers_for)
+                    return
                 if not admitted:
                     retry_s, expected_s = gate.retry_after(ticket, now=now), gate.expected_wait(ticket, now=now)
                     await send_waiting_page(

@@ -101,7 +101,7 @@ class LiveBudgets:
         per_minute = positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
         per_address = positive_setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE", MESSAGES_PER_ADDRESS_PER_MINUTE)
         bytes_per_minute = positive_setting("LAB_LIVE_BYTES_PER_MINUTE", BYTES_PER_MINUTE)
-        largest_frame = positive_setting("LAB_MAX_FORM_BYTES", 512 * 1024)
+        largest_frame = positive_setting("LAB_MAX_FORM_BYTES")
         self.messages = TokenBuckets(per_minute=per_minute, capacity=max(1.0, per_minute * BURST_FRACTION))
         # Not charged when refused: one flooding participant must not shut out a whole lab behind its address.
         self.address_messages = TokenBuckets(

@@ -69,10 +69,16 @@ _REFUSED_FORM_TEXT = {
 }
 
 
-def positive_setting(name: str, default: float) -> float:
-    """A positive number from the environment variable ``name``, or ``default``; a bad value stops the server."""
+def positive_setting(name: str, default: float | None = None) -> float:
+    """A positive number from the environment variable ``name``, or ``default`` (when not given: the variable's
+    default in the reference, ``backend/core/environment.py``, so it is written once); a bad value stops the
+    server."""
     raw = os.environ.get(name, "").strip()
     if not raw:
+        if default is None:
+            from backend.core.environment import VARIABLES
+
+            return float(VARIABLES[name].default)
         return default
     try:
         value = float(raw)
@@ -252,12 +258,12 @@ class Limits:
     """The counters and settings of one server process."""
 
     def __init__(self) -> None:
-        self.sockets_per_participant = int(positive_setting("LAB_SOCKETS_PER_PARTICIPANT", 6))
-        self.waiting_sockets = int(positive_setting("LAB_MAX_WAITING_SOCKETS", 500))
-        self.max_form_bytes = int(positive_setting("LAB_MAX_FORM_BYTES", 512 * 1024))
-        self.sockets_per_address = int(positive_setting("LAB_SOCKETS_PER_ADDRESS", 300))
-        free = int(positive_setting("LAB_LOGIN_FREE_ATTEMPTS", 5))
-        lockout = positive_setting("LAB_LOGIN_LOCKOUT_S", 30)
+        self.sockets_per_participant = int(positive_setting("LAB_SOCKETS_PER_PARTICIPANT"))
+        self.waiting_sockets = int(positive_setting("LAB_MAX_WAITING_SOCKETS"))
+        self.max_form_bytes = int(positive_setting("LAB_MAX_FORM_BYTES"))
+        self.sockets_per_address = int(positive_setting("LAB_SOCKETS_PER_ADDRESS"))
+        free = int(positive_setting("LAB_LOGIN_FREE_ATTEMPTS"))
+        lockout = positive_setting("LAB_LOGIN_LOCKOUT_S")
         self.open_sockets: dict[str, int] = defaultdict(int)
         self.known_participants: set[str] = set()
         self.throttles = {

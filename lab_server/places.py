@@ -90,8 +90,8 @@ def budget() -> NewPlaceBudget:
     global _budget
     if _budget is None:
         _budget = NewPlaceBudget(
-            per_window=max(1, int(positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS", 60))),
-            window_s=positive_setting("LAB_NEW_PARTICIPANTS_WINDOW_S", 600),
+            per_window=max(1, int(positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS"))),
+            window_s=positive_setting("LAB_NEW_PARTICIPANTS_WINDOW_S"),
         )
     return _budget
 

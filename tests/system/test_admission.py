@@ -287,9 +287,90 @@ def test_people_past_the_longest_wait_come_in_within_the_arrival_rate():
     gate = Gate(max_in_flight=1, max_wait_s=300, arrivals_per_s=5, key=b"k")
     gate.in_flight = 1  # saturated all along
     tickets = [gate.decide(None, now=0.0)[1] for _ in range(200)]
+    for second in range(30, 300, 30):  # everyone keeps the waiting page open (it reloads)
+        assert not any(gate.decide(ticket, now=float(second))[0] for ticket in tickets)
     at_once = [gate.decide(ticket, now=300.0)[0] for ticket in tickets]
     assert sum(at_once) == 75  # a burst of 15 s at LAB_ADMIT_ARRIVALS_PER_S, not all 200
     a_second_later = [
         gate.decide(ticket, now=301.0)[0] for ticket, came in zip(tickets, at_once, strict=True) if not came
     ]
     assert sum(a_second_later) == 5
+
+
+def test_someone_reloading_past_the_longest_wait_keeps_their_place_and_the_oldest_come_in_first():
+    """Past LAB_ADMIT_MAX_WAIT_S people come in within the arrival rate, the longest waiting first; a ticket older than
+    the longest wait was treated as a replayed link even while its holder reloaded all along, and sent to the back."""
+    from lab_server.admission import FORGET_AFTER_S, Gate
+
+    gate = Gate(max_in_flight=1, max_wait_s=300, arrivals_per_s=1, key=b"k")
+    gate.in_flight = 1  # saturated all along
+    early, late = gate.decide(None, now=0.0)[1], gate.decide(None, now=100.0)[1]
+    gate._tokens = 0.0  # the rate's budget spent by others
+    for second in range(1, 301 + int(FORGET_AFTER_S) + 20, 5):  # both reload every 5 s, for longer than the bound
+        for ticket in (late, early):  # the later one always asks first
+            admitted, retry = gate.decide(ticket, now=float(second))
+            assert admitted or retry == ticket  # never sent to the back with a new ticket
+            if admitted:
+                assert ticket == early, second  # the longest waiting comes in first
+                break
+        else:
+            gate._tokens = 0.0
+            continue
+        break
+    else:
+        raise AssertionError("nobody came in")
+
+
+def test_one_client_cannot_hold_the_line_and_the_expected_wait_is_fresh_for_a_new_wave():
+    from lab_server.admission import Gate
+
+    gate = Gate(max_in_flight=1, max_wait_s=300, arrivals_per_s=2, max_waiting_per_address=3, key=b"k")
+    gate.in_flight = 1
+    tickets = [gate.decide(None, now=0.0, address="203.0.113.7") for _ in range(5)]
+    assert [bool(ticket) for _, ticket in tickets] == [True, True, True, False, False]  # the fourth: a 429 page
+    assert gate.decide(None, now=0.0, address="198.51.100.2")[1]  # another client still gets in line
+    assert gate.decide(tickets[0][1], now=1.0, address="203.0.113.7") == (False, tickets[0][1])  # its own reload
+    # a first wave comes in slowly (one every 20 s), the line empties; an hour later a new wave's wait is at the
+    # configured rate, not at the first wave's (it was 23 minutes for 20 people ahead)
+    wave = [ticket for _, ticket in tickets[:3]] + [gate.decide(None, now=0.0, address=f"a{n}")[1] for n in range(8)]
+    wave.append(gate.decide(None, now=0.0, address="198.51.100.2")[1])
+    for n, ticket in enumerate(wave):
+        gate.in_flight = 0
+        assert gate.decide(ticket, now=20.0 * (n + 1), address="")[0]
+        gate.in_flight = 1
+        for later in wave[n + 1 :]:
+            gate.decide(later, now=20.0 * (n + 1) + 1, address="")  # the others keep reloading
+    assert gate.summary(now=300.0)["waiting"] == 0
+    wave = [gate.decide(None, now=4000.0, address=f"192.0.2.{n}")[1] for n in range(21)]
+    assert gate.expected_wait(wave[-1], now=4000.0) == 20 / 2  # 20 ahead at LAB_ADMIT_ARRIVALS_PER_S
+
+
+def test_one_address_gets_the_busy_page_beyond_its_places_in_line(server):
+    """One client holding many places in line would keep everyone else out: beyond LAB_NEW_PARTICIPANTS_PER_ADDRESS
+    (what one address may bring in ten minutes) it gets the "too many from your connection" page, HTTP 429. Kept last:
+    its tickets stay in line for a while (the tests after it use no server)."""
+    import http.client
+
+    from backend.core.environment import VARIABLES
+
+    per_address = int(VARIABLES["LAB_NEW_PARTICIPANTS_PER_ADDRESS"].default)
+    url, italian = urlparse(server.url), study_flow.messages("it")
+    folder = Path(server.folder)
+    holder = hold_the_page_lock(server, create_session(server.url, "slow_page", 1)["code"])
+    answers = []
+    try:
+        for n in range(per_address + 1):
+            link = urlparse(room_link(server, f"{n:024x}"))
+            connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30, source_address=("127.0.0.9", 0))
+            connection.request("GET", f"{link.path}?{link.query}")
+            answer = connection.getresponse()
+            answers.append((answer.status, answer.read().decode()))
+            connection.close()
+    finally:
+        (folder / "hold").unlink(missing_ok=True)
+    holder.join(90)
+    assert all(status == 200 and italian["admission_title"] in text for status, text in answers[:-1])
+    status, text = answers[-1]
+    assert status == 429 and italian["busy_title"] in text and '<html lang="it">' in text
+    other = requests.get(room_link(server, "ee" * 12), timeout=30)  # another address: in line, not refused
+    assert other.status_code == 200 and italian["busy_title"] not in other.text
