@@ -11,6 +11,7 @@ import contextlib
 import csv
 import http.cookiejar
 import io
+import json
 import os
 import secrets
 import shutil
@@ -324,6 +325,31 @@ def project_with_app(
     for name, text in files.items():
         (folder / app_name / name).write_text(text, encoding="utf-8")
     return folder
+
+
+def script_on_server_session(config_name: str, participants: int, script: str) -> tuple[dict, Path]:
+    """Create a ``config_name`` session on a production server (its own database), stop the server, run ``script``
+    (Python source; the session's code is ``sys.argv[1]``) in the server's project folder on that database, and
+    return the JSON object the script printed last, with the folder (oTree's SQLite file is there)."""
+    env = deployment_mode(base_env())
+    with own_database(env) as env:
+        server = start_server(kind="prodserver", env=env)
+        try:
+            code = create_session(server.url, config_name, participants)["code"]
+        finally:
+            server.stop()
+        done = subprocess.run(
+            [sys.executable, "-c", script, code],
+            cwd=server.folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        result["server_database"] = uses_server_database(env)
+    return result, server.folder
 
 
 def rest_headers() -> dict[str, str]:

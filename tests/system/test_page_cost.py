@@ -8,21 +8,11 @@ SQLAlchemy ``filter_by(...).one()``, what oTree ran before), counting the SQL co
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
-from tests.support.harness import (
-    base_env,
-    create_session,
-    deployment_mode,
-    own_database,
-    start_server,
-    uses_server_database,
-)
+from tests.support.harness import script_on_server_session
 
 pytestmark = pytest.mark.slow
 
@@ -215,20 +205,8 @@ print(json.dumps(result))
 
 @pytest.fixture(scope="module")
 def checked() -> dict:
-    env = deployment_mode(base_env())
-    with own_database(env) as env:
-        server = start_server(kind="prodserver", env=env)
-        try:
-            code = create_session(server.url, "social_eval", 3)["code"]
-        finally:
-            server.stop()
-        checked = subprocess.run(
-            [sys.executable, "-c", CHECK, code], cwd=server.folder, env=env, capture_output=True, text=True, timeout=300
-        )
-        assert checked.returncode == 0, checked.stderr[-3000:]
-        result = json.loads(checked.stdout.strip().splitlines()[-1])
-        result["server_database"] = uses_server_database(env)
-    with sqlite3.connect(server.folder / "db.sqlite3") as connection:  # oTree's SQLite file (empty on PostgreSQL)
+    result, folder = script_on_server_session("social_eval", 3, CHECK)
+    with sqlite3.connect(folder / "db.sqlite3") as connection:  # oTree's SQLite file (empty on PostgreSQL)
         result["journal_mode"] = connection.execute("PRAGMA journal_mode").fetchone()[0]
         result["sqlite_tables"] = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     return result

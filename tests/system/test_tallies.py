@@ -7,17 +7,13 @@ on a session a real server created, against ``choose_item`` over ``policy_rows``
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.core.assignment import choose_item
 from study_flow.tallies import Tallies, from_tallies
-from tests.support.harness import base_env, create_session, deployment_mode, own_database, start_server
+from tests.support.harness import script_on_server_session
 
 ITEMS = ["e1", "e2", "e3", "e4"]
 STATE = st.tuples(
@@ -137,18 +133,7 @@ print(json.dumps(result))
 
 @pytest.mark.slow
 def test_commits_rollbacks_and_a_request_s_own_changes_choose_as_the_stored_rows_do():
-    env = deployment_mode(base_env())
-    with own_database(env) as env:
-        server = start_server(kind="prodserver", env=env)
-        try:
-            code = create_session(server.url, "social_eval", 5)["code"]
-        finally:
-            server.stop()
-        checked = subprocess.run(
-            [sys.executable, "-c", CHECK, code], cwd=server.folder, env=env, capture_output=True, text=True, timeout=300
-        )
-    assert checked.returncode == 0, checked.stderr[-3000:]
-    result = json.loads(checked.stdout.strip().splitlines()[-1])
+    result, _ = script_on_server_session("social_eval", 5, CHECK)
     steps = result["steps"]
     assert len(steps) >= 14
     assert all(found == expected for found, expected, _ in steps), steps
