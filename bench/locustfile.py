@@ -96,6 +96,16 @@ def rating_form(page: str, rng: random.Random) -> dict[str, str]:
     return form
 
 
+def refusal(page: str) -> str:
+    """What a page shown again after its form says is wrong (oTree's error texts), for the failure's record.
+
+    >>> refusal('<div class="otree-form-errors alert alert-danger">Please fix the errors.</div><p>x</p>')
+    'Please fix the errors.'
+    """
+    found = re.findall(r'<(?:div|span|li|p)[^>]*class="[^"]*(?:alert|error|invalid)[^"]*"[^>]*>([^<]+)<', page)
+    return " | ".join(text.strip() for text in found if text.strip())[:300] or "no error text on the page"
+
+
 class Person(FastHttpUser):
     """One Prolific participant: arrives once, walks the study, then stays idle until the run ends."""
 
@@ -189,7 +199,7 @@ class Person(FastHttpUser):
             if response.status_code >= 400:
                 raise RuntimeError(f"{page} answered {response.status_code}")
             if url == shown:
-                raise RuntimeError(f"the {page} form was refused")
+                raise RuntimeError(f"the {page} form was refused: {refusal(response.text)}")
             page = page_name(url)
         if page != "Completion":
             raise RuntimeError(f"ended on {url} instead of the completion page")
