@@ -33,8 +33,8 @@ PARTICIPANT_ID_FORMATS = {
 SAFE_LABEL = re.compile(r"[A-Za-z0-9_\-]{1,100}")
 # The texts (keys of MESSAGES) of the page shown instead of the study: its title, then its paragraphs.
 ENTRY_PAGES = {
-    "missing": ("entry_title", "entry_missing_id", "entry_retry"),
-    "malformed": ("entry_title", "entry_malformed_id", "entry_retry"),
+    "missing": ("entry_title", "entry_missing_id", "entry_retry", "entry_researcher"),
+    "malformed": ("entry_title", "entry_malformed_id", "entry_retry", "entry_researcher"),
     "full": ("full_title", "full_body", "full_return", "full_contact"),
     "wrong_study": ("entry_title", "entry_wrong_study", "entry_retry"),
     "busy": ("busy_title", "busy_body", "full_contact"),

@@ -68,6 +68,10 @@ MESSAGES = {
             "Please go back to Prolific and open the study from there, without changing the link. If this happens "
             "again, write to the researcher through Prolific."
         ),
+        "entry_researcher": (
+            "Researchers trying their own study: open the test link on the session's Study links page in the "
+            "admin, which makes up a Prolific ID for you."
+        ),
         "full_title": "All places are taken",
         "full_body": "Sorry: every place in this study has already been taken, so you cannot take part this time.",
         "full_return": (
@@ -154,6 +158,10 @@ MESSAGES = {
         "entry_retry": (
             "Bitte kehren Sie zu Prolific zurück und öffnen Sie die Studie von dort aus, ohne den Link zu verändern. "
             "Falls das erneut passiert, schreiben Sie den Forschenden bitte über Prolific."
+        ),
+        "entry_researcher": (
+            "Für Forschende, die ihre eigene Studie ausprobieren: Öffnen Sie den Testlink auf der Seite „Study links“ "
+            "der Sitzung im Admin-Bereich; er erzeugt eine Prolific-ID für Sie."
         ),
         "full_title": "Alle Plätze sind vergeben",
         "full_body": (
@@ -247,6 +255,10 @@ MESSAGES = {
         "entry_retry": (
             "Torni su Prolific e apra lo studio da lì, senza modificare il link. Se succede di nuovo, scriva al "
             "ricercatore tramite Prolific."
+        ),
+        "entry_researcher": (
+            "Per chi fa ricerca e vuole provare il proprio studio: apra il link di prova nella pagina «Study links» "
+            "della sessione nell'area admin, che crea un ID Prolific per Lei."
         ),
         "full_title": "Tutti i posti sono occupati",
         "full_body": (

@@ -111,6 +111,7 @@ def test_hostile_and_missing_pids_are_refused_on_every_path_and_take_no_slot(ser
             assert response.status_code == 400, (path, label, response.status_code)
             reason = "entry_missing_id" if not label else "entry_malformed_id"
             assert english[reason] in response.text, (path, label)
+            assert english["entry_researcher"] in response.text.replace("&#x27;", "'"), (path, label)  # how to test
             assert label not in response.text or not label
 
     assert _visited(server, session["code"]) == []
