@@ -8,8 +8,18 @@ Parquet file as the ``train`` split) and ``dataset_info`` (each table's features
 count). The body: what was collected, how many people and models, the conditions, a codebook of every column and
 the figures.
 
-Column descriptions come through one mapping (``descriptions``: column name → text, or ``(kind, column)`` → text
-for a kind-specific meaning), so a codebook defined elsewhere plugs in unchanged; types are the data's.
+Column meanings and units are the project's codebook (``backend.codebook``, through
+``backend.core.release.column_definition``: the columns of the export each table came from, and the columns the
+release adds); a researcher's ``descriptions`` (column name → text, or ``(kind, column)`` → text for a
+kind-specific meaning) override them column by column. A column neither defines reads `NOT_DESCRIBED`. Types are
+the data's.
+
+>>> describe("rating", "ratings", {}), describe("rating", "ratings", {"rating": "1-7 Likert"})
+("The annotator's rating, between scale_min and scale_max.", '1-7 Likert')
+>>> describe("participant_a", "games", {})
+'oTree code of the person in role A; empty for a model; keyed pseudonym (P-…, HMAC-SHA256), not the original ID'
+>>> describe("my_notes", "games", {})
+'(not described yet)'
 
 >>> size_category(999), size_category(1000), size_category(2_000_000)
 ('n<1K', '1K<n<10K', '1M<n<10M')
@@ -23,7 +33,15 @@ from typing import Any
 
 import pandas as pd
 
-from backend.core.release import IDENTIFIER_KINDS, Table, identifier_kind, is_free_text
+from backend.core.release import (
+    FREE_TEXT_RULES,
+    IDENTIFIER_KINDS,
+    PSEUDONYM_NOTE,
+    Table,
+    column_definition,
+    identifier_kind,
+    is_free_text,
+)
 
 TASKS = {  # Hugging Face task categories per record kind
     "games": ["text-generation"],
@@ -54,10 +72,6 @@ CONDITION_COLUMNS = (
     "version",
     "game",
 )
-BUILT_IN = {
-    "source_file": "name of the export file the row came from",
-    "source_row": "1-based data row of the export file the row came from",
-}
 NOT_DESCRIBED = "(not described yet)"
 
 
@@ -79,12 +93,24 @@ def dtype_name(series: pd.Series) -> str:
 
 
 def describe(column: str, kind: str, descriptions: Mapping[Any, str]) -> str:
-    """A column's meaning: the mapping's (kind-specific first), the release's own columns, pseudonyms."""
-    text = descriptions.get((kind, column)) or descriptions.get(column) or BUILT_IN.get(column, "")
+    """A released column's meaning: the researcher's ``descriptions`` (kind-specific first), else the codebook's or
+    the release's own (``column_definition``), with what the release made of an identifier (its pseudonym)."""
+    defined = column_definition(kind, column)
+    text = descriptions.get((kind, column)) or descriptions.get(column) or (defined[1] if defined else "")
     if identifier_kind(column) is not None:
-        prefix = IDENTIFIER_KINDS[identifier_kind(column)]
-        text = (text + "; " if text else "") + f"keyed pseudonym ({prefix}-…, HMAC-SHA256), not the original ID"
+        note = PSEUDONYM_NOTE.format(prefix=IDENTIFIER_KINDS[identifier_kind(column)])
+        text = (text.rstrip(".") + "; " if text else "") + note
     return text or NOT_DESCRIBED
+
+
+def unit_of(column: str, kind: str) -> str:
+    """A released column's unit from the codebook ("" where it has none or the column is not defined).
+
+    >>> unit_of("seconds_spent", "ratings"), unit_of("game_id", "games")
+    ('seconds', '')
+    """
+    defined = column_definition(kind, column)
+    return defined[0] if defined else ""
 
 
 def study_counts(tables: Mapping[str, Table]) -> dict[str, Any]:
@@ -167,6 +193,19 @@ def front_matter(tables: Mapping[str, Table], *, pretty_name: str, license: str)
     }
 
 
+def codebook_row(column: str, table: Table, descriptions: Mapping[Any, str], *, free_text: str) -> str:
+    """One row of the card's codebook: the column, its dtype, unit, non-empty cells and meaning (free text marked
+    with what the release did to it)."""
+    meaning = describe(column, table.kind, descriptions)
+    if is_free_text(column):
+        meaning += f" (free text: {FREE_TEXT_RULES[free_text]})"
+    cells = table.frame[column]
+    escaped = meaning.replace("|", r"\|")
+    return (
+        f"| `{column}` | {dtype_name(cells)} | {unit_of(column, table.kind)} | {int(cells.notna().sum())} | {escaped} |"
+    )
+
+
 def data_card(
     tables: Mapping[str, Table],
     *,
@@ -181,11 +220,7 @@ def data_card(
     descriptions = descriptions or {}
     counts = study_counts(tables)
     meta = front_matter(tables, pretty_name=pretty_name, license=license)
-    text_rule = {
-        "mask": "kept, with e-mail addresses, phone numbers and 24-character IDs masked",
-        "drop": "left out",
-        "keep": "kept as written (identifiers of the exports replaced by their pseudonyms)",
-    }[free_text]
+    text_rule = FREE_TEXT_RULES[free_text]
     lines = ["---", *_yaml(meta), "---", "", f"# {pretty_name}", "", "## What was collected", ""]
     lines += [
         f"- `{kind}`: {len(t.frame)} rows, {KIND_TITLES[kind]} (from {', '.join(t.sources)})"
@@ -221,15 +256,8 @@ def data_card(
         "## Codebook",
     ]
     for kind, table in tables.items():
-        lines += ["", f"### `{kind}`", "", "| column | type | non-empty | meaning |", "|---|---|---|---|"]
-        for column in table.frame.columns:
-            meaning = describe(column, kind, descriptions).replace("|", r"\|")
-            if is_free_text(column):
-                meaning += " (free text)"
-            lines.append(
-                f"| `{column}` | {dtype_name(table.frame[column])} | {int(table.frame[column].notna().sum())} | "
-                f"{meaning} |"
-            )
+        lines += ["", f"### `{kind}`", "", "| column | type | unit | non-empty | meaning |", "|---|---|---|---|---|"]
+        lines += [codebook_row(column, table, descriptions, free_text=free_text) for column in table.frame.columns]
     if figures or figure_notes:
         lines += ["", "## Figures", "", *[f"- {note}" for note in figure_notes]]
         lines += [f"![{name.rsplit('/', 1)[-1].rsplit('.', 1)[0]}]({name})" for name in figures]

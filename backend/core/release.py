@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -39,7 +40,7 @@ from backend.core.csvio import read_csv_any, truthy_cell
 
 RELEASE_KEY_VARIABLE = "RELEASE_PSEUDONYM_KEY"
 MIN_KEY_BYTES = 16
-FREE_TEXT_MODES = ("mask", "drop", "keep")
+FREE_TEXT_MODES = ("mask", "drop", "keep")  # FREE_TEXT_RULES says what each does
 MODEL_JUDGE_PREFIX = "model:"  # backend.reasoning.report: a model judge's participant_code, no person
 
 KIND_COLUMNS = {  # checked in order: the first whose columns a file has names its kind
@@ -49,6 +50,31 @@ KIND_COLUMNS = {  # checked in order: the first whose columns a file has names i
     "judgements": {"file", "game", "orig_choice", "final_choice", "orig_cor", "fin_cor", "err_type"},
     "bias_answers": {"respondent_kind", "item_id", "bias", "version", "pro_selected"},
     "model_calls": {"status", "answer_source", "attempts", "latency_s"},
+}
+# The custom exports (backend.codebook) whose columns each record kind releases; the runners' files of a kind write
+# the same columns (and their own model-only ones, which the codebook does not describe).
+KIND_EXPORTS = {
+    "events": (("dond", "custom_export_dond_events"),),
+    "games": (("dond", "custom_export_dond_games"),),
+    "ratings": (("social_eval", "custom_export_ratings_long"),),
+    "judgements": (
+        ("payoff_reasoning_eval", "custom_export"),
+        ("payoff_reasoning_eval", "custom_export_protocol_with_ids"),
+    ),
+    "bias_answers": (("bias_tests", "custom_export"),),
+    "model_calls": (),
+}
+# The columns the release adds to every table: (unit, meaning).
+RELEASE_COLUMNS = {
+    "source_file": ("", "The export file the row came from (its name; a session code in it is pseudonymised)."),
+    "source_row": ("", "The row's place among the data rows of that file (1 = first)."),
+}
+# What the release makes of an identifier column and of a free-text column (per --free-text mode).
+PSEUDONYM_NOTE = "keyed pseudonym ({prefix}-…, HMAC-SHA256), not the original ID"
+FREE_TEXT_RULES = {
+    "mask": "kept, with e-mail addresses, phone numbers and 24-character IDs masked",
+    "drop": "left out",
+    "keep": "kept as written (identifiers of the exports replaced by their pseudonyms)",
 }
 # Identifier columns and the kind of identifier they hold (kind, pseudonym prefix).
 IDENTIFIER_KINDS = {"participant": "P", "prolific": "X", "prolific_session": "Q", "study": "T", "session": "S"}
@@ -219,6 +245,39 @@ def identifier_kind(column: str) -> str | None:
     ('prolific', 'participant', None)
     """
     return IDENTIFIER_COLUMNS.get(str(column).strip().lower())
+
+
+@cache
+def codebook_columns(kind: str) -> tuple:
+    """The codebook's described columns (``backend.codebook.Column``) of a record kind's exports, the first
+    definition of a name first (imported here, not at the top: the codebook loads every app's backend)."""
+    from backend.codebook import UNDESCRIBED, export_of
+
+    found = {}
+    for app, function in KIND_EXPORTS.get(kind, ()):
+        for column in export_of(app, function).columns:
+            if column.meaning != UNDESCRIBED:
+                found.setdefault(column.name, column)
+    return tuple(found.values())
+
+
+def column_definition(kind: str, column: str) -> tuple[str, str] | None:
+    """(unit, meaning) of a released column of a record kind: the codebook's (``KIND_EXPORTS``), else the one the
+    release adds (``RELEASE_COLUMNS``); None when neither defines it (a researcher's own column, a runner's
+    model-only one).
+
+    >>> column_definition("ratings", "seconds_spent")
+    ('seconds', 'From showing the Rate page to submitting it (one episode).')
+    >>> column_definition("games", "source_row")
+    ('', "The row's place among the data rows of that file (1 = first).")
+    >>> column_definition("bias_answers", "option_probabilities") is None
+    True
+    """
+    name = str(column).strip()
+    found = next((c for c in codebook_columns(kind) if c.matches(name)), None)
+    if found is not None:
+        return found.unit, found.meaning
+    return RELEASE_COLUMNS.get(name)
 
 
 def is_free_text(column: str) -> bool:

@@ -3,7 +3,7 @@ card (``backend.core.data_card``), the report figures of the exports that have a
 
 Bundle layout::
 
-    DIR/README.md              the data card (Hugging Face dataset card)
+    DIR/README.md              the data card (Hugging Face dataset card; its codebook is backend.codebook's)
     DIR/data/<kind>.parquet    one table per record kind, typed
     DIR/data/<kind>.jsonl      the same rows as JSON lines
     DIR/figures/<app>/...      the report's figures (SVG, PNG) of the released rows
@@ -49,7 +49,11 @@ def add_release_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--license", default="other", help="licence id for the card (e.g. cc-by-4.0)")
     parser.add_argument("--name", default="Study data", help="the dataset's name on its card")
-    parser.add_argument("--codebook", type=Path, help="JSON file: column name → meaning, for the card's codebook")
+    parser.add_argument(
+        "--codebook",
+        type=Path,
+        help="JSON file: column name → meaning, replacing the project codebook's meaning of those columns on the card",
+    )
     parser.add_argument("--no-figures", action="store_true", help="leave the report figures out")
     parser.add_argument(
         "--servers",

@@ -169,7 +169,7 @@ def test_a_file_that_is_no_csv_is_refused_with_the_reason(tmp_path):
         release.build_tables([path], key=KEY)
 
 
-def test_the_card_takes_column_meanings_from_one_mapping_and_types_from_the_data(tmp_path):
+def test_the_card_takes_meanings_from_the_codebook_a_researchers_mapping_first_and_types_from_the_data(tmp_path):
     from backend.core import data_card
 
     rows = [
@@ -180,6 +180,7 @@ def test_the_card_takes_column_meanings_from_one_mapping_and_types_from_the_data
             "version": "control",
             "pro_selected": "1",
             "model": "m_1",
+            "my_notes": "x",
         }
     ]
     tables = release.build_tables([_export(tmp_path, "b.csv", rows)], key=KEY)
@@ -189,9 +190,11 @@ def test_the_card_takes_column_meanings_from_one_mapping_and_types_from_the_data
         license="cc-by-4.0",
         descriptions={"bias": "which bias the item tests", ("bias_answers", "version"): "control or treatment"},
     )
-    assert "| `bias` | string | 1 | which bias the item tests |" in card
-    assert "| `version` | string | 1 | control or treatment |" in card
-    assert "| `pro_selected` | int64 | 1 | (not described yet) |" in card
+    assert "| `bias` | string |  | 1 | which bias the item tests |" in card
+    assert "| `version` | string |  | 1 | control or treatment |" in card
+    assert "| `pro_selected` | int64 | arguments | 1 | Confirmation tests: arguments for the stance chosen. |" in card
+    assert "| `source_row` | int64 |  | 1 | The row's place among the data rows of that file (1 = first). |" in card
+    assert "| `my_notes` | string |  | 1 | (not described yet) |" in card  # no definition anywhere
     assert 'license: "cc-by-4.0"' in card and 'size_categories:\n  - "n<1K"' in card
     assert "Models: 1 (m_1)." in card and "People: 0 " in card
     assert 'annotations_creators:\n  - "machine-generated"' in card
@@ -230,3 +233,29 @@ def test_identifier_columns_are_found_whatever_their_case_and_error_messages_are
     assert frame.loc[0, "parse_error"] == "could not read the reply of [phone]"
     dropped = release.build_tables([_export(tmp_path, "bias.csv", [row])], key=KEY, free_text="drop")
     assert {"error", "parse_error"}.isdisjoint(dropped["bias_answers"].frame.columns)
+
+
+def test_no_column_of_a_release_of_the_projects_own_exports_is_left_undescribed(tmp_path):
+    """Every export the release publishes (one row under the codebook's own header) comes out with each column's
+    meaning on the card: the codebook's, or the release's for what it adds and changes."""
+    from backend.codebook import EXPORTS
+    from backend.core import data_card
+
+    paths, kinds = [], set()
+    for (app, function), export in EXPORTS.items():
+        kind = release.record_kind(export.names())
+        assert ((app, function) in release.KIND_EXPORTS.get(kind, ())) == (kind is not None), (app, function)
+        if kind is not None:
+            kinds.add(kind)
+            row = {name: "0" if name == "is_test" else f"{name}-value" for name in export.names()}
+            paths.append(_export(tmp_path, f"{app}.{function}.csv", [row]))
+    tables = release.build_tables(paths, key=KEY)
+    assert set(tables) == kinds == {kind for kind, exports in release.KIND_EXPORTS.items() if exports}
+    card = data_card.data_card(tables, pretty_name="Study", license="cc-by-4.0")
+    codebook = card.split("## Codebook", 1)[1]
+    rows = [line for line in codebook.splitlines() if line.startswith("| `")]
+    assert len(rows) == sum(len(table.frame.columns) for table in tables.values())
+    assert [row for row in rows if data_card.NOT_DESCRIBED in row] == []
+    assert "| `rating` | string | scale points | 1 | The annotator's rating, between scale_min and scale_max. |" in rows
+    assert any(row.startswith("| `participant_code` |") and "keyed pseudonym (P-" in row for row in rows)
+    assert any(row.startswith("| `text` |") and "(free text: kept, with e-mail addresses" in row for row in rows)
