@@ -10,32 +10,58 @@ from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
 from backend.social import figures as social_figures
 from backend.social import forms as social_forms
+from backend.social import quality as social_quality
 from backend.social import report as social_report
 from lab_server import outputs
 from study_flow import assignments
 
 from . import exports
 from .exports import qualification, record
-from .study import all_players, episode, finished_players, maybe, root, rubric, settings_of, study
+from .study import all_players, episode, finished_players, root, rubric, settings_of, study
 
 
-def _summary_and_charts(records, session_rubric):
+def report_data(records, session_rubric, settings):
+    """This session's report data, as ``python -m backend report --json`` gives it for the session's long export:
+    ``summary`` (regular episodes, the rubric's dimensions) and ``quality`` per annotator
+    (``backend.social.quality.annotator_qualities``); also the ratings frame, for the charts."""
     if not records:
-        return [], [], []
+        return {"summary": [], "quality": [], "quality_floor_s": settings.quality_floor_s}, None
     import pandas as pd
 
-    ratings = social_report.ratings_from_export(pd.DataFrame(records))
+    table = pd.DataFrame(records)
+    ratings = social_report.ratings_from_export(table)
     regular = ratings[~ratings["is_gold"]]
-    if regular.empty:
-        return [], [], []
-    table = social_report.summarise(regular, dimensions=session_rubric.keys, pooled_group=None)
-    summary = [
+    summary = []
+    if not regular.empty:
+        summary = social_report.summarise(regular, dimensions=session_rubric.keys, pooled_group=None)
+        summary = [jsonable(row) for row in summary.to_dict("records")]
+    qualities = social_quality.annotator_qualities(
+        social_quality.annotation_table(table), ratings, floor_s=settings.quality_floor_s
+    )
+    data = {
+        "summary": summary,
+        "quality": social_quality.quality_records(qualities),
+        "quality_floor_s": settings.quality_floor_s,
+    }
+    return data, regular
+
+
+def summary_rows(data):
+    """The summary table's rows: both agents' rows, figures to two decimals, "-" where there is none."""
+    return [
         {
-            key: ("-" if isinstance(v, float) and v != v else (round(v, 2) if isinstance(v, float) else v))
-            for key, v in row.items()
+            key: "-" if value is None else (round(value, 2) if isinstance(value, float) else value)
+            for key, value in row.items()
         }
-        for row in table[table["scope"] == "both"].to_dict("records")
+        for row in data["summary"]
+        if row["scope"] == "both"
     ]
+
+
+def rating_charts(regular, session_rubric):
+    """Per dimension, how many regular ratings each choice got (the Chart.js bars)."""
+    if regular is None or regular.empty:
+        return []
     charts = []
     for dimension in session_rubric.dimensions:
         values = regular.loc[regular["dimension"] == dimension.key, "rating"]
@@ -47,36 +73,24 @@ def _summary_and_charts(records, session_rubric):
                 human=[int((values == v).sum()) for v in dimension.choices],
             )
         )
-    figures = social_figures.report_figures({"summary": [jsonable(row) for row in table.to_dict("records")]})
-    return summary, charts, figures
+    return charts
 
 
-def quality_view(players, records, settings):
-    """The quality table's rows and the quality figure (``backend.social.figures.quality_figure``)."""
-    qualities, labels = annotator_qualities(players, records, settings)
-    figure = [social_figures.quality_figure(qualities)] if qualities else []
-    return annotator_quality.quality_rows(qualities, labels=labels), figure
-
-
-def annotator_qualities(players, records, settings):
-    """Per annotator who finished an episode: ``AnnotatorQuality``, and the label (code and PID) the table shows.
-    Agreement is over regular episodes, one unit per (episode, agent, dimension); time is the Rate page's seconds;
-    gold = attention or qualification checks."""
-    finished = finished_players(players)
-    items = [
-        (p.participant.code, maybe(p, "seconds_spent"), bool(maybe(p, "attention_passed")) if p.is_gold else None)
-        for p in finished
-    ]
-    ratings = [
-        (row["annotator"], (row["episode_id"], row["agent_index"], row["dimension"]), row["rating"])
-        for row in records
-        if not int(row["is_gold"] or 0)
-    ]
+def quality_labels(players):
+    """The label (code and Prolific ID) the quality table shows for each annotator who finished an episode."""
     labels = {}
-    for p in finished:
+    for p in finished_players(players):
         pid = study_flow.identifiers(p.participant)["prolific_pid"]
         labels[p.participant.code] = f"{p.participant.code} ({pid})" if pid else p.participant.code
-    return annotator_quality.annotator_quality(items, ratings, floor_s=settings.quality_floor_s), labels
+    return labels
+
+
+def quality_table(data, players):
+    """The quality table's rows, from the report data's ``quality`` records."""
+    qualities = [
+        annotator_quality.AnnotatorQuality(**social_quality.quality_fields(record)) for record in data["quality"]
+    ]
+    return annotator_quality.quality_rows(qualities, labels=quality_labels(players))
 
 
 def vars_for_admin_report(subsession):
@@ -97,8 +111,7 @@ def vars_for_admin_report(subsession):
     for player in finished_players(players):
         rated = episode(session.code, root_subsession.id, player.episode_id)
         records += social_forms.long_rows(record(player), rated, session_rubric)
-    summary, charts, figures = _summary_and_charts(records, session_rubric)
-    quality, quality_figures = quality_view(players, records, settings)
+    data, regular = report_data(records, session_rubric, settings)
     qualified = qualification(players, session)
     return dict(
         k=k,
@@ -108,15 +121,15 @@ def vars_for_admin_report(subsession):
         complete=coverage.get(k, 0),
         live_reservations=sum(live for _, live in counts.values()),
         n_annotators=len({p.participant.code for p in finished_players(players)}),
-        summary=summary,
-        chart_json=script_json(charts),
+        summary=summary_rows(data),
+        chart_json=script_json(rating_charts(regular, session_rubric)),
         n_attention=len(qualified),
         n_qualified=sum(entry["qualified"] for entry in qualified.values()),
         qualification_mode=settings.qualification_mode,
         pilot_overlap=settings.pilot_overlap,
         n_pilot=len(settings.handed_out(ids["regular_ids"])),
-        quality=quality,
-        figures=page_figures(figures + quality_figures),  # the figures of `report --figures`, and quality
+        quality=quality_table(data, players),
+        figures=page_figures(social_figures.report_figures(data)),  # the figures of `report --figures`
         quality_columns=annotator_quality.QUALITY_COLUMNS,
         quality_floor_s=f"{settings.quality_floor_s:g}",
         downloads_json=script_json(session_downloads(players, session.code)),

@@ -142,6 +142,17 @@ def annotator_quality(
     return result
 
 
+def flagged(quality: AnnotatorQuality) -> bool:
+    """Whether the quality view marks an annotator: an item faster than the floor or a failed gold item.
+
+    >>> flagged(AnnotatorQuality("ab", 2, 31.0, 0, 2, 1, 0.5, 4, 0.25, NAN))
+    True
+    >>> flagged(AnnotatorQuality("cd", 2, 31.0, 0, 0, 0, NAN, 4, 0.25, NAN))
+    False
+    """
+    return bool(quality.fast_items) or (quality.gold_rated > 0 and quality.gold_passed < quality.gold_rated)
+
+
 QUALITY_COLUMNS = (
     ("annotator", "Annotator"),
     ("n_items", "Items"),
@@ -180,7 +191,7 @@ def quality_rows(qualities: Iterable[AnnotatorQuality], *, labels: dict[str, str
                 shared_units=q.shared_units,
                 mean_abs_diff=_figure(q.mean_abs_diff, 2),
                 correlation=_figure(q.correlation, 2),
-                flagged=bool(q.fast_items) or (q.gold_rated > 0 and q.gold_passed < q.gold_rated),
+                flagged=flagged(q),
             )
         )
     return rows

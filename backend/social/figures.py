@@ -1,6 +1,7 @@
 """social_eval figures from the report's data (``python -m backend report --json`` of ratings): people against
-models per dimension (item means, with Pearson's r per dimension) and the agreement among people per dimension
-(Krippendorff's interval alpha and pairwise exact / within-1 agreement). Drawing: ``backend.core.figures``.
+models per dimension (item means, with Pearson's r per dimension), the agreement among people per dimension
+(Krippendorff's interval alpha and pairwise exact / within-1 agreement) and, from an app export, the quality per
+annotator (time, gold episodes, distance from the others). Drawing: ``backend.core.figures``.
 
 The figures use the rows of scope ``both`` (both agents' items) of every group.
 
@@ -14,7 +15,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from backend.core.figures import FigureSpec, grouped_bars, number, style
+from matplotlib.patches import Patch
+
+from backend.core.figures import PALETTE, FigureSpec, grouped_bars, number, panel_axes, style
 from backend.core.paper_tables import Table, fmt
 
 SCOPE = "both"
@@ -67,6 +70,8 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
                     size=(5.0, 4.2),
                 )
             )
+    if data.get("quality"):
+        specs.append(quality_figure(data["quality"], floor_s=data.get("quality_floor_s")))
     return specs
 
 
@@ -127,36 +132,96 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
     return tables
 
 
-def quality_figure(qualities: Sequence[Any]) -> FigureSpec:
-    """The per-annotator quality view (``backend.core.annotator_quality.AnnotatorQuality``): median seconds per item
-    against the mean absolute difference from the others' consensus, flagged annotators (fast items or a failed gold
-    item) marked apart. No names or IDs are drawn: annotators are numbered in the table's order."""
+QUALITY_PANELS = (
+    ("median_seconds", "median time per episode\n(seconds)"),
+    ("gold_accuracy", "gold episodes passed\n(share, 0–1)"),
+    ("mean_abs_diff", "mean |own − others' mean|\n(rating points)"),
+)
+QUALITY_LOOKS = ((False, "not flagged", 1, ""), (True, "flagged: fast episodes or a failed gold episode", 4, "xx"))
+
+
+def quality_figure(records: Sequence[Mapping[str, Any]], *, floor_s: float | None = None) -> FigureSpec:
+    """The per-annotator quality view of the report's ``quality`` records (``backend.social.quality.quality_records``):
+    three panels of horizontal bars, one bar per annotator, sharing the rows: median seconds per episode (a dashed
+    line at the floor ``floor_s``), the share of gold episodes passed, and the mean absolute difference from the
+    others' mean rating. Flagged annotators' bars are vermillion and cross-hatched, the others sky blue and plain;
+    every bar is labelled with its value (gold: "passed of rated"), and a missing figure (no gold episode, no unit
+    shared with another annotator) is written "none" instead of a bar. No
+    names or codes are drawn: annotators are numbered in the records' order (the report's table order).
+
+    >>> spec = quality_figure([{"median_seconds": 40.0, "fast_items": 0, "gold_rated": 0, "gold_passed": 0,
+    ...                         "gold_accuracy": None, "shared_units": 0, "mean_abs_diff": None, "flagged": False}])
+    >>> spec.name, spec.data["annotator"], spec.data["gold_accuracy"], spec.data["floor_s"]
+    ('annotator_quality', ['#1'], [None], None)
+    """
     data = {
-        "annotator": [f"#{index + 1}" for index in range(len(qualities))],
-        "median_seconds": [q.median_seconds for q in qualities],
-        "mean_abs_diff": [q.mean_abs_diff for q in qualities],
-        "gold_accuracy": [q.gold_accuracy for q in qualities],
-        "flagged": [bool(q.fast_items) or (q.gold_rated > 0 and q.gold_passed < q.gold_rated) for q in qualities],
+        "annotator": [f"#{index + 1}" for index in range(len(records))],
+        **{key: [record[key] for record in records] for key, _ in QUALITY_PANELS},
+        **{key: [record[key] for record in records] for key in ("gold_passed", "gold_rated", "shared_units")},
+        "flagged": [bool(record["flagged"]) for record in records],
+        "floor_s": floor_s,
     }
     return FigureSpec(
         "annotator_quality",
-        "Annotators: time per item and distance from the others",
+        "Annotators: time per episode, gold episodes passed, distance from the others",
         data,
         _draw_quality,
-        size=(5.0, 3.6),
+        size=(7.5, max(2.4, 1.4 + 0.28 * len(records))),
     )
 
 
 def _draw_quality(figure, data):
-    ax = figure.subplots()
-    for index, (flag, label) in enumerate(((False, "not flagged"), (True, "flagged (fast items or failed gold)"))):
-        look = style(index * 4)
-        chosen = [i for i, f in enumerate(data["flagged"]) if f == flag]
-        xs = [number(data["median_seconds"][i]) for i in chosen]
-        ys = [number(data["mean_abs_diff"][i]) for i in chosen]
-        ax.scatter(xs, ys, color=look["color"], marker=look["marker"], edgecolor="black", s=45, label=label)
-        for i, x, y in zip(chosen, xs, ys, strict=True):
-            ax.annotate(data["annotator"][i], (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
-    ax.set_xlabel("median time per item (seconds)")
-    ax.set_ylabel("mean |own − others' mean| (rating points)")
-    ax.legend(frameon=False, fontsize=7)
+    axes = panel_axes(figure, len(QUALITY_PANELS), per_row=len(QUALITY_PANELS), sharey=True)
+    ys = list(range(len(data["annotator"])))[::-1]
+    texts = {
+        "median_seconds": [f"{number(v):.1f}" for v in data["median_seconds"]],
+        "gold_accuracy": [
+            f"{passed} of {rated}" for passed, rated in zip(data["gold_passed"], data["gold_rated"], strict=True)
+        ],
+        "mean_abs_diff": [f"{number(v):.2f}" for v in data["mean_abs_diff"]],
+    }
+    for ax, (key, label) in zip(axes, QUALITY_PANELS, strict=True):
+        _quality_bars(ax, ys, [number(value) for value in data[key]], data["flagged"], texts=texts[key])
+        ax.set_xlabel(label)
+        ax.margins(x=0.18)
+    axes[0].set_yticks(ys, data["annotator"])
+    axes[0].set_ylabel("annotator")
+    axes[1].set_xlim(0, 1.25)
+    axes[1].set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    if data["floor_s"] is not None:
+        axes[0].axvline(data["floor_s"], color="black", linestyle="--", linewidth=0.8)
+        axes[0].annotate(
+            f"floor {data['floor_s']:g} s",
+            (data["floor_s"], 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, -8),
+            textcoords="offset points",
+            fontsize=7,
+        )
+    handles = [
+        Patch(facecolor=PALETTE[color], hatch=hatch, edgecolor="black", linewidth=0.6, label=label)
+        for _, label, color, hatch in QUALITY_LOOKS
+    ]
+    figure.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False, fontsize=7)
+
+
+def _quality_bars(
+    ax, ys: Sequence[float], values: Sequence[float], flagged: Sequence[bool], *, texts: Sequence[str]
+) -> None:
+    """One horizontal bar per annotator, looked as ``QUALITY_LOOKS`` and labelled with its text at its end; "none"
+    where the value is missing."""
+    for flag, _, color, hatch in QUALITY_LOOKS:
+        chosen = [i for i, f in enumerate(flagged) if f == flag and not math.isnan(values[i])]
+        ax.barh(
+            [ys[i] for i in chosen],
+            [values[i] for i in chosen],
+            0.7,
+            color=PALETTE[color],
+            hatch=hatch,
+            edgecolor="black",
+            linewidth=0.6,
+        )
+    for y, value, text in zip(ys, values, texts, strict=True):
+        shown = "none" if math.isnan(value) else text
+        at = 0.0 if math.isnan(value) else value
+        ax.annotate(shown, (at, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)

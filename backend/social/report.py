@@ -16,7 +16,9 @@ known) and dimension, plus the overall score (mean of the dimensions of one anno
 * ``pearson``/``spearman``/``diff``: per-item human mean against the model's rating, and mean(human - model),
   wherever model ratings exist.
 
-Gold (attention) episodes are left out of these figures and summarised separately.
+Gold (attention) episodes are left out of these figures and summarised separately. The app exports also give the
+quality per annotator (``quality``: time per episode, gold episodes passed, distance from the others; see
+``backend.core.annotator_quality``), the same view the admin report shows.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ from backend.core.csvio import read_csv_any, truthy_cell
 from backend.core.jsonable import jsonable
 from backend.social import sotopia_release
 from backend.social.episodes import Episode, parse_episode_data
+from backend.social.quality import (
+    QUALITY_FLOOR_S,
+    annotation_table,
+    annotator_qualities,
+    quality_lines,
+    quality_records,
+)
 from backend.social.rubrics import Dimension
 
 # One rating: which episode, agent and dimension, on which scale, and the rating with its reasoning. People's export
@@ -378,8 +387,8 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     Model ratings come from an episode file in our format whose agents carry ``model_ratings`` (as the model
     annotator ``backend.social.annotator`` writes it, or as a study was loaded) or from Sotopia's
     ``complete_gpt_score.json`` layout; Sotopia's ``complete_pk_agent_pairs.json`` names the focus agents."""
-    frames, release_tables, attention_tables = [], [], []
-    notes = dict(files=[], model_ratings=None, attention=None, contributions=[])
+    frames, release_tables, attention_tables, annotation_tables = [], [], [], []
+    notes = dict(files=[], model_ratings=None, attention=None, contributions=[], quality=None, quality_floor_s=None)
     scores, focus = None, None
     for path in map(Path, paths):
         notes["files"].append(path.name)
@@ -408,10 +417,15 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
             notes["contributions"].append(dict(file=path.name, what="ratings", units=len(frames[-1]), note=""))
             if {"annotator", "is_gold", "attention_passed"} <= set(table.columns):
                 attention_tables.append(table[["annotator", "is_gold", "attention_passed"]])
+            annotation_tables.append(annotation_table(table))
         else:
             raise ValueError(f"{path.name} is neither a social_eval export nor a Sotopia annotation table.")
     if attention_tables:
         notes["attention"] = attention_summary(pd.concat(attention_tables, ignore_index=True))
+    if annotation_tables:  # the app exports' annotators (a release table records no time or gold episodes)
+        annotations, exported = pd.concat(annotation_tables), pd.concat(frames, ignore_index=True)
+        notes["quality"] = quality_records(annotator_qualities(annotations, exported, floor_s=QUALITY_FLOOR_S))
+        notes["quality_floor_s"] = QUALITY_FLOOR_S
     if release_tables:
         release = sotopia_release.ratings_from_release(release_tables)
         notes["contributions"].append(
@@ -462,6 +476,7 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
             f"Attention episodes: {attention['share_passed']:.0%} of {attention['n_annotators']} annotators "
             "within tolerance on every gold rating."
         )
+    lines += quality_lines(notes["quality"], floor_s=notes["quality_floor_s"])
     columns = ["dimension", "n_items", "n_ratings", "mean", "sd", "alpha", "exact", "within_1"]
     model_columns = ["n_model", "model_mean", "pearson", "spearman", "diff"]
     for (group, scope), rows in table.groupby(["group", "scope"], sort=False):

@@ -132,9 +132,11 @@ def test_figures_are_written_for_every_app_and_draw_the_reports_numbers(study, c
         specs = {spec.name: spec for spec in publish.report_outputs(f"backend.{app}.report", data, paths=paths)[0]}
         check = globals()[f"_check_{app}"]
         check(specs, data, printed)
+        if app == "social":
+            _check_social_quality(specs["annotator_quality"], study["ratings"])
     assert names["dond"][:4] == ["dond_conditions", "dond_effects", "dond_main_score", "dond_outcomes"]
     assert any(name.startswith("dond_pareto_") for name in names["dond"])
-    assert names["social"] == ["social_agreement", "social_people_vs_models"]
+    assert names["social"] == ["annotator_quality", "social_agreement", "social_people_vs_models"]
     assert names["reasoning"] == ["payoff_confusion"]
     assert names["bias"] == ["bias_metrics"]
 
@@ -171,6 +173,39 @@ def _check_social(specs, data, printed):
     assert versus["models"] == [row["model_mean"] for row in modelled]
     assert versus["pearson"] == [row["pearson"] for row in modelled]
     assert f"{modelled[0]['model_mean']:.2f}" in printed
+
+
+def _check_social_quality(spec, ratings_csv):
+    """The quality figure against a hand count over the downloaded long export: per annotator (in code order), the
+    median seconds of their annotations, the share of gold episodes passed and the flag (faster than the 60 s
+    floor, or a failed gold episode)."""
+    rows = read_csv_any(ratings_csv, dtype=str, keep_default_na=False).to_dict("records")
+    annotations = {}
+    for row in rows:
+        annotations.setdefault(row["annotator"], {}).setdefault((row["episode_id"], row["round"]), row)
+    who = sorted(annotations)
+    seconds = [sorted(float(a["seconds_spent"]) for a in annotations[w].values()) for w in who]
+    medians = [(t[(len(t) - 1) // 2] + t[len(t) // 2]) / 2 for t in seconds]
+    gold = [[a["attention_passed"] == "1" for a in annotations[w].values() if a["is_gold"] == "1"] for w in who]
+    assert spec.data["annotator"] == [f"#{index + 1}" for index in range(len(who))]
+    assert spec.data["median_seconds"] == pytest.approx(medians)
+    assert spec.data["gold_accuracy"] == [sum(g) / len(g) if g else None for g in gold]
+    assert spec.data["flagged"] == [min(t) < 60 or not all(g) for t, g in zip(seconds, gold, strict=True)]
+    differences = {w: [] for w in who}
+    regular = [row for row in rows if row["is_gold"] != "1" and row["rating"] != ""]
+    for own in regular:
+        cell = (own["episode_id"], own["agent_index"], own["dimension"])
+        others = [
+            float(r["rating"])
+            for r in regular
+            if r["annotator"] != own["annotator"] and (r["episode_id"], r["agent_index"], r["dimension"]) == cell
+        ]
+        if others:
+            differences[own["annotator"]].append(abs(float(own["rating"]) - sum(others) / len(others)))
+    distance = [sum(differences[w]) / len(differences[w]) if differences[w] else None for w in who]
+    assert spec.data["mean_abs_diff"] == pytest.approx(distance)
+    drawn_text = {str(text) for values in spec.data.values() if isinstance(values, list) for text in values}
+    assert not set(who) & drawn_text  # numbered, no participant codes
 
 
 def _check_reasoning(specs, data, printed):

@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from backend.__main__ import main as backend_main
-from backend.core import csvio
+from backend.core import csvio, publish
 from backend.social import report as social_report
+from backend.social import settings as social_settings
 from tests.support.social import human_export_row as _row
 
 
@@ -110,3 +111,67 @@ def test_coverage_counts():
     assert social_report.coverage_counts({"a": 3, "b": 0}, per_item=2) == {0: 1, 1: 0, 2: 1}
     with pytest.raises(ValueError, match="per_item must be at least 1"):
         social_report.coverage_counts({}, per_item=0)
+
+
+def _naive_quality(rows, *, floor_s):
+    """The quality per annotator, counted by hand from export rows: one annotation per (annotator, episode)."""
+    result = {}
+    for who in sorted({row["annotator"] for row in rows}):
+        annotations = {row["episode_id"]: row for row in rows if row["annotator"] == who}
+        times = sorted(float(row["seconds_spent"]) for row in annotations.values())
+        middle = len(times) // 2
+        median = times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
+        gold = [row["attention_passed"] == 1 for row in annotations.values() if row["is_gold"]]
+        differences = []
+        for own in rows:
+            if own["annotator"] != who or own["is_gold"]:
+                continue
+            cell = (own["episode_id"], own["agent_index"], own["dimension"])
+            others = [
+                r["rating"]
+                for r in rows
+                if r["annotator"] != who and (r["episode_id"], r["agent_index"], r["dimension"]) == cell
+            ]
+            if others:
+                differences.append(abs(own["rating"] - sum(others) / len(others)))
+        result[who] = dict(
+            median_seconds=median,
+            gold_accuracy=sum(gold) / len(gold) if gold else None,
+            mean_abs_diff=sum(differences) / len(differences) if differences else None,
+            flagged=any(t < floor_s for t in times) or not all(gold),
+        )
+    return result
+
+
+def test_the_quality_per_annotator_is_a_figure_of_the_command_and_counted_by_hand(tmp_path, capsys):
+    rows = [
+        _row("e1", "p1", 1, "goal", 8),
+        _row("e1", "p2", 1, "goal", 6),
+        _row("e1", "p3", 1, "goal", 3),
+        _row("e2", "p1", 2, "goal", 5),
+        _row("e2", "p2", 2, "goal", 5),
+        _row("g1", "p1", 1, "goal", 0, gold=True, passed=1),
+        _row("g1", "p2", 1, "goal", 9, gold=True, passed=0),
+    ]
+    seconds = {"p1": {"e1": 80, "e2": 95.5, "g1": 61}, "p2": {"e1": 70, "e2": 130, "g1": 90}, "p3": {"e1": 12}}
+    for row in rows:
+        row["seconds_spent"] = seconds[row["annotator"]][row["episode_id"]]
+    export = tmp_path / "social_eval_long.csv"
+    with export.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=social_report.EXPORT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "figures"
+    assert backend_main(["report", str(export), "--figures", str(out)]) in (0, None)
+    assert (out / "annotator_quality.svg").read_text().startswith("<?xml")
+    assert (out / "annotator_quality.png").read_bytes().startswith(b"\x89PNG")
+    capsys.readouterr()
+    data = json.loads(social_report.report([export], as_json=True))
+    specs = {spec.name: spec for spec in publish.report_outputs("backend.social.report", data)[0]}
+    drawn = specs["annotator_quality"].data
+    expected = _naive_quality(rows, floor_s=60)
+    assert drawn["annotator"] == ["#1", "#2", "#3"]  # numbered, no codes drawn
+    for key in ("median_seconds", "gold_accuracy", "mean_abs_diff", "flagged"):
+        assert drawn[key] == pytest.approx([expected[who][key] for who in ("p1", "p2", "p3")]), key
+    assert drawn["floor_s"] == 60 == social_settings.SocialSettings.quality_floor_s  # the app's default floor
+    assert "* p3: 1 episodes, median 12.0 s, 1 faster than the floor" in social_report.report([export])
