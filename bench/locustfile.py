@@ -127,6 +127,8 @@ class Person(FastHttpUser):
         url = urllib.parse.urljoin(self.host, url)
         response = self.client.request(method, url, data=data, name=name, allow_redirects=False)
         for _ in range(10):
+            if response.status_code == 0 or response.text is None:  # no answer: a reset or closed connection
+                raise RuntimeError(f"{name}: no answer from the server ({response.error!r})")
             if response.status_code not in (301, 302, 303, 307, 308):
                 return response, url
             url = urllib.parse.urljoin(url, response.headers["location"])

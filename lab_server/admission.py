@@ -30,7 +30,8 @@ process, so the only lever is how fast new people come in. This gate holds them 
   anyone waits, a fresh arrival waits too (it queues behind them), and when room frees up the arrivals that have
   waited longest come in first (those within ``FAIR_WINDOW_S`` of the oldest waiting ticket; a ticket not seen for
   ``FORGET_AFTER_S`` is dropped, the tab was closed). Nobody is refused in the end: a ticket older than
-  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in whatever the load. A forged ticket, one from before a restart
+  ``LAB_ADMIT_MAX_WAIT_S`` (default 300) is let in as soon as the server is not saturated, and on a saturated one
+  still one every ``PAST_MAX_EVERY_S``. A forged ticket, one from before a restart
   (another key) or one older than ``LAB_ADMIT_MAX_WAIT_S`` and ``FORGET_AFTER_S`` (its waiter was let in by then: a
   replayed link) counts as a fresh arrival.
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
@@ -57,6 +58,8 @@ from collections import deque
 from urllib.parse import parse_qsl
 
 BURST_S = 15.0  # this many seconds' worth of the arrival rate may come in at once (a class of 60 entering together)
+PAST_MAX_EVERY_S = 2.0  # past the longest wait, on a saturated server: one person every this many seconds
+LINE_BURST_S = 1.0  # while people wait in line, at most this many seconds' worth at once: one at a time, evenly
 FAIR_WINDOW_S = 6.0  # one retry period at the head of the queue: a waiter this close to the oldest one is as old
 RETRY_S = (3.0, 6.0)  # the retry delay near the head of the queue (jittered: the retries of many people spread out)
 RETRY_MAX_S = 30.0  # the longest retry delay, far back in the queue (one reload per half a minute at most)
@@ -162,7 +165,7 @@ class Gate:
     (True, 1)
     >>> gate.in_flight = 5
     >>> _, late = gate.decide(None, now=200.0)
-    >>> gate.decide(late, now=255.0)[0], gate.decide(late, now=261.0)[0]  # past the bound (60 s): in, whatever the load
+    >>> gate.decide(late, now=255.0)[0], gate.decide(late, now=261.0)[0]  # past the bound (60 s): in, even saturated
     (False, True)
     >>> gate.decide("200000.ab.forged", now=261.0)[0]  # a forged ticket is a fresh arrival
     False
@@ -170,15 +173,17 @@ class Gate:
     False
     >>> gate.issued("1.ab.\xe9")  # a byte beyond ASCII (a mangled cookie): no ticket, not a server error
 
-    New arrivals come in at most ``arrivals_per_s`` a second (a burst of ``BURST_S`` seconds' worth at once), though
-    room frees up for all at once; the rest wait in line:
+    New arrivals come in at most ``arrivals_per_s`` a second (a burst of ``BURST_S`` seconds' worth at once while
+    nobody waits, a class entering together); once people wait in line they come in evenly, ``LINE_BURST_S``
+    seconds' worth at once at most, though room frees up for all at once (a burst let in from the line brings its
+    pages back together, minutes long: in a launch of 3,000, 60 at once made everyone's pages wait seconds):
 
     >>> paced = Gate(max_in_flight=1, max_wait_s=60, arrivals_per_s=2, key=b"k")
     >>> paced.in_flight = 1
     >>> tickets = [paced.decide(None, now=10.0)[1] for _ in range(40)]
     >>> paced.in_flight = 0
-    >>> sum(paced.decide(t, now=12.0)[0] for t in tickets)  # a burst of 15 s at 2 a second
-    30
+    >>> sum(paced.decide(t, now=12.0)[0] for t in tickets)  # one second's worth at 2 a second, not 15 s worth
+    2
     >>> sum(paced.decide(t, now=13.0)[0] for t in tickets)  # a second later: two more
     2
     >>> paced.decide(None, now=13.1)[0]  # a fresh arrival, nobody waiting, the server idle: still within the rate
@@ -204,6 +209,7 @@ class Gate:
         # of a whole study (their rating pages come minutes later), long after the page times could show it.
         self.arrivals_per_s = arrivals_per_s
         self._burst = max(1.0, arrivals_per_s * BURST_S)
+        self._line_burst = max(1.0, arrivals_per_s * LINE_BURST_S)
         self._tokens, self._refilled = self._burst, float("-inf")
         self.max_in_flight = max_in_flight
         self.target_s = target_s
@@ -221,6 +227,7 @@ class Gate:
         self._admitted_at: deque[float] = deque(maxlen=RATE_WINDOW)  # when waiting arrivals came in lately
         self._next_sweep = 0.0
         self.admitted_after_waiting = 0
+        self._forced_at = float("-inf")  # when someone past the longest wait last came in on a saturated server
         self.longest_wait_s = 0.0
         self.waiting_pages = 0
         self._inside: set[tuple[str, str]] = set()  # (entry link, participant label) let in: their place exists
@@ -326,10 +333,15 @@ class Gate:
         if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S and not in_line:
             issued = None  # a replayed link (a shared or bookmarked retry URL); someone reloading keeps their place
         if issued is not None and now - issued >= self.max_wait_s and in_line:
-            # Waited long enough: in whatever the load, but still within the arrival rate (thousands who reached the
-            # longest wait together had come in at once, and everyone inside then waited a minute for each page),
-            # and the longest waiting first, not whoever asks most often.
-            if (oldest is None or issued <= oldest + FAIR_WINDOW_S) and self._take_token(now):
+            # Waited long enough: the longest waiting first, within the arrival rate, and even on a saturated server
+            # one every PAST_MAX_EVERY_S, so that a load figure stuck too high never keeps anyone out for good. Not
+            # at the full rate whatever the load: in a launch of 3,000 nearly everyone passed the longest wait, and
+            # letting them in at the rate regardless made everyone's pages inside wait up to 10 s.
+            oldest_first = oldest is None or issued <= oldest + FAIR_WINDOW_S
+            trickle = now - self._forced_at >= PAST_MAX_EVERY_S
+            if oldest_first and (trickle or not self.saturated(now=now)) and self._take_token(now):
+                if self.saturated(now=now):
+                    self._forced_at = now
                 return self._admit(ticket, issued, now), ticket
         elif not self.saturated(now=now):
             fresh = oldest is None and issued is None
@@ -378,8 +390,10 @@ class Gate:
         return ahead / rate
 
     def _take_token(self, now: float) -> bool:
-        """One admission out of the arrival rate's budget, if there is one (a token bucket of ``BURST_S`` seconds)."""
-        self._tokens = min(self._burst, self._tokens + max(0.0, now - self._refilled) * self.arrivals_per_s)
+        """One admission out of the arrival rate's budget, if there is one (a token bucket of ``BURST_S`` seconds,
+        of ``LINE_BURST_S`` while people wait in line)."""
+        burst = self._line_burst if self._waiting else self._burst
+        self._tokens = min(burst, self._tokens + max(0.0, now - self._refilled) * self.arrivals_per_s)
         self._refilled = now
         if self._tokens < 1:
             return False

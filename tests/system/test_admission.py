@@ -279,22 +279,30 @@ def test_thousands_waiting_reload_as_their_turn_comes_not_every_few_seconds():
     assert minutes == [0.0, 299 / 5 / 60, 2999 / 5 / 60]  # those ahead, at LAB_ADMIT_ARRIVALS_PER_S
 
 
-def test_people_past_the_longest_wait_come_in_within_the_arrival_rate():
+def test_people_past_the_longest_wait_come_in_within_the_arrival_rate_and_trickle_while_saturated():
     """Thousands who reached the longest wait together came in at once, whatever the load: everyone inside then
-    waited a minute for each page. They still come in whatever the load, but within the arrival rate."""
-    from lab_server.admission import Gate
+    waited a minute for each page. Past the longest wait they come in within the arrival rate when there is room,
+    and one every PAST_MAX_EVERY_S on a saturated server (a load figure stuck too high keeps nobody out for good)."""
+    from lab_server.admission import PAST_MAX_EVERY_S, Gate
 
     gate = Gate(max_in_flight=1, max_wait_s=300, arrivals_per_s=5, key=b"k")
-    gate.in_flight = 1  # saturated all along
+    gate.in_flight = 1  # saturated
     tickets = [gate.decide(None, now=0.0)[1] for _ in range(200)]
     for second in range(30, 300, 30):  # everyone keeps the waiting page open (it reloads)
         assert not any(gate.decide(ticket, now=float(second))[0] for ticket in tickets)
-    at_once = [gate.decide(ticket, now=300.0)[0] for ticket in tickets]
-    assert sum(at_once) == 75  # a burst of 15 s at LAB_ADMIT_ARRIVALS_PER_S, not all 200
-    a_second_later = [
-        gate.decide(ticket, now=301.0)[0] for ticket, came in zip(tickets, at_once, strict=True) if not came
-    ]
-    assert sum(a_second_later) == 5
+
+    def come_in(now: float) -> int:
+        nonlocal tickets
+        came = [gate.decide(ticket, now=now)[0] for ticket in tickets]
+        tickets = [ticket for ticket, admitted in zip(tickets, came, strict=True) if not admitted]
+        return sum(came)
+
+    assert come_in(300.0) == 1  # saturated: one, not all 200
+    assert come_in(300.0 + PAST_MAX_EVERY_S / 2) == 0
+    assert come_in(300.0 + PAST_MAX_EVERY_S) == 1
+    gate.in_flight = 0  # room: within the rate, one second's worth at a time
+    assert come_in(310.0) == 5
+    assert come_in(311.0) == 5
 
 
 def test_someone_reloading_past_the_longest_wait_keeps_their_place_and_the_oldest_come_in_first():
