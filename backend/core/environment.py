@@ -171,8 +171,9 @@ _TABLE = (
         "Limits",
         "300",
         "lab_server/admission.py",
-        "The longest a new arrival waits on that page: after it, the arrival is let in whatever the load (still "
-        "within LAB_ADMIT_ARRIVALS_PER_S).",
+        "The longest a new arrival waits on that page before coming in first: after it, the arrival is let in as "
+        "soon as the server is not saturated (within LAB_ADMIT_ARRIVALS_PER_S), and on a saturated server still one "
+        "every 2 s, so nobody waits for good.",
     ),
     (
         "LAB_ADMIT_TARGET_MS",
@@ -186,7 +187,8 @@ _TABLE = (
         "Limits",
         "4",
         "lab_server/admission.py",
-        "New arrivals come in at most this many a second (15 s worth at once: a class entering together); more wait, "
+        "New arrivals come in at most this many a second (15 s worth at once while nobody waits: a class entering "
+        "together; one second's worth once people wait in line); more wait, "
         "on the waiting page, first come first in. A person let in brings the load of a whole study, minutes of pages: "
         "set it to what the "
         "server sustains for the study (bench/admission.py measures it; about 4 for social_eval on 2 cores).",
