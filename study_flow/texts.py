@@ -160,8 +160,8 @@ MESSAGES = {
             "Falls das erneut passiert, schreiben Sie den Forschenden bitte über Prolific."
         ),
         "entry_researcher": (
-            "Für Forschende, die ihre eigene Studie ausprobieren: Öffnen Sie den Testlink auf der Seite „Study links“ "
-            "der Sitzung im Admin-Bereich; er erzeugt eine Prolific-ID für Sie."
+            "Für Forschende, die ihre eigene Studie ausprobieren: Öffnen Sie den Testlink auf der Link-Seite der "
+            "Sitzung im Admin-Bereich; er erzeugt eine Prolific-ID für Sie."
         ),
         "full_title": "Alle Plätze sind vergeben",
         "full_body": (
@@ -257,7 +257,7 @@ MESSAGES = {
             "ricercatore tramite Prolific."
         ),
         "entry_researcher": (
-            "Per chi fa ricerca e vuole provare il proprio studio: apra il link di prova nella pagina «Study links» "
+            "Per chi fa ricerca e vuole provare il proprio studio: apra il link di prova nella pagina dei link "
             "della sessione nell'area admin, che crea un ID Prolific per Lei."
         ),
         "full_title": "Tutti i posti sono occupati",
