@@ -332,20 +332,20 @@ class Gate:
         in_line = issued is not None and ticket.rpartition(".")[0] in self._waiting
         if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S and not in_line:
             issued = None  # a replayed link (a shared or bookmarked retry URL); someone reloading keeps their place
+        saturated = self.saturated(now=now)
+        fair = issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S)  # among the oldest
         if issued is not None and now - issued >= self.max_wait_s and in_line:
             # Waited long enough: the longest waiting first, within the arrival rate, and even on a saturated server
             # one every PAST_MAX_EVERY_S, so that a load figure stuck too high never keeps anyone out for good. Not
             # at the full rate whatever the load: in a launch of 3,000 nearly everyone passed the longest wait, and
             # letting them in at the rate regardless made everyone's pages inside wait up to 10 s.
-            oldest_first = oldest is None or issued <= oldest + FAIR_WINDOW_S
             trickle = now - self._forced_at >= PAST_MAX_EVERY_S
-            if oldest_first and (trickle or not self.saturated(now=now)) and self._take_token(now):
-                if self.saturated(now=now):
+            if fair and (trickle or not saturated) and self._take_token(now):
+                if saturated:
                     self._forced_at = now
                 return self._admit(ticket, issued, now), ticket
-        elif not self.saturated(now=now):
+        elif not saturated:
             fresh = oldest is None and issued is None
-            fair = issued is not None and (oldest is None or issued <= oldest + FAIR_WINDOW_S)
             if (fresh or fair) and self._take_token(now):
                 return (True, "") if fresh else (self._admit(ticket, issued, now), ticket)
         if issued is None:
