@@ -16,8 +16,9 @@ load generator's share of a core, so a busy machine does not hide what the serve
 Targets (issue 29): the launch itself (3,000 in five minutes, ``--rate 10 --over 300``): p95 < 300 ms and zero
 failed requests; twice that rate (``--rate 20``): every arrival let in, zero failed requests, p95 < 300 ms for those
 inside. ``--max-in-flight``, ``--target-ms`` and ``--arrivals-per-s`` set the gate's thresholds
-(``LAB_ADMIT_MAX_IN_FLIGHT``, ``LAB_ADMIT_TARGET_MS``, ``LAB_ADMIT_ARRIVALS_PER_S``); ``--no-gate`` sets them beyond
-reach, for the same run without the gate.
+(``LAB_ADMIT_MAX_IN_FLIGHT``, ``LAB_ADMIT_TARGET_MS``, ``LAB_ADMIT_ARRIVALS_PER_S``); ``--max-busy-percent`` sets
+``LAB_ADMIT_MAX_BUSY_PERCENT``; ``--no-gate`` sets them beyond reach, for the same run without the gate. A table
+per minute of the run shows how many came in, the page steps of those inside and the server's share of a core.
 
 Run: ``python bench/admission.py [--rate 10] [--over 300] [--pace-scale 1] [--no-gate] [--database-url URL]``.
 The figures and how they were taken: docs/running/busy-launch.md.
@@ -34,12 +35,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.core import tool_envs  # noqa: E402
+from backend.core.environment import VARIABLES  # noqa: E402
 from bench.annotation_load import server_cpu_seconds, start_profiler, write_episodes  # noqa: E402
 from tests.support.harness import base_env, create_session, deployment_mode, own_database, start_server  # noqa: E402
 
@@ -73,15 +76,73 @@ def quantiles(values: list[float]) -> tuple[float, float, float, float]:
     return round(found[49], 6), round(found[94], 6), round(found[98], 6), ordered[-1]
 
 
+def by_minute(
+    steps_at: list[float],
+    latencies: list[float],
+    admitted_at: list[float],
+    cpu: list[tuple[float, float]],
+    *,
+    start: float,
+) -> list[tuple[int, int, int, float, float, float, int]]:
+    """Per minute of the run: (minute, people let in, page steps, p50 and p95 of those steps in ms, the largest in ms,
+    the server's share of a core in percent) from the steps' start times, the admission times and ``cpu``, samples
+    of (Unix time, the server's CPU seconds so far).
+
+    >>> by_minute([5.0, 6.0, 70.0], [0.1, 0.3, 0.2], [1.0, 65.0], [(0.0, 0.0), (60.0, 30.0), (120.0, 36.0)], start=0)
+    [(0, 1, 2, 200.0, 290.0, 300.0, 50), (1, 1, 1, 200.0, 200.0, 200.0, 10)]
+    """
+    minutes = int(max([*steps_at, *admitted_at, start]) - start) // 60 + 1
+    rows = []
+    for minute in range(minutes):
+        low, high = start + 60 * minute, start + 60 * (minute + 1)
+        took = [latency for at, latency in zip(steps_at, latencies, strict=True) if low <= at < high]
+        let_in = sum(1 for at in admitted_at if low <= at < high)
+        inside = [(at, seconds) for at, seconds in cpu if low <= at <= high]
+        share = (inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]) if len(inside) > 1 else 0.0
+        p50, p95, _, top = quantiles(took)
+        rows.append((minute, let_in, len(took), 1000 * p50, 1000 * p95, 1000 * top, round(100 * share)))
+    return rows
+
+
+def sample_cpu(pid: int, samples: list, stop: threading.Event, *, every_s: float = 5.0) -> None:
+    """Append (Unix time, the server's CPU seconds so far) to ``samples`` every ``every_s`` until ``stop``."""
+    while not stop.is_set():
+        samples.append((time.time(), server_cpu_seconds(pid)))
+        stop.wait(every_s)
+
+
+def default(name: str) -> float:
+    """A gate setting's default, from the environment reference (``backend/core/environment.py``).
+
+    >>> default("LAB_ADMIT_MAX_WAIT_S")
+    300.0
+    """
+    return float(VARIABLES[name].default)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=10.0, help="arrivals per second (default: 3,000 in 5 min)")
     parser.add_argument("--over", type=float, default=300.0, help="seconds during which people arrive")
     parser.add_argument("--pace-scale", type=float, default=1.0, help="scales every stay on a page (0.2: 5x quicker)")
-    parser.add_argument("--max-in-flight", type=int, default=8, help="LAB_ADMIT_MAX_IN_FLIGHT")
-    parser.add_argument("--target-ms", type=int, default=150, help="LAB_ADMIT_TARGET_MS")
-    parser.add_argument("--arrivals-per-s", type=float, default=4.0, help="LAB_ADMIT_ARRIVALS_PER_S")
-    parser.add_argument("--max-wait-s", type=float, default=300.0, help="LAB_ADMIT_MAX_WAIT_S")
+    parser.add_argument(
+        "--max-in-flight", type=int, default=int(default("LAB_ADMIT_MAX_IN_FLIGHT")), help="LAB_ADMIT_MAX_IN_FLIGHT"
+    )
+    parser.add_argument(
+        "--target-ms", type=int, default=int(default("LAB_ADMIT_TARGET_MS")), help="LAB_ADMIT_TARGET_MS"
+    )
+    parser.add_argument(
+        "--max-busy-percent",
+        type=float,
+        default=default("LAB_ADMIT_MAX_BUSY_PERCENT"),
+        help="LAB_ADMIT_MAX_BUSY_PERCENT",
+    )
+    parser.add_argument(
+        "--arrivals-per-s", type=float, default=default("LAB_ADMIT_ARRIVALS_PER_S"), help="LAB_ADMIT_ARRIVALS_PER_S"
+    )
+    parser.add_argument(
+        "--max-wait-s", type=float, default=default("LAB_ADMIT_MAX_WAIT_S"), help="LAB_ADMIT_MAX_WAIT_S"
+    )
     parser.add_argument("--no-gate", action="store_true", help="the thresholds beyond reach: the run without the gate")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file")
     parser.add_argument("--profile", default="", help="a file: py-spy's raw stacks of the server during the launch")
@@ -96,6 +157,7 @@ def main(argv=None) -> int:
         base_env(
             LAB_ADMIT_MAX_IN_FLIGHT=unreachable if args.no_gate else str(args.max_in_flight),
             LAB_ADMIT_TARGET_MS=unreachable if args.no_gate else str(args.target_ms),
+            LAB_ADMIT_MAX_BUSY_PERCENT="100" if args.no_gate else f"{args.max_busy_percent:g}",
             LAB_ADMIT_ARRIVALS_PER_S=unreachable if args.no_gate else str(args.arrivals_per_s),
             LAB_ADMIT_MAX_WAIT_S=f"{args.max_wait_s:g}",
             LAB_NEW_PARTICIPANTS_PER_ADDRESS=str(10 * arrivals),  # every arrival comes from this machine's address
@@ -141,13 +203,18 @@ def main(argv=None) -> int:
             )
             profiler = start_profiler(server.process.pid, Path(args.profile)) if args.profile else None
             cpu_before, generator_before = server_cpu_seconds(server.process.pid), _children_cpu_seconds()
-            began = time.perf_counter()
+            began, started = time.perf_counter(), time.time()
+            cpu_samples, sampled = [], threading.Event()
+            sampler = threading.Thread(target=sample_cpu, args=(server.process.pid, cpu_samples, sampled), daemon=True)
+            sampler.start()
             generator = subprocess.Popen(command, env=locust_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             summary = generator.communicate()[0].decode(errors="replace")
             if profiler:
                 profiler.send_signal(signal.SIGINT)
                 profiler.wait(timeout=60)
             wall = time.perf_counter() - began
+            sampled.set()
+            sampler.join()
             server_cpu = server_cpu_seconds(server.process.pid) - cpu_before
             generator_cpu = _children_cpu_seconds() - generator_before
             log = server.log_path.read_text(encoding="utf-8", errors="replace")
@@ -170,6 +237,7 @@ def main(argv=None) -> int:
         "off (--no-gate)"
         if args.no_gate
         else f"LAB_ADMIT_MAX_IN_FLIGHT={args.max_in_flight}, LAB_ADMIT_TARGET_MS={args.target_ms}, "
+        f"LAB_ADMIT_MAX_BUSY_PERCENT={args.max_busy_percent:g}, "
         f"LAB_ADMIT_ARRIVALS_PER_S={args.arrivals_per_s:g}, LAB_ADMIT_MAX_WAIT_S={args.max_wait_s:g}"
     )
     print(
@@ -191,6 +259,9 @@ def main(argv=None) -> int:
         f"let in: {len(out['waits'])} of {arrivals} ({waited} after waiting); waited s: p50 {w50:.1f}  p95 {w95:.1f}  "
         f"max {wmax:.1f}; waiting pages served: {out['waiting_pages']}"
     )
+    print("minute  let in  steps  p50 ms  p95 ms  max ms  server CPU")
+    for row in by_minute(out["steps_at"], out["latencies"], out["admitted_at"], cpu_samples, start=started):
+        print("{:>6}  {:>6}  {:>5}  {:>6.0f}  {:>6.0f}  {:>6.0f}  {:>9}%".format(*row))
     errors = out["errors"]
     print(summary[-6000:]) if os.environ.get("LAB_SHOW_LOCUST") else None
     print(f"failed requests: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))

@@ -52,8 +52,9 @@ ARRIVALS = int(os.environ.get("LAB_LAUNCH_ARRIVALS", "0"))
 OUT = os.environ.get("LAB_LAUNCH_OUT", "")
 STUDY_PAGES = ("Consent", "Instructions", "Rate")
 
-# What this process saw: page steps of people let in (seconds), waits at the door (seconds), waiting pages, errors.
-RESULTS = dict(latencies=[], waits=[], waiting_pages=0, errors=[], finished=0, arrived=0)
+# What this process saw: page steps of people let in (seconds) and when each began (Unix time), waits at the door
+# (seconds) and when each person was let in, waiting pages, errors.
+RESULTS = dict(latencies=[], steps_at=[], admitted_at=[], waits=[], waiting_pages=0, errors=[], finished=0, arrived=0)
 
 
 def csrf_token(page: str) -> str | None:
@@ -185,8 +186,9 @@ class Person(FastHttpUser):
         response, url, waited = self._get(label_link, "room link (welcome page forward)")
         waited += waited_welcome
         RESULTS["waits"].append(waited)
+        RESULTS["admitted_at"].append(time.time())
         if not waited:  # let in at once: the entry was a page step (two requests)
-            RESULTS["latencies"].append(time.perf_counter() - began)
+            _step(began)
         page = page_name(url)
         while page in STUDY_PAGES:
             gevent.sleep(stay_seconds(rng.uniform, page, scale=PACE))
@@ -197,7 +199,7 @@ class Person(FastHttpUser):
             shown = url
             began = time.perf_counter()
             response, url = self._open("POST", shown, data=data, name=f"{page} submit")
-            RESULTS["latencies"].append(time.perf_counter() - began)
+            _step(began)
             if response.status_code >= 400:
                 raise RuntimeError(f"{page} answered {response.status_code}")
             if url == shown:
@@ -205,6 +207,13 @@ class Person(FastHttpUser):
             page = page_name(url)
         if page != "Completion":
             raise RuntimeError(f"ended on {url} instead of the completion page")
+
+
+def _step(began: float) -> None:
+    """Record a page step that began at ``began`` (``time.perf_counter()``): its time, and when it began."""
+    took = time.perf_counter() - began
+    RESULTS["latencies"].append(took)
+    RESULTS["steps_at"].append(time.time() - took)
 
 
 @events.quitting.add_listener

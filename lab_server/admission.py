@@ -7,8 +7,12 @@ process, so the only lever is how fast new people come in. This gate holds them 
 
 - **Load.** The server's load is the number of HTTP requests in flight: received whole, waiting for oTree's page
   lock or being served, until their answer starts (a slow upload or a slow reader is a connection, not load). Static
-  files count too: oTree serves them under its page lock. Websockets and the gate's own waiting pages do not. At
-  ``LAB_ADMIT_MAX_IN_FLIGHT`` (default 8) or more the server is saturated: at 30-80 ms of work per page step, eight
+  files count too: oTree serves them under its page lock. Websockets and the gate's own waiting pages do not. The
+  server is saturated while it had a request in flight more than ``LAB_ADMIT_MAX_BUSY_PERCENT`` (default 50) percent
+  of the time lately (``busy_share``): one request at a time, so every page's wait grows as 1 / (1 - share), and the
+  share shows it before any queue forms (in a launch of 3,000, pages inside had a p95 of 120 ms in the minutes the
+  server used half a core, 300-650 ms at three quarters). It is saturated too at ``LAB_ADMIT_MAX_IN_FLIGHT`` (default
+  8) or more in flight: at 30-80 ms of work per page step, eight
   requests in flight are a queue of a quarter to half a second. It is saturated too while participants' pages
   (``/p/...``, from request complete to answer) took longer than ``LAB_ADMIT_TARGET_MS`` (default 150) on average
   over about the last 20 pages: on a slow or shared machine a few requests in flight are already a long wait, and
@@ -67,6 +71,7 @@ FORGET_AFTER_S = RETRY_MAX_S * 1.25 + 5  # a ticket not seen again for this long
 RATE_WINDOW = 50  # admissions after waiting over which the admission rate is measured
 PAGE_WEIGHT = 0.05  # the moving average of page times follows about the last 20 pages
 PAGE_STALE_S = 2.0  # a page-time average not fed for this long is out of date (nobody inside is asking for pages)
+BUSY_WINDOW_S = 20.0  # the share of time the server was busy forgets with this time constant (about the last 20 s)
 MAX_WAITING = 100_000  # tickets remembered at once (a flood of fresh arrivals must not grow the memory without bound)
 MAX_INSIDE = 100_000  # (entry link, participant label) pairs let in, remembered so a returning participant passes
 LABEL = "participant_label"
@@ -196,14 +201,15 @@ class Gate:
         max_in_flight: int,
         max_wait_s: float,
         target_s: float = 10**9,
+        max_busy: float = 1.0,
         arrivals_per_s: float = 10**9,
         max_waiting_per_address: int = 10**9,
         key: bytes | None = None,
     ) -> None:
-        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0 or arrivals_per_s <= 0:
+        if max_in_flight < 1 or max_wait_s <= 0 or target_s <= 0 or arrivals_per_s <= 0 or not 0 < max_busy <= 1:
             raise ValueError(
                 "The admission gate needs at least one request in flight, a positive longest wait, a positive "
-                "target time per page and a positive rate at which new arrivals come in."
+                "target time per page, a busy share between 0 and 1 and a positive rate at which new arrivals come in."
             )
         # New arrivals come in at most this many a second, whatever the load now: a person let in brings the load
         # of a whole study (their rating pages come minutes later), long after the page times could show it.
@@ -217,6 +223,9 @@ class Gate:
         self._page_seen = float("-inf")
         self.max_wait_s = max_wait_s
         self.in_flight = 0
+        # Busy: the server has a request in flight (oTree serves one at a time, under its page lock).
+        self.max_busy = max_busy
+        self._busy, self._busy_seen = 0.0, None  # the busy share, and when it was last followed
         self._key = key or secrets.token_bytes(32)
         # ticket id -> [first waited, last seen, place in line, client address], in order of first wait
         self._waiting: dict[str, list] = {}
@@ -275,6 +284,45 @@ class Gate:
         return int(milliseconds) / 1000 if milliseconds.isdigit() else None
 
     # -- the load -----------------------------------------------------------------------------------------------
+    def started(self, *, now: float) -> None:
+        """A request is whole and waits for (or holds) oTree's page lock."""
+        self._follow_busy(now)
+        self.in_flight += 1
+
+    def finished(self, *, now: float) -> None:
+        """A request's answer starts: it no longer needs the server."""
+        self._follow_busy(now)
+        self.in_flight -= 1
+
+    def _follow_busy(self, now: float) -> None:
+        """Fold the time since the last call into the busy share: busy throughout if a request was in flight."""
+        if self._busy_seen is None or now > self._busy_seen:
+            elapsed = 0.0 if self._busy_seen is None else now - self._busy_seen
+            kept = math.exp(-elapsed / BUSY_WINDOW_S)
+            self._busy = self._busy * kept + (1.0 - kept) * (1.0 if self.in_flight > 0 else 0.0)
+            self._busy_seen = now
+
+    def busy_share(self, *, now: float) -> float:
+        """The share of time the server had a request in flight lately (0-1): a moving average that forgets with a
+        time constant of ``BUSY_WINDOW_S`` (each second weighs ``exp(-age / BUSY_WINDOW_S)``).
+
+        This is how close the server is to what it can serve, whatever the machine: oTree serves one request at a
+        time, so at a share of 1 every new request queues, and the wait for every page inside grows with the share
+        as 1 / (1 - share). Page times show it only once the queue is there.
+
+        >>> gate = Gate(max_in_flight=8, max_wait_s=60, max_busy=0.7, key=b"k")
+        >>> for second in range(60):  # 0.8 s of every second spent serving, for a minute
+        ...     gate.started(now=second); gate.finished(now=second + 0.8)
+        >>> round(gate.busy_share(now=60.0), 2), gate.saturated(now=60.0)
+        (0.76, True)
+        >>> for second in range(60, 120):  # then 0.3 s of every second
+        ...     gate.started(now=second); gate.finished(now=second + 0.3)
+        >>> round(gate.busy_share(now=120.0), 2), gate.saturated(now=120.0)
+        (0.32, False)
+        """
+        self._follow_busy(now)
+        return self._busy
+
     def page_served(self, seconds: float, *, now: float) -> None:
         """Feed the time a participant's page took (from its request complete to its answer starting, so the wait
         for oTree's lock included): ``page_s`` is the moving average over about the last ``1 / PAGE_WEIGHT`` pages.
@@ -288,9 +336,10 @@ class Gate:
         self._page_seen = now
 
     def saturated(self, *, now: float) -> bool:
-        """``LAB_ADMIT_MAX_IN_FLIGHT`` requests in flight, or participants' pages slower than ``LAB_ADMIT_TARGET_MS``
-        on average lately (an average older than ``PAGE_STALE_S`` says nothing: nobody inside asked for a page)."""
-        if self.in_flight >= self.max_in_flight:
+        """``LAB_ADMIT_MAX_IN_FLIGHT`` requests in flight, the server busy more than ``LAB_ADMIT_MAX_BUSY_PERCENT`` of
+        the time lately, or participants' pages slower than ``LAB_ADMIT_TARGET_MS`` on average lately (an average
+        older than ``PAGE_STALE_S`` says nothing: nobody inside asked for a page)."""
+        if self.in_flight >= self.max_in_flight or self.busy_share(now=now) > self.max_busy:
             return True
         return self.page_s > self.target_s and now - self._page_seen < PAGE_STALE_S
 
@@ -440,6 +489,8 @@ class Gate:
             longest_wait_s=round(self.longest_wait_s, 1),
             in_flight=self.in_flight,
             max_in_flight=self.max_in_flight,
+            busy_percent=round(100 * self.busy_share(now=now)),
+            max_busy_percent=round(100 * self.max_busy),
             page_ms=round(1000 * self.page_s),
             target_ms=round(1000 * self.target_s),
             waiting_pages_served=self.waiting_pages,
@@ -554,6 +605,7 @@ def install() -> None:
         max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT")),
         max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S"),
         target_s=positive_setting("LAB_ADMIT_TARGET_MS") / 1000,
+        max_busy=min(1.0, positive_setting("LAB_ADMIT_MAX_BUSY_PERCENT") / 100),
         arrivals_per_s=positive_setting("LAB_ADMIT_ARRIVALS_PER_S"),
     )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
@@ -599,12 +651,12 @@ def install() -> None:
         def count(step: int) -> None:
             if step > 0 and not state["counted"] and not state["done"]:
                 state["counted"], state["since"] = True, time.monotonic()
-                gate.in_flight += 1
+                gate.started(now=state["since"])
             elif step < 0 and state["counted"]:
                 state["counted"], state["done"] = False, True
-                gate.in_flight -= 1
+                now = time.monotonic()
+                gate.finished(now=now)
                 if participant_page:
-                    now = time.monotonic()
                     gate.page_served(now - state["since"], now=now)
 
         async def receive_counting():

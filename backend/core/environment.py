@@ -183,6 +183,15 @@ _TABLE = (
         "Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait.",
     ),
     (
+        "LAB_ADMIT_MAX_BUSY_PERCENT",
+        "Limits",
+        "50",
+        "lab_server/admission.py",
+        "The server busy (a request in flight) more than this share of the last 20 s or so also makes new arrivals "
+        "wait: oTree serves one request at a time, so the wait for every page inside grows as 1 / (1 - share). "
+        "100 turns this check off.",
+    ),
+    (
         "LAB_ADMIT_ARRIVALS_PER_S",
         "Limits",
         "4",

@@ -16,6 +16,7 @@ a file exists, as a slow page step would) and the gate's threshold is one reques
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -69,12 +70,33 @@ SLOW_TEMPLATE = "{{ block content }}<p id='slow-done'>done</p>{{ endblock }}\n"
 @pytest.fixture(scope="module")
 def server():
     folder = project_with_app("slow_page", {"__init__.py": SLOW_APP, "Slow.html": SLOW_TEMPLATE}, prefix="otree-adm-")
-    # The count of requests in flight alone decides here (the page-time average is tried in admission.py's doctests):
-    # the insider's page waits behind the slow page, and that slow average would hold the arrival after the release.
-    env = deployment_mode(base_env(LAB_ADMIT_MAX_IN_FLIGHT="1", LAB_ADMIT_TARGET_MS="600000"))
+    # The count of requests in flight alone decides here (the page-time average is tried in admission.py's doctests,
+    # the busy share in the test below): the insider's page waits behind the slow page, and that slow average (or the
+    # seconds the slow page kept the server busy) would hold the arrival after the release.
+    env = deployment_mode(
+        base_env(LAB_ADMIT_MAX_IN_FLIGHT="1", LAB_ADMIT_TARGET_MS="600000", LAB_ADMIT_MAX_BUSY_PERCENT="100")
+    )
     with own_database(env) as env, running_server(kind="prodserver", env=env, folder=folder) as running:
         running.admin_password = env["OTREE_ADMIN_PASSWORD"]
         yield running
+
+
+@pytest.fixture
+def busy_server():
+    """Only the busy share decides: the server busy more than a tenth of the time lately. For one test: its REST key
+    replaces the module server's in this process (``deployment_mode``) until it stops."""
+    earlier_key = os.environ.get("OTREE_REST_KEY")
+    folder = project_with_app("slow_page", {"__init__.py": SLOW_APP, "Slow.html": SLOW_TEMPLATE}, prefix="otree-adm-")
+    env = deployment_mode(
+        base_env(LAB_ADMIT_MAX_IN_FLIGHT="1000", LAB_ADMIT_TARGET_MS="600000", LAB_ADMIT_MAX_BUSY_PERCENT="10")
+    )
+    try:
+        with own_database(env) as env, running_server(kind="prodserver", env=env, folder=folder) as running:
+            running.admin_password = env["OTREE_ADMIN_PASSWORD"]
+            yield running
+    finally:
+        if earlier_key is not None:
+            os.environ["OTREE_REST_KEY"] = earlier_key
 
 
 def room_link(server, pid: str) -> str:
@@ -191,6 +213,39 @@ def test_new_arrivals_wait_on_a_light_page_while_those_inside_go_on(server, page
     status = logged_in(server.url, server.admin_password).get(f"{server.url}/StudyStatus/{session['code']}", timeout=30)
     admitted_after_waiting = re.search(r'<span class="n-admitted">(\d+)</span>', status.text)
     assert admitted_after_waiting and int(admitted_after_waiting.group(1)) >= 1
+
+
+def test_a_server_busy_most_of_the_time_holds_new_arrivals_until_its_load_falls(busy_server):
+    """Page times and requests in flight show a saturated server only once its queue is there; the share of time the
+    server was busy shows it before. A server that was busy for seconds (one slow page step, nothing in flight any
+    more) holds a new arrival on the waiting page; the status page says why; once the busy share has fallen back,
+    the arrival's retry comes in."""
+    server = busy_server
+    session = create_session(server.url, "bias_tests", 1, room="bias_study", prolific_study_id=STUDY, language="it")
+    slow = create_session(server.url, "slow_page", 1)
+    folder = Path(server.folder)
+    holder = hold_the_page_lock(server, slow["code"])
+    time.sleep(5)  # busy for five seconds: a share of about 0.2 (1 - exp(-5 / 20))
+    (folder / "hold").unlink()
+    holder.join(90)
+    assert holder.response.status_code == 200
+    arrival = requests.get(room_link(server, "f6" * 12), timeout=20, allow_redirects=False)
+    assert "Refresh" in arrival.headers, "a server busy most of the last seconds let a new arrival in"
+    status = logged_in(server.url, server.admin_password).get(f"{server.url}/StudyStatus/{session['code']}", timeout=30)
+    assert "LAB_ADMIT_MAX_BUSY_PERCENT" in status.text
+    busy = re.search(r"lately\s+(\d+)%", status.text)
+    assert busy and int(busy.group(1)) > 10, status.text[:2000]
+    retry = urljoin(server.url, arrival.headers["Refresh"].partition("; url=")[2])
+    deadline = time.monotonic() + 60
+    while True:  # the window of about 20 s moves past the busy seconds: the arrival's retry comes in
+        answer = requests.get(retry, timeout=20)
+        if "Refresh" not in answer.headers:
+            break
+        assert time.monotonic() < deadline, "the arrival never came in after the load fell"
+        retry = urljoin(server.url, answer.headers["Refresh"].partition("; url=")[2])
+        time.sleep(2)
+    assert answer.status_code == 200 and "/p/" in answer.url
+    assert visited_labels(server, session["code"]) == ["f6" * 12]
 
 
 def test_a_ticket_or_cookie_that_is_not_ascii_is_a_fresh_arrival_not_a_server_error(server):
