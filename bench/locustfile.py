@@ -53,8 +53,11 @@ OUT = os.environ.get("LAB_LAUNCH_OUT", "")
 STUDY_PAGES = ("Consent", "Instructions", "Rate")
 
 # What this process saw: page steps of people let in (seconds) and when each began (Unix time), waits at the door
-# (seconds) and when each person was let in, waiting pages, errors.
-RESULTS = dict(latencies=[], steps_at=[], admitted_at=[], waits=[], waiting_pages=0, errors=[], finished=0, arrived=0)
+# (seconds) and when each person was let in, waiting pages, errors, walks ended (or cut short by the run's end) and
+# walks that reached the completion page.
+RESULTS = dict(
+    latencies=[], steps_at=[], admitted_at=[], waits=[], waiting_pages=0, errors=[], finished=0, completed=0, arrived=0
+)
 
 
 def csrf_token(page: str) -> str | None:
@@ -207,6 +210,7 @@ class Person(FastHttpUser):
             page = page_name(url)
         if page != "Completion":
             raise RuntimeError(f"ended on {url} instead of the completion page")
+        RESULTS["completed"] += 1
 
 
 def _step(began: float) -> None:

@@ -197,10 +197,9 @@ _TABLE = (
         "4",
         "lab_server/admission.py",
         "New arrivals come in at most this many a second (15 s worth at once while nobody waits: a class entering "
-        "together; one second's worth once people wait in line); more wait, "
-        "on the waiting page, first come first in. A person let in brings the load of a whole study, minutes of pages: "
-        "set it to what the "
-        "server sustains for the study (bench/admission.py measures it; about 4 for social_eval on 2 cores).",
+        "together; one second's worth once people wait in line); more wait, on the waiting page, first come first "
+        "in. An upper bound: below it, LAB_ADMIT_MAX_BUSY_PERCENT decides how many come in (bench/admission.py "
+        "measures it; about 2 a second for social_eval on 2 cores).",
     ),
     (
         "LAB_FRAME_ANCESTORS",
