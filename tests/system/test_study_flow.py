@@ -14,7 +14,7 @@ import pytest
 import study_flow
 
 MODULES = ("texts", "entry", "config", "hooks", "pages")
-LAB_SERVER_MODULES = ("languages", "creation")
+LAB_SERVER_MODULES = ("languages", "creation", "admission")
 
 
 @pytest.mark.parametrize("name", MODULES)
