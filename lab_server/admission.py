@@ -401,10 +401,13 @@ class Gate:
             ticket, issued = self.ticket(now=now), now
             if not self._waiting:
                 logger.warning(
-                    "The server is busy (%d requests in flight, LAB_ADMIT_MAX_IN_FLIGHT=%d; participants' pages "
-                    "%.0f ms on average, LAB_ADMIT_TARGET_MS=%.0f): new arrivals wait on the waiting page.",
+                    "The server is busy (%d requests in flight, LAB_ADMIT_MAX_IN_FLIGHT=%d; busy %.0f%% of the time "
+                    "lately, LAB_ADMIT_MAX_BUSY_PERCENT=%.0f; participants' pages %.0f ms on average, "
+                    "LAB_ADMIT_TARGET_MS=%.0f): new arrivals wait on the waiting page.",
                     self.in_flight,
                     self.max_in_flight,
+                    100 * self.busy_share(now=now),
+                    100 * self.max_busy,
                     1000 * self.page_s,
                     1000 * self.target_s,
                 )
