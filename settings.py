@@ -8,8 +8,7 @@ from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
 from backend.core.llm.settings import who_plays
 from backend.dond.settings import DondSettings
 from backend.dond.settings import form_defaults as dond_form_defaults
-from backend.reasoning.protocol import SEPARATORS
-from backend.reasoning.report import RULES
+from backend.reasoning.protocol import RULES, SEPARATORS
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
 from study_flow.config import ENTRY_KEY_DEFAULTS, choices_of, config_doc

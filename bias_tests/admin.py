@@ -1,13 +1,14 @@
 """bias_tests: the admin report (admin_report.html), the figures of ``python -m backend report`` for this session."""
 
-from backend.bias import figures as bias_figures
-from backend.bias import report as bias_report
-from backend.core.figures import page_figures
-
 from .exports import export_rows
 
 
 def admin_report_vars(subsession, *, num_rounds: int) -> dict:
+    # The report's modules load pandas and matplotlib: imported when the report is shown, not at start-up.
+    from backend.bias import figures as bias_figures
+    from backend.bias import report as bias_report
+    from backend.core.figures import page_figures
+
     players = [p for s in subsession.in_rounds(1, num_rounds) for p in s.get_players()]
     view = bias_report.admin_view(export_rows(players))
     summary = view.get("summary")

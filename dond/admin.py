@@ -1,12 +1,8 @@
 """The dond admin report (``admin_report.html``): summaries per mode × language × model, the LLM agency table, the
 treatments (figures per condition and each condition minus the default) and every game's row, numbers as text."""
 
-from backend.core.figures import page_figures
 from backend.core.script_json import script_json
-from backend.dond import effects
 from backend.dond import export as dond_export
-from backend.dond import figures as dond_figures
-from backend.dond import report as dond_report
 
 from .exports import game_row, games_rows
 
@@ -14,8 +10,15 @@ OUTCOMES = ("success", "lose", "aborted", "unfinished")
 
 
 def vars_for_admin_report(subsession):
-    rows = [game_row(game, events) for game, events in games_rows([subsession])]
+    # The report's modules load pandas, scipy and matplotlib: imported when the report is shown, not at start-up.
     import pandas as pd
+
+    from backend.core.figures import page_figures
+    from backend.dond import effects
+    from backend.dond import figures as dond_figures
+    from backend.dond import report as dond_report
+
+    rows = [game_row(game, events) for game, events in games_rows([subsession])]
 
     frame = pd.DataFrame(rows, columns=dond_export.DOND_GAMES_COLUMNS).astype(str)
     summary = [summary_row(row) for row in dond_report.summarise(frame)] if rows else []

@@ -8,8 +8,6 @@ from backend.core import annotator_quality
 from backend.core.figures import page_figures
 from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
-from backend.reasoning import figures as reasoning_figures
-from backend.reasoning import report as reasoning_report
 from backend.reasoning import task
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell
 from lab_server import outputs
@@ -50,6 +48,10 @@ def figures_of(verdicts, *, rule):
     """The figures of `python -m backend report --figures` for this session's verdicts (the confusion matrix)."""
     if not verdicts:
         return []
+    # The report's modules load pandas and matplotlib: imported when the report is shown, not at start-up.
+    from backend.reasoning import figures as reasoning_figures
+    from backend.reasoning import report as reasoning_report
+
     groups = reasoning_report.summarise(reasoning_report.prepare_verdict_rows(list(verdicts)), rule=rule)
     return reasoning_figures.report_figures({"rule": rule, "groups": jsonable(groups)})
 

@@ -5,13 +5,9 @@ import time
 
 import study_flow
 from backend.core import annotator_quality, assignment
-from backend.core.figures import page_figures
 from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
-from backend.social import figures as social_figures
 from backend.social import forms as social_forms
-from backend.social import quality as social_quality
-from backend.social import report as social_report
 from lab_server import outputs
 from study_flow import assignments
 
@@ -27,6 +23,9 @@ def report_data(records, session_rubric, settings):
     if not records:
         return {"summary": [], "quality": [], "quality_floor_s": settings.quality_floor_s}, None
     import pandas as pd
+
+    from backend.social import quality as social_quality
+    from backend.social import report as social_report
 
     table = pd.DataFrame(records)
     ratings = social_report.ratings_from_export(table)
@@ -87,6 +86,8 @@ def quality_labels(players):
 
 def quality_table(data, players):
     """The quality table's rows, from the report data's ``quality`` records."""
+    from backend.social import quality as social_quality
+
     qualities = [
         annotator_quality.AnnotatorQuality(**social_quality.quality_fields(record)) for record in data["quality"]
     ]
@@ -94,6 +95,11 @@ def quality_table(data, players):
 
 
 def vars_for_admin_report(subsession):
+    # The report's modules load pandas, scipy and matplotlib: imported when the report is shown, not at start-up.
+    from backend.core.figures import page_figures
+    from backend.social import figures as social_figures
+    from backend.social import report as social_report
+
     from . import Assignment
 
     root_subsession, session = root(subsession), subsession.session

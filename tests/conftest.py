@@ -3,11 +3,53 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-from tests.support import SHARED_DATA
+from tests.support import SHARED_DATA, tiers
+
+# Hypothesis: "full" (CI and the README's command) runs each test's own max_examples; "fast" (the fast tier, see
+# docs/developers/tests.md) a tenth of them. Tests write `max_examples=examples(N)` (tests.support.examples).
+settings.register_profile("full", deadline=None)
+settings.register_profile("fast", deadline=None, max_examples=10)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "full"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tier markers read from each test's code (tests/support/tiers.py): ``db``, ``browser``, ``real_model``,
+    ``fast``. Under pytest-xdist the real-model tests share one worker (one llama.cpp server), and the tests of a
+    module stay on one worker (its module-scoped servers start once)."""
+    for item in items:
+        for name in tiers.markers_for(item):
+            item.add_marker(name)
+        group = "real_model" if item.get_closest_marker("real_model") else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    harness = sys.modules.get("tests.support.harness")
+    item.stash[_SERVERS_BEFORE] = len(harness.STARTED) if harness else 0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test keeps the log of every oTree server it ran (started by it or its fixtures, or still running)."""
+    outcome = yield
+    report = outcome.get_result()
+    harness = sys.modules.get("tests.support.harness")
+    if not report.failed or harness is None:
+        return
+    before = item.stash.get(_SERVERS_BEFORE, 0)
+    for index, server in enumerate(harness.STARTED):
+        if index >= before or server.process.poll() is None:
+            report.sections.append((f"oTree server log {server.url} ({server.log_path.name})", server.log()[-20_000:]))
+
+
+_SERVERS_BEFORE = pytest.StashKey[int]()
 
 
 @pytest.fixture(scope="session")

@@ -18,9 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import krippendorff
 import numpy as np
-from scipy import stats
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -66,6 +64,8 @@ def krippendorff_alpha(values_per_unit: Sequence[Sequence[float]], *, level: str
     pooled = np.concatenate(units) if units else np.array([])
     if pooled.size < 2 or np.unique(pooled).size < 2:
         return math.nan
+    import krippendorff  # with scipy, loaded when a figure is computed: not by every page module that imports this
+
     return float(krippendorff.alpha(reliability_data=reliability_matrix(units), level_of_measurement=level))
 
 
@@ -178,6 +178,8 @@ def compare_with_model(human: Sequence[float], model: Sequence[float]) -> dict[s
     if n:
         result["mean_difference"] = float(np.mean(human_values - model_values))
     if n >= 3 and np.ptp(human_values) > 0 and np.ptp(model_values) > 0:
+        from scipy import stats
+
         result["pearson"] = float(stats.pearsonr(human_values, model_values).statistic)
         result["spearman"] = float(stats.spearmanr(human_values, model_values).statistic)
     return result

@@ -19,8 +19,10 @@ import datetime as dt
 import re
 import unicodedata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMULA_STARTS = frozenset("=+-@\t\r")
 NEUTRALISING_PREFIX = "'"
@@ -169,6 +171,8 @@ def read_csv_any(path: str | Path, **kwargs) -> pd.DataFrame:
 
     Text columns go through `restore_cell`, so a cell written as ``'=1+1`` is read as ``=1+1`` again.
     """
+    import pandas as pd  # loaded by the readers that need it, not by every page module importing this one
+
     path = Path(path)
     with path.open(encoding="utf-8-sig", newline="") as handle:
         sample = handle.read(64 * 1024)

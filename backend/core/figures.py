@@ -24,10 +24,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from matplotlib import rc_context
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # Okabe & Ito (2008), "Color Universal Design": orange, sky blue, bluish green, yellow, blue, vermillion, purple.
 PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000"]
@@ -162,6 +162,9 @@ def forest(ax, labels: Sequence[str], values, lows, highs, *, xlabel: str, refer
 
 def render(spec: FigureSpec) -> Figure:
     """The matplotlib figure of ``spec`` (title on top, layout tightened)."""
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
     with rc_context(STYLE):
         figure = Figure(figsize=spec.size, layout="constrained")
         spec.draw(figure, spec.data)
@@ -170,6 +173,8 @@ def render(spec: FigureSpec) -> Figure:
 
 
 def _save(spec: FigureSpec, target, fmt: str) -> None:
+    from matplotlib import rc_context
+
     with rc_context(STYLE):
         metadata = {"Date": None} if fmt == "svg" else {"Software": None}
         render(spec).savefig(target, format=fmt, dpi=300, metadata=metadata)

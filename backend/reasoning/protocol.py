@@ -12,8 +12,10 @@ import csv
 import io
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from backend.core.csvio import escape_text, neutralise_cell, read_csv_any
 from backend.reasoning.logs import ReasoningLog, confusion_label, failed_queries_field
@@ -195,11 +197,15 @@ def read_protocol_form(path: str | Path) -> pd.DataFrame:
         frame[column] = [
             _binary(value.strip(), column=column, path=path, row=row) for row, value in enumerate(frame[column], 1)
         ]
+    import pandas as pd
+
     frame["attempts"] = pd.to_numeric(frame["attempts"], errors="raise").astype(int)
     return frame
 
 
 SEPARATORS = (";", ",", "\t", "|")
+# How the report joins several judges' verdicts on one log (backend.reasoning.report; session key aggregation_rule).
+RULES = ("unanimity", "majority")
 
 
 def export_cell(column: str, value: object) -> object:

@@ -36,9 +36,8 @@ from backend.core.agreement import fleiss_kappa
 from backend.core.csvio import read_csv_any
 from backend.core.jsonable import jsonable
 from backend.reasoning.logs import confusion_label, parse_failed_queries_field, parse_log_name
-from backend.reasoning.protocol import ERROR_TYPES, PROTOCOL_COLUMNS, read_protocol_form, split_hash_field
+from backend.reasoning.protocol import ERROR_TYPES, PROTOCOL_COLUMNS, RULES, read_protocol_form, split_hash_field
 
-RULES = ("unanimity", "majority")
 MODEL_JUDGE_PREFIX = "model:"  # participant_code of a model judge (backend.reasoning.judge)
 CONFUSION_CELLS = ("TP", "FP", "FN", "TN")
 

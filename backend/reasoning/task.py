@@ -41,13 +41,13 @@ from backend.reasoning.log_files import (
 from backend.reasoning.logs import ReasoningLog, parse_log_texts, sentence_lines
 from backend.reasoning.protocol import (
     ERROR_TYPES,
+    RULES,
     SEPARATORS,
     protocol_csv,
     protocol_row,
     split_hash_field,
     verdict_errors,
 )
-from backend.reasoning.report import RULES, format_figure, prepare_verdict_rows, summarise
 
 DEFAULTS: Mapping[str, Any] = {
     "logs_folder": "payoff_reasoning_eval/logs",
@@ -334,6 +334,8 @@ SUMMARY_COLUMNS = (
 
 def summary_rows(rows: Iterable[Mapping[str, object]], *, rule: str) -> list[dict[str, str]]:
     """The report's figures per model and game for a template, as text (see `backend.reasoning.report`)."""
+    from backend.reasoning.report import format_figure, prepare_verdict_rows, summarise  # pandas: only here
+
     summary = summarise(prepare_verdict_rows(list(rows)), rule=rule)
     return [{column: format_figure(group[column]) for column in SUMMARY_COLUMNS} for group in summary]
 

@@ -70,9 +70,9 @@ from backend.social.annotator_prompts import (
     scripted_policy,
     unit_budget,
 )
+from backend.social.cells import RATING_CELLS, rating_cells
 from backend.social.episodes import Episode, attach_model_ratings, load_episodes
 from backend.social.forms import MAX_REASONING_CHARS
-from backend.social.report import RATING_CELLS, rating_cells
 from backend.social.rubrics import Rubric, load_rubric
 
 FINAL_STATUSES = ("answered", "unparseable")

@@ -15,8 +15,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from matplotlib.patches import Patch
-
 from backend.core.figures import PALETTE, FigureSpec, grouped_bars, number, panel_axes, style
 from backend.core.paper_tables import Table, fmt
 
@@ -198,6 +196,8 @@ def _draw_quality(figure, data):
             textcoords="offset points",
             fontsize=7,
         )
+    from matplotlib.patches import Patch  # matplotlib loads when a figure is drawn
+
     handles = [
         Patch(facecolor=PALETTE[color], hatch=hatch, edgecolor="black", linewidth=0.6, label=label)
         for _, label, color, hatch in QUALITY_LOOKS

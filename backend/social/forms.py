@@ -13,8 +13,8 @@ from typing import Any
 
 from backend.core.csvio import escape_text
 from backend.core.stored_text import typed_length
+from backend.social.cells import ANNOTATION_CELLS, EXPORT_COLUMNS, rating_cells
 from backend.social.episodes import Episode
-from backend.social.report import ANNOTATION_CELLS, EXPORT_COLUMNS, rating_cells
 from backend.social.rubrics import Rubric
 
 MAX_DIMENSIONS = 10

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from backend import dond
 from backend.reasoning import logs as reasoning_logs
 from backend.social import episodes, rubrics
+from tests.support import examples
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 INSTANCE = dond.generate_instance(7)
 

@@ -151,11 +151,18 @@ class RunningServer:
     process: subprocess.Popen
     folder: Path
     log_path: Path
+    last_log: str = ""  # the log as it was when the server stopped (its folder may be gone since)
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else self.last_log
 
     def stop(self, sig: int | None = None) -> None:
+        try:
+            self._stop(sig)
+        finally:
+            self.last_log = self.log()
+
+    def _stop(self, sig: int | None) -> None:
         if self.process.poll() is None:
             if sig is not None:
                 os.killpg(self.process.pid, sig)
@@ -198,12 +205,18 @@ def start_server(
             command, cwd=folder, env=env or base_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
     url = f"http://127.0.0.1:{port}"
+    server = RunningServer(url=url, process=process, folder=folder, log_path=log_path)
+    STARTED.append(server)
     try:
         wait_until_up(url, process, log_path)
     except RuntimeError:
         os.killpg(process.pid, 9)
         raise
-    return RunningServer(url=url, process=process, folder=folder, log_path=log_path)
+    return server
+
+
+# Every server this process started, in order: a failed test's report carries their logs (tests/conftest.py).
+STARTED: list[RunningServer] = []
 
 
 @contextlib.contextmanager

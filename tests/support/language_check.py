@@ -96,7 +96,8 @@ def _strings(value) -> Iterable[str]:
             yield from _strings(item)
 
 
-def _load(relative: str):
+def load_texts(relative: str):
+    """The texts module at ``relative`` (loaded from its file, no oTree import), or None when it is missing."""
     path = PROJECT_ROOT / relative
     if not path.is_file():
         return None
@@ -128,7 +129,7 @@ def language_tables(language: str) -> Iterable[tuple[str, object]]:
     """``(where, table)`` for every table of ``language`` in our texts modules (``TEXT_MODULES``): mostly a dict of
     text keys, ``where`` names the module and its variable."""
     for relative in TEXT_MODULES:
-        module = _load(relative)
+        module = load_texts(relative)
         if module is None:
             continue
         for name, value in vars(module).items():

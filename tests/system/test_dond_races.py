@@ -26,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from backend.core.csvio import unescape_text
 from backend.core.llm.fake_server import Reply
 from backend.dond import demo_responder
+from tests.support import examples
 from tests.support.admin import advance_slowest, logged_in
 from tests.support.dond_integrity import dond_export, everything_loads
 from tests.support.harness import base_env, deployment_mode, own_database, start_server
@@ -191,7 +192,7 @@ def test_replies_timeouts_advances_and_reloads_interleaved_never_break_a_game(la
     run_state_machine_as_test(
         Races,
         settings=settings(
-            max_examples=6,
+            max_examples=examples(6),
             stateful_step_count=8,
             deadline=None,
             suppress_health_check=list(HealthCheck),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from backend.core.assignment import choose_item
 from study_flow.tallies import Tallies, from_tallies
+from tests.support import examples
 from tests.support.harness import script_on_server_session
 
 ITEMS = ["e1", "e2", "e3", "e4"]
@@ -34,7 +35,7 @@ def as_rows(states: dict) -> list[dict]:
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     committed=st.dictionaries(st.integers(1, 12), STATE, max_size=12),
     pending=st.dictionaries(st.integers(1, 16), st.one_of(st.none(), STATE), max_size=4),

@@ -22,6 +22,7 @@ from backend.bias.items import (
 )
 from backend.bias.prompts import build_messages, reprompt_message, scripted_reply
 from backend.bias.replies import ReplyParseError, option_probabilities_from_logprobs, parse_choice, parse_selection
+from tests.support import examples
 
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
 ITEMS = load_items()
@@ -248,7 +249,7 @@ def test_researcher_file_with_other_sizes_loads(tmp_path):
 
 
 # --- order of tests ------------------------------------------------------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=12), st.sets(st.sampled_from([item.id for item in ITEMS.items]), min_size=2))
 def test_sequence_has_controls_first_and_never_a_tests_two_versions_back_to_back(seed, chosen_ids):
     items = [item for item in ITEMS.items if item.id in chosen_ids]
@@ -498,7 +499,7 @@ def _format_text(*names: str):
 NUMBER = st.one_of(st.integers(-(10**6), 10**6), st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: round(x, 3)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     option_format=_format_text("value"),
     options=st.lists(NUMBER, min_size=2, max_size=5, unique=True),

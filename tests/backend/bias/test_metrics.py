@@ -15,6 +15,7 @@ from backend.bias.metrics import (
     bootstrap_ci,
 )
 from tests.backend.bias.oracles import anchoring_naive, confirmation_naive, halo_effect_naive, loss_aversion_naive
+from tests.support import examples
 
 # --- the seed's inputs (../shared/seeds/002, the reference notebook) -------------------------------------------------
 CONTROL = np.array([[10], [10], [16], [5], [200]])
@@ -316,7 +317,7 @@ def paired_tests(draw, with_confidence: bool):
     return control, treatment, options, anchor, extra
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(paired_tests(with_confidence=False) | paired_tests(with_confidence=True), st.booleans())
 def test_anchoring_and_halo_agree_with_the_oracle(data, agnostic):
     control, treatment, options, anchor, extra = data
@@ -337,7 +338,7 @@ def test_anchoring_and_halo_agree_with_the_oracle(data, agnostic):
         assert halo == pytest.approx(halo_effect_naive(control, treatment, options, **extra)[1], rel=1e-9, abs=1e-12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_loss_aversion_and_confirmation_agree_with_the_oracle(data):
     n_tests = data.draw(st.integers(1, 15))

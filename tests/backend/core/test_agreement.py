@@ -20,6 +20,7 @@ from backend.core.agreement import (
     reliability_matrix,
 )
 from tests.backend.core.oracles import interval_alpha_reference
+from tests.support import examples
 
 # Three annotators x six units on a -5..5 scale, with gaps (NaN): the krippendorff package's own layout.
 FIXTURE = np.array(
@@ -72,7 +73,7 @@ units_strategy = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(units_strategy)
 def test_alpha_matches_the_naive_oracle_and_the_package(units):
     fast = krippendorff_alpha(units)
@@ -87,7 +88,7 @@ def test_alpha_matches_the_naive_oracle_and_the_package(units):
     assert fast == pytest.approx(package, abs=1e-9)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(units_strategy, st.randoms())
 def test_alpha_and_agreement_do_not_depend_on_order(units, random):
     shuffled = [random.sample(unit, len(unit)) for unit in units]

@@ -17,6 +17,7 @@ from backend.core.assignment import (
     reservation_timeout,
 )
 from tests.backend.core.oracles import choose_item_reference
+from tests.support import examples
 
 ITEMS = ["e1", "e2", "e3", "e4"]
 
@@ -94,7 +95,7 @@ def test_bad_arguments_raise_value_error():
         coverage(["a"], [dict(item_id="a", participant="p", status="lost", reserved_at=0)], now=0, timeout_s=1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     people=st.integers(1, 8),
     per_item=st.integers(1, 3),
@@ -134,7 +135,7 @@ ROW = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=st.lists(ROW, max_size=25),
     per_item=st.one_of(st.none(), st.integers(1, 3)),

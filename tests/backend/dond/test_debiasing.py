@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from backend.dond import debiasing
 from tests.backend.dond import oracles
+from tests.support import examples
 
 # ---------------------------------------------------------------------------------------------------------------
 # Debiased aggregation
@@ -148,7 +149,7 @@ def test_debiased_summary_validates(kwargs, message):
         debiasing.debiased_summary([0.1, 0.2], **arguments)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(

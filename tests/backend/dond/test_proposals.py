@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.dond import errors, instances, items, proposals, rules
+from tests.support import examples
 from tests.support.dond_events import INSTANCE
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ def test_ambiguous_stem_matches_no_item():
         proposals.parse_proposal("[Proposal: 1 runned]", twins, "en")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(seed=st.integers(0, 10_000), language=st.sampled_from(rules.LANGUAGES), data=st.data())
 def test_format_then_parse_round_trips(seed, language, data):
     instance = instances.generate_instance(seed)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from backend.dond import instances, rules, scoring
 from tests.backend.dond import oracles
+from tests.support import examples
 from tests.support.dond_events import INSTANCE
 
 # clembench semi_en game 0: 3 crayons, 1 chalk, 2 bolts.
@@ -39,7 +40,7 @@ def arbitrary_values(draw):
     return counts, values_a, values_b
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(game=games())
 def test_max_pareto_improvement_agrees_with_the_oracle_on_instances(game):
     instance, proposal_a, proposal_b = game
@@ -49,7 +50,7 @@ def test_max_pareto_improvement_agrees_with_the_oracle_on_instances(game):
     assert scoring.max_pareto_improvement(*args) == oracles.max_pareto_improvement_naive(*args)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(setup=arbitrary_values(), points_a=st.integers(-2, 40), points_b=st.integers(-2, 40))
 def test_max_pareto_improvement_agrees_with_the_oracle_on_arbitrary_points(setup, points_a, points_b):
     counts, values_a, values_b = setup
@@ -58,7 +59,7 @@ def test_max_pareto_improvement_agrees_with_the_oracle_on_arbitrary_points(setup
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(setup=arbitrary_values())
 def test_frontier_agrees_with_the_oracle(setup):
     counts, values_a, values_b = setup
@@ -66,7 +67,7 @@ def test_frontier_agrees_with_the_oracle(setup):
     assert ours == oracles.pareto_frontier_naive(counts, values_a, values_b)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(game=games())
 def test_main_score_is_within_0_and_100(game):
     instance, proposal_a, proposal_b = game
@@ -76,7 +77,7 @@ def test_main_score_is_within_0_and_100(game):
         assert score == 0.0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(game=games())
 def test_frontier_points_have_no_improvement_and_full_splits_are_at_most_on_it(game):
     instance, _, _ = game

@@ -23,7 +23,7 @@ from backend.reasoning.logs import (
     sentence_lines,
     split_sentences,
 )
-from tests.support import PROJECT_ROOT
+from tests.support import PROJECT_ROOT, examples
 
 SAMPLE_LOGS = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 PD_NAME = "tester_pd_p1_1_5_0_3_4_1234.txt"
@@ -264,13 +264,13 @@ def logs(draw):
     return ReasoningLog(tuple(attempts))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(logs())
 def test_write_then_parse_is_lossless(log):
     assert parse_log(format_log(log), require_choice=False) == log
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(logs(), st.data())
 def test_crlf_trailing_spaces_and_missing_last_tilde_are_tolerated(log, data):
     lines = format_log(log).split("\n")
