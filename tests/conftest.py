@@ -11,22 +11,37 @@ from hypothesis import settings
 
 from tests.support import SHARED_DATA, tiers
 
-# Hypothesis: "full" (CI and the README's command) runs each test's own max_examples; "fast" (the fast tier, see
-# docs/developers/tests.md) a tenth of them. Tests write `max_examples=examples(N)` (tests.support.examples).
+# Hypothesis: "full" (CI and the README's command) runs each test's own max_examples; "fast" (the fast tier,
+# `pytest -m fast`, see docs/developers/tests.md) a tenth of them. Tests write `max_examples=examples(N)`
+# (tests.support.examples). HYPOTHESIS_PROFILE chooses one by name.
 settings.register_profile("full", deadline=None)
 settings.register_profile("fast", deadline=None, max_examples=10)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "full"))
+
+
+def pytest_configure(config):
+    tier = "fast" if (config.option.markexpr or "").strip() == "fast" else "full"
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", tier))
 
 
 def pytest_collection_modifyitems(config, items):
     """Tier markers read from each test's code (tests/support/tiers.py): ``db``, ``browser``, ``real_model``,
     ``fast``. Under pytest-xdist the real-model tests share one worker (one llama.cpp server), and the tests of a
     module stay on one worker (its module-scoped servers start once)."""
+    groups = {}
     for item in items:
         for name in tiers.markers_for(item):
             item.add_marker(name)
         group = "real_model" if item.get_closest_marker("real_model") else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
+        groups[item] = group
+    # The longest groups first, so that no worker starts one near the end: the real-model tests (minutes of
+    # generation), then modules with servers or browsers, then the rest. Order inside a module is kept.
+    rank = {}
+    for item, group in groups.items():
+        heavy = any(item.get_closest_marker(name) for name in ("db", "browser", "slow", "bots"))
+        kind = 0 if group == "real_model" else 1 if heavy else 2
+        rank[group] = min(rank.get(group, 2), kind)
+    items.sort(key=lambda item: rank[groups[item]])
 
 
 @pytest.hookimpl(tryfirst=True)

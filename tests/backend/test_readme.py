@@ -11,7 +11,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 START = (
     'python3 -m venv .venv && .venv/bin/pip install -r requirements.txt && PATH="$PWD/.venv/bin:$PATH" otree devserver'
 )
-TEST = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && .venv/bin/python -m pytest"
+TEST = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && .venv/bin/python -m pytest -n 4"
 
 
 def commands() -> list[str]:
@@ -30,7 +30,8 @@ def test_the_test_command_is_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python3 -m venv .venv" in ci
     assert "python -m pip install -q -r requirements-dev.txt" in ci
-    assert re.search(r"^python -m pytest$", ci, flags=re.MULTILINE)
+    pytest = TEST.rpartition(".venv/bin/")[2]  # the README's test command: CI runs it, adding only --durations
+    assert re.search(rf"^{re.escape(pytest)}( --durations=\d+)?$", ci, flags=re.MULTILINE)
     assert "bash docs/build.sh" in ci
 
 
