@@ -25,23 +25,20 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """Tier markers read from each test's code (tests/support/tiers.py): ``db``, ``browser``, ``real_model``,
-    ``fast``. Under pytest-xdist the real-model tests share one worker (one llama.cpp server), and the tests of a
-    module stay on one worker (its module-scoped servers start once)."""
-    groups = {}
+    ``fast``. Under pytest-xdist (``--dist loadscope``, pyproject.toml) the tests of a module stay on one worker, so
+    its module-scoped servers start once and only test_real_model.py starts the llama.cpp server."""
     for item in items:
         for name in tiers.markers_for(item):
             item.add_marker(name)
-        group = "real_model" if item.get_closest_marker("real_model") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-        groups[item] = group
-    # The longest groups first, so that no worker starts one near the end: the real-model tests (minutes of
+    # The longest modules first, so that no worker starts one near the end: the real-model tests (minutes of
     # generation), then modules with servers or browsers, then the rest. Order inside a module is kept.
     rank = {}
-    for item, group in groups.items():
+    for item in items:
+        module = item.nodeid.split("::")[0]
         heavy = any(item.get_closest_marker(name) for name in ("db", "browser", "slow", "bots"))
-        kind = 0 if group == "real_model" else 1 if heavy else 2
-        rank[group] = min(rank.get(group, 2), kind)
-    items.sort(key=lambda item: rank[groups[item]])
+        kind = 0 if item.get_closest_marker("real_model") else 1 if heavy else 2
+        rank[module] = min(rank.get(module, 2), kind)
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -108,20 +105,30 @@ def llm_server(_llm_server_instance):
     server.context_tokens = None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def otree_server(_llm_server_instance):
-    """An `otree devserver` on a free loopback port, its LLM calls going to the local test server."""
-    from tests.support.harness import base_env, own_database, start_server, uses_server_database
+    """An `otree devserver` on a free loopback port, its LLM calls going to the local test server; one per test
+    process (pytest-xdist worker), shared by the modules that use it: tests create sessions of their own and read
+    their own sessions' rows. A module that reads every session of the server overrides it with a module-scoped
+    ``otree_server`` of its own (``harness.apps_server``), as tests/backend/test_report_cli.py does."""
+    from tests.support.harness import SHARED_SERVER_ENV, apps_server
 
-    env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
-    # Tests here send many live frames in a row to check the apps; the live budgets: tests/system/test_live_budgets.py.
-    env["LAB_LIVE_MESSAGES_PER_MINUTE"] = "100000"
-    # devserver keeps its data in memory, fresh for each module; on PostgreSQL prodserver serves the same pages from
-    # a fresh database of its own.
-    with own_database(env) as env:
-        server = start_server(kind="prodserver" if uses_server_database(env) else "devserver", env=env)
+    with apps_server(_llm_server_instance.base_url, **SHARED_SERVER_ENV) as server:
         yield server
-        server.stop()
+
+
+@pytest.fixture(scope="session")
+def production_server():
+    """One production-mode server (``deployment_mode``: fresh secrets, the REST key, the STUDY login) with a database
+    of its own, shared by the test modules that only create and read sessions of their own on it (one per pytest-xdist
+    worker). ``production_server.admin_password``. A module that changes server-wide state (environment, restarts,
+    rate limits, admission) starts its own."""
+    from tests.support.harness import SHARED_SERVER_ENV, base_env, deployment_mode, own_database, running_server
+
+    env = deployment_mode(base_env(**SHARED_SERVER_ENV))
+    with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
+        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,10 @@ from backend.social.episodes import load_episodes
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH
 from tests.support import PROJECT_ROOT
 from tests.support.harness import (
-    base_env,
     create_session,
-    deployment_mode,
-    own_database,
     rest,
     session_codes,
     session_start_links,
-    start_server,
 )
 from tests.support.participants import Annotator
 
@@ -38,15 +33,9 @@ GOLD = SAMPLES["gold-concert-tickets"].as_dict()
 
 
 @pytest.fixture(scope="module")
-def server():
-    env = deployment_mode(base_env())
-    with own_database(env) as env:
-        running = start_server(kind="prodserver", env=env)
-        try:
-            yield running
-        finally:
-            running.stop()
-            shutil.rmtree(running.folder, ignore_errors=True)
+def server(production_server):
+    """The production-mode server the suite shares (tests/conftest.py): these tests use only their own sessions."""
+    return production_server
 
 
 @pytest.fixture(scope="module")

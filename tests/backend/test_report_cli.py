@@ -20,7 +20,7 @@ from backend import __main__ as cli
 from backend.core.csvio import read_csv_any
 from backend.social.episodes import load_episodes
 from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, session_start_links
+from tests.support.harness import apps_server, create_session, session_start_links
 from tests.support.participants import Annotator
 from tests.support.social import RUBRIC
 
@@ -72,6 +72,13 @@ def _form(choose) -> dict:
             form[f"rating_{agent}_{slot}"] = choose(dimension)
             form[f"reason_{agent}_{slot}"] = "=1+1 is how I would put it, and more."
     return form
+
+
+@pytest.fixture(scope="module")
+def otree_server(_llm_server_instance):
+    """A server of this module's own: the exports below hold every session of the server, no other module's."""
+    with apps_server(_llm_server_instance.base_url) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

@@ -107,6 +107,8 @@ def test_the_judge_draft_survives_a_reload_and_a_refusal(otree_server, sized_pag
     next_page(page, shared["next"])
     expect(page.locator("#_otree-title")).not_to_have_text(text["judge_title"])
     [row] = [
-        row for row in export_rows(otree_server.url, "payoff_reasoning_eval", "custom_export") if row["file"] == name
+        row
+        for row in export_rows(otree_server.url, "payoff_reasoning_eval", "custom_export", session_code=session["code"])
+        if row["file"] == name
     ]
     assert (row["orig_cor"], row["fin_cor"], row["err_type"], row["sentence"]) == ("0", "1", "pa", first_text)

@@ -121,6 +121,11 @@ def base_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# One REST key for every production server this process starts: servers shared across test modules keep answering
+# this process's REST calls while a module starts a server of its own.
+PROCESS_REST_KEY = secrets.token_hex(16)
+
+
 def deployment_mode(env: dict[str, str], *, debug: bool = False) -> dict[str, str]:
     """``env`` set up as a lab deploys the server (README "Deploying"): production mode, fresh secrets, the REST API
     behind its key, which this process's ``create_session`` and ``session_start_links`` then send. ``debug``: oTree's
@@ -128,7 +133,7 @@ def deployment_mode(env: dict[str, str], *, debug: bool = False) -> dict[str, st
     if debug:
         env["OTREE_PRODUCTION"] = "0"
         return env
-    rest_key = secrets.token_hex(16)
+    rest_key = PROCESS_REST_KEY
     env.update(
         OTREE_PRODUCTION="1",
         OTREE_ADMIN_PASSWORD=secrets.token_hex(16),
@@ -227,6 +232,26 @@ def running_server(**kwargs) -> Iterator[RunningServer]:
     finally:
         server.stop()
         shutil.rmtree(server.folder, ignore_errors=True)
+
+
+# The servers the suite shares see the arrivals of every module that uses them: the per-address and arrival-rate
+# budgets a study needs (tests/system/test_places.py, test_admission.py test them) would hold later modules' entries.
+SHARED_SERVER_ENV = dict(LAB_NEW_PARTICIPANTS_PER_ADDRESS="100000", LAB_ADMIT_ARRIVALS_PER_S="100000")
+
+
+@contextlib.contextmanager
+def apps_server(llm_base_url: str, **extra: str) -> Iterator[RunningServer]:
+    """The apps' test server: ``otree devserver`` (data in memory) whose LLM calls go to ``llm_base_url``; on
+    PostgreSQL ``otree prodserver`` on a fresh database of its own. Tests send many live frames in a row to check the
+    apps (the live budgets: tests/system/test_live_budgets.py)."""
+    env = base_env(OPENAI_BASE_URL=llm_base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
+    env.update(LAB_LIVE_MESSAGES_PER_MINUTE="100000", **extra)
+    with own_database(env) as env:
+        server = start_server(kind="prodserver" if uses_server_database(env) else "devserver", env=env)
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 @contextlib.contextmanager

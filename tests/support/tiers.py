@@ -26,6 +26,8 @@ SERVER_STARTERS = frozenset(
         "script_on_server_session",
         "own_database",
         "otree_server",
+        "apps_server",
+        "production_server",
         "OTREE",  # the `otree` command itself (`otree test`, `otree prodserver`)
     }
 )

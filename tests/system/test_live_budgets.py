@@ -24,12 +24,8 @@ import websockets
 from bench.live_flood import on_pairing
 from tests.support.dond_live_client import advance_to_bargain
 from tests.support.harness import (
-    base_env,
     create_session,
-    deployment_mode,
-    own_database,
     run_async,
-    running_server,
     session_start_links,
 )
 
@@ -39,10 +35,9 @@ PING = json.dumps({"type": "ping"})
 
 
 @pytest.fixture(scope="module")
-def server():
-    env = deployment_mode(base_env())
-    with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
-        yield running
+def server(production_server):
+    """The production-mode server the suite shares (tests/conftest.py): these tests use only their own sessions."""
+    return production_server
 
 
 def _bargainers(server, count: int):

@@ -10,23 +10,16 @@ import shutil
 import pytest
 
 from backend.core.material_language import MISMATCH_KEY
-from tests.support.harness import base_env, deployment_mode, own_database, rest, session_codes, start_server
+from tests.support.harness import rest, session_codes
 
 pytestmark = pytest.mark.slow
 ENGLISH = "backend/social/data/episodes"
 
 
 @pytest.fixture(scope="module")
-def server():
-    env = deployment_mode(base_env())
-    with own_database(env) as env:
-        running = start_server(kind="prodserver", env=env)
-        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
-        try:
-            yield running
-        finally:
-            running.stop()
-            shutil.rmtree(running.folder, ignore_errors=True)
+def server(production_server):
+    """The production-mode server the suite shares (tests/conftest.py): these tests use only their own sessions."""
+    return production_server
 
 
 def _post(server, **config):

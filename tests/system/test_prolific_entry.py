@@ -46,16 +46,9 @@ def new_pid() -> str:
 
 
 @pytest.fixture(scope="module")
-def server():
-    env = deployment_mode(base_env())
-    with own_database(env) as env:
-        running = start_server(kind="prodserver", env=env)
-        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
-        try:
-            yield running
-        finally:
-            running.stop()
-            shutil.rmtree(running.folder, ignore_errors=True)
+def server(production_server):
+    """The production-mode server the suite shares (tests/conftest.py): these tests use only their own sessions."""
+    return production_server
 
 
 def _participants(server, session_code: str) -> list[dict]:

@@ -17,11 +17,7 @@ import pytest
 import requests
 
 from tests.support.harness import (
-    base_env,
     create_session,
-    deployment_mode,
-    own_database,
-    running_server,
     session_start_links,
 )
 from tests.support.participants import Person
@@ -33,10 +29,9 @@ SLOW_BODIES = 100
 
 
 @pytest.fixture(scope="module")
-def server():
-    env = deployment_mode(base_env())
-    with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
-        yield running
+def server(production_server):
+    """The production-mode server the suite shares (tests/conftest.py): these tests use only their own sessions."""
+    return production_server
 
 
 class SlowClients:
