@@ -1,0 +1,156 @@
+"""Every protection still fails without it: each entry removes one protection from a copy of the project and runs the
+test that guards it, which must then fail.
+
+    .venv/bin/python -m tests.support.protections            # every entry (a few minutes: some start servers)
+    .venv/bin/python -m tests.support.protections csv-formulas lockout   # some of them
+    .venv/bin/python -m tests.support.protections --list     # the table, as docs/developers/tests.md shows it
+
+The copy is made in a temporary folder (the checkout is never changed); the test runs there with this environment's
+Python. An entry whose text no longer occurs in its file is reported as stale: the protection moved, update the entry.
+When a protection is found to hold no test, add the test, then the entry here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support import PROJECT_ROOT
+
+SKIPPED = {".git", ".venv", ".venv-docs", "site", "__pycache__", ".pytest_cache", ".hypothesis"}
+
+
+@dataclass(frozen=True)
+class Protection:
+    name: str
+    guards: str  # what goes wrong without it
+    file: str  # relative to the project
+    protected: str  # text of the protection, exactly as in the file
+    removed: str  # the same text without the protection
+    test: str  # the pytest node id that must fail without it
+
+
+PROTECTIONS = (
+    Protection(
+        "csv-formulas",
+        "a cell starting with = + - @ opens as a formula in Excel",
+        "backend/core/csvio.py",
+        "        return NEUTRALISING_PREFIX + value\n    return value\n",
+        "        return value\n    return value\n",
+        "tests/backend/reasoning/test_task.py::test_the_protocol_download_neutralises_formula_text_and_reads_back_exactly",
+    ),
+    Protection(
+        "latex-escape",
+        "a model name with & or % breaks the paper's LaTeX table",
+        "backend/core/paper_tables.py",
+        '    return "".join(LATEX_SPECIALS.get(char, char) for char in str(text))\n',
+        "    return str(text)\n",
+        "tests/backend/core/test_publishing_parts.py::test_latex_tables_escape_model_names_and_keep_intervals_and_counts",
+    ),
+    Protection(
+        "release-masks",
+        "a Prolific ID or an e-mail address typed in free text reaches the published dataset",
+        "backend/core/release.py",
+        "    for pattern, mask in MASKS:\n        text = pattern.sub(mask, text)\n",
+        "    for pattern, mask in MASKS[:0]:\n        text = pattern.sub(mask, text)\n",
+        "tests/backend/core/test_publishing_parts.py::test_identifiers_are_replaced_everywhere_and_free_text_masked_or_dropped",
+    ),
+    Protection(
+        "text-tables",
+        "a text missing in one language shows a key or English to a participant",
+        "dond/texts.py",
+        '        "bargain_title": "Verhandlung",\n',
+        "",
+        "tests/backend/test_text_tables.py::test_every_text_table_has_every_key_and_placeholder_in_every_language",
+    ),
+    Protection(
+        "login-lockout",
+        "the admin password can be guessed at full speed",
+        "lab_server/limits.py",
+        "        if count < self.free_attempts:\n            return 0\n",
+        "        if True:\n            return 0\n",
+        "tests/system/test_limits.py::test_password_guessing_is_locked_out_and_the_right_password_waits_for_the_lockout",
+    ),
+    Protection(
+        "places-per-address",
+        "one client takes every place of a study with made-up Prolific IDs",
+        "lab_server/places.py",
+        "        allowed = len(self._recent(key, now)) < self.per_window\n",
+        "        allowed = True\n",
+        "tests/system/test_places.py::test_one_address_takes_a_bounded_number_of_new_places",
+    ),
+    Protection(
+        "bonus-never-negative",
+        "a competitive game lost on points takes money from the participant's bonus",
+        "backend/dond/scoring.py",
+        "    return max(0, goal_score(mode, own_points, other_points))\n",
+        "    return goal_score(mode, own_points, other_points)\n",
+        "backend/dond/scoring.py::backend.dond.scoring.bonus",
+    ),
+)
+
+
+def copy_project(target: Path) -> None:
+    """The project's files (not git, environments or caches) copied into ``target``."""
+    shutil.copytree(PROJECT_ROOT, target, symlinks=True, ignore=shutil.ignore_patterns(*SKIPPED))
+
+
+def check(protection: Protection) -> str:
+    """ "fails without it" when the guarding test fails once the protection is removed; otherwise what happened."""
+    with tempfile.TemporaryDirectory(prefix="protection-") as folder:
+        root = Path(folder) / PROJECT_ROOT.name
+        copy_project(root)
+        path = root / protection.file
+        text = path.read_text(encoding="utf-8")
+        if text.count(protection.protected) != 1:
+            return "stale: the protected text is not (once) in the file"
+        path.write_text(text.replace(protection.protected, protection.removed), encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", protection.test],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    if done.returncode == 1:
+        return "fails without it"
+    if done.returncode == 0:
+        return "PASSES WITHOUT IT: the test does not guard this protection"
+    return f"error (pytest exit {done.returncode}): {(done.stdout + done.stderr)[-500:]}"
+
+
+def table() -> str:
+    """The Markdown table of the entries."""
+    rows = ["| name | without it | protection | guarding test |", "|---|---|---|---|"]
+    rows += [f"| `{p.name}` | {p.guards} | `{p.file}` | `{p.test}` |" for p in PROTECTIONS]
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="entries to check (default: all)")
+    parser.add_argument("--list", action="store_true", help="print the table of entries and stop")
+    options = parser.parse_args(argv)
+    if options.list:
+        print(table())
+        return 0
+    known = {p.name: p for p in PROTECTIONS}
+    unknown = sorted(set(options.names) - set(known))
+    if unknown:
+        parser.error(f"unknown entries {unknown}; known: {sorted(known)}")
+    chosen = [known[name] for name in options.names] or list(PROTECTIONS)
+    failures = 0
+    for protection in chosen:
+        result = check(protection)
+        failures += result != "fails without it"
+        print(f"{protection.name}: {result}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
