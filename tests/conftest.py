@@ -109,11 +109,25 @@ def llm_server(_llm_server_instance):
 def otree_server(_llm_server_instance):
     """An `otree devserver` on a free loopback port, its LLM calls going to the local test server; one per test
     process (pytest-xdist worker), shared by the modules that use it: tests create sessions of their own and read
-    their own sessions' rows. A module that reads every session of the server overrides it with a module-scoped
-    ``otree_server`` of its own (``harness.apps_server``), as tests/backend/test_report_cli.py does."""
+    their own sessions' rows. A module whose tests read every session of the server (whole exports) overrides it
+    with the one of its own (``own_otree_server``)::
+
+        @pytest.fixture(scope="module")
+        def otree_server(own_otree_server):
+            return own_otree_server
+    """
     from tests.support.harness import SHARED_SERVER_ENV, apps_server
 
     with apps_server(_llm_server_instance.base_url, **SHARED_SERVER_ENV) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def own_otree_server(_llm_server_instance):
+    """The apps' test server (as ``otree_server``) for one module alone: no other module's sessions on it."""
+    from tests.support.harness import apps_server
+
+    with apps_server(_llm_server_instance.base_url) as server:
         yield server
 
 

@@ -20,7 +20,7 @@ from backend import __main__ as cli
 from backend.core.csvio import read_csv_any
 from backend.social.episodes import load_episodes
 from tests.support import PROJECT_ROOT
-from tests.support.harness import apps_server, create_session, session_start_links
+from tests.support.harness import create_session, session_start_links
 from tests.support.participants import Annotator
 from tests.support.social import RUBRIC
 
@@ -75,10 +75,9 @@ def _form(choose) -> dict:
 
 
 @pytest.fixture(scope="module")
-def otree_server(_llm_server_instance):
+def otree_server(own_otree_server):
     """A server of this module's own: the exports below hold every session of the server, no other module's."""
-    with apps_server(_llm_server_instance.base_url) as server:
-        yield server
+    return own_otree_server
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from backend.bias.items import load_items, present
 from backend.core import release
 from backend.core.release_cli import make_release
 from backend.social import report as social_report
-from tests.backend.test_report_cli import exports  # noqa: F401 (fixture: every export of a real server)
+from tests.backend.test_report_cli import exports, otree_server  # noqa: F401 (fixtures: every export of a server of its own)
 from tests.support.social import human_export_row
 
 SAME_SESSION = "k3v9q2xa"  # both servers issued this session code ...

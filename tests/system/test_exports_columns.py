@@ -50,6 +50,12 @@ def answer_a_bias_question(server_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
+def otree_server(own_otree_server):
+    """A server of this module's own: the tests below read whole exports, which hold every session of the server."""
+    return own_otree_server
+
+
+@pytest.fixture(scope="module")
 def filled(otree_server):
     play_dond_person_vs_person(otree_server.url)
     rate_in_social_eval(otree_server.url)

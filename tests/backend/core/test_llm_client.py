@@ -158,13 +158,16 @@ def test_stream_that_stalls_midway_times_out_and_keeps_the_partial_reply(llm_ser
 
 
 def test_started_stream_sends_its_request_before_it_is_iterated(llm_server):
-    llm_server.default_delay_s = 0.3
     try:
 
         async def run():
             settings = settings_for(llm_server)
+            # A first call in a fresh process (its client, its connection) takes longer than the wait below.
+            assert (await complete(MESSAGES, settings)).ok
+            llm_server.clear()
+            llm_server.default_delay_s = 1.0
             lazy, started = stream(MESSAGES, settings), start_stream(MESSAGES, settings)
-            await asyncio.sleep(0.2)  # the caller busy with something else
+            await asyncio.sleep(0.8)  # the caller busy with something else
             arrived = len(llm_server.requests)
             began = time.monotonic()
             items = [item async for item in started]
@@ -176,7 +179,7 @@ def test_started_stream_sends_its_request_before_it_is_iterated(llm_server):
     finally:
         llm_server.default_delay_s = 0.0
     assert arrived == 1  # the started call's request only: the plain generator has sent nothing
-    assert waited < 0.25  # its latency overlapped the caller's 0.2 s
+    assert waited < 0.8  # its latency overlapped the caller's 0.8 s: a request sent only now would wait the whole 1 s
     assert items[-1].ok and "".join(item.text for item in items[:-1]) == items[-1].reply
 
 
