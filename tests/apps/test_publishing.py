@@ -59,6 +59,12 @@ def answer_every_bias_test(server_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
+def otree_server(own_otree_server):
+    """A server of this module's own: the tests below read whole exports, which hold every session of the server."""
+    return own_otree_server
+
+
+@pytest.fixture(scope="module")
 def study(filled_server, tmp_path_factory):  # noqa: F811
     """{name: path} of the people's exports and the runners' files."""
     folder = tmp_path_factory.mktemp("study")

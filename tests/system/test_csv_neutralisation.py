@@ -109,6 +109,12 @@ def answer_bias_tests(server_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
+def otree_server(own_otree_server):
+    """A server of this module's own: the tests below read whole exports, which hold every session of the server."""
+    return own_otree_server
+
+
+@pytest.fixture(scope="module")
 def filled_server(otree_server, _llm_server_instance):
     from backend.core.llm.fake_server import default_responder
 
