@@ -100,8 +100,14 @@ def copy_project(target: Path) -> None:
     shutil.copytree(PROJECT_ROOT, target, symlinks=True, ignore=shutil.ignore_patterns(*SKIPPED))
 
 
+def _run(test: str, root: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", test]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=900)
+
+
 def check(protection: Protection) -> str:
-    """ "fails without it" when the guarding test fails once the protection is removed; otherwise what happened."""
+    """The verdict on one entry: "fails without it" when its test passes in the copy with the protection and fails
+    once the protection is removed; otherwise what happened."""
     with tempfile.TemporaryDirectory(prefix="protection-") as folder:
         root = Path(folder) / PROJECT_ROOT.name
         copy_project(root)
@@ -109,14 +115,11 @@ def check(protection: Protection) -> str:
         text = path.read_text(encoding="utf-8")
         if text.count(protection.protected) != 1:
             return "stale: the protected text is not (once) in the file"
+        control = _run(protection.test, root)
+        if control.returncode != 0:
+            return f"error: the test fails with the protection in place: {(control.stdout + control.stderr)[-800:]}"
         path.write_text(text.replace(protection.protected, protection.removed), encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", protection.test],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        done = _run(protection.test, root)
     if done.returncode == 1:
         return "fails without it"
     if done.returncode == 0:
