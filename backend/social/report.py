@@ -1,8 +1,8 @@
 """Metrics of seven-dimension social-evaluation ratings: the ``social_eval`` export and the Sotopia-π release.
 
 ``python -m backend report FILE...`` accepts the app's long export (``custom_export_ratings_long``, columns
-``EXPORT_COLUMNS``), its wide export (``custom_export_ratings_wide``: one row per annotation, Sotopia's column names
-plus the annotator and ``is_gold``) or the released ``*_final.csv`` tables, optionally followed by model-rating JSON
+``backend.social.cells.EXPORT_COLUMNS``), its wide export (``custom_export_ratings_wide``: one row per annotation,
+Sotopia's column names plus the annotator and ``is_gold``) or the released ``*_final.csv`` tables, optionally followed by model-rating JSON
 files (``complete_gpt_score.json``: model ratings; ``complete_pk_agent_pairs.json``: which agent is under test).
 Both app exports give the same figures; only the long one carries the episodes' model ratings.
 
@@ -36,7 +36,6 @@ from backend.core import agreement
 from backend.core.csvio import read_csv_any, truthy_cell
 from backend.core.jsonable import jsonable
 from backend.social import sotopia_release
-from backend.social.cells import ANNOTATION_CELLS, EXPORT_COLUMNS, RATING_CELLS, rating_cells  # noqa: F401
 from backend.social.episodes import parse_episode_data
 from backend.social.quality import (
     QUALITY_FLOOR_S,

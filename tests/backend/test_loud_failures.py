@@ -12,7 +12,7 @@ from backend.__main__ import main as backend_main
 from backend.core.progress import MOSTLY_FAILED_EXIT, RunTally
 from backend.reasoning.judge import main as judge_main
 from backend.reasoning.judge_prompts import REMARKS_PLACEHOLDER, JudgementParseError, parse_judgement
-from backend.social import report as social_report
+from backend.social import cells as social_cells
 from backend.social.annotator import main as annotator_main
 from backend.social.annotator_prompts import RatingsParseError, parse_ratings
 from backend.social.episodes import load_episodes
@@ -61,7 +61,7 @@ def test_an_annotator_that_rates_nothing_exits_non_zero_with_a_summary_and_the_r
     (episode,) = load_episodes(LADDER, rubric=RUBRIC)
     export = tmp_path / "ratings.csv"
     with export.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=social_report.EXPORT_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=social_cells.EXPORT_COLUMNS)
         writer.writeheader()
         for annotator in ("p1", "p2"):
             for agent_index in (1, 2):

@@ -22,7 +22,7 @@ from backend.bias.export import export_row
 from backend.bias.items import load_items, present
 from backend.core import release
 from backend.core.release_cli import make_release
-from backend.social import report as social_report
+from backend.social import cells as social_cells
 from tests.backend.test_report_cli import exports, otree_server  # noqa: F401 (fixtures: every export of a server of its own)
 from tests.support.social import human_export_row
 
@@ -64,7 +64,7 @@ LAB2 = _ratings({"r7m2p4qd": {"e1": 4, "e3": 9}, "h5t8w1zc": {"e2": 1, "e3": 7}}
 
 @pytest.fixture
 def ratings(tmp_path):
-    columns = social_report.EXPORT_COLUMNS
+    columns = social_cells.EXPORT_COLUMNS
     (tmp_path / "lab1").mkdir(), (tmp_path / "lab2").mkdir(), (tmp_path / "one").mkdir()
     return {
         "lab1": _write(tmp_path / "lab1" / "ratings_long.csv", columns, LAB1),
@@ -133,7 +133,7 @@ def test_two_servers_bias_answers_give_the_figures_of_one_server(tmp_path, capsy
 
 
 def test_a_test_participant_on_two_servers_is_not_flagged_unless_tests_are_kept(tmp_path, capsys):
-    columns = social_report.EXPORT_COLUMNS
+    columns = social_cells.EXPORT_COLUMNS
     tester = [{**row, "prolific_pid": "tester-pid"} for row in LAB1]
     lab1 = _write(tmp_path / "lab1.csv", [*columns, "is_test"], [{**row, "is_test": "0"} for row in tester])
     lab2 = _write(tmp_path / "lab2.csv", [*columns, "is_test"], [{**row, "is_test": "1"} for row in tester])

@@ -128,7 +128,7 @@ PROCESS_REST_KEY = secrets.token_hex(16)
 
 def deployment_mode(env: dict[str, str], *, debug: bool = False) -> dict[str, str]:
     """``env`` set up as a lab deploys the server (README "Deploying"): production mode, fresh secrets, the REST API
-    behind its key, which this process's ``create_session`` and ``session_start_links`` then send. ``debug``: oTree's
+    behind this process's key (`PROCESS_REST_KEY`), which this process's ``create_session`` and ``session_start_links`` then send. ``debug``: oTree's
     debug mode instead (OTREE_PRODUCTION=0, debug tables on every page)."""
     if debug:
         env["OTREE_PRODUCTION"] = "0"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from backend.core import csvio
-from backend.social import report as social_report
+from backend.social import cells as social_cells
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import load_rubric
 from tests.support import PROJECT_ROOT
@@ -15,9 +15,9 @@ RUBRIC = load_rubric()
 def human_export_row(
     episode, annotator, agent, dimension, rating, *, model=None, gold=False, passed="", reasoning="Because."
 ):
-    """One row of people's long export (``social_report.EXPORT_COLUMNS``): ``annotator`` rated ``agent`` of
+    """One row of people's long export (``social_cells.EXPORT_COLUMNS``): ``annotator`` rated ``agent`` of
     ``episode`` ``rating`` on ``dimension``; ``model`` is the model's rating of the same cell, if any."""
-    row = dict.fromkeys(social_report.EXPORT_COLUMNS, "")
+    row = dict.fromkeys(social_cells.EXPORT_COLUMNS, "")
     row.update(
         session_code="s1",
         episode_id=episode,

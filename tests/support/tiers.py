@@ -3,7 +3,7 @@
 - ``db``: the test starts an oTree server or oTree's bots (itself, through a fixture, or through a helper that does),
   and is no browser walk and talks to no real model. CI's PostgreSQL job runs these; the SQLite job runs everything.
 - ``browser``: the test (or a fixture it uses) opens Debian's Chromium (``browser``, ``page``, ``sized_page``).
-- ``real_model``: it uses the llama.cpp server (fixture ``real_model``); these share one worker under pytest-xdist.
+- ``real_model``: it uses the llama.cpp server (fixture ``real_model``); the suite's longest module, started first.
 - ``fast``: no server, no bots, no browser, no model, not marked ``slow``; plus the one ``otree test`` of every
   session config (``tests/apps/test_all_bots.py``). ``pytest -m fast`` is the tier run on every change.
 
@@ -38,38 +38,43 @@ _ATTRIBUTE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @functools.cache
-def _source(function) -> str:
+def _tokens(function) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """The names and the ``owner.attribute`` pairs of ``function``'s source (read once per function)."""
     try:
-        return inspect.getsource(function)
+        source = inspect.getsource(function)
     except (OSError, TypeError):
-        return ""
+        source = ""
+    return frozenset(_NAME.findall(source)), frozenset(_ATTRIBUTE.findall(source))
 
 
-def starts_server(function, _seen: frozenset = frozenset()) -> bool:
+@functools.cache
+def starts_server(function) -> bool:
     """Whether calling ``function`` starts an oTree server or bots (see the module docstring).
 
     >>> from tests.support import harness
     >>> starts_server(harness.create_session), starts_server(harness.script_on_server_session)
     (False, True)
     """
-    function = inspect.unwrap(getattr(function, "__func__", function))
-    if not callable(function) or function in _seen or not hasattr(function, "__globals__"):
+    return _starts_server(inspect.unwrap(getattr(function, "__func__", function)), frozenset())
+
+
+def _starts_server(function, seen: frozenset) -> bool:
+    if not callable(function) or function in seen or not hasattr(function, "__globals__"):
         return False
-    source = _source(function)
-    names = set(_NAME.findall(source))
+    names, attributes = _tokens(function)
     if names & SERVER_STARTERS:
         return True
-    seen = _seen | {function}
+    seen = seen | {function}
     namespace = function.__globals__
     for name in names:
         value = namespace.get(name)
-        if inspect.isfunction(value) and value.__module__.startswith("tests") and starts_server(value, seen):
+        if inspect.isfunction(value) and value.__module__.startswith("tests") and _starts_server(value, seen):
             return True
-    for owner, attribute in _ATTRIBUTE.findall(source):
+    for owner, attribute in attributes:
         module = namespace.get(owner)
         if isinstance(module, types.ModuleType) and module.__name__.startswith("tests."):
             value = getattr(module, attribute, None)
-            if inspect.isfunction(value) and starts_server(value, seen):
+            if inspect.isfunction(value) and _starts_server(value, seen):
                 return True
     return False
 

@@ -16,7 +16,6 @@ a file exists, as a slow page step would) and the gate's threshold is one reques
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -83,20 +82,15 @@ def server():
 
 @pytest.fixture
 def busy_server():
-    """Only the busy share decides: the server busy more than a tenth of the time lately. For one test: its REST key
-    replaces the module server's in this process (``deployment_mode``) until it stops."""
-    earlier_key = os.environ.get("OTREE_REST_KEY")
+    """Only the busy share decides: the server busy more than a tenth of the time lately. For one test (its REST key
+    is the module server's: one per test process, ``harness.PROCESS_REST_KEY``)."""
     folder = project_with_app("slow_page", {"__init__.py": SLOW_APP, "Slow.html": SLOW_TEMPLATE}, prefix="otree-adm-")
     env = deployment_mode(
         base_env(LAB_ADMIT_MAX_IN_FLIGHT="1000", LAB_ADMIT_TARGET_MS="600000", LAB_ADMIT_MAX_BUSY_PERCENT="10")
     )
-    try:
-        with own_database(env) as env, running_server(kind="prodserver", env=env, folder=folder) as running:
-            running.admin_password = env["OTREE_ADMIN_PASSWORD"]
-            yield running
-    finally:
-        if earlier_key is not None:
-            os.environ["OTREE_REST_KEY"] = earlier_key
+    with own_database(env) as env, running_server(kind="prodserver", env=env, folder=folder) as running:
+        running.admin_password = env["OTREE_ADMIN_PASSWORD"]
+        yield running
 
 
 def room_link(server, pid: str) -> str:

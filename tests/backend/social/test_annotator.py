@@ -13,6 +13,7 @@ import pytest
 from backend.__main__ import main as backend_main
 from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
+from backend.social import cells as social_cells
 from backend.social import report as social_report
 from backend.social.annotator import COLUMNS, annotate, main
 from backend.social.annotator_prompts import (
@@ -227,7 +228,7 @@ def test_scripted_ratings_flow_into_the_human_vs_model_report(tmp_path, capsys):
                     rows.append(human_row(episode.id, annotator, agent_index, dimension.key, rating))
     export = tmp_path / "ratings.csv"
     with export.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=social_report.EXPORT_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=social_cells.EXPORT_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from backend.__main__ import main as backend_main
 from backend.core import csvio, publish
+from backend.social import cells as social_cells
 from backend.social import report as social_report
 from backend.social import settings as social_settings
 from tests.support.social import human_export_row as _row
@@ -35,7 +36,7 @@ def export(tmp_path):
     ]
     path = tmp_path / "social_eval_long.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=social_report.EXPORT_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=social_cells.EXPORT_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     return path
@@ -86,7 +87,7 @@ def test_report_text_and_json(export, capsys):
 
 
 def test_looks_like_recognises_both_layouts_only():
-    assert social_report.looks_like(social_report.EXPORT_COLUMNS)
+    assert social_report.looks_like(social_cells.EXPORT_COLUMNS)
     assert social_report.looks_like(["", "model", "pk", "data", "prolific_id", "believability_1", "goal_2"])
     assert not social_report.looks_like(["session_code", "episode_id", "rating"])
 
@@ -158,7 +159,7 @@ def test_the_quality_per_annotator_is_a_figure_of_the_command_and_counted_by_han
         row["seconds_spent"] = seconds[row["annotator"]][row["episode_id"]]
     export = tmp_path / "social_eval_long.csv"
     with export.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=social_report.EXPORT_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=social_cells.EXPORT_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     out = tmp_path / "figures"
