@@ -5,7 +5,10 @@
   as a meaning (``item 3 of 10``, ``page Bargain (dond)``, a percentage) and the last page opened; slots nobody
   opened are counted as *not started*. The rules: ``backend/core/participant_status.py``; what an app adds (a DoND
   pairing or game timeout, an expired annotation reservation) comes from here. Someone who opened no page for
-  ``LAB_INACTIVE_AFTER_S`` seconds (default 3600) without finishing counts as returned (left).
+  ``LAB_INACTIVE_AFTER_S`` seconds (default 3600) without finishing counts as returned (left); someone whose page's
+  own time limit ran out with no page opened since (a tab closed mid-game) as timed out. Test participants (test
+  links, demo sessions: ``study_flow.test_data.is_test``, the one rule every export and view reads) are listed,
+  marked *test*, and left out of the counts, as Pay and review leaves them out.
 - ``/DondTranscripts/<session code>``: ``dond/transcripts.py``.
 
 Both are oTree admin session pages (``AdminSessionPage``): oTree's login guards them wherever ``AUTH_LEVEL`` is set
@@ -24,6 +27,7 @@ import os
 import time
 
 from backend.core.participant_status import STATUSES, classify, duration, progress
+from study_flow import test_data
 
 from . import otree_internals
 
@@ -84,16 +88,28 @@ def app_statuses(session, now: float) -> dict[str, dict]:
     return statuses
 
 
+def page_deadline(participant) -> float | None:
+    """When the participant's current page's time limit ends (epoch seconds), or None when it has none: oTree's
+    countdown of the page they are on (``_timeout_expiration_time`` of ``_timeout_page_index``, in ``USED``)."""
+    if participant._timeout_page_index != participant._index_in_pages:
+        return None
+    return participant._timeout_expiration_time or None
+
+
 def participant_rows(session, now: float) -> tuple[list[dict], dict[str, int]]:
-    """The status page's rows (plain text values) of everyone who opened a page, and the count per status."""
+    """The status page's rows (plain text values) of everyone who opened a page, and the count per status of those
+    who are not tests (each row says ``test``; ``counts["test"]`` is how many tests there are, whatever their
+    status)."""
     inactive_after = inactive_after_s()
     statuses = app_statuses(session, now)
     rows, counts = [], dict.fromkeys(STATUSES, 0)
+    counts["test"] = 0
     for participant in session.get_participants():
         pvars = participant.vars
         found = statuses.get(participant.code, {})
         page = participant._current_page_name or ""
         last_active = max(filter(None, (participant._last_page_timestamp, found.get("last_active"))), default=None)
+        test = test_data.is_test(participant)
         facts = dict(
             visited=bool(participant.visited),
             completed=bool(pvars.get("completed")),
@@ -103,9 +119,10 @@ def participant_rows(session, now: float) -> tuple[list[dict], dict[str, int]]:
             app_status=found.get("status"),
             app_detail=found.get("detail") or "",
             last_active=last_active,
+            deadline=page_deadline(participant),
         )
         status, reason = classify(facts, now=now, inactive_after=inactive_after)
-        counts[status] += 1
+        counts["test" if test else status] += 1
         if status == "not_started":
             continue
         text, percent = progress(
@@ -122,7 +139,8 @@ def participant_rows(session, now: float) -> tuple[list[dict], dict[str, int]]:
                 pid=str(pvars.get("prolific_pid") or participant.label or "") or "—",
                 code=participant.code,
                 status=status,
-                status_text=STATUSES[status],
+                status_text=STATUSES[status] + (" (test)" if test else ""),
+                test=test,
                 detail="; ".join(dict.fromkeys(details)),
                 progress=text,
                 percent=percent,
@@ -140,6 +158,7 @@ def study_vars(session, now: float) -> dict:
     return dict(
         rows=rows,
         counts=[dict(key=key, text=STATUSES[key], n=counts[key]) for key in STATUSES],
+        n_tests=counts["test"],
         app_pages=[
             dict(view=APP_PAGES[app]["view"], title=APP_PAGES[app]["title"]) for app in apps if app in APP_PAGES
         ],

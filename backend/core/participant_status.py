@@ -2,9 +2,11 @@
 ``lab_server/admin_pages.py``), from plain facts about the participant.
 
 Statuses (`STATUSES`), first match wins: *not started* (no page opened), *finished* (reached the completion page;
-a timeout on the way shows as its reason), *returned* (declined consent), *screened out* (any other screen-out
-reason, e.g. a failed comprehension check), *timed out* (the app says so: a DoND pairing or game time limit, an
-annotation reservation that expired), *returned* (no page opened for longer than ``inactive_after`` seconds: they
+a timeout on the way shows as its reason), *declined* (declined consent: they were shown the screen-out code, and
+Prolific lists them as a screened-out submission, not a return), *screened out* (any other screen-out reason, e.g. a
+failed comprehension check), *timed out* (the app says so: a DoND pairing or game time limit, an annotation
+reservation that expired; or the current page's own time limit, ``deadline``, ran out with no page opened since:
+someone who closed the tab mid-game), *returned* (no page opened for longer than ``inactive_after`` seconds: they
 left), else *working*. Progress is ``item 3 of 10`` where the app counts items (``study_flow.set_progress``), else
 ``page Bargain (dond)`` with the share of the session's pages passed; finished is 100 %.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 STATUSES = {
     "working": "working",
     "finished": "finished",
+    "declined": "declined consent (screened out)",
     "screened_out": "screened out",
     "returned": "returned",
     "timed_out": "timed out",
@@ -39,18 +42,21 @@ def duration(seconds: float) -> str:
 def classify(facts: dict, *, now: float, inactive_after: float) -> tuple[str, str]:
     """A participant's status and its reason from plain facts: ``visited``, ``completed``, ``page``,
     ``screened_out``, ``screenout_reason``, ``app_status`` (``timed_out`` or None), ``app_detail`` and
-    ``last_active`` (epoch seconds).
+    ``last_active`` (epoch seconds) and, when the current page has a time limit, ``deadline`` (epoch seconds it
+    ends; missing or None when it has none).
 
     >>> base = dict(visited=True, completed=False, page="Bargain", screened_out=False, screenout_reason="",
     ...             app_status=None, app_detail="", last_active=1000.0)
     >>> classify(base, now=1100, inactive_after=3600)
     ('working', '')
     >>> classify(dict(base, screened_out=True, screenout_reason="declined_consent"), now=1100, inactive_after=3600)
-    ('returned', 'declined consent')
+    ('declined', 'declined consent')
     >>> classify(dict(base, app_status="timed_out", app_detail="no partner"), now=1100, inactive_after=3600)
     ('timed_out', 'no partner')
     >>> classify(base, now=9000, inactive_after=3600)
     ('returned', 'left: no page opened for 2 h 13 min')
+    >>> classify(dict(base, deadline=1060.0), now=1100, inactive_after=3600)
+    ('timed_out', "the page's time limit ran out 40 s ago; no page opened since")
     >>> classify(dict(base, page="Completion", app_status="timed_out"), now=9000, inactive_after=3600)
     ('finished', '')
     """
@@ -61,10 +67,12 @@ def classify(facts: dict, *, now: float, inactive_after: float) -> tuple[str, st
     if facts["screened_out"]:
         reason = facts["screenout_reason"] or ""
         text = SCREENOUT_REASONS.get(reason, reason.replace("_", " "))
-        return ("returned" if reason == "declined_consent" else "screened_out"), text
+        return ("declined" if reason == "declined_consent" else "screened_out"), text
     if facts["app_status"] == "timed_out":
         return "timed_out", facts["app_detail"]
-    last = facts["last_active"]
+    last, deadline = facts["last_active"], facts.get("deadline")
+    if deadline and now > deadline and not (last and last > deadline):
+        return "timed_out", f"the page's time limit ran out {duration(now - deadline)} ago; no page opened since"
     if last and now - last > inactive_after:
         return "returned", f"left: no page opened for {duration(now - last)}"
     return "working", ""

@@ -8,7 +8,8 @@ the review list (``lab_server/study_pages.py`` shows them; ``python -m backend b
 - **Bonus file.** One line ``PID,amount`` per participant who finished, or was screened out under a rule that paid
   something, with a bonus above zero; the amount in the study's currency with two decimals, rounded half up; never two
   lines for one PID (Prolific would pay twice).
-- **Review list.** Everyone who took a place: their status (finished, screened out, returned, timed out, working),
+- **Review list.** Everyone who took a place: their status (finished, declined, screened out, returned, timed out,
+  working),
   the reason, the completion code they were shown (if any) and their bonus, so the researcher knows whom to approve.
 """
 
@@ -110,11 +111,12 @@ def review_row(person: Mapping, *, completion_code: str, screenout_code: str) ->
     """One line of the review list: who, their status and reason, the code they were shown, their bonus.
 
     The code shown: the completion code to whoever finished, the screen-out code to whoever reached the screen-out
-    page (``screened_out``: a failed check, or declined consent, which counts as *returned*), else none.
+    page (``screened_out``: a failed check, or declined consent, status *declined*: Prolific lists them as a
+    screened-out submission), else none.
 
-    >>> review_row(dict(prolific_pid="p1", status="returned", reason="declined consent", screened_out=True,
+    >>> review_row(dict(prolific_pid="p1", status="declined", reason="declined consent", screened_out=True,
     ...                 bonus=0, participant_code="x1", session_code="s1"), completion_code="C1", screenout_code="S9")
-    {'prolific_pid': 'p1', 'status': 'returned', 'reason': 'declined consent', 'completion_code': 'S9', 'bonus': '0.00', 'participant_code': 'x1', 'session_code': 's1'}
+    {'prolific_pid': 'p1', 'status': 'declined', 'reason': 'declined consent', 'completion_code': 'S9', 'bonus': '0.00', 'participant_code': 'x1', 'session_code': 's1'}
     """
     status = str(person.get("status") or "")
     code = completion_code if status == "finished" else screenout_code if person.get("screened_out") else ""

@@ -173,7 +173,7 @@ def test_the_status_page_shows_pid_status_and_progress_and_escapes_what_it_shows
     assert rows == {
         "pid-finished": "finished",
         "&lt;img src=x onerror=alert(1)&gt;": "working",
-        "pid-declined": "returned",
+        "pid-declined": "declined",
         "pid-screened": "screened_out",
     }
     assert HOSTILE_PID not in page and "<i>comprehension" not in page

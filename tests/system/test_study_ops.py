@@ -197,7 +197,7 @@ def test_the_bonus_file_pays_what_each_results_page_said_and_the_review_list_nam
     assert set(review) == set(pids)  # the fourth place was never taken
     assert review[pids[0]]["status"] == "finished" and review[pids[0]]["completion_code"] == "DONE1"
     assert review[pids[0]]["bonus"] == stated[modest]
-    assert review[pids[2]]["status"] == "returned" and "declined consent" in review[pids[2]]["reason"]
+    assert review[pids[2]]["status"] == "declined" and "declined consent" in review[pids[2]]["reason"]
     assert review[pids[2]]["completion_code"] == "OUT1"  # the screen-out page showed them the screen-out code
     assert "Bulk bonus payment" in admin.get(f"{lab.url}/PayAndReview/{code}", timeout=30).text
     assert command(lab, "bonus", "--session", code).stdout.splitlines() == lines  # the same from the command line

@@ -111,7 +111,7 @@ def test_a_whole_study_from_pilot_to_payment(llm_server):
                 for row in csv.DictReader(io.StringIO(admin.get(f"{server.url}/ReviewList/{study}").text))
             }
             assert set(review) == set(pids.values())
-            assert review[pids["b"]]["status"] == "returned" and review[pids["b"]]["completion_code"] == "OUT7"
+            assert review[pids["b"]]["status"] == "declined" and review[pids["b"]]["completion_code"] == "OUT7"
             assert review[pids["c"]]["status"] == "working" and review[pids["c"]]["completion_code"] == ""
             for name in ("d", "e", "f"):
                 assert review[pids[name]]["status"] == "finished", review[pids[name]]

@@ -24,7 +24,8 @@ WORKING = dict(
         (dict(visited=False), ("not_started", "")),
         (dict(completed=True, app_status="timed_out", app_detail="no partner"), ("finished", "no partner")),
         (dict(page="Completion"), ("finished", "")),
-        (dict(screened_out=True, screenout_reason="declined_consent"), ("returned", "declined consent")),
+        # Declined consent: shown the screen-out code, a screened-out submission on Prolific, not a return (issue 35).
+        (dict(screened_out=True, screenout_reason="declined_consent"), ("declined", "declined consent")),
         (
             dict(screened_out=True, screenout_reason="failed_comprehension", app_status="timed_out"),
             ("screened_out", "failed the comprehension check"),
@@ -35,6 +36,17 @@ WORKING = dict(
         ),
         (dict(last_active=1_000.0 - 3_601), ("returned", "left: no page opened for 1 h 00 min")),
         (dict(last_active=None), ("working", "")),
+        # The page's own time limit ran out and nothing was opened since (a tab closed mid-game): not "working".
+        (
+            dict(deadline=1_000.0 - 120, last_active=1_000.0 - 600),
+            ("timed_out", "the page's time limit ran out 2 min ago; no page opened since"),
+        ),
+        (
+            dict(deadline=1_000.0 - 120, last_active=None),
+            ("timed_out", "the page's time limit ran out 2 min ago; no page opened since"),
+        ),
+        (dict(deadline=1_000.0 + 60), ("working", "")),  # still within the limit
+        (dict(deadline=1_000.0 - 120, last_active=1_000.0 - 60), ("working", "")),  # a page opened after it
         ({}, ("working", "")),
     ],
 )
