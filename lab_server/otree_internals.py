@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from backend.core import clock
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,12 @@ USED: dict[str, Internal] = {
 }
 
 PATCHED: dict[str, Internal] = {
+    # -- __init__.py: the test clock (LAB_TEST_CLOCK_FILE; refused in production) ------------------------------
+    "otree.views.abstract:time": Internal(
+        "otree.views.abstract:time",
+        "module",
+        "a page's time limit (its countdown and the check of a timed-out post) follows backend.core.clock in tests",
+    ),
     # -- creation.py: all-or-nothing session creation -----------------------------------------------------------
     "otree.session:SessionConfig.clean": Internal(
         "otree.session:SessionConfig.clean",
@@ -286,8 +293,15 @@ PATCHED: dict[str, Internal] = {
     "otree.export:get_rows_for_wide_csv": Internal(
         "otree.export:get_rows_for_wide_csv",
         "function",
-        "the wide export copies every session config key: long values shortened",
+        "the wide export copies every session config key: long values shortened; a participant.is_test column, "
+        "and test rows left out of an export of all sessions",
         ("session_code",),
+    ),
+    "otree.export:get_rows_for_csv": Internal(
+        "otree.export:get_rows_for_csv",
+        "function",
+        "an app's export: a participant.is_test column, and test rows left out of an export of all sessions",
+        ("app_name", "session_code"),
     ),
     "otree.export:_export_csv": Internal(
         "otree.export:_export_csv",
@@ -316,14 +330,15 @@ PATCHED: dict[str, Internal] = {
     "otree.export:export_page_times": Internal(
         "otree.export:export_page_times",
         "function",
-        "page times have a writer of their own: neutralised",
+        "page times have a writer of their own: neutralised, and test rows left out (oTree exports them only for all "
+        "sessions)",
         ("fp",),
     ),
     "otree.export:export_chat": Internal(
         "otree.export:export_chat",
         "function",
-        "chat has a writer of its own: neutralised",
-        ("fp",),
+        "chat has a writer of its own: neutralised, an is_test column, test rows left out of all sessions' chat",
+        ("fp", "session_code"),
     ),
     # -- study_pages.py: the researcher's links, launch check, pay and review -------------------------------------
     "otree.views.room:get_room_shared_context": Internal(
@@ -454,7 +469,7 @@ def page_timer_ran_out(participant, *, slack_s: float = 2.0) -> bool:
     return (
         participant._timeout_page_index == participant._index_in_pages
         and expires is not None
-        and expires - time.time() < slack_s
+        and expires - clock.now() < slack_s  # oTree's own check reads this clock too (PATCHED, in tests)
     )
 
 

@@ -24,6 +24,11 @@
 - **Custom exports.** One asked for one session (``?session_code=``) keeps that session's tests, marked ``is_test``; one
   of all sessions leaves them out (``study_flow.test_data``). The Data page names what one row of each holds
   (``backend.codebook.description``).
+- **oTree's own exports follow the same rule** (``study_flow.test_data.is_test``): the wide export ("All apps") and
+  each app's export get a ``participant.is_test`` column (1/0) beside ``participant.code`` and, asked for all
+  sessions, leave test rows out (demo sessions, test links), before the empty-column rules above run; chat gets an
+  ``is_test`` column and the same rule; page times, which oTree exports only for all sessions, leave test rows out.
+  A row whose participant code the database no longer has is kept, ``is_test`` empty (``rows_tests_apart``).
 - **CSV.** Every CSV oTree serves (wide, per app, custom exports, page times, chat; by URL or by the admin page's
   websocket; with or without the Excel byte-order mark) has its text cells neutralised with
   ``backend.core.csvio.neutralise_cell``: a cell starting with ``= + - @``, tab, CR or ``'`` gets a ``'`` in front. Numbers
@@ -257,12 +262,110 @@ def _escaped_payment_labels(payments_context):
     return payments_context_with_escaped_labels
 
 
+def rows_tests_apart(
+    rows: list[list], code_column: str, tests: dict[str, bool], *, keep: bool, marked_as: str
+) -> list[list]:
+    """An export's rows (header first) with a column ``marked_as`` (1 for a test, 0 for study data) right after
+    ``code_column`` (the participant's code), and the test rows left out unless ``keep`` (an export of one session).
+    ``tests``: participant code -> is a test (``study_flow.test_data.is_test``). A code it lacks (a participant no
+    longer in the database) keeps its row with the mark empty: never guessed, never dropped. Without the code column
+    (oTree renamed it) the rows are returned as they are, and tests/system/test_otree_exports_tests.py fails.
+
+    >>> rows = [["participant.code", "x"], ["ab12", 1], ["te57", 2], ["gone", 3]]
+    >>> rows_tests_apart(rows, "participant.code", {"ab12": False, "te57": True}, keep=False, marked_as="participant.is_test")
+    [['participant.code', 'participant.is_test', 'x'], ['ab12', 0, 1], ['gone', '', 3]]
+    >>> rows_tests_apart(rows, "participant.code", {"ab12": False, "te57": True}, keep=True, marked_as="is_test")[2]
+    ['te57', 1, 2]
+    """
+    if not rows or code_column not in rows[0]:
+        return rows
+    at = rows[0].index(code_column) + 1
+    found = [[*rows[0][:at], marked_as, *rows[0][at:]]]
+    for row in rows[1:]:
+        test = tests.get(str(row[at - 1])) if at - 1 < len(row) else None
+        if test and not keep:
+            continue
+        found.append([*row[:at], "" if test is None else int(test), *row[at:]])
+    return found
+
+
+def marks_of_testers(codes) -> dict[str, bool]:
+    """Participant code -> whether they are a test (``study_flow.test_data.is_test``), for the codes the database has."""
+    from study_flow import test_data
+
+    from .otree_internals import Participant
+
+    codes, found = sorted({str(code) for code in codes if code}), {}
+    for start in range(0, len(codes), 500):  # a bounded IN list
+        for participant in Participant.objects_filter(Participant.code.in_(codes[start : start + 500])):
+            found[participant.code] = test_data.is_test(participant)
+    return found
+
+
+def _marked(rows: list[list], code_column: str, *, keep: bool, marked_as: str) -> list[list]:
+    if not rows or code_column not in rows[0]:
+        return rows
+    at = rows[0].index(code_column)
+    tests = marks_of_testers(row[at] for row in rows[1:] if at < len(row))
+    return rows_tests_apart(rows, code_column, tests, keep=keep, marked_as=marked_as)
+
+
 def _short_config_cells(rows_for_wide_csv):
     def wide_rows_with_short_config(session_code):
-        rows = session_config_cells_shortened(rows_for_wide_csv(session_code))
+        rows = _marked(
+            rows_for_wide_csv(session_code),
+            "participant.code",
+            keep=bool(session_code),
+            marked_as="participant.is_test",
+        )
+        rows = session_config_cells_shortened(rows)
         return empty_app_columns_dropped(unplayed_rounds_dropped(rows))
 
     return wide_rows_with_short_config
+
+
+def _app_rows_tests_apart(rows_for_csv):
+    def app_rows_with_tests_apart(app_name, session_code=None):
+        rows = rows_for_csv(app_name, session_code=session_code)
+        return _marked(rows, "participant.code", keep=bool(session_code), marked_as="participant.is_test")
+
+    return app_rows_with_tests_apart
+
+
+def csv_tests_apart(csv_text: str, code_column: str, *, keep: bool, marked: bool) -> str:
+    """CSV text of oTree's own writers (page times, chat) with test rows left out unless ``keep``, and an ``is_test``
+    column after ``code_column`` when ``marked``."""
+    rows = list(csv.reader(io.StringIO(csv_text, newline="")))
+    if not rows or code_column not in rows[0]:
+        return csv_text
+    at = rows[0].index(code_column)
+    tests = marks_of_testers(row[at] for row in rows[1:] if at < len(row))
+    rows = rows_tests_apart(rows, code_column, tests, keep=keep, marked_as="is_test")
+    if not marked:
+        rows = [row[: at + 1] + row[at + 2 :] for row in rows]
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer).writerows(rows)
+    return buffer.getvalue()
+
+
+def _page_times_tests_apart(export_page_times):
+    def export_page_times_without_tests(fp, *args, **kwargs):
+        buffer = io.StringIO()
+        export_page_times(buffer, *args, **kwargs)
+        fp.write(csv_tests_apart(buffer.getvalue(), "participant_code", keep=False, marked=False))
+
+    export_page_times_without_tests.__name__ = export_page_times.__name__
+    return export_page_times_without_tests
+
+
+def _chat_tests_apart(export_chat):
+    def export_chat_tests_apart(fp, session_code=None, *args, **kwargs):
+        buffer = io.StringIO()
+        export_chat(buffer, session_code, *args, **kwargs)
+        fp.write(csv_tests_apart(buffer.getvalue(), "participant_code", keep=bool(session_code), marked=True))
+
+    export_chat_tests_apart.__name__ = export_chat.__name__
+    return export_chat_tests_apart
 
 
 def _neutralised_rows(export_csv):
@@ -305,6 +408,10 @@ def install() -> None:
     replace("otree.export:get_rows_for_monitor", _escaped_monitor_rows)
     replace("otree.views.admin:SessionPayments.vars_for_template", _escaped_payment_labels)
     replace("otree.export:get_rows_for_wide_csv", _short_config_cells)
+    # oTree's own exports keep tests apart as the custom exports do (study_flow.test_data).
+    replace("otree.export:get_rows_for_csv", _app_rows_tests_apart)
+    replace("otree.export:export_page_times", _page_times_tests_apart)
+    replace("otree.export:export_chat", _chat_tests_apart)
     # Custom exports of one session keep its tests (study_flow.test_data); the Data page says what each one holds.
     replace("otree.export:custom_export_app", _tests_kept_for_one_session)
     replace("otree.views.export:ExportIndex.vars_for_template", _described_exports)
