@@ -17,8 +17,14 @@ def vars_for_admin_report(subsession):
     from backend.dond import effects
     from backend.dond import figures as dond_figures
     from backend.dond import report as dond_report
+    from study_flow import test_data
 
-    rows = [game_row(game, events) for game, events in games_rows([subsession])]
+    # Games of a test participant (a test link) are left out of every figure and count, as every other view leaves
+    # testers out; a demo session's report shows its games (all tests) and says so.
+    games, n_test_games = test_data.report_rows(
+        subsession.session, games_rows([subsession]), lambda found: (found[0].participant_a, found[0].participant_b)
+    )
+    rows = [game_row(game, events) for game, events in games]
 
     frame = pd.DataFrame(rows, columns=dond_export.DOND_GAMES_COLUMNS).astype(str)
     summary = [summary_row(row) for row in dond_report.summarise(frame)] if rows else []
@@ -37,6 +43,8 @@ def vars_for_admin_report(subsession):
         games=rows,
         outcomes_json=script_json(outcomes),
         n_games=len(rows),
+        n_test_games=n_test_games,
+        demo=test_data.is_test_session(subsession.session),
         figures=page_figures(dond_figures.report_figures(data)),  # the figures of `report --figures`
     )
 

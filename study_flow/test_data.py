@@ -8,7 +8,12 @@ Which exports keep tests: an export asked for ONE session (oTree's ``?session_co
 download buttons) holds every participant of that session, tests marked; an export of all sessions (admin → Data, the
 API without ``session_code``) leaves tests out. A researcher who tries their own session reads it by its code; a
 study's data is never mixed with demo sessions. ``lab_server.outputs`` says which kind of export is running
-(``one_session``).
+(``one_session``), and applies the same rule to oTree's own exports (wide, per app, page times, chat).
+
+Which views count tests: none. The study status page lists them, marked, without counting them; Pay and review and
+the launch check's pilot times leave them out; an app's admin report leaves their rows out of its figures
+(``report_rows``) and says how many it left out, except in a demo session, where everyone is a test: its report
+shows them and says so.
 """
 
 from __future__ import annotations
@@ -65,3 +70,27 @@ def session_cells(session, participant=None) -> dict:
         language=str(config.get("language") or "en"),
         is_test=int(test),
     )
+
+
+def codes_of_testers(session) -> set[str]:
+    """The participant codes of the session's tests (`is_test`)."""
+    return {participant.code for participant in session.get_participants() if is_test(participant)}
+
+
+def report_rows(session, rows, codes_of) -> tuple[list, int]:
+    """(the rows an admin report counts, how many test rows it left out): rows whose people (``codes_of(row)``: their
+    participant codes) include a test are left out, except in a demo session (everyone is a test; all are kept).
+
+    >>> from types import SimpleNamespace as NS
+    >>> real, tester = NS(code="r1", vars={}), NS(code="t1", vars={"is_test": True})
+    >>> session = NS(is_demo=False, get_participants=lambda: [real, tester])
+    >>> real.session = tester.session = session
+    >>> report_rows(session, [("r1", ""), ("t1", ""), ("r1", "t1")], codes_of=lambda row: row)
+    ([('r1', '')], 2)
+    """
+    rows = list(rows)
+    if is_test_session(session):
+        return rows, 0
+    tests = codes_of_testers(session)
+    kept = [row for row in rows if not tests & set(filter(None, codes_of(row)))]
+    return kept, len(rows) - len(kept)

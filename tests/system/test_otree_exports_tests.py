@@ -101,3 +101,21 @@ def test_the_status_page_lists_a_tester_without_counting_them_and_a_decline_as_d
     assert "working (test)" in page
     assert "working: 1" in page and "declined consent (screened out): 1" in page and "returned: 0" in page
     assert "not started: 1" in page and "tests, not counted: 1" in page
+
+
+def test_the_dond_report_leaves_a_testers_game_out_and_a_demo_report_says_it_is_test_data(otree_server):
+    url = otree_server.url
+    code = create_session(url, "dond_llm", 2, llm_model="scripted")["code"]
+    real, tester = (Person(link, code) for link in session_start_links(url, code))
+    rest(url, "POST", f"/api/participant_vars/{tester.code}", json={"vars": {"is_test": True}}).raise_for_status()
+    real.advance_to("Bargain")
+    tester.advance_to("Bargain")
+    report = requests.get(f"{url}/AdminReport/{code}", timeout=60).text
+    assert "1 game(s). " in report, report[-3000:]
+    assert re.search(r'id="test-games-left-out">1 game\(s\) of test participants', report)
+    assert tester.code not in report and real.code in report  # the games table lists only the counted game
+
+    demo = create_demo_session(url, "dond_llm")
+    Person(session_start_links(url, demo)[0], demo).advance_to("Bargain")
+    report = requests.get(f"{url}/AdminReport/{demo}", timeout=60).text
+    assert "1 game(s). " in report and 'id="demo-session"' in report and "test-games-left-out" not in report
