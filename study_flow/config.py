@@ -5,6 +5,7 @@ options, payment), checked and typed before a session exists (``lab_server/creat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from backend.core import session_keys
@@ -185,20 +186,31 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
 }
 
 
-def key_words() -> dict[str, tuple[str, str]]:
+def key_words(apps: Sequence[str] | None = None) -> dict[str, tuple[str, str]]:
     """Every session key's label and one line of help, from the settings modules (one definition per key): the
-    shared keys here and each app's ``KEY_WORDS`` beside its settings class.
+    shared keys here and each app's ``KEY_WORDS`` beside its settings class. ``apps``: only these apps' words (a
+    config's ``app_sequence``): two apps may name the same key in their own words (``reservation_timeout_s`` holds
+    a conversation in social_eval and a log in payoff_reasoning_eval).
 
     >>> key_words()["max_messages"][0], key_words()["completion_code"][0]
     ('Messages per player', 'Prolific completion code')
+    >>> key_words(["social_eval"])["reservation_timeout_s"][0], key_words(["payoff_reasoning_eval"])["reservation_timeout_s"][0]
+    ('Hold a conversation (seconds)', 'Hold a log (seconds)')
     """
     from backend.bias import settings as bias_settings
     from backend.dond import settings as dond_settings
     from backend.reasoning import task
     from backend.social import settings as social_settings
 
+    per_app = {
+        "dond": dond_settings.KEY_WORDS,
+        "social_eval": social_settings.KEY_WORDS,
+        "payoff_reasoning_eval": task.KEY_WORDS,
+        "bias_tests": bias_settings.KEY_WORDS,
+    }
     words: dict[str, tuple[str, str]] = {}
-    for module_words in (dond_settings.KEY_WORDS, social_settings.KEY_WORDS, task.KEY_WORDS, bias_settings.KEY_WORDS):
-        words.update(module_words)
+    for app, module_words in per_app.items():
+        if apps is None or app in apps:
+            words.update(module_words)
     words.update(SHARED_KEY_WORDS)
     return words

@@ -23,6 +23,7 @@ releasing, the export of who did what) is ``study_flow/assignments.py``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -61,6 +62,16 @@ def reservation_timeout(config: Mapping[str, Any]) -> float:
             f"Set {TIMEOUT_KEY!r} = {hint} instead."
         )
     return session_keys.number(config, TIMEOUT_KEY, minimum=1, maximum=MAX_TIMEOUT_S, default=DEFAULT_TIMEOUT_S)
+
+
+def minutes_shown(timeout_s: float) -> int:
+    """The reservation in whole minutes as a page states it: rounded up and at least 1 (a 20 s reservation read
+    "reserved for you for 0 minutes" when rounded).
+
+    >>> minutes_shown(20), minutes_shown(60), minutes_shown(90), minutes_shown(1800)
+    (1, 1, 2, 30)
+    """
+    return max(1, math.ceil(float(timeout_s) / 60))
 
 
 def _get(row: Any, name: str) -> Any:

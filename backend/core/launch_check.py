@@ -8,13 +8,22 @@ underpaid or served by the wrong model; ``warning``: worth a look; ``ok``), ``wh
 Rules (each a function below, keyword-only facts, one finding or none):
 
 - codes: no ``completion_code`` strands people on the last page; no ``screenout_code`` leaves a screened-out person
-  with no next step (only where the study can screen out: with consent or a comprehension check).
+  with no next step (only where the study can screen out: with consent or a comprehension check); the same code
+  for both makes Prolific count screened-out people as finished (and the other way round).
 - model: the one real call failed, took longer than ``SLOW_S`` seconds, or was answered by another model than the
   config names.
 - language: material that declares a language other than the session's.
 - places: ``places * per_person`` ratings against ``items * per_item`` needed (k annotators per item).
 - pay: ``pay / (minutes / 60)`` against the researcher's floor per hour (``min_pay_per_hour``).
-- room: a session in a room that is tied to other configs.
+- pairing: person-vs-person DoND with an odd number of places (the last person to arrive is never paired).
+- time limits: a game's or a reservation's time limit below the time one unit takes by the workload estimate
+  (``workload.TIME_LIMITS``): most people would be cut off or lose their item half-way.
+- room: a session in no room or in a room tied to other configs; a room taken by a newer session while this one
+  still had people working or places free, and a session that took its room from such a study
+  (``lab_server/creation.py`` records both when it happens; docs/decisions/0001-a-room-taken-from-a-live-study.md).
+
+Session keys other than the fee cannot be changed after creation (oTree's Edit page sets only the fee, the currency
+per point, the label and the comment), so a fix that changes a key says: create the session again, in its room.
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ def codes_findings(*, completion_code: str, screenout_code: str, can_screen_out:
     ['problem', 'warning']
     >>> codes_findings(completion_code="C1", screenout_code="", can_screen_out=False)[0]["severity"]
     'ok'
+    >>> [f["severity"] for f in codes_findings(completion_code="C1", screenout_code="C1", can_screen_out=True)]
+    ['problem']
     """
     found = []
     if not completion_code:
@@ -46,8 +57,9 @@ def codes_findings(*, completion_code: str, screenout_code: str, can_screen_out:
                 "problem",
                 "No completion code (session key completion_code): the last page shows no code and does not send "
                 "people back to Prolific, so they cannot submit.",
-                "Copy the completion code from the study's page on Prolific into completion_code (Edit, on the "
-                "session's page) before the first participant arrives.",
+                "Create the session again in its room (Rooms, the room's page) with the completion code from the "
+                "study's page on Prolific in completion_code, before the first participant arrives: the Edit page "
+                "cannot set it, and the new session takes the room.",
             )
         )
     if not screenout_code and can_screen_out:
@@ -56,8 +68,18 @@ def codes_findings(*, completion_code: str, screenout_code: str, can_screen_out:
                 "warning",
                 "No screen-out code (session key screenout_code): someone who declines consent or fails a check "
                 "sees no code and no next step.",
-                "Add a screen-out completion code on Prolific (e.g. 'screen out with payment') and enter it as "
-                "screenout_code.",
+                "Add a screen-out completion code on Prolific (e.g. 'screen out with payment') and create the "
+                "session again in its room with it in screenout_code (the Edit page cannot set it).",
+            )
+        )
+    if completion_code and completion_code == screenout_code:
+        found.append(
+            finding(
+                "problem",
+                f"The completion code and the screen-out code are the same ({completion_code!r}): Prolific cannot "
+                "tell people who finished from people who were screened out, and pays or rejects them alike.",
+                "Create the session again in its room with the two different codes Prolific gave you "
+                "(completion_code for finishing, screenout_code for screening out); the Edit page cannot set them.",
             )
         )
     return found or [finding("ok", "Completion and screen-out codes are set.")]
@@ -189,15 +211,149 @@ def pay_findings(*, minutes: float, pay: float, currency: str, floor_per_hour: f
     return [finding("ok", f"{said} (floor {floor_per_hour:.2f}).")]
 
 
-def room_findings(*, room: str | None, config: str, room_configs: tuple[str, ...] | None) -> list[dict]:
-    """A session in a room tied to other configs (the room's Prolific link would start the wrong study).
+def pairing_findings(*, places: int, two_people: bool) -> list[dict]:
+    """Person-vs-person games pair people by arrival: with an odd number of places the last one is never paired.
+
+    >>> pairing_findings(places=7, two_people=True)[0]["severity"]
+    'problem'
+    >>> pairing_findings(places=8, two_people=True)[0]["severity"], pairing_findings(places=7, two_people=False)
+    ('ok', [])
+    """
+    if not two_people or places <= 0:
+        return []
+    if places % 2:
+        return [
+            finding(
+                "problem",
+                f"{places} places for a game of two people: when every place is taken, the last person waits for a "
+                "partner who never comes and leaves unpaired, with no game and no bonus.",
+                f"Create the session again in its room with an even number of places ({places + 1}, or "
+                f"{places - 1}), and offer that many places on Prolific.",
+            )
+        ]
+    return [finding("ok", f"{places} places pair up into {places // 2} games.")]
+
+
+def time_limit_findings(*, limits: dict[str, float], unit_s: float, unit: str) -> list[dict]:
+    """Time limits (session key -> seconds) for one unit against the seconds one unit takes by the workload estimate:
+    below it most people are cut off (a problem), below twice it the slower half may be (a warning).
+
+    >>> time_limit_findings(limits={"game_timeout_s": 45}, unit_s=420, unit="game")[0]["what"]
+    'The time limit game_timeout_s is 45 s, but one game takes about 420 s by the workload estimate: most people would be cut off.'
+    >>> [f["severity"] for f in time_limit_findings(limits={"a_s": 600, "b_s": 1800}, unit_s=420, unit="game")]
+    ['warning', 'ok']
+    """
+    found = []
+    for key, seconds in limits.items():
+        if not seconds or seconds <= 0 or unit_s <= 0:
+            continue
+        said = (
+            f"The time limit {key} is {seconds:g} s, but one {unit} takes about {unit_s:g} s by the workload estimate"
+        )
+        fix = (
+            f"Create the session again in its room with {key} of at least {2 * unit_s:g} (twice the estimate, for "
+            "slower readers); the Edit page cannot set it."
+        )
+        if seconds < unit_s:
+            found.append(finding("problem", said + ": most people would be cut off.", fix))
+        elif seconds < 2 * unit_s:
+            found.append(finding("warning", said + ": the slower half of them could be cut off.", fix))
+        else:
+            found.append(
+                finding("ok", f"The time limit {key} ({seconds:g} s) leaves room for one {unit} ({unit_s:g} s).")
+            )
+    return found
+
+
+def live_study(record: dict | None) -> bool:
+    """Whether a session, by the counts recorded when its room was taken, was a study under way: someone (not a test)
+    had taken a place, and someone was still working or a place was still free.
+
+    >>> live_study(dict(started=3, working=1, free=0)), live_study(dict(started=0, working=0, free=5))
+    (True, False)
+    >>> live_study(None), live_study({"started": "?"})
+    (False, False)
+    """
+    if not isinstance(record, dict):
+        return False
+    try:
+        started, working, free = (int(record.get(key) or 0) for key in ("started", "working", "free"))
+    except (TypeError, ValueError):
+        return False  # a record we did not write: read it as nothing under way rather than fail the page
+    return started > 0 and (working > 0 or free > 0)
+
+
+def _counts(record: dict) -> str:
+    return (
+        f"{record.get('started', '?')} people had started, {record.get('working', '?')} of them still working, "
+        f"{record.get('free', '?')} places free"
+    )
+
+
+def room_findings(
+    *,
+    room: str | None,
+    config: str,
+    room_configs: tuple[str, ...] | None,
+    taken_by: dict | None = None,
+    taken_from: dict | None = None,
+    home_holder: tuple[str, str] | None = None,
+) -> list[dict]:
+    """The session's room: none, one tied to other configs, taken from this session by a newer one (``taken_by``),
+    or taken by this session from an older one (``taken_from``). Both records are written when the room changes
+    hands (``lab_server/creation.py``: room, session, the other session's counts then); ``home_holder`` is (room,
+    session) when this session is in no room and its config's room holds another session (read also where no record
+    exists, e.g. for sessions made before the records).
 
     >>> room_findings(room="bias_study", config="dond_llm", room_configs=("bias_tests",))[0]["severity"]
     'problem'
     >>> room_findings(room=None, config="dond_llm", room_configs=None)[0]["severity"]
     'warning'
+    >>> lost = dict(room="dond_study", session="new1", started=2, working=1, free=3)
+    >>> room_findings(room=None, config="dond_llm", room_configs=None, taken_by=lost)[0]["what"][:60]
+    "Room 'dond_study' was taken by session 'new1', created while"
+    >>> took = dict(room="dond_study", session="old1", started=2, working=1, free=3)
+    >>> [f["severity"] for f in room_findings(room="dond_study", config="dond_llm", room_configs=("dond_llm",),
+    ...                                       taken_from=took)]
+    ['warning', 'ok']
     """
+    found = []
+    if room is None and isinstance(taken_by, dict):
+        now_there = f"Room {taken_by.get('room')!r} was taken by session {taken_by.get('session')!r}, created while "
+        if live_study(taken_by):
+            found.append(
+                finding(
+                    "problem" if int(taken_by.get("free") or 0) > 0 else "warning",
+                    now_there + f"this study was under way ({_counts(taken_by)}): this session is in no room now, "
+                    "new arrivals through the room's link go to that session, and this session's free places are "
+                    "never filled. People already here go on by their own links; a PID that started here resumes "
+                    "here.",
+                    "If the new session was meant (this one was full or is over), nothing to do. If not: oTree "
+                    "cannot put a session back into a room, so go on with the new session (it has the same room "
+                    "link) and check it is the same config and keys, or close the room (its page) to stop new "
+                    "arrivals.",
+                )
+            )
+        else:
+            found.append(
+                finding(
+                    "warning",
+                    now_there + f"nobody had started here ({_counts(taken_by)}): this session is in no room.",
+                    "Use the new session; this one has no Prolific link.",
+                )
+            )
+        return found
     if room is None:
+        if home_holder:
+            where, holder = home_holder
+            return [
+                finding(
+                    "warning",
+                    f"The session is in no room: room {where!r}, the room of its config, holds session {holder!r}, "
+                    "and the room's Prolific link starts that session.",
+                    f"Use session {holder!r} for the study, or create this config's session again in room {where!r}.",
+                )
+            ]
         return [
             finding(
                 "warning",
@@ -213,7 +369,19 @@ def room_findings(*, room: str | None, config: str, room_configs: tuple[str, ...
                 "Close the room and create the session in the room of its config.",
             )
         ]
-    return [finding("ok", f"Room {room!r} runs config {config!r}.")]
+    if isinstance(taken_from, dict) and live_study(taken_from):
+        found.append(
+            finding(
+                "warning",
+                f"This session took room {room!r} from session {taken_from.get('session')!r}, a study under way "
+                f"({_counts(taken_from)} when it was taken): new arrivals through the room's link come here now; "
+                "a PID that started there resumes there.",
+                "If that session was full or over, nothing to do. If not, this session now carries the study: keep "
+                "its config and keys the same as the other's, and count the places of both on Prolific.",
+            )
+        )
+    found.append(finding("ok", f"Room {room!r} runs config {config!r}."))
+    return found
 
 
 def worst(findings: list[dict]) -> str:

@@ -12,7 +12,8 @@ documented defaults (our own guesses from the apps' pages, not measured):
 | payoff_reasoning_eval | one log judged sentence by sentence | 180 | a short log with a dozen sentences |
 | bias_tests | one test item | 40 | read, choose, set confidence |
 
-``launch_check.pay_findings`` turns the estimate into pay per hour.
+``launch_check.pay_findings`` turns the estimate into pay per hour. ``TIME_LIMITS`` names each app's session keys
+that limit the time of one unit; ``launch_check.time_limit_findings`` holds them against the unit's default seconds.
 """
 
 from __future__ import annotations
@@ -24,6 +25,30 @@ from collections.abc import Mapping, Sequence
 START_S = 120
 MIN_MEASURED = 3  # finished participants whose median time replaces the estimate (a pilot's few places)
 DEFAULT_SECONDS = {"dond": 420, "social_eval": 14 * 25 + 90, "payoff_reasoning_eval": 180, "bias_tests": 40}
+UNIT_NAMES = {"dond": "game", "social_eval": "conversation", "payoff_reasoning_eval": "log", "bias_tests": "item"}
+# Session keys (seconds) that cut one unit short: the game's time limit, how long an annotation item stays reserved.
+TIME_LIMITS = {
+    "dond": ("game_timeout_s",),
+    "social_eval": ("reservation_timeout_s",),
+    "payoff_reasoning_eval": ("reservation_timeout_s",),
+}
+
+
+def time_limits(app: str, config: Mapping) -> dict[str, float]:
+    """The app's per-unit time limits (session key -> seconds) set in ``config``; keys it leaves out are not read.
+
+    >>> time_limits("dond", {"game_timeout_s": 45}), time_limits("bias_tests", {}), time_limits("dond", {})
+    ({'game_timeout_s': 45.0}, {}, {})
+    >>> time_limits("social_eval", {"reservation_timeout_s": "a while"})  # unreadable: left to creation's checks
+    {}
+    """
+    found = {}
+    for key in TIME_LIMITS.get(app, ()):
+        try:
+            found[key] = float(config[key])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found
 
 
 def units(app: str, config: Mapping) -> int:

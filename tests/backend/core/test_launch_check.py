@@ -1,0 +1,108 @@
+"""The launch check's rules (backend/core/launch_check.py) for the misconfigurations a red team met on a production
+server (issue 35): codes that are the same, an odd number of places in person-vs-person DoND, time limits far below
+the check's own workload estimate, fixes that name a page that cannot make them, and a room taken from a study under
+way. The server side (facts gathered, records written at creation) is tests/system/test_launch_check_rooms.py."""
+
+from __future__ import annotations
+
+from backend.core import assignment, launch_check, workload
+from study_flow.config import key_words
+
+
+def severities(found: list[dict]) -> list[str]:
+    return [item["severity"] for item in found]
+
+
+def test_the_same_code_for_finishing_and_screening_out_is_a_problem():
+    found = launch_check.codes_findings(completion_code="DONE1", screenout_code="DONE1", can_screen_out=True)
+    assert severities(found) == ["problem"]
+    assert "same" in found[0]["what"] and "DONE1" in found[0]["what"]
+    assert severities(launch_check.codes_findings(completion_code="A1", screenout_code="B1", can_screen_out=True)) == [
+        "ok"
+    ]
+
+
+def test_no_fix_points_to_the_edit_page_for_a_key_it_cannot_set():
+    found = launch_check.codes_findings(completion_code="", screenout_code="", can_screen_out=True)
+    found += launch_check.codes_findings(completion_code="C1", screenout_code="C1", can_screen_out=True)
+    found += launch_check.time_limit_findings(limits={"game_timeout_s": 45}, unit_s=420, unit="game")
+    found += launch_check.pairing_findings(places=7, two_people=True)
+    for item in found:
+        fix = item["fix"]
+        assert "create the session again" in fix.lower(), fix
+        assert "(Edit" not in fix and "Edit, on" not in fix, fix  # oTree's Edit sets the fee, label, comment only
+
+
+def test_an_odd_number_of_places_in_a_game_of_two_people_is_a_problem():
+    (odd,) = launch_check.pairing_findings(places=5, two_people=True)
+    assert odd["severity"] == "problem" and "never comes" in odd["what"] and "6" in odd["fix"]
+    assert severities(launch_check.pairing_findings(places=6, two_people=True)) == ["ok"]
+    assert launch_check.pairing_findings(places=5, two_people=False) == []
+
+
+def test_a_time_limit_far_below_the_workload_estimate_is_a_problem():
+    limits = workload.time_limits("dond", {"game_timeout_s": 45})
+    (cut,) = launch_check.time_limit_findings(limits=limits, unit_s=workload.DEFAULT_SECONDS["dond"], unit="game")
+    assert cut["severity"] == "problem"
+    assert "45 s" in cut["what"] and "420 s" in cut["what"] and "840" in cut["fix"]
+    social = workload.time_limits("social_eval", {"reservation_timeout_s": 60})
+    (held,) = launch_check.time_limit_findings(limits=social, unit_s=workload.DEFAULT_SECONDS["social_eval"], unit="c")
+    assert held["severity"] == "problem" and "reservation_timeout_s" in held["what"]
+    # The defaults of every app pass their own estimate.
+    for app, keys in workload.TIME_LIMITS.items():
+        defaults = {key: 1800 for key in keys}
+        found = launch_check.time_limit_findings(
+            limits=workload.time_limits(app, defaults), unit_s=workload.DEFAULT_SECONDS[app], unit="u"
+        )
+        assert severities(found) == ["ok"] * len(keys), (app, found)
+
+
+def test_a_room_taken_from_a_study_under_way_is_named_in_both_sessions_checks():
+    counts = dict(started=3, working=2, free=4)
+    lost = launch_check.room_findings(
+        room=None, config="dond_llm", room_configs=None, taken_by=dict(room="dond_study", session="newone", **counts)
+    )
+    assert severities(lost) == ["problem"]
+    assert "newone" in lost[0]["what"] and "2 of them still working" in lost[0]["what"]
+    assert "4 places free" in lost[0]["what"] and "in no room" in lost[0]["what"]
+    took = launch_check.room_findings(
+        room="dond_study",
+        config="dond_llm",
+        room_configs=("dond_llm",),
+        taken_from=dict(room="dond_study", session="oldone", **counts),
+    )
+    assert severities(took) == ["warning", "ok"] and "oldone" in took[0]["what"]
+    # A session nobody had started in (the researcher made it again before launch): nothing to warn the new one of.
+    quiet = dict(room="dond_study", session="oldone", started=0, working=0, free=4)
+    assert severities(
+        launch_check.room_findings(room="dond_study", config="dond_llm", room_configs=None, taken_from=quiet)
+    ) == ["ok"]
+    # A full session whose people still work: a warning, its places are not lost.
+    full = dict(room="dond_study", session="n", started=4, working=1, free=0)
+    assert severities(launch_check.room_findings(room=None, config="c", room_configs=None, taken_by=full)) == [
+        "warning"
+    ]
+
+
+def test_a_record_the_check_did_not_write_is_read_as_nothing_under_way():
+    for strange in ({"started": "many"}, {"started": None}, {}, {"started": 2, "working": [1]}):
+        found = launch_check.room_findings(room=None, config="c", room_configs=None, taken_by=dict(room="r", **strange))
+        assert severities(found) == ["warning"], strange
+    assert launch_check.live_study("not a record") is False
+
+
+def test_without_a_record_a_roomless_session_names_the_session_its_room_holds():
+    (found,) = launch_check.room_findings(
+        room=None, config="dond_llm", room_configs=None, home_holder=("dond_study", "abc123")
+    )
+    assert found["severity"] == "warning" and "abc123" in found["what"] and "dond_study" in found["what"]
+
+
+def test_a_reservation_is_never_stated_as_zero_minutes():
+    assert [assignment.minutes_shown(s) for s in (1, 20, 59, 60, 61, 1800)] == [1, 1, 1, 1, 2, 30]
+
+
+def test_each_app_words_a_shared_key_its_own_way():
+    assert key_words(["social_eval"])["reservation_timeout_s"][0] == "Hold a conversation (seconds)"
+    assert key_words(["payoff_reasoning_eval"])["reservation_timeout_s"][0] == "Hold a log (seconds)"
+    assert key_words(["social_eval"])["completion_code"] == key_words()["completion_code"]  # shared keys stay
