@@ -39,7 +39,10 @@ process, so the only lever is how fast new people come in. This gate holds them 
   (another key) or one older than ``LAB_ADMIT_MAX_WAIT_S`` and ``FORGET_AFTER_S`` (its waiter was let in by then: a
   replayed link) counts as a fresh arrival.
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
-  entry (the room's welcome page forwards to itself) and a reload are not held again. The gate strips ``lab_wait``
+  entry (the room's welcome page forwards to itself) and a reload are not held again. The cookie's signature covers
+  the entry link and the participant label it admitted (``admitted_for``): with another PID or through another link
+  it is no admission, that arrival is new and waits like any other (one cookie, got while the server was quiet, had
+  brought five new PIDs past an honest arrival waiting in line). The gate strips ``lab_wait``
   before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
   ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let in through an
   entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same link later (a new
@@ -53,6 +56,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
+import json
 import logging
 import math
 import random
@@ -140,6 +144,16 @@ def label_of(query_string: bytes) -> str:
         if name == LABEL:
             return value
     return ""
+
+
+def admitted_for(path: str, label: str) -> str:
+    """What an admission cookie is signed for: the entry link and the participant label it let in (a cookie signed
+    for one link and PID is no admission for another).
+
+    >>> admitted_for("/room/r/", "5f00aa"), admitted_for("/join/abc", "")
+    ('lab_admitted["/room/r", "5f00aa"]', 'lab_admitted["/join/abc", ""]')
+    """
+    return ADMITTED_COOKIE + json.dumps([path.rstrip("/"), label])
 
 
 def cookie_value(headers, name: str) -> str | None:
@@ -261,19 +275,28 @@ class Gate:
         return hmac.new(self._key, f"{purpose}:{body}".encode(), hashlib.sha256).hexdigest()[:20]
 
     def ticket(self, *, now: float, purpose: str = TICKET) -> str:
-        """A signed ticket saying this arrival first waited at ``now`` (``purpose`` ``ADMITTED_COOKIE``: that it was
-        let in then); a ticket signed for one purpose is none for the other (a waiting ticket is no admission)."""
+        """A signed ticket saying this arrival first waited at ``now`` (``purpose`` ``admitted_for(link, label)``: that
+        this link and PID were let in then); a ticket signed for one purpose is none for another (a waiting ticket is
+        no admission, an admission of one PID none of another)."""
         body = f"{int(now * 1000)}.{secrets.token_hex(4)}"
         return f"{body}.{self._signature(body, purpose)}"
 
     def issued(self, ticket: str | None, *, purpose: str = TICKET) -> float | None:
-        """When a valid ticket (or admitted cookie, ``purpose`` ``ADMITTED_COOKIE``) was issued, in seconds; None when
-        absent, malformed, forged or signed for the other purpose.
+        """When a valid ticket (or admitted cookie, ``purpose`` ``admitted_for(link, label)``) was issued, in seconds;
+        None when absent, malformed, forged or signed for another purpose.
 
         >>> gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
         >>> waiting = gate.ticket(now=5.0)
         >>> gate.issued(waiting), gate.issued(waiting, purpose=ADMITTED_COOKIE)
         (5.0, None)
+
+        An admission cookie names the link and the PID it let in (``admitted_for``); for any other it is none:
+
+        >>> cookie = gate.ticket(now=7.0, purpose=admitted_for("/room/r", "aa01"))
+        >>> gate.issued(cookie, purpose=admitted_for("/room/r", "aa01"))
+        7.0
+        >>> gate.issued(cookie, purpose=admitted_for("/room/r", "bb02"))  # another PID: no admission
+        >>> gate.issued(cookie, purpose=admitted_for("/join/code", "aa01"))
         """
         if not ticket or ticket.count(".") != 2 or not ticket.isascii():  # compare_digest refuses other text
             return None
@@ -624,8 +647,10 @@ def install() -> None:
         admitted_cookie = None
         if is_new_arrival(scope.get("method", "GET"), path):
             now = time.monotonic()
-            passed = gate.issued(cookie_value(scope.get("headers", ()), ADMITTED_COOKIE), purpose=ADMITTED_COOKIE)
             label = label_of(scope.get("query_string", b""))
+            # The cookie admits the link and the PID it was given for, no other (admitted_for).
+            cookie = cookie_value(scope.get("headers", ()), ADMITTED_COOKIE)
+            passed = gate.issued(cookie, purpose=admitted_for(path, label))
             if gate.inside(path, label):  # a participant returning to their place (a new tab, the link again)
                 pass
             elif passed is None or now - passed > ADMITTED_FOR_S:
@@ -642,7 +667,8 @@ def install() -> None:
                     )
                     return
                 gate.let_in(path, label)
-                cookie = f"{ADMITTED_COOKIE}={gate.ticket(now=now, purpose=ADMITTED_COOKIE)}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
+                admission = gate.ticket(now=now, purpose=admitted_for(path, label))
+                cookie = f"{ADMITTED_COOKIE}={admission}; Max-Age={ADMITTED_FOR_S}; Path=/; HttpOnly; "
                 admitted_cookie = (cookie + "SameSite=Lax").encode()
             scope = dict(scope, query_string=without_ticket(scope.get("query_string", b"")))
 

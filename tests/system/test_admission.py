@@ -254,6 +254,52 @@ def test_a_ticket_or_cookie_that_is_not_ascii_is_a_fresh_arrival_not_a_server_er
     assert raw.status_code in (200, 400), raw.status_code
 
 
+def test_an_admission_cookie_lets_in_only_the_link_and_pid_it_admitted(server):
+    """Issue 35 (finding 6): the ``lab_admitted`` cookie of one arrival let in while the server was quiet later brought
+    five new PIDs in at once on a saturated server, each taking a place, while an honest arrival waited. The cookie
+    names the link and the PID it admitted: with another PID, or the same PID through another link, the arrival is new
+    and waits in line; the PID it admitted still passes. Kept before the tests that leave someone waiting in line: its
+    first arrival must find the line empty."""
+    session = create_session(server.url, "bias_tests", 8, room="bias_study", prolific_study_id=STUDY, language="it")
+    info = rest(server.url, "POST", f"/api/get_session/{session['code']}", json={})
+    join_link = urljoin(server.url, info.json()["session_wide_url"])
+    admitted_pid, honest = "a7" * 12, "b8" * 12
+    first = requests.Session()
+    inside = first.get(room_link(server, admitted_pid), timeout=30)  # the server is quiet: let in, with the cookie
+    assert inside.status_code == 200 and "/p/" in inside.url, "the first arrival waited: someone was still in line"
+    cookie = first.cookies.get("lab_admitted")
+    assert cookie, [answer.headers.get("Set-Cookie") for answer in inside.history]
+    with_cookie = {"Cookie": f"lab_admitted={cookie}"}
+    folder = Path(server.folder)
+    slow = create_session(server.url, "slow_page", 1)
+    holder = hold_the_page_lock(server, slow["code"])
+    try:
+        waiting = requests.get(room_link(server, honest), timeout=20, allow_redirects=False)
+        assert "Refresh" in waiting.headers  # the honest arrival waits in line
+        new_pids = [f"{n:02x}" * 12 for n in range(0xC1, 0xC6)]
+        others = [Fetch(room_link(server, pid), headers=with_cookie, allow_redirects=False) for pid in new_pids]
+        others.append(
+            Fetch(f"{join_link}?participant_label={admitted_pid}", headers=with_cookie, allow_redirects=False)
+        )
+        for other in others:
+            other.start()
+        for other in others:
+            other.join(15)  # a waiting page comes at once; an arrival let in would wait for the held page lock
+        answers = [
+            other.response and (other.response.status_code, "Refresh" in other.response.headers) for other in others
+        ]
+        assert answers == [(200, True)] * len(others), f"(status, waiting page) per arrival with the cookie: {answers}"
+        assert holder.is_alive()
+    finally:
+        (folder / "hold").unlink(missing_ok=True)
+    holder.join(90)
+    for other in others:
+        other.join(90)
+    assert visited_labels(server, session["code"]) == [admitted_pid]  # none of them took a place
+    again = requests.get(room_link(server, admitted_pid), headers=with_cookie, timeout=30)  # the PID it admitted
+    assert again.url == inside.url
+
+
 def test_a_ticket_past_the_longest_wait_is_not_a_pass_for_ever():
     """A ticket let in after the longest wait, replayed later (a link shared or bookmarked), is a fresh arrival on a
     saturated server: it does not pass whatever the load, and whoever really waits comes first."""
