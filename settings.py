@@ -29,6 +29,11 @@ if IS_PRODUCTION:
             + " and ".join(_missing)
             + " must be set. See docs/deploying.md."
         )
+    if os.environ.get("LAB_TEST_CLOCK_FILE"):  # backend/core/clock.py: a clock tests move forward
+        sys.exit(
+            "Refusing to start in production mode (OTREE_PRODUCTION is set): LAB_TEST_CLOCK_FILE is set, which lets a "
+            "file move the server's clock. It is for tests only; unset it."
+        )
 
 # oTree reads this name from settings (`from settings import *`). In production the default is STUDY: admin pages,
 # data exports and the REST API need the password, only participant links stay open.

@@ -1,10 +1,9 @@
-import time
-
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 
 import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
 import study_flow
+from backend.core import clock
 from backend.dond.settings import DondSettings, validated_settings
 from lab_server import otree_internals
 from study_flow import consent_given_choices  # noqa: F401  (oTree finds the consent field's choices here)
@@ -53,6 +52,7 @@ class Player(BasePlayer):
     is_unpaired = models.BooleanField(initial=False)
     pairing_started_at = models.FloatField(initial=0)
     last_seen = models.FloatField(initial=0)
+    live_since = models.FloatField(initial=0)  # the Bargain page's first live message: when this person could act
     outcome = models.StringField(initial="")
     points = models.IntegerField(initial=0)
     bonus_points = models.FloatField(initial=0)
@@ -179,7 +179,7 @@ class Instructions(Page):
 
     @staticmethod
     def vars_for_template(player: Player):
-        player.last_seen = time.time()  # reading the instructions counts as being there
+        player.last_seen = clock.now()  # reading the instructions counts as being there
         game = views.game_of(player)
         return dict(
             views.game_vars(player),
@@ -221,7 +221,9 @@ class Bargain(Page):
     def before_next_page(player: Player, timeout_happened):
         game = game_of(player)
         if not views.replayed(game).finished:  # the page's time limit or the admin's advance: the game ends for both
-            reason = views.end_reason(game, timer_ran_out=otree_internals.page_timer_ran_out(player.participant))
+            reason = views.end_reason(
+                game, player, timer_ran_out=otree_internals.page_timer_ran_out(player.participant)
+            )
             storage.store_event(game, dict(kind="abort", role=player.game_role, actor="system", text=reason))
 
 

@@ -6,11 +6,12 @@ import time
 import types
 
 from backend import dond
-from backend.core import rate_limit
+from backend.core import clock, rate_limit
 from backend.core.llm import LLMSettings, start_stream
 from backend.core.stored_text import storable
 from backend.dond import game as dond_game
 from backend.dond import integrity as dond_integrity
+from backend.dond import partner as dond_partner
 from backend.dond import play as dond_play
 from lab_server import otree_internals
 
@@ -68,7 +69,7 @@ def human_move(player, game, data, events):
     """Validate and store a person's message or proposal (appended to ``events``); returns the error payload or None."""
     instance = instance_of(game)
     state, _ = dond_integrity.replay_checked(events, config_of(game), counts=instance.counts)  # the readable part
-    base = dict(role=player.game_role, actor="human", created_at=time.time())
+    base = dict(role=player.game_role, actor="human", created_at=clock.now())
     try:
         if data.get("type") == "message":
             if not isinstance(data.get("text"), str):
@@ -94,20 +95,18 @@ def check_partner(player, game):
     state, _ = dond_integrity.replay_checked(events, config_of(game), counts=instance_of(game).counts)
     if partner is None or state.finished:
         return
-    now = time.time()
     settings = settings_of(player.session)
-    last_move = max(
-        (e["created_at"] or 0 for e in events if e["kind"] in dond_game.STATE_EVENTS), default=game.created_at
+    moves = [e["created_at"] or 0 for e in events if e["kind"] in dond_game.STATE_EVENTS]
+    reason = dond_partner.gone_reason(
+        now=clock.now(),
+        partner_owes=partner.game_role in state.to_act and player.game_role not in state.to_act,
+        partner_seen=partner.last_seen or game.created_at,
+        partner_could_act=partner.live_since or None,
+        last_move=max(moves, default=None),
+        disconnect_timeout_s=settings.disconnect_timeout_s,
+        turn_timeout_s=settings.turn_timeout_s,
     )
-    if now - (partner.last_seen or game.created_at) > settings.disconnect_timeout_s:
-        reason = "partner_left"
-    elif (
-        partner.game_role in state.to_act
-        and player.game_role not in state.to_act
-        and now - last_move > settings.turn_timeout_s
-    ):
-        reason = "partner_timeout"
-    else:
+    if reason is None:
         return
     takeover.partner_gone(player, game, partner, reason)  # ends the game, or a model takes over (partner_leaves)
 
@@ -144,8 +143,11 @@ def first_step(player, data):
             return error, None
     elif kind not in ("load", "ping"):
         return rejected(seat, game, ValueError(f"unknown message type {kind!r}")), None
+    if not player.live_since:  # the page connected: from now on this person can act (and the model is asked)
+        player.live_since = clock.now()
+        otree_internals.db.commit()
     if game.opponent == "human":
-        player.last_seen = time.time()
+        player.last_seen = clock.now()
         otree_internals.db.commit()
         check_partner(player, game)
         events = events_of(game)

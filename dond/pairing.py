@@ -1,6 +1,6 @@
 """Person vs person: the Pairing page's live method pairs the two who have waited longest and are still there."""
 
-import time
+from backend.core import clock
 
 from .live import too_fast
 from .storage import create_game, settings_of
@@ -16,14 +16,14 @@ def live_heartbeat(player, data):
     the Bargain page first never takes them for gone (``live.check_partner``)."""
     if refusal := too_fast(player):
         return refusal
-    player.last_seen = time.time()
+    player.last_seen = clock.now()
 
 
 def live_pairing(player, data):
     """Pair the player with whoever has waited longest and still sends heartbeats; else wait, up to the timeout."""
     if refusal := too_fast(player):
         return refusal
-    now = time.time()
+    now = clock.now()
     player.last_seen = now
     if not player.pairing_started_at:
         player.pairing_started_at = now

@@ -5,11 +5,11 @@ database a read on every live message. The app's models are imported inside the 
 import collections
 import functools
 import json
-import time
 import types
 from pathlib import Path
 
 from backend import dond
+from backend.core import clock
 from backend.core.llm import LLMSettings
 from backend.dond import export as dond_export
 from backend.dond import game as dond_game
@@ -96,7 +96,7 @@ def create_game(subsession, players, opponent):
         treatment_json=settings.treatment.to_json(),
         participant_a=codes["A"],
         participant_b=codes["B"],
-        created_at=time.time(),
+        created_at=clock.now(),
     )
     otree_internals.db.commit()  # the id must exist before players point to it
     for player, role in zip(players, roles, strict=False):
@@ -279,7 +279,7 @@ def write_events(game, events, *, late=()):
             fields = {key: value for key, value in event.items() if not key.startswith("_")}
             LateCall.create(
                 game_id=game.id,
-                arrived_at=time.time(),
+                arrived_at=clock.now(),
                 late_reason=reason,
                 kind=str(fields.get("kind") or ""),
                 role=str(fields.get("role") or ""),
@@ -287,7 +287,7 @@ def write_events(game, events, *, late=()):
             )
         for event in events:
             fields = {key: value for key, value in event.items() if not key.startswith("_")}
-            fields["created_at"] = fields.get("created_at") or time.time()
+            fields["created_at"] = fields.get("created_at") or clock.now()
             if fields.get("proposal") is not None:
                 fields["proposal"] = json.dumps(list(fields["proposal"]))
             rows.append(Event.create(game_id=game.id, **fields))

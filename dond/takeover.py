@@ -7,9 +7,7 @@ through the same ``llm_turns`` as a model game, driven by the live calls of the 
 A person whose seat was taken over and who comes back can watch but not move (`taken_over_refusal`).
 """
 
-import time
-
-from backend.core import csvio
+from backend.core import clock, csvio
 from backend.core.llm import LLMSettings
 from backend.dond import game as dond_game
 from backend.dond import integrity as dond_integrity
@@ -38,7 +36,7 @@ def partner_gone(player, game, partner, reason):
         return
     if settings_of(player.session).partner_leaves == "model":
         model = LLMSettings.from_config(player.session.config).model
-        event = dond_partner.takeover_event(role=partner.game_role, reason=reason, model=model, at=time.time())
+        event = dond_partner.takeover_event(role=partner.game_role, reason=reason, model=model, at=clock.now())
     else:
         event = dict(kind="abort", role=partner.game_role, actor="system", text=reason)
     store_event(game, event)

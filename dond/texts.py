@@ -80,8 +80,11 @@ TEXTS = {
         "timer_pairing": "Time left to find a partner:",
         "reason_partner_left": "{other} left the game.",
         "reason_partner_timeout": "{other} did not answer in time.",
+        "reason_partner_left_self": "you left the game: your page sent nothing for too long.",
+        "reason_partner_timeout_self": "you did not answer in time on your turn.",
         "reason_time_limit": "the time limit was reached.",
         "reason_llm_time_limit": "the time limit was reached while {other} was still to answer.",
+        "reason_no_connection": "your page could not connect to the game, so nobody could make a move.",
         "reason_llm_invalid": "{other} broke the rules of the game too often.",
         "reason_llm_error": "{other} could not be reached because of a technical problem on our side, not "
         "because of anything you did. Please press Continue to go on with the study.",
@@ -223,8 +226,11 @@ TEXTS = {
         "timer_pairing": "Verbleibende Zeit für die Suche:",
         "reason_partner_left": "{Other} hat das Spiel verlassen.",
         "reason_partner_timeout": "{Other} hat nicht rechtzeitig geantwortet.",
+        "reason_partner_left_self": "Sie haben das Spiel verlassen: Ihre Seite hat zu lange nichts gesendet.",
+        "reason_partner_timeout_self": "Sie haben in Ihrem Zug nicht rechtzeitig geantwortet.",
         "reason_time_limit": "Die Zeit ist abgelaufen.",
         "reason_llm_time_limit": "Die Zeit ist abgelaufen, während {other} noch antworten musste.",
+        "reason_no_connection": "Ihre Seite konnte sich nicht mit dem Spiel verbinden, daher konnte niemand ziehen.",
         "reason_llm_invalid": "{Other} hat zu oft gegen die Spielregeln verstoßen.",
         "reason_llm_error": "{Other} war wegen eines technischen Problems auf unserer Seite nicht "
         "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte wählen Sie „Weiter“, um mit der Studie "
@@ -372,8 +378,11 @@ TEXTS = {
         "timer_pairing": "Tempo rimasto per la ricerca:",
         "reason_partner_left": "{other} ha lasciato il gioco.",
         "reason_partner_timeout": "{other} non ha risposto in tempo.",
+        "reason_partner_left_self": "ha lasciato il gioco: la Sua pagina non ha inviato nulla troppo a lungo.",
+        "reason_partner_timeout_self": "non ha risposto in tempo durante il Suo turno.",
         "reason_time_limit": "il tempo a disposizione è scaduto.",
         "reason_llm_time_limit": "il tempo a disposizione è scaduto mentre {other} doveva ancora rispondere.",
+        "reason_no_connection": "la Sua pagina non è riuscita a collegarsi al gioco, quindi nessuno ha potuto muovere.",
         "reason_llm_invalid": "{other} ha violato le regole del gioco troppe volte.",
         "reason_llm_error": "non è stato possibile raggiungere {other} a causa di un problema tecnico da "
         "parte nostra, non per qualcosa che ha fatto Lei. Prema Continua per proseguire lo studio.",

@@ -28,18 +28,29 @@ OUTCOME_TEXT = {
     "unfinished": "still running",
 }
 ABORT_TEXT = {
-    "partner_left": "the other person left",
-    "partner_timeout": "the other person ran out of time",
+    "partner_left": "{by} left the game (their page sent nothing for the disconnect time)",
+    "partner_timeout": "{by} stopped answering on their turn",
     "time_limit": "the game's time limit was reached",
     "llm_time_limit": "the game's time limit was reached while the model owed a move",
+    "no_connection": "the game's time limit was reached and the person's page never connected (the model was never asked)",
     "llm_invalid": "the model broke the rules more often than the re-prompts allow",
     "llm_error": "the model could not be reached more often than the re-prompts allow",
     "llm_budget": "the model used up its call budget",
     "other": "ended by the system",
 }
-TIMED_OUT = ("time_limit", "llm_time_limit", "partner_timeout")
+LEFT_TEXT = {  # the status page's words for the seat that left, and for the one left behind
+    "partner_left": ("left the game: their page sent nothing for the disconnect time", "the other person left"),
+    "partner_timeout": ("left the game: stopped answering on their turn", "the other person stopped answering"),
+}
+TIMED_OUT = ("time_limit", "llm_time_limit", "no_connection")
 GAME_COLUMNS = ("mode", "language", "opponent", "model", "cell", "focal_role", "opener", "max_messages")
 LLM_COLUMNS = ("llm_reprompts", "clembench_exact", "llm_protocol", "llm_word_limit")
+
+
+def abort_text(code, *, by=""):
+    """The transcript's words for an abort reason code; ``by`` names the seat that left (``A``, ``B``) for the
+    partner reasons, so a reader sees who abandoned the game."""
+    return ABORT_TEXT[code].format(by=f"player {by}" if by else "a player")
 
 
 def treatment_keys():
@@ -88,7 +99,9 @@ def event_line(event, game, instance, people, started_at):
         line["who"] = f"{role} · model (took over)"
     if kind == "takeover":
         line["who"] = "system"
-        line["label"] = f"a model ({event.get('model') or ''}) takes over {role}: {ABORT_TEXT[abort_reason_code(text)]}"
+        line["label"] = (
+            f"a model ({event.get('model') or ''}) takes over {role}: {abort_text(abort_reason_code(text), by=role)}"
+        )
     elif kind == "message":
         line["label"] = "message"
     elif kind == "proposal":
@@ -106,7 +119,7 @@ def event_line(event, game, instance, people, started_at):
         line["text"] = event.get("error") or text
     elif kind == "abort":
         code = abort_reason_code(text)
-        line["label"] = f"game ended: {ABORT_TEXT[code]}"
+        line["label"] = f"game ended: {abort_text(code, by=role)}"
     elif kind == "note":
         line["label"] = "private note (never shown to the other player)"
     elif kind == "probe":
@@ -148,7 +161,7 @@ def transcript(game, events, participants):
     outcome_text = OUTCOME_TEXT.get(outcome, outcome)
     if state.aborted:
         by = f" ({state.aborted_by})" if state.aborted_by else ""
-        outcome_text = f"aborted{by}: {ABORT_TEXT[abort_reason_code(state.abort_reason)]}"
+        outcome_text = f"aborted{by}: {abort_text(abort_reason_code(state.abort_reason), by=state.aborted_by)}"
     columns = GAME_COLUMNS + (LLM_COLUMNS if game.opponent == "llm" else takeover.TAKEOVER_COLUMNS)
     settings = [dict(name=name, value=str(row.get(name, ""))) for name in columns]
     treatments = [dict(name=name, value=str(row[name])) for name in treatment_keys() if name in row]
@@ -216,10 +229,27 @@ def participant_status(player):
     own = [e.get("created_at") for e in events if e.get("role") == player.game_role and e.get("actor") == "human"]
     last_active = max((t for t in own if t), default=None)
     link = f"game {game.number + 1}"
+    taken_over = takeover.model_role(events)
+    if taken_over is not None or (state.aborted and abort_reason_code(state.abort_reason) in LEFT_TEXT):
+        # Person vs person: each seat's own record: who left (stored as the abort's or takeover's role), and who
+        # was left behind.
+        code = next(
+            (abort_reason_code(e.get("text")) for e in events if e.get("kind") in ("abort", "takeover")), "other"
+        )
+        left, behind = LEFT_TEXT.get(code, ("left the game", "the other person left"))
+        if (taken_over or state.aborted_by) == player.game_role:
+            return dict(status="timed_out", detail=f"{link}: {left}", last_active=last_active)
+        if state.aborted:
+            return dict(status=None, detail=f"{link} aborted: {behind}", last_active=last_active)
+        if not state.finished:
+            return dict(
+                status=None, detail=f"{link} running: {behind}, a model plays their seat", last_active=last_active
+            )
+        return dict(status=None, detail=f"{link}: {OUTCOME_TEXT[state.outcome]}; {behind}", last_active=last_active)
     if state.aborted:
         code = abort_reason_code(state.abort_reason)
         status = "timed_out" if code in TIMED_OUT else None
-        return dict(status=status, detail=f"{link} aborted: {ABORT_TEXT[code]}", last_active=last_active)
+        return dict(status=status, detail=f"{link} aborted: {abort_text(code)}", last_active=last_active)
     if state.finished:
         return dict(status=None, detail=f"{link}: {OUTCOME_TEXT[state.outcome]}", last_active=last_active)
     sent = state.messages_sent[player.game_role]

@@ -74,7 +74,9 @@ def view_for(player, game, events, *, readable=None):
             ]
             item["text"] = text["notice_you_proposed"].format(items=", ".join(taken) or text["notice_nothing"])
         elif notice == "aborted":
-            item["text"] = text["notice_aborted"].format(reason=text[f"reason_{item.pop('reason')}"])
+            item["text"] = text["notice_aborted"].format(
+                reason=reason_text(text, item.pop("reason"), item.pop("self", False))
+            )
         elif notice:
             item["text"] = text[f"notice_{notice}"]
     # The LLM is working on its move whenever the state says it is to act: the browser shows it typing.
@@ -82,6 +84,12 @@ def view_for(player, game, events, *, readable=None):
     view["typing"] = model_plays_other and view["other_to_act"]
     view["type"] = "state"
     return view
+
+
+def reason_text(text, code, by_me):
+    """The page's words for an abort reason code; ``by_me`` when this person is the one who left (their own
+    record: "you left the game", never "the other left")."""
+    return text[f"reason_{code}_self"] if by_me and f"reason_{code}_self" in text else text[f"reason_{code}"]
 
 
 def payloads(player, game, events, *, both=False, readable=None):
@@ -166,13 +174,14 @@ def replayed(game):
     return integrity.replay_checked(events_of(game), config_of(game), counts=instance_of(game).counts)[0]
 
 
-def end_reason(game, *, timer_ran_out: bool) -> str:
-    """Why the Bargain page left an unfinished game: ``advanced_by_admin`` (the admin's advance), else the time
-    limit's reason (``backend.dond.game.time_limit_reason``: ``llm_time_limit`` when only the model owed a move)."""
+def end_reason(game, player, *, timer_ran_out: bool) -> str:
+    """Why ``player``'s Bargain page left an unfinished game: ``advanced_by_admin`` (the admin's advance), else the
+    time limit's reason (``backend.dond.game.time_limit_reason``: ``no_connection`` when this person's page never
+    connected, ``llm_time_limit`` when only the model owed a move)."""
     if not timer_ran_out:
         return "advanced_by_admin"
     model_role = storage.llm_role(game) if game.opponent == "llm" else takeover.model_role(events_of(game))
-    return dond_game.time_limit_reason(replayed(game), llm_role=model_role)
+    return dond_game.time_limit_reason(replayed(game), llm_role=model_role, page_connected=bool(player.live_since))
 
 
 def pay_rule(game, row, role):
@@ -240,7 +249,9 @@ def results_vars(player):
     elif outcome == "lose":
         outcome_text = text["outcome_lose"].format(items="; ".join(over))
     else:
-        outcome_text = text["outcome_aborted"].format(reason=text[f"reason_{code}"])
+        outcome_text = text["outcome_aborted"].format(
+            reason=reason_text(text, code, state.aborted_by == player.game_role)
+        )
     if partner_paid := takeover.paid_statement(text, game, player.game_role, rule):
         paid = partner_paid
     elif rule != "mode_goal":

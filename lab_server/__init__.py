@@ -12,7 +12,7 @@ own module:
 | ``outputs`` | outside text where oTree prints it: ``js_vars`` in a script, the admin Monitor, every CSV export |
 | ``limits`` | live sockets per participant, admin login attempts |
 | ``admission`` | a saturated server: new arrivals wait on a light page in their language, those inside keep fast pages |
-| ``budgets`` | live-socket messages and bytes per participant and per address, before oTree parses them |
+| ``budgets`` | live-socket messages and bytes, and plain page requests, per participant, before oTree's lock |
 | ``places`` | new places: the study's Prolific id, new places per address, places without consent handed back |
 | ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |
@@ -21,6 +21,7 @@ own module:
 | ``session_form`` | the Create-session form: each key's label and one line of help (no guard) |
 | ``admin_pages`` | researcher pages behind oTree's login: study status per session, DoND transcripts (no guard) |
 | ``study_pages`` | researcher pages: Prolific URL and test links, launch check, bonus file and review list (no guard) |
+| (test clock) | with ``LAB_TEST_CLOCK_FILE`` only (tests; refused in production): oTree's page countdowns read ``backend.core.clock`` |
 | ``otree_internals`` | every name the project uses from oTree beyond ``otree.api``, with its reason (no guard) |
 
 Nothing here changes what an app stores; each guard is documented in docs/security/index.md.
@@ -60,8 +61,8 @@ def install() -> None:
         places,
         outputs,
         limits,
-        admission,  # after limits: the outermost guard, so a waiting page is served before anything else runs
-        budgets,
+        admission,  # after limits: a waiting page is served before anything else of oTree's runs
+        budgets,  # after admission: the page budget is the outermost guard (an over-budget request is no load)
         headers,
         languages,
         indexes,
@@ -71,6 +72,12 @@ def install() -> None:
         session_form,
     ):
         module.install()
+    from backend.core import clock
+
+    if clock.clock_file():  # tests move the clock forward instead of waiting (refused in production: settings.py)
+        from . import otree_internals
+
+        otree_internals.replace("otree.views.abstract:time", lambda original: clock.TestTime())
 
 
 install()

@@ -1,8 +1,7 @@
 """Which log a judge gets in each round, and finishing a judgement. The rows and the policy are shared with
 social_eval (``study_flow/assignments.py`` over ``backend/core/assignment.py``)."""
 
-import time
-
+from backend.core import clock
 from backend.reasoning import task
 from backend.reasoning.logs import failed_queries_field
 from study_flow import assignments
@@ -32,7 +31,7 @@ def assign_log(player) -> bool:
 
     if player.field_maybe_none("log_file"):
         return True
-    code, now = player.participant.code, time.time()
+    code, now = player.participant.code, clock.now()
     file, reserve = task.next_log(
         log_files(player), assignment_rows(player), participant=code, settings=settings_of(player.session), now=now
     )
@@ -67,4 +66,4 @@ def finish_judgement(player) -> None:
     held = assignments.held_rows(
         Assignment, assignments.root(player).id, participant_code=player.participant.code, item_id=player.log_file
     )
-    assignments.finish(held, now=time.time())
+    assignments.finish(held, now=clock.now())

@@ -1,10 +1,8 @@
 """The admin report's variables: coverage, live reservations, figures per dimension, qualification, and the quality
 view per annotator (time per episode, gold accuracy, agreement with the others: backend/core/annotator_quality.py)."""
 
-import time
-
 import study_flow
-from backend.core import annotator_quality, assignment
+from backend.core import annotator_quality, assignment, clock
 from backend.core.jsonable import jsonable
 from backend.core.script_json import script_json
 from backend.social import forms as social_forms
@@ -109,7 +107,7 @@ def vars_for_admin_report(subsession):
     counts = assignment.coverage(
         ids["regular_ids"],
         assignments.policy_rows(Assignment, root_subsession.id),
-        now=time.time(),
+        now=clock.now(),
         timeout_s=settings.reservation_timeout_s,
     )
     coverage = social_report.coverage_counts({item: done for item, (done, _) in counts.items()}, per_item=k)

@@ -4,11 +4,11 @@ swapping an expired reservation, finishing. The rows and the policy are shared w
 """
 
 import json
-import time
 
 from sqlalchemy.orm import object_session
 
 import study_flow
+from backend.core import clock
 from backend.social import forms as social_forms
 from backend.social import step_times
 from study_flow import assignments, tallies
@@ -94,7 +94,7 @@ def ensure_task(player):
         return False
     if player.episode_id:
         return True
-    now, slot = time.time(), slots[player.round_number - 1]
+    now, slot = clock.now(), slots[player.round_number - 1]
     if slot.startswith("gold:"):
         row = _reserve(player, slot[len("gold:") :], now, is_gold=True)
     else:
@@ -144,7 +144,7 @@ def refresh_reservation(player):
     """On (re)loading the rating page: renew an expired reservation if the episode is still needed, else swap it."""
     if not player.episode_id or player.is_gold:
         return
-    now, row = time.time(), my_row(player)
+    now, row = clock.now(), my_row(player)
     if not assignments.is_expired(row, now=now, timeout_s=settings_of(player.session).reservation_timeout_s):
         return
     if not _lost(player, row, now):
@@ -161,7 +161,7 @@ def refresh_reservation(player):
 
 def reservation_lost_message(player):
     """The rating page's refusal when the person's reservation expired and the episode went to others."""
-    if not player.episode_id or player.is_gold or not _lost(player, my_row(player), time.time()):
+    if not player.episode_id or player.is_gold or not _lost(player, my_row(player), clock.now()):
         return None
     minutes = round(settings_of(player.session).reservation_timeout_s / 60)
     return social_forms.message("reservation_lost", language=player.session.config.get("language"), minutes=minutes)
@@ -184,7 +184,7 @@ def finish_task(player):
         return
     from .form import submitted_ratings
 
-    now = time.time()
+    now = clock.now()
     assignments.finish([my_row(player)], now=now)
     player.submitted_at = now
     player.seconds_spent = now - player.shown_at

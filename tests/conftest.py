@@ -122,6 +122,17 @@ def otree_server(_llm_server_instance):
         yield server
 
 
+@pytest.fixture
+def server_clock(otree_server):
+    """The clock of ``otree_server`` (``harness.ServerClock``): ``server_clock.advance(seconds)`` moves the server's
+    time forward instead of waiting; set back when the test ends."""
+    from tests.support.harness import ServerClock
+
+    moved = ServerClock(otree_server)
+    yield moved
+    moved.reset()
+
+
 @pytest.fixture(scope="module")
 def own_otree_server(_llm_server_instance):
     """The apps' test server (as ``otree_server``) for one module alone: no other module's sessions on it."""

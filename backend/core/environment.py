@@ -145,6 +145,14 @@ _TABLE = (
         "Live-socket bytes per participant per minute; over it the socket closes.",
     ),
     (
+        "LAB_PAGE_REQUESTS_PER_MINUTE",
+        "Limits",
+        "300",
+        "lab_server/budgets.py",
+        "Plain page requests per participant per minute (bursts of a minute's worth), counted before oTree's page "
+        "lock; over it the participant gets HTTP 429 with Retry-After and a short page in their language.",
+    ),
+    (
         "LAB_NEW_PARTICIPANTS_PER_ADDRESS",
         "Limits",
         "60",
@@ -267,5 +275,13 @@ _TABLE = (
         "oTree bots only: how many violations the dond bots must see.",
     ),
     ("TEST_DATABASE_URL", "Tests", "unset (SQLite)", "tests/support/harness.py", "Runs the test suite on PostgreSQL."),
+    (
+        "LAB_TEST_CLOCK_FILE",
+        "Tests",
+        "unset (the real clock)",
+        "backend/core/clock.py",
+        "Tests only: a file whose number of seconds moves the server's clock forward (game limits, partners gone, "
+        "reservations, page countdowns). A production server refuses to start with it.",
+    ),
 )
 VARIABLES: dict[str, Variable] = {row[0]: Variable(*row) for row in _TABLE}

@@ -369,16 +369,18 @@ ABORT_REASONS = (
     "partner_timeout",
     "time_limit",
     "llm_time_limit",  # the time limit ran out while only the model owed a move: the model's failure
+    "no_connection",  # the time limit ran out and the person's page never connected: nobody could move
     "llm_invalid",
     "llm_error",
     "llm_budget",
 )
 
 
-def time_limit_reason(state: GameState, *, llm_role: str | None) -> str:
-    """Why a game the page's time limit ended is aborted: ``llm_time_limit`` when only the model (``llm_role``; None
-    when two people play) owed a move (its turn to write, or the one proposal still missing), so the person waited
-    on it and cannot be blamed; else ``time_limit``.
+def time_limit_reason(state: GameState, *, llm_role: str | None, page_connected: bool = True) -> str:
+    """Why a game the page's time limit ended is aborted: ``no_connection`` when the person's page never connected
+    (``page_connected`` False: no live message ever arrived, so nobody could move and the model was never asked);
+    else ``llm_time_limit`` when only the model (``llm_role``; None when two people play) owed a move (its turn to
+    write, or the one proposal still missing), so the person waited on it and cannot be blamed; else ``time_limit``.
 
     >>> config = GameConfig(mode="semi", language="en", opener="A", max_messages=2)
     >>> waiting = apply_event(GameState(config, counts=(1,)), {"kind": "message", "role": "A", "text": "hi"})
@@ -386,7 +388,11 @@ def time_limit_reason(state: GameState, *, llm_role: str | None) -> str:
     ('llm_time_limit', 'time_limit')
     >>> time_limit_reason(waiting, llm_role=None)
     'time_limit'
+    >>> time_limit_reason(waiting, llm_role="B", page_connected=False)
+    'no_connection'
     """
+    if not page_connected:
+        return "no_connection"
     return "llm_time_limit" if llm_role is not None and state.to_act == (llm_role,) else "time_limit"
 
 
@@ -440,7 +446,10 @@ def participant_view(
             if not state.failures_exhausted(other):
                 chat.append({"who": "system", "notice": "unreachable"})
         elif kind == "abort" and not before.finished:
-            chat.append({"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)})
+            notice = {"who": "system", "notice": "aborted", "reason": abort_reason_code(state.abort_reason)}
+            if notice["reason"] in ("partner_left", "partner_timeout") and event_role == role:
+                notice["self"] = True  # this player is the one who left: they read it about themselves
+            chat.append(notice)
         elif kind == "takeover":  # a partner left; a model plays their seat (backend.dond.partner)
             chat.append({"who": "system", "notice": "taken_over" if event_role == role else "takeover"})
         exhausted = before.phase == "chat" and state.phase == "propose" and not any(state.proposals.values())

@@ -51,6 +51,43 @@ TAKEOVER_COLUMNS = ("taken_over_by_model", "takeover_role", "takeover_reason", "
 TAKEOVER_MODEL_PREFIX = "takeover:"  # the games row's model column of a taken-over game: its own report condition
 
 
+def gone_reason(
+    *,
+    now: float,
+    partner_owes: bool,
+    partner_seen: float,
+    partner_could_act: float | None,
+    last_move: float | None,
+    disconnect_timeout_s: float,
+    turn_timeout_s: float,
+) -> str | None:
+    """Whether a person-vs-person partner has left, judged at ``now`` (epoch seconds): ``partner_left`` when their
+    page has sent nothing for more than ``disconnect_timeout_s`` since ``partner_seen``; ``partner_timeout`` when only
+    they owe a move (``partner_owes``) and have let more than ``turn_timeout_s`` pass since their turn began; else
+    None.
+
+    Their turn begins at the later of the game's last move (``last_move``, None before the first) and the moment
+    they could first act (``partner_could_act``: their Bargain page's first live message; None while they have not
+    reached it, e.g. still reading the Instructions). A partner who could not act yet is never timed out for their
+    turn: only their page's silence (``partner_left``) counts then.
+
+    >>> facts = dict(partner_seen=100.0, disconnect_timeout_s=90, turn_timeout_s=300, partner_owes=True)
+    >>> gone_reason(now=450.0, partner_could_act=None, last_move=None, **facts | dict(partner_seen=440.0))
+    >>> gone_reason(now=450.0, partner_could_act=120.0, last_move=None, **facts | dict(partner_seen=440.0))
+    'partner_timeout'
+    >>> gone_reason(now=450.0, partner_could_act=200.0, last_move=None, **facts | dict(partner_seen=440.0))
+    >>> gone_reason(now=450.0, partner_could_act=None, last_move=None, **facts)
+    'partner_left'
+    """
+    if now - partner_seen > disconnect_timeout_s:
+        return "partner_left"
+    if partner_owes and partner_could_act is not None:
+        turn_began = max(partner_could_act, last_move if last_move is not None else partner_could_act)
+        if now - turn_began > turn_timeout_s:
+            return "partner_timeout"
+    return None
+
+
 def takeover_event(*, role: str, reason: str, model: str, at: float | None = None) -> dict[str, Any]:
     """The event that gives ``role``'s seat to ``model`` because its person left (``reason``), at ``at``."""
     if role not in ("A", "B"):

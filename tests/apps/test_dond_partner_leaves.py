@@ -9,8 +9,8 @@ real live socket of a real oTree server, the model served by the fake endpoint.
 - ``partner_leaves=model`` without a model is refused at creation with a sentence.
 - The Pairing page states what happens, and what is paid, if nobody arrives (en/de/it).
 
-A partner counts as gone after ``disconnect_timeout_s`` without a heartbeat (10 s, the key's minimum): the tests wait
-that long for real; no figure depends on the wait.
+A partner counts as gone after ``disconnect_timeout_s`` without a heartbeat (10 s, the key's minimum): the tests move
+the server's clock forward (``server_clock``) instead of waiting.
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ def finish_study(person) -> str:
     return results
 
 
-def test_a_model_takes_over_the_seat_of_a_partner_who_leaves_and_the_game_ends_in_a_deal(otree_server, llm_server):
+def test_a_model_takes_over_the_seat_of_a_partner_who_leaves_and_the_game_ends_in_a_deal(
+    otree_server, llm_server, server_clock
+):
     llm_server.responder = chat_then_take_nothing
     players = people(
         otree_server.url,
@@ -91,7 +93,7 @@ def test_a_model_takes_over_the_seat_of_a_partner_who_leaves_and_the_game_ends_i
             log: list = []
             await socket.send(json.dumps({"type": "message", "text": "Hello, I need the hats."}))
             await next_state(socket, log)
-            await asyncio.sleep(GONE_S + 1)  # the other never answers: their page is closed
+            server_clock.advance(GONE_S + 1)  # the other never answers: their page is closed
             await socket.send(json.dumps({"type": "ping"}))
             taken = await states_until(socket, lambda s: not s["typing"] and s["chat"][-1]["who"] == "other")
             await socket.send(json.dumps({"type": "message", "text": "Fine, then I take the hats only."}))
@@ -125,7 +127,7 @@ def test_a_model_takes_over_the_seat_of_a_partner_who_leaves_and_the_game_ends_i
     assert game["takeover_at"] == switch["created_at"]
 
     transcripts = requests.get(f"{otree_server.url}/DondTranscripts/{code}", headers=rest_headers(), timeout=30)
-    assert f"a model ({MODEL}) takes over {role}: the other person left" in transcripts.text
+    assert f"a model ({MODEL}) takes over {role}: player {role} left the game" in transcripts.text
 
     results = finish_study(stayer)
     assert "Deal! Your proposals fit together." in results, results[-3000:]
@@ -133,7 +135,9 @@ def test_a_model_takes_over_the_seat_of_a_partner_who_leaves_and_the_game_ends_i
     assert "you left the game before it ended, so no bonus is paid" in left, left[-3000:]
 
 
-def test_a_partner_who_leaves_ends_the_game_and_the_one_left_behind_is_paid_the_stated_bonus(otree_server):
+def test_a_partner_who_leaves_ends_the_game_and_the_one_left_behind_is_paid_the_stated_bonus(
+    otree_server, server_clock
+):
     players = people(
         otree_server.url, "dond_human", 2, language="de", disconnect_timeout_s=GONE_S, partner_left_pay="half_total"
     )
@@ -146,7 +150,7 @@ def test_a_partner_who_leaves_ends_the_game_and_the_one_left_behind_is_paid_the_
         async with websockets.connect(stayer.live_url(), max_size=None) as socket:
             await socket.send(json.dumps({"type": "message", "text": "Guten Tag."}))
             await next_state(socket, [])
-            await asyncio.sleep(GONE_S + 1)
+            server_clock.advance(GONE_S + 1)
             await socket.send(json.dumps({"type": "ping"}))
             return await states_until(socket, lambda s: s["finished"])
 
@@ -187,7 +191,7 @@ def test_the_pairing_page_says_what_happens_and_what_is_paid_if_nobody_arrives(o
     assert rule and said in rule.group(1).replace("&#x27;", "'").replace("&#39;", "'"), person.html[-3000:]
 
 
-def test_a_partner_still_reading_the_instructions_is_not_taken_for_gone(otree_server, llm_server):
+def test_a_partner_still_reading_the_instructions_is_not_taken_for_gone(otree_server, llm_server, server_clock):
     """The Instructions page sends a heartbeat: a partner who reads longer than ``disconnect_timeout_s`` while the
     other already waits on the Bargain page keeps their seat (no takeover, no abort, no ``left_game`` pay)."""
     llm_server.responder = chat_then_take_nothing
@@ -208,8 +212,9 @@ def test_a_partner_still_reading_the_instructions_is_not_taken_for_gone(otree_se
             websockets.connect(reader.live_url(), max_size=None) as reading,
         ):
             for _ in range(GONE_S // 2 + 2):  # longer than disconnect_timeout_s, the reader's page alive
+                server_clock.advance(2)
                 await reading.send(json.dumps({"type": "ping"}))  # as the page's own heartbeat sends it
-                await asyncio.sleep(2)
+                await asyncio.sleep(0.2)
             await waiting.send(json.dumps({"type": "load"}))
             return await next_state(waiting, [])
 

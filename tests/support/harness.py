@@ -28,6 +28,7 @@ from pathlib import Path
 
 import requests
 
+from backend.core import clock
 from tests.support import PROJECT_ROOT
 
 OTREE = str(Path(sys.executable).with_name("otree"))
@@ -157,6 +158,7 @@ class RunningServer:
     folder: Path
     log_path: Path
     last_log: str = ""  # the log as it was when the server stopped (its folder may be gone since)
+    clock_file: str | None = None  # LAB_TEST_CLOCK_FILE of the server: tests move its clock (`ServerClock`)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else self.last_log
@@ -246,12 +248,37 @@ def apps_server(llm_base_url: str, **extra: str) -> Iterator[RunningServer]:
     apps (the live budgets: tests/system/test_live_budgets.py)."""
     env = base_env(OPENAI_BASE_URL=llm_base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
     env.update(LAB_LIVE_MESSAGES_PER_MINUTE="100000", **extra)
+    clock_dir = tempfile.mkdtemp(prefix="lab-clock-")
+    env[clock.CLOCK_FILE_VARIABLE] = os.path.join(clock_dir, "advance_s")
     with own_database(env) as env:
         server = start_server(kind="prodserver" if uses_server_database(env) else "devserver", env=env)
+        server.clock_file = env[clock.CLOCK_FILE_VARIABLE]
         try:
             yield server
         finally:
             server.stop()
+            shutil.rmtree(clock_dir, ignore_errors=True)
+
+
+class ServerClock:
+    """A test server's clock (``backend.core.clock``): `advance` moves its time forward at once, so a test never
+    waits for a game limit, a partner's absence or a reservation to run out; the ``server_clock`` fixture sets it
+    back when the test ends."""
+
+    def __init__(self, server: RunningServer) -> None:
+        if not server.clock_file:
+            raise RuntimeError("This server has no test clock (harness.apps_server gives one).")
+        self.path = server.clock_file
+
+    def advance(self, seconds: float) -> float:
+        return clock.advance(seconds, self.path)
+
+    def now(self) -> float:
+        """The server's time (epoch seconds)."""
+        return clock.now(self.path)
+
+    def reset(self) -> None:
+        Path(self.path).write_text("0", encoding="utf-8")
 
 
 @contextlib.contextmanager
