@@ -94,7 +94,7 @@ def _shared_keys():
 def session_keys_page() -> str:
     from study_flow.config import key_words
 
-    words = key_words()
+    apps = ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
     parts = [
         HEADER,
         "# Session-config keys\n\n",
@@ -104,6 +104,8 @@ def session_keys_page() -> str:
         "Create-session page.\n\n",
     ]
     for title, keys, check in _app_keys():
+        app = title.split(":")[0]
+        words = key_words([app] if app in apps else None)  # an app's own words for a key two apps share
         rows = []
         for key, default in keys:
             label, help_text = words.get(key, ("", ""))

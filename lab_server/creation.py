@@ -17,6 +17,12 @@ HTTP 500 and oTree's all-apps wide export failed for every session on the server
    is refused in that room, naming the room's configs and the config's own room.
 4. **Clean up anyway.** Should anything still fail during creation, every row of the half-made session is deleted in
    a transaction of its own, so no orphan survives.
+5. **A room never changes hands silently.** oTree gives a room to each session created in it, taking it from the
+   session it held. When that happens, both sessions record it (``session.vars``: ``ROOM_TAKEN_FROM`` on the new one,
+   ``ROOM_TAKEN_BY`` on the old one: the room, the other session, when, and the old session's counts at that moment:
+   people who had started, those still working, places free). The launch check of both reads the records
+   (``backend/core/launch_check.room_findings``), and the room's page names the session it was taken from. Creation
+   is not refused: docs/decisions/0001-a-room-taken-from-a-live-study.md says why.
 """
 
 from __future__ import annotations
@@ -25,9 +31,12 @@ import html
 import importlib
 import logging
 import threading
+import time
 
 logger = logging.getLogger(__name__)
 _creating = threading.local()
+ROOM_TAKEN_FROM = "lab_room_taken_from"  # on the session that took a room: from which session, and its counts then
+ROOM_TAKEN_BY = "lab_room_taken_by"  # on the session that lost its room: to which session, and its own counts then
 
 
 def validate_session_config(config: dict) -> None:
@@ -91,6 +100,61 @@ def _check_room(args, kwargs) -> None:
         raise CreateSessionInvalidArgs(f"The session '{config_name}' was not created. {problem}")
 
 
+def _room_session(room_name: str | None):
+    """The session ``room_name`` holds now (None without a room or a session in it)."""
+    if not room_name:
+        return None
+    from .otree_internals import ROOM_DICT, request_session
+
+    room = ROOM_DICT.get(room_name)
+    held = room.get_session() if room is not None else None
+    # oTree's room.set_session deletes the room's row by a bulk query and adds a new one: the row loaded here would
+    # stay in the identity map and SQLAlchemy would warn (and replace it) when the new row takes its key.
+    loaded = request_session()
+    for row in [obj for obj in loaded.identity_map.values() if type(obj).__name__ == "RoomToSession"]:
+        loaded.expunge(row)
+    return held
+
+
+def session_counts(session) -> dict[str, int]:
+    """People (not tests) who took a place of ``session``, those of them still working (neither finished nor screened
+    out), and the places nobody took."""
+    from study_flow import test_data
+
+    started = working = free = 0
+    for participant in session.get_participants():
+        if not participant.visited:
+            free += 1
+        elif not test_data.is_test(participant):
+            started += 1
+            pvars = participant.vars
+            working += not (pvars.get("completed") or pvars.get("screened_out"))
+    return dict(started=started, working=working, free=free)
+
+
+def _record_room_taken(room_name: str, old, new) -> None:
+    """Write on both sessions that ``new`` took ``room_name`` from ``old`` (their counts now), and log it."""
+    from backend.core import launch_check
+
+    from .otree_internals import db
+
+    counts = session_counts(old)
+    at = time.time()
+    new.vars[ROOM_TAKEN_FROM] = dict(room=room_name, session=old.code, at=at, **counts)
+    old.vars[ROOM_TAKEN_BY] = dict(room=room_name, session=new.code, at=at, **counts)
+    db.commit()
+    log = logger.warning if launch_check.live_study(counts) else logger.info
+    log(
+        "Session %s took the room %s from session %s (%d started, %d still working, %d places free there).",
+        new.code,
+        room_name,
+        old.code,
+        counts["started"],
+        counts["working"],
+        counts["free"],
+    )
+
+
 def _purge(session_code: str) -> None:
     """Delete every row of a half-made session (participants, players, groups, subsessions, app rows) and commit."""
     from .otree_internals import Session, db
@@ -124,14 +188,22 @@ def _all_or_nothing(create_session):
     def create_session_or_nothing(*args, **kwargs):
         _creating.code = None
         _check_room(args, kwargs)
+        room_name = kwargs.get("room_name")
+        held = _room_session(room_name)
         try:
-            return create_session(*args, **kwargs)
+            session = create_session(*args, **kwargs)
         except Exception:
             if _creating.code:
                 _purge(_creating.code)
             raise
         finally:
             _creating.code = None
+        if held is not None and held.code != session.code:
+            try:
+                _record_room_taken(room_name, held, session)
+            except Exception:  # the session exists and has the room: say so in the log rather than fail its creation
+                logger.exception("Could not record that session %s took the room %s", session.code, room_name)
+        return session
 
     return create_session_or_nothing
 

@@ -347,6 +347,25 @@ PATCHED: dict[str, Internal] = {
         "the admin room page's context: the Prolific study URL and the link to the session's test links added",
         ("room", "request"),
     ),
+    "otree.views.room:RoomWithoutSession.get_context_data": Internal(
+        "otree.views.room:RoomWithoutSession.get_context_data",
+        "function",
+        "a room's Create-session form offers only the room's configs (oTree lists every config)",
+        ("self",),
+    ),
+    "otree.views.admin:Login.form_valid": Internal(
+        "otree.views.admin:Login.form_valid",
+        "function",
+        "a production server's admin lands on Sessions after login, not one click from a demo session",
+        ("self", "form"),
+    ),
+    "otree.urls:HomeRedirect.get": Internal(
+        "otree.urls:HomeRedirect.get",
+        "coroutine function",
+        "the same for the server's root (/) in production (replaced on the first request: the module builds oTree's "
+        "routes when imported)",
+        ("self", "request"),
+    ),
     # -- languages.py: oTree's own words in the session's language -------------------------------------------
     "otree.templating.nodes:NextButton.wrender": Internal(
         "otree.templating.nodes:NextButton.wrender",

@@ -32,7 +32,9 @@ def _in_words(editable_field_html):
     def editable_field_html_in_words(self, field_name):
         from study_flow.config import key_words
 
-        return labelled_row(editable_field_html(self, field_name), field_name, key_words())
+        # this config's apps only: two apps may word one key differently (social_eval's reservation holds a conversation)
+        words = key_words(list(self.get("app_sequence") or []) or None)
+        return labelled_row(editable_field_html(self, field_name), field_name, words)
 
     return editable_field_html_in_words
 

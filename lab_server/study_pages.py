@@ -135,8 +135,29 @@ def finished_durations(session) -> list[float]:
     return found
 
 
+def home_holder(config_name: str, session_code: str) -> tuple[str, str] | None:
+    """(room, session code) when the room of ``config_name`` holds a session other than ``session_code``."""
+    import settings
+
+    from .otree_internals import ROOM_DICT
+
+    for name, configs in getattr(settings, "ROOM_CONFIGS", {}).items():
+        room = ROOM_DICT.get(name)
+        held = room.get_session() if config_name in configs and room is not None else None
+        if held is not None and held.code != session_code:
+            return name, held.code
+    return None
+
+
+def _record(session, key: str) -> dict | None:
+    found = (session.vars or {}).get(key)
+    return found if isinstance(found, dict) else None  # anything else was not written by creation: not read
+
+
 def session_facts(session) -> dict:
     """What the launch check needs from a session, apart from the model call."""
+    from . import creation
+
     config = session.config
     apps = list(config.get("app_sequence") or [])
     app = apps[0] if apps else ""
@@ -150,6 +171,10 @@ def session_facts(session) -> dict:
         coverage=None,
         unit_config=dict(config),
         durations_s=finished_durations(session),
+        two_people=app == "dond" and config.get("opponent") == "human",
+        taken_from=_record(session, creation.ROOM_TAKEN_FROM),
+        taken_by=_record(session, creation.ROOM_TAKEN_BY),
+        home_holder=home_holder(str(config.get("name") or ""), session.code) if room is None else None,
     )
     if app == "bias_tests" and "bias_items" in session.vars:
         from bias_tests import loading
@@ -211,6 +236,13 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
     found += launch_check.language_findings(language=str(config.get("language") or "en"), material=facts["material"])
     if facts["coverage"]:
         found += launch_check.places_findings(places=facts["places"], **facts["coverage"])
+    found += launch_check.pairing_findings(places=facts["places"], two_people=bool(facts.get("two_people")))
+    if app in workload.TIME_LIMITS:
+        found += launch_check.time_limit_findings(
+            limits=workload.time_limits(app, config),
+            unit_s=workload.DEFAULT_SECONDS[app],
+            unit=workload.UNIT_NAMES[app],
+        )
     if app in workload.DEFAULT_SECONDS:
         minutes, source = workload.estimate_minutes(app, facts["unit_config"])
         if config.get("estimated_minutes"):  # the researcher's figure (e.g. from a pilot) is what participants read
@@ -229,6 +261,9 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
         room=facts["room"],
         config=str(config.get("name") or ""),
         room_configs=room_configs(facts["room"]) if facts["room"] else None,
+        taken_by=facts.get("taken_by"),
+        taken_from=facts.get("taken_from"),
+        home_holder=facts.get("home_holder"),
     )
     order = launch_check.SEVERITIES
     return sorted(found, key=lambda item: order.index(item["severity"]))
@@ -323,14 +358,84 @@ def views() -> tuple[type, ...]:
 def _room_context(original):
     @functools.wraps(original)
     def get_room_shared_context(room, request):
+        from . import creation
+
         context = original(room, request)
         session = room.get_session()
         context["prolific_url"] = prolific.study_url(_host(request), room=room.name)
         context["room_configs"] = ", ".join(room_configs(room.name) or ())
         context["room_session_code"] = session.code if session is not None else ""
+        taken = _record(session, creation.ROOM_TAKEN_FROM) if session is not None else None
+        context["room_taken_from"] = ""
+        if taken is not None and launch_check.live_study(taken):  # the room's page says it as loudly as the check
+            context["room_taken_from"] = (
+                f"This session took the room from session {taken.get('session')}, a study under way when it was "
+                f"taken ({taken.get('started', '?')} had started, {taken.get('working', '?')} still working, "
+                f"{taken.get('free', '?')} places free): new arrivals come here now. See the Launch check."
+            )
         return context
 
     return get_room_shared_context
+
+
+def only_room_configs(room_name: str, choices: list, configs: list) -> tuple[list, list]:
+    """The Create-session form of a room offers only the room's configs (``settings.ROOM_CONFIGS``): (select
+    choices as (name, label), configs as dicts with a name). A room tied to no configs keeps them all.
+
+    >>> only_room_configs("bias_study", [("dond_llm", "D"), ("bias_tests", "B")], [{"name": "bias_tests"}])
+    ([('bias_tests', 'B')], [{'name': 'bias_tests'}])
+    """
+    allowed = room_configs(room_name)
+    if allowed is None:
+        return list(choices), list(configs)
+    return [c for c in choices if c[0] in allowed], [c for c in configs if c["name"] in allowed]
+
+
+def _room_form(get_context_data):
+    @functools.wraps(get_context_data)
+    def get_context_data_of_the_room(self, **kwargs):
+        context = get_context_data(self, **kwargs)
+        form = context.get("form")
+        field = getattr(form, "session_config", None)
+        choices, configs = only_room_configs(
+            self.room_name, list(getattr(field, "choices", None) or []), list(context.get("configs") or [])
+        )
+        if field is not None:
+            field.choices = choices
+        context["configs"] = configs
+        return context
+
+    return get_context_data_of_the_room
+
+
+def _production() -> bool:
+    import settings
+
+    return bool(getattr(settings, "IS_PRODUCTION", False))
+
+
+def _login_lands_on_sessions(form_valid):
+    """A production server's admin lands on Sessions after login, not on the Demo page, one click from a demo session
+    in the study's database (the demo and the development server keep oTree's landing)."""
+
+    @functools.wraps(form_valid)
+    def form_valid_then_sessions(self, form):
+        response = form_valid(self, form)  # sets the login cookie
+        return self.redirect("Sessions") if _production() else response
+
+    return form_valid_then_sessions
+
+
+def _root_lands_on_sessions(get):
+    @functools.wraps(get)
+    async def root(self, request):
+        if _production():
+            from starlette.responses import RedirectResponse
+
+            return RedirectResponse(request.url_for("Sessions"), status_code=302)
+        return await get(self, request)
+
+    return root
 
 
 def add_routes(app) -> None:
@@ -340,6 +445,8 @@ def add_routes(app) -> None:
 
     for view in views():
         app.router.routes.insert(0, Route(view.url_pattern(), view, name=view.__name__, methods=["GET", "POST"]))
+    # The server's root (/) redirects as the login does; oTree's urls module exists only once its app is built.
+    otree_internals.replace("otree.urls:HomeRedirect.get", _root_lands_on_sessions)
     app.lab_study_pages = True
 
 
@@ -347,6 +454,8 @@ def install() -> None:
     from .otree_internals import around_app, replace
 
     replace("otree.views.room:get_room_shared_context", _room_context)
+    replace("otree.views.room:RoomWithoutSession.get_context_data", _room_form)
+    replace("otree.views.admin:Login.form_valid", _login_lands_on_sessions)
 
     async def routing(app, scope, receive, send):
         if scope["type"] == "http":

@@ -6,6 +6,7 @@ here (it is data, not markup); the markup itself is in the app's templates (``Ra
 import html
 
 import study_flow
+from backend.core import assignment
 from backend.social import forms as social_forms
 
 from . import texts as page_words
@@ -217,7 +218,7 @@ def rate_vars(player, *, task_total):
         t=words,
         title=words["rate_title"].format(number=player.round_number, total=task_total),
         hint=words["hint"].format(
-            minimum=settings.min_reasoning_chars, minutes=round(settings.reservation_timeout_s / 60)
+            minimum=settings.min_reasoning_chars, minutes=assignment.minutes_shown(settings.reservation_timeout_s)
         ),
         keys=words["keys"],
         progress=study_flow.progress(player),
