@@ -53,8 +53,14 @@ def build_manifest(
     argv: Sequence[str],
     outputs: Sequence[str | Path],
     tool: str = "python -m backend",
+    input_names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The manifest of one run: inputs (path, bytes, sha256), options, command line, outputs (names), version."""
+    """The manifest of one run: inputs (path, bytes, sha256), options, command line, outputs (names), version.
+    ``input_names`` are recorded as the inputs' paths instead of where they are (a release names each input by its
+    released file name: no folder of the researcher's machine, no session code)."""
+    names = [str(path) for path in inputs] if input_names is None else [str(name) for name in input_names]
+    if len(names) != len(inputs):
+        raise ValueError(f"input_names holds {len(names)} names for {len(inputs)} inputs; give one name per input.")
     return {
         "tool": tool,
         "version": product_version(),
@@ -62,7 +68,8 @@ def build_manifest(
         "command": shlex.join([*shlex.split(tool), *map(str, argv)]),
         "options": dict(options),
         "inputs": [
-            {"path": str(path), "bytes": Path(path).stat().st_size, "sha256": sha256_of(path)} for path in inputs
+            {"path": name, "bytes": Path(path).stat().st_size, "sha256": sha256_of(path)}
+            for path, name in zip(inputs, names, strict=True)
         ],
         "outputs": [str(path) for path in outputs],
     }

@@ -72,7 +72,7 @@ RELEASE_COLUMNS = {
 # What the release makes of an identifier column and of a free-text column (per --free-text mode).
 PSEUDONYM_NOTE = "keyed pseudonym ({prefix}-…, HMAC-SHA256), not the original ID"
 FREE_TEXT_RULES = {
-    "mask": "kept, with e-mail addresses, phone numbers and 24-character IDs masked",
+    "mask": "kept, with e-mail addresses, phone numbers and Prolific IDs (24 hex digits, also typed in groups) masked",
     "drop": "left out",
     "keep": "kept as written (identifiers of the exports replaced by their pseudonyms)",
 }
@@ -109,7 +109,11 @@ MIN_IDENTIFIER_CHARS = 4  # shorter values (a stray "1") are not searched for in
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 PHONE = re.compile(r"(?<![\w.])\+?\d(?:[\s/().-]?\d){6,14}(?![\w.])")
 PROLIFIC_ID = re.compile(r"\b[0-9a-fA-F]{24}\b")
-MASKS = ((EMAIL, "[email]"), (PROLIFIC_ID, "[id]"), (PHONE, "[phone]"))
+# A Prolific ID typed in groups ("5f3c 2a1b 9d8e ...", "5F3C-2A1B-...", split across lines): 24 to 32 hex digits,
+# any of them parted by up to three spaces, dashes, dots or underscores, standing alone (no letter or digit glued to
+# either end, not a release pseudonym's digits). Whether a run is an ID: ``_grouped_id`` (letters and digits both).
+GROUPED_ID = re.compile(r"(?<![0-9A-Za-z])(?<![PXQTS]-)[0-9a-fA-F](?:[\s._-]{0,3}[0-9a-fA-F]){23,31}(?![0-9A-Za-z])")
+MASKS = ((EMAIL, "[email]"), (PROLIFIC_ID, "[id]"), (GROUPED_ID, lambda found: _grouped_id(found)), (PHONE, "[phone]"))
 INTEGER = re.compile(r"^-?(?:0|[1-9]\d*)$")
 
 
@@ -135,11 +139,27 @@ def key_from(environ: Mapping[str, str]) -> bytes:
     return key.encode()
 
 
+def _grouped_id(found: re.Match) -> str:
+    """``[id]`` for a run of hex digits typed in groups that holds letters and digits both (a Prolific ID has both
+    but for about 1 in 75,000; a run of digits alone is a number or a phone number, a run of letters alone words such
+    as "a bad cafe"); else the run as it was.
+
+    >>> _grouped_id(GROUPED_ID.search("5f3c 2a1b 9d8e 7c6b 5a4f 3e2d")), _grouped_id(GROUPED_ID.search("1" * 24))
+    ('[id]', '111111111111111111111111')
+    """
+    digits = [char for char in found.group(0) if char.isalnum()]
+    has_letter, has_digit = any(c.isalpha() for c in digits), any(c.isdigit() for c in digits)
+    return "[id]" if has_letter and has_digit else found.group(0)
+
+
 def mask_text(text: str) -> str:
-    """Free text with e-mail addresses, 24-hex IDs (Prolific's) and phone numbers masked.
+    """Free text with e-mail addresses, 24-hex IDs (Prolific's, also typed in groups: ``GROUPED_ID``) and phone
+    numbers masked.
 
     >>> mask_text("write to a.b@uni.de or +49 30 1234567, id 5f1a2b3c4d5e6f7a8b9c0d1e")
     'write to [email] or [phone], id [id]'
+    >>> mask_text("my ID: 5F1A 2b3c-4D5E.6f7a 8b9c\\n0d1e, thanks")
+    'my ID: [id], thanks'
     """
     for pattern, mask in MASKS:
         text = pattern.sub(mask, text)
@@ -179,6 +199,26 @@ class Pseudonymiser:
     def pattern(self) -> re.Pattern | None:
         values = sorted((v for v in self.mapping if len(v) >= MIN_IDENTIFIER_CHARS), key=len, reverse=True)
         return re.compile("|".join(map(re.escape, values))) if values else None
+
+    def replace(self, text: str, *, server: str | None = None) -> str:
+        """``text`` with every known identifier in it replaced by its pseudonym. ``server``: the text is a file name
+        of that server's export, written before its codes were labelled ``<server>:<code>``
+        (``backend.core.servers``), so a bare code in it is that server's code.
+
+        >>> ids = Pseudonymiser(b"k", {"sess0001": "S-1", "lab1:abcd9999": "S-2"})
+        >>> ids.replace("export_sess0001.csv"), ids.replace("lab1-export_abcd9999.csv", server="lab1")
+        ('export_S-1.csv', 'lab1-export_S-2.csv')
+        """
+        mapping = dict(self.mapping)
+        if server is not None:
+            prefix = f"{server}:"
+            mapping |= {
+                value[len(prefix) :]: alias for value, alias in self.mapping.items() if value.startswith(prefix)
+            }
+        values = sorted((v for v in mapping if len(v) >= MIN_IDENTIFIER_CHARS), key=len, reverse=True)
+        if not values or not text:
+            return mapping.get(text, text)
+        return re.sub("|".join(map(re.escape, values)), lambda m: mapping[m.group(0)], text)
 
 
 @dataclass(frozen=True)
@@ -324,8 +364,31 @@ def typed_frame(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def build_tables(paths: Sequence[str | Path], *, key: bytes, free_text: str = "mask") -> dict[str, Table]:
-    """The released tables of ``paths`` (every file read and checked before anything is built)."""
+@dataclass(frozen=True)
+class Release:
+    """What ``build_release`` made: the tables, the name each input is released under (in the order given: its file
+    name with every identifier in it pseudonymised) and the pseudonyms, to take identifiers out of any other text
+    that is published with the tables (``Pseudonymiser.replace``)."""
+
+    tables: dict[str, Table]
+    names: list[str]
+    ids: Pseudonymiser
+
+
+def build_tables(
+    paths: Sequence[str | Path], *, key: bytes, free_text: str = "mask", servers: Sequence[str] | None = None
+) -> dict[str, Table]:
+    """The released tables of ``paths`` (every file read and checked before anything is built); see
+    ``build_release``."""
+    return build_release(paths, key=key, free_text=free_text, servers=servers).tables
+
+
+def build_release(
+    paths: Sequence[str | Path], *, key: bytes, free_text: str = "mask", servers: Sequence[str] | None = None
+) -> Release:
+    """The released tables of ``paths`` and the names the inputs are released under. ``servers``: the server whose
+    codes each file holds labelled (``backend.core.servers.label_export``), so a code in a file's name is pseudonymised
+    as that server's."""
     if not paths:
         raise ValueError("Give at least one export to release.")
     names = [Path(path).name for path in paths]
@@ -336,11 +399,12 @@ def build_tables(paths: Sequence[str | Path], *, key: bytes, free_text: str = "m
     for _, _, frame in read:
         ids.collect(frame)
     parts: dict[str, list[tuple[str, pd.DataFrame, int]]] = {}
-    pattern = ids.pattern()
-    for path, kind, frame in read:
+    released = []
+    for index, (path, kind, frame) in enumerate(read):
         kept = without_tests(frame)
         # a per-session download is named after its session code: the name is pseudonymised like every cell
-        name = pattern.sub(lambda m: ids.mapping[m.group(0)], path.name) if pattern is not None else path.name
+        name = ids.replace(path.name, server=servers[index] if servers is not None else None)
+        released.append(name)
         cleaned = clean_frame(kept, ids, free_text=free_text, source=name)
         parts.setdefault(kind, []).append((name, cleaned, len(frame) - len(kept)))
     tables = {}
@@ -348,4 +412,4 @@ def build_tables(paths: Sequence[str | Path], *, key: bytes, free_text: str = "m
         frames = [frame for _, frame, _ in items]
         combined = pd.concat(frames, ignore_index=True).fillna("")
         tables[kind] = Table(kind, typed_frame(combined), [name for name, _, _ in items], sum(n for _, _, n in items))
-    return tables
+    return Release(tables, released, ids)

@@ -7,10 +7,12 @@ Bundle layout::
     DIR/data/<kind>.parquet    one table per record kind, typed
     DIR/data/<kind>.jsonl      the same rows as JSON lines
     DIR/figures/<app>/...      the report's figures (SVG, PNG) of the released rows
-    DIR/manifest.json          version, inputs with SHA-256, options, command line
+    DIR/manifest.json          version, inputs (released names) with SHA-256, options, command line
 
 The pseudonym key is read from ``RELEASE_PSEUDONYM_KEY``; the command refuses to run without it, and refuses an
-``--out`` folder that is not empty (a release is never mixed with an older one).
+``--out`` folder that is not empty (a release is never mixed with an older one). Nothing in the bundle names a folder
+of the researcher's machine or an identifier of the exports: the manifest records each input by its released name and
+the command line with paths cut to their last part (``public_argv``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,13 +128,20 @@ def make_release(
                 label_export(path, Path(scratch) / str(n), server=s)
                 for n, (path, s) in enumerate(zip(paths, names, strict=True))
             ]
-        tables = release.build_tables(read, key=key, free_text=free_text)
+        built = release.build_release(read, key=key, free_text=free_text, servers=servers)
+        tables = built.tables
+
+        def scrub(text: str) -> str:  # a bare code of several servers' exports: replaced as the first server's
+            for server in dict.fromkeys(servers or [None]):
+                text = built.ids.replace(text, server=server)
+            return text
+
         written = [file for table in tables.values() for file in write_table(table, out / "data")]
         figure_files, missing = release_figures(read, out / "figures") if figures else ([], [])
     written += figure_files
     card = data_card.data_card(
         tables,
-        pretty_name=name,
+        pretty_name=scrub(name),
         license=license,
         descriptions=descriptions,
         figures=[file.relative_to(out).as_posix() for file in figure_files if file.suffix == ".png"],
@@ -142,15 +151,54 @@ def make_release(
     (out / "README.md").write_text(card, encoding="utf-8")
     written.append(out / "README.md")
     options = dict(
-        free_text=free_text, license=license, name=name, figures=figures, key_variable=release.RELEASE_KEY_VARIABLE
+        free_text=free_text,
+        license=license,
+        name=scrub(name),
+        figures=figures,
+        key_variable=release.RELEASE_KEY_VARIABLE,
     )
     if servers is not None:
         options["servers"] = list(servers)
+    names = [built.ids.replace(path.name, server=servers[n] if servers else None) for n, path in enumerate(paths)]
     record = manifest.build_manifest(
-        inputs=paths, options=options, argv=argv, outputs=[file.relative_to(out).as_posix() for file in written]
+        inputs=paths,
+        input_names=names,
+        options=options,
+        argv=public_argv(argv, paths, names, scrub),
+        outputs=[file.relative_to(out).as_posix() for file in written],
     )
     written.append(manifest.write_manifest(out, record))
     return written
+
+
+def public_argv(
+    argv: Sequence[str], paths: Sequence[Path], names: Sequence[str], scrub: Callable[[str], str]
+) -> list[str]:
+    """The command line as the release's manifest records it: each input as its released name (``names``), every
+    other path (absolute, or naming a file or folder that exists, e.g. ``--out``, ``--codebook``) as its last part,
+    and every identifier of the exports in any argument pseudonymised (``scrub``): no folder of the researcher's
+    machine and no session code is published.
+
+    >>> ids = release.Pseudonymiser(b"k", {"sess0001": "S-1"})
+    >>> public_argv(["release", "--out=/home/ann/out", "/home/ann/x_sess0001.csv", "--name", "A/B sess0001"],
+    ...             [Path("/home/ann/x_sess0001.csv")], ["x_S-1.csv"], ids.replace)
+    ['release', '--out=out', 'x_S-1.csv', '--name', 'A/B S-1']
+    """
+    released = {path: name for path, name in zip(paths, names, strict=True)}
+
+    def public(value: str) -> str:
+        path = Path(value)
+        if path in released:
+            return released[path]
+        if value and (path.is_absolute() or (len(path.parts) > 1 and path.exists())):
+            value = path.name
+        return scrub(value)
+
+    out = []
+    for token in map(str, argv):
+        option, equals, value = token.partition("=")
+        out.append(option + equals + public(value) if token.startswith("--") and equals else public(token))
+    return out
 
 
 def run_release(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]) -> int:
