@@ -28,11 +28,13 @@ the data's.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from backend.core.paper_tables import markdown_escape
 from backend.core.release import (
     FREE_TEXT_RULES,
     IDENTIFIER_KINDS,
@@ -73,6 +75,9 @@ CONDITION_COLUMNS = (
     "game",
 )
 NOT_DESCRIBED = "(not described yet)"
+# Who played or rated without being a model (a DoND game of two people has model "human"): not counted as a model.
+NOT_MODELS = {"human"}
+YAML_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def size_category(rows: int) -> str:
@@ -123,7 +128,7 @@ def study_counts(tables: Mapping[str, Table]) -> dict[str, Any]:
             if identifier_kind(column) == "participant":
                 people |= {v for v in values if v.startswith("P-")}
             if column in MODEL_COLUMNS:
-                models |= values
+                models |= {value for value in values if value.strip().lower() not in NOT_MODELS}
             if column in CONDITION_COLUMNS and column in frame:
                 conditions.setdefault(column, set()).update(values)
     return {
@@ -156,13 +161,19 @@ def _yaml(value: Any, indent: int = 0) -> list[str]:
 
 
 def _scalar(value: Any) -> str:
+    r"""A YAML scalar; a string as a JSON string with every character YAML does not print (DEL, C1 controls, the
+    Unicode line and paragraph separators) escaped too, so a researcher's name never breaks the front matter.
+
+    >>> print(_scalar('a "b"\x7f\u2028ü'), _scalar(2), _scalar(True))
+    "a \"b\"\u007f\u2028ü" 2 true
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, list | dict):
         return "[]" if isinstance(value, list) else "{}"
-    return json.dumps(str(value), ensure_ascii=False)
+    return YAML_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(str(value), ensure_ascii=False))
 
 
 def front_matter(tables: Mapping[str, Table], *, pretty_name: str, license: str) -> dict[str, Any]:
@@ -200,10 +211,8 @@ def codebook_row(column: str, table: Table, descriptions: Mapping[Any, str], *, 
     if is_free_text(column):
         meaning += f" (free text: {FREE_TEXT_RULES[free_text]})"
     cells = table.frame[column]
-    escaped = meaning.replace("|", r"\|")
-    return (
-        f"| `{column}` | {dtype_name(cells)} | {unit_of(column, table.kind)} | {int(cells.notna().sum())} | {escaped} |"
-    )
+    parts = [markdown_escape(column, code=True), dtype_name(cells), markdown_escape(unit_of(column, table.kind))]
+    return "| " + " | ".join([*parts, str(int(cells.notna().sum())), markdown_escape(meaning)]) + " |"
 
 
 def data_card(
@@ -221,15 +230,16 @@ def data_card(
     counts = study_counts(tables)
     meta = front_matter(tables, pretty_name=pretty_name, license=license)
     text_rule = FREE_TEXT_RULES[free_text]
-    lines = ["---", *_yaml(meta), "---", "", f"# {pretty_name}", "", "## What was collected", ""]
+    models = ", ".join(map(markdown_escape, counts["models"]))
+    lines = ["---", *_yaml(meta), "---", "", f"# {markdown_escape(pretty_name)}", "", "## What was collected", ""]
     lines += [
-        f"- `{kind}`: {len(t.frame)} rows, {KIND_TITLES[kind]} (from {', '.join(t.sources)})"
+        f"- `{kind}`: {len(t.frame)} rows, {KIND_TITLES[kind]} (from {', '.join(map(markdown_escape, t.sources))})"
         for kind, t in tables.items()
     ]
     lines += [
         "",
         f"People: {counts['people']} (distinct participant pseudonyms). "
-        f"Models: {len(counts['models'])}" + (f" ({', '.join(counts['models'])})." if counts["models"] else "."),
+        f"Models: {len(counts['models'])}" + (f" ({models})." if counts["models"] else "."),
         "",
         "Rows of test and demo sessions (`is_test`) are left out: "
         + ", ".join(f"{t.dropped_test_rows} from `{kind}`" for kind, t in tables.items())
@@ -237,7 +247,10 @@ def data_card(
         "",
         "## Conditions",
         "",
-        *[f"- `{column}`: {', '.join(values)}" for column, values in counts["conditions"].items()],
+        *[
+            f"- `{column}`: {', '.join(map(markdown_escape, values))}"
+            for column, values in counts["conditions"].items()
+        ],
         "",
         "## Privacy",
         "",
@@ -259,7 +272,7 @@ def data_card(
         lines += ["", f"### `{kind}`", "", "| column | type | unit | non-empty | meaning |", "|---|---|---|---|---|"]
         lines += [codebook_row(column, table, descriptions, free_text=free_text) for column in table.frame.columns]
     if figures or figure_notes:
-        lines += ["", "## Figures", "", *[f"- {note}" for note in figure_notes]]
-        lines += [f"![{name.rsplit('/', 1)[-1].rsplit('.', 1)[0]}]({name})" for name in figures]
+        lines += ["", "## Figures", "", *[f"- {markdown_escape(note)}" for note in figure_notes]]
+        lines += [f"![{markdown_escape(name.rsplit('/', 1)[-1].rsplit('.', 1)[0])}]({name})" for name in figures]
     lines += ["", "## Provenance", "", "See `manifest.json`: product version, input files with SHA-256, options."]
     return "\n".join(lines) + "\n"

@@ -15,7 +15,6 @@ True
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import math
@@ -25,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from backend.core.paper_tables import html_escape
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -210,7 +211,7 @@ def inline_svg(spec: FigureSpec) -> str:
     text = svg_text(spec)
     text = re.sub(r"<!--.*?-->", "", text[text.index("<svg") :], flags=re.S)
     sized = r'<svg([^>]*?) width="[^"]*" height="[^"]*"'
-    label = html.escape(spec.title, quote=True)
+    label = html_escape(spec.title)
     _PAGE_SVGS[key] = re.sub(
         sized,
         lambda found: f'<svg{found.group(1)} style="max-width:100%;height:auto" role="img" aria-label="{label}"',
