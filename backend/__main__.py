@@ -283,8 +283,15 @@ def choose_reporter(paths: Sequence[Path]) -> str:
     return reporter
 
 
+# What ``python -m backend --help`` says first: whole sentences (the module docstring's first line ends mid-sentence).
+DESCRIPTION = (
+    "Reports, figures, paper tables and dataset releases from the product's CSV exports, and a running server's "
+    "launch check, bonus lines and review list. Each command's options: python -m backend COMMAND --help."
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m backend", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m backend", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     report = sub.add_parser("report", help="print the metrics of an exported CSV file")
     report.add_argument("files", nargs="+", type=Path, help="CSV export(s) of one kind")

@@ -376,7 +376,9 @@ async def run_tests(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m backend.bias.runner", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m backend.bias.runner", description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     parser.add_argument("--model", required=True, help="model name at the endpoint, or 'scripted' (offline)")
     parser.add_argument("--items", type=Path, default=None, help="item file (default: the bundled sample)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per test version (each run = one respondent)")

@@ -26,6 +26,8 @@ FIGURE_MODULES = {
     "backend.reasoning.report": "backend.reasoning.figures",
     "backend.bias.report": "backend.bias.figures",
 }
+FINISHED_OUTCOMES = ("success", "lose", "aborted")  # backend.dond.export: and "unfinished"
+DEFAULT_PARETO_OUTCOMES = ("success", "lose")  # the default Pareto plot's game: a deal, else a game played out
 # The reports' bootstrap settings (fixed in the report modules): recorded in every manifest.
 SEEDS = {"bootstrap_seed": 0, "bootstrap_resamples": 1000}
 
@@ -38,13 +40,26 @@ def figures_module(reporter: str) -> ModuleType:
 
 
 def pareto_rows(paths: Sequence[str | Path], game_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The dond_games rows to draw a Pareto plot of: those named by ``game_ids``, else the first finished game."""
+    """The dond_games rows to draw a Pareto plot of: those named by ``game_ids`` (any finished game), else the
+    first game that ended in a deal (``success``), else the first that ended without one (``lose``): an aborted game
+    shows no bargaining outcome and is drawn only when asked for by its id.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "games.csv"
+    >>> _ = path.write_text("game_id,outcome\\nA,aborted\\nB,unfinished\\nC,lose\\nD,success\\n")
+    >>> [row["game_id"] for row in pareto_rows([path], [])], [row["game_id"] for row in pareto_rows([path], ["A"])]
+    (['D'], ['A'])
+    """
     from backend.core.csvio import read_csv_any
 
     rows = [row for path in paths for row in read_csv_any(path, dtype=str, keep_default_na=False).to_dict("records")]
-    finished = [row for row in rows if row.get("outcome") in ("success", "lose", "aborted")]
+    finished = [row for row in rows if row.get("outcome") in FINISHED_OUTCOMES]
     if not game_ids:
-        return finished[:1]
+        for outcome in DEFAULT_PARETO_OUTCOMES:
+            chosen = [row for row in finished if row.get("outcome") == outcome]
+            if chosen:
+                return chosen[:1]
+        return []
     chosen = [row for row in finished if row["game_id"] in set(game_ids)]
     missing = sorted(set(game_ids) - {row["game_id"] for row in chosen})
     if missing:

@@ -270,7 +270,9 @@ def load_judged_logs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m backend.reasoning.judge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m backend.reasoning.judge", description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     parser.add_argument("--logs", type=Path, required=True, help="folder of *.txt logs, or a .zip of them")
     parser.add_argument("--model", required=True, help="model name at the endpoint, or 'scripted' (offline)")
     parser.add_argument("--default-game", default="", help="game code for log files whose names state none")
