@@ -30,14 +30,30 @@ more), and one to a client that reads nothing waits for room in its buffer; so a
 cannot complete within ``SEND_TIMEOUT_S`` (0.5 s; a browser reads at once) drops that socket, and nothing more is
 sent to a socket once it closes. The counts live in the server process (oTree serves from one); a bucket that is full
 again is forgotten.
+
+**Page requests** (issue 35). One participant inside reloading their own page over two connections (about 80
+requests a second) kept the server busy enough that 8 new arrivals waited on the admission page for the whole
+``LAB_ADMIT_MAX_WAIT_S``: oTree serves every request under its one page lock. So a participant's plain page requests
+(``/p/<code>/...`` and ``/InitializeParticipant/<code>``, any method) are counted too, in the same token buckets,
+before anything else runs (the outermost guard, outside oTree's page lock and before the admission gate counts the
+request as load): ``LAB_PAGE_REQUESTS_PER_MINUTE`` (default 300, five a second) per participant code, with bursts of
+a minute's worth. An honest participant asks for two or three requests per page step (the form, the redirect, the
+next page) and a walk through the longest app (bias tests, 40 rounds) fits in one burst. A request over budget gets
+HTTP 429 at once, with ``Retry-After`` and a ``Refresh`` back to the page, and a short page in the participant's
+language (the session's, noted when one of their pages was drawn; else the browser's), and takes no place in oTree's
+queue; trying over budget costs budget, so a client that keeps flooding stays shut out until it pauses. oTree's own
+bots in ``otree test`` (in the process, not over the network: ``server`` ``testserver``) are not counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
+import math
+import re
 import time
 
-from .limits import client_address, participant_socket_key, positive_setting, refuse_socket
+from .limits import accepted_language, client_address, participant_socket_key, positive_setting, refuse_socket
 
 MESSAGES_PER_MINUTE = 60
 MESSAGES_PER_ADDRESS_PER_MINUTE = 6000
@@ -46,6 +62,8 @@ BURST_FRACTION = 1 / 6  # a bucket holds ten seconds' worth of its rate
 CLOSE_CODE = 1008  # policy violation
 SEND_TIMEOUT_S = 0.5  # longest wait for room in a participant socket's buffer (an honest browser reads at once)
 MAX_TRACKED = 100_000  # keys tracked at once before full buckets are forgotten
+_PARTICIPANT_PAGE = re.compile(r"/(?:p|InitializeParticipant)/([^/]+)")
+MAX_LANGUAGES = 100_000  # participant codes whose page language is remembered at once
 
 
 class TokenBuckets:
@@ -87,6 +105,19 @@ class TokenBuckets:
         if len(self._buckets) > MAX_TRACKED:
             self._forget_full(now)
         return True
+
+    def wait_s(self, key: str, amount: float = 1.0, *, now: float) -> float:
+        """Seconds until the bucket of ``key`` holds ``amount`` tokens again (0.0: it holds them now).
+
+        >>> buckets = TokenBuckets(per_minute=60, capacity=1)
+        >>> buckets.take("p1", now=0.0), buckets.take("p1", now=0.0)  # the second leaves the bucket at -1
+        (True, False)
+        >>> buckets.wait_s("p1", now=0.5), buckets.wait_s("p2", now=0.5)
+        (1.5, 0.0)
+        """
+        tokens, then = self._buckets.get(key, (self.capacity, now))
+        tokens = min(self.capacity, tokens + (now - then) * self.rate_per_s)
+        return max(0.0, (amount - tokens) / self.rate_per_s)
 
     def _forget_full(self, now: float) -> None:
         for key, (tokens, then) in list(self._buckets.items()):
@@ -162,7 +193,103 @@ class LiveBudgets:
         await app(scope, budgeted, bounded_send)
 
 
+def page_participant(path: str) -> str | None:
+    """The participant code a plain page request names (``/p/<code>/...``, ``/InitializeParticipant/<code>``), or
+    None for any other request.
+
+    >>> page_participant("/p/abc123/bias_tests/Choice/4"), page_participant("/InitializeParticipant/abc123")
+    ('abc123', 'abc123')
+    >>> page_participant("/room/bias_study"), page_participant("/static/x.css"), page_participant("/p/")
+    (None, None, None)
+    """
+    found = _PARTICIPANT_PAGE.match(path)
+    return found.group(1) if found else None
+
+
+_languages: dict[str, str] = {}  # participant code -> the language of the page last drawn for them
+
+
+def remember_language(code: str, language: str) -> None:
+    """Note the language of a participant's pages (``languages`` calls this when it draws one), so their 429 page is
+    in it."""
+    if _languages.get(code) != language:
+        if len(_languages) >= MAX_LANGUAGES:
+            _languages.clear()
+        _languages[code] = language
+
+
+def too_many_requests_page(language: str, again_url: str) -> bytes:
+    """The short page a participant over their page budget sees, in ``language`` (``requests_*`` texts).
+
+    >>> page = too_many_requests_page("de", "/p/abc/x/Rate/3")
+    >>> '<html lang="de">' in page.decode(), "Zu viele Anfragen" in page.decode()
+    (True, True)
+    """
+    import study_flow
+
+    texts = study_flow.messages(language)
+    return (
+        f'<!DOCTYPE html><html lang="{html.escape(language)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(texts['requests_title'])}</title></head>"
+        f'<body><main style="max-width:40rem;margin:3rem auto;font-family:sans-serif;padding:0 1rem">'
+        f'<h1 id="requests-title">{html.escape(texts["requests_title"])}</h1>'
+        f"<p>{html.escape(texts['requests_body'])}</p>"
+        f'<p><a href="{html.escape(again_url)}">{html.escape(texts["requests_again"])}</a></p>'
+        "</main></body></html>"
+    ).encode()
+
+
+class PageBudgets:
+    """Plain page requests per participant (``LAB_PAGE_REQUESTS_PER_MINUTE``, bursts of a minute's worth), counted
+    before oTree's page lock; over budget: HTTP 429 at once.
+
+    >>> budgets = PageBudgets(per_minute=60)
+    >>> [budgets.allows("/p/abc/app/Page/1", now=0.0) for _ in range(61)][-2:]  # a minute's worth at once, not more
+    [True, False]
+    >>> budgets.allows("/p/other/app/Page/1", now=0.0), budgets.allows("/room/study", now=0.0)  # others: their own
+    (True, True)
+    >>> round(budgets.retry_after("/p/abc/app/Page/1", now=0.0))  # the refused try cost one more
+    2
+    """
+
+    def __init__(self, *, per_minute: float) -> None:
+        self.requests = TokenBuckets(per_minute=per_minute, capacity=max(1.0, per_minute))
+
+    def allows(self, path: str, *, now: float) -> bool:
+        code = page_participant(path)
+        return code is None or self.requests.take(code, now=now)
+
+    def retry_after(self, path: str, *, now: float) -> float:
+        return self.requests.wait_s(page_participant(path) or "", now=now)
+
+    async def http(self, app, scope, receive, send, *, headers_for) -> None:
+        path = scope.get("path", "")
+        server = scope.get("server") or ("", 0)
+        if server[0] == "testserver" or self.allows(path, now=time.monotonic()):  # oTree's bots run in the process
+            await app(scope, receive, send)
+            return
+        wait_s = max(1, math.ceil(self.retry_after(path, now=time.monotonic())))
+        code = page_participant(path) or ""
+        language = _languages.get(code) or accepted_language(scope)
+        raw_path = (scope.get("raw_path") or path.encode()).decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+        again_url = raw_path + ("?" + query if query else "")
+        body = too_many_requests_page(language, again_url)
+        headers = [
+            (b"content-type", b"text/html; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", b"no-store"),
+            (b"retry-after", str(wait_s).encode()),
+            (b"refresh", f"{wait_s}; url={again_url}".encode("latin-1")),
+            (b"connection", b"close"),  # a flooding client reconnects for each try: it cannot pipeline its flood
+        ]
+        await send({"type": "http.response.start", "status": 429, "headers": headers_for(headers, path)})
+        await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body})
+
+
 def install() -> None:
+    from . import headers
     from .otree_internals import around_app
 
     budgets = LiveBudgets()
@@ -174,3 +301,19 @@ def install() -> None:
             await app(scope, receive, send)
 
     around_app(budgeting)
+
+    pages = PageBudgets(per_minute=positive_setting("LAB_PAGE_REQUESTS_PER_MINUTE"))
+    secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
+
+    def headers_for(found: list, path: str) -> list:
+        return headers.response_headers(found, path=path, ancestors=ancestors, secure=secure)
+
+    async def page_budgeting(app, scope, receive, send):
+        if scope["type"] == "http":
+            await pages.http(app, scope, receive, send, headers_for=headers_for)
+        else:
+            await app(scope, receive, send)
+
+    # Outside oTree's page lock and installed after admission, so outermost: an over-budget request costs neither the
+    # lock nor the body's reading, and the admission gate never counts it as load.
+    around_app(page_budgeting, outside_page_lock=True)

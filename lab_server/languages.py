@@ -137,6 +137,11 @@ def _translated_context(get_context_data):
         language = session_language(session)
         found.setdefault("study_heading", study_heading(session))
         found.setdefault("page_language", language)  # <html lang> (_templates/otree/Base_UserFacing.html)
+        code = getattr(getattr(self, "participant", None), "code", None)
+        if code:  # their "too many requests" page (budgets) is in this language too
+            from .budgets import remember_language
+
+            remember_language(code, language)
         return translate_context(found, language)
 
     return get_context_data_in_language

@@ -96,6 +96,12 @@ MESSAGES = {
             "Many people have just started this study from the same internet connection as you, so we cannot give "
             "you a place right now. Please try again in a few minutes."
         ),
+        "requests_title": "Too many requests",
+        "requests_body": (
+            "Your browser asked for this page very many times in a short while. Please wait a little: this page "
+            "opens the study again by itself, where you were."
+        ),
+        "requests_again": "Open the page again",
     },
     "de": {
         "study_title": "Forschungsstudie",
@@ -193,6 +199,12 @@ MESSAGES = {
             "Gerade haben viele Personen über dieselbe Internetverbindung wie Sie mit dieser Studie begonnen, daher "
             "können wir Ihnen im Moment keinen Platz geben. Bitte versuchen Sie es in einigen Minuten erneut."
         ),
+        "requests_title": "Zu viele Anfragen",
+        "requests_body": (
+            "Ihr Browser hat diese Seite in kurzer Zeit sehr oft angefordert. Bitte warten Sie etwas: Diese Seite "
+            "öffnet die Studie von selbst wieder, dort, wo Sie waren."
+        ),
+        "requests_again": "Seite erneut öffnen",
     },
     "it": {
         "study_title": "Studio di ricerca",
@@ -287,6 +299,12 @@ MESSAGES = {
             "Molte persone hanno appena iniziato questo studio dalla stessa connessione internet che usa Lei, quindi "
             "al momento non possiamo assegnarLe un posto. Riprovi tra qualche minuto."
         ),
+        "requests_title": "Troppe richieste",
+        "requests_body": (
+            "Il Suo browser ha richiesto questa pagina moltissime volte in poco tempo. Attenda un poco: questa pagina "
+            "riapre da sola lo studio al punto in cui si trovava."
+        ),
+        "requests_again": "Riapri la pagina",
     },
 }
 
