@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
+import shutil
 import subprocess
 import sys
 
@@ -259,3 +261,176 @@ def test_no_column_of_a_release_of_the_projects_own_exports_is_left_undescribed(
     assert "| `rating` | string | scale points | 1 | The annotator's rating, between scale_min and scale_max. |" in rows
     assert any(row.startswith("| `participant_code` |") and "keyed pseudonym (P-" in row for row in rows)
     assert any(row.startswith("| `text` |") and "(free text: kept, with e-mail addresses" in row for row in rows)
+
+
+# --- issue 35: the release's manifest, grouped IDs, escaping in every format, the Pareto default, the card's models ---
+
+PID = "5f3c2a1b9d8e7c6b5a4f3e2d"
+GROUPED_PIDS = [
+    "5f3c 2a1b 9d8e 7c6b 5a4f 3e2d",  # in groups of four
+    "5F3C-2A1B-9D8E-7C6B-5A4F-3E2D",  # dashes, upper case
+    "5f3c.2a1b.9d8e.7c6b.5a4f.3e2d",  # dots
+    "5f3C 2A1b-9d8E.7c6b 5A4f 3e2D",  # mixed case and separators
+    "5f3 c2a1b9 d8e7c6b5a 4f3e 2d",  # parted anywhere
+    "5f3c2a1b9d8e\n7c6b5a4f3e2d",  # split across two lines
+    "5f3c - 2a1b - 9d8e - 7c6b - 5a4f - 3e2d",  # spaced dashes
+    "5f_3c_2a_1b_9d_8e_7c_6b_5a_4f_3e_2d",  # underscores
+]
+
+
+@pytest.mark.parametrize("typed", GROUPED_PIDS)
+def test_a_prolific_id_typed_in_groups_is_masked_in_free_text(tmp_path, typed):
+    row = dict(respondent_kind="person", item_id="i1", bias="halo", version="control", pro_selected="2")
+    row["raw_reply"] = f"My Prolific ID is {typed}, please pay me."
+    tables = release.build_tables([_export(tmp_path, "bias.csv", [row])], key=KEY, free_text="mask")
+    assert tables["bias_answers"].frame.loc[0, "raw_reply"] == "My Prolific ID is [id], please pay me."
+
+
+def test_grouped_masking_leaves_numbers_words_hashes_and_pseudonyms_alone():
+    kept = [
+        "ratings 1 2 3 4 5 6 7 8 9 1 2 3 4 5 6 7 8 9 1 2 3 4 5 6 7",  # digits only: numbers
+        "a bad cafe, a dead beef, a faded bead and a decaf face",  # letters only: words
+        "commit 0123456789abcdef0123456789abcdef01234567",  # a 40-digit hash is no 24-digit ID
+        "P-805fc03c53fdc587 X-0a1b2c3d4e5f6a7b",  # the release's own pseudonyms
+        "costs 3.50, 4.25 and 1.75 over 2024-05-01",
+    ]
+    assert [text for text in kept if "[id]" in release.mask_text(text)] == []  # (a phone mask may apply)
+    assert release.mask_text(f"id {PID[:12]} {PID[12:]}.") == "id [id]."
+
+
+def _release_bundle(tmp_path, *, servers=None, name="Study of sess0001"):
+    from backend.core.release_cli import make_release
+
+    exports = tmp_path / "home" / "alice" / "private-exports"
+    exports.mkdir(parents=True)
+    row = dict(respondent_kind="person", respondent_id="abcd1234", participant_code="abcd1234", prolific_pid=PID)
+    row.update(session_code="sess0001", item_id="i1", bias="halo", version="control", pro_selected="2")
+    path = _export(exports, "bias_tests_custom_export_sess0001.csv", [dict(row, raw_reply="fine", is_test="")])
+    out = tmp_path / "home" / "alice" / "bundle"
+    argv = ["release", "--out", str(out), "--name", name, str(path)]
+    if servers:
+        argv += ["--servers", ",".join(servers)]
+    written = make_release([path], out, key=KEY, argv=argv, name=name, figures=False, servers=servers)
+    return out, path, written
+
+
+@pytest.mark.parametrize("servers", [None, ["lab1"]], ids=["one server", "several servers"])
+def test_the_release_manifest_names_no_folder_of_the_machine_and_no_session_code(tmp_path, servers):
+    out, path, written = _release_bundle(tmp_path, servers=servers)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    session = release.pseudonym("lab1:sess0001" if servers else "sess0001", kind="session", key=KEY)
+    assert [entry["path"] for entry in manifest["inputs"]] == [f"bias_tests_custom_export_{session}.csv"]
+    assert manifest["inputs"][0]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert manifest["options"]["name"] == f"Study of {session}"
+    assert f"--out bundle --name 'Study of {session}' bias_tests_custom_export_{session}.csv" in manifest["command"]
+    for file in written:  # nowhere in the bundle: the machine's folders, the session code
+        text = file.read_bytes().decode("utf-8", "replace")
+        assert "sess0001" not in text and "alice" not in text and str(tmp_path) not in text, file.name
+
+
+def _unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)(?:\\\\)*\|", line))
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "two\nlines | and a pipe",
+    "blank\n\nline",
+    "**bold** [link](javascript:alert(1)) `code` ~~gone~~ &lt;b&gt;",
+    "[0.5] first & 50% {x} #1 ~$^\\ *star",
+]
+
+
+def test_markdown_tables_escape_html_newlines_and_pipes_in_every_cell():
+    table = paper_tables.Table("t", "Caption <b>with\nbreak</b>", ["model", "score"], [[c, c] for c in HOSTILE])
+    markdown = paper_tables.to_markdown(table)
+    lines = markdown.splitlines()
+    assert len(lines) == 2 + len(HOSTILE) + 2  # header, rule, one line per row, blank, caption
+    assert all(_unescaped_pipes(line) == 3 for line in lines[: 2 + len(HOSTILE)])
+    assert "<" not in markdown and ">" not in markdown
+    assert lines[2] == r"| &lt;script&gt;alert(1)&lt;/script&gt; | &lt;script&gt;alert(1)&lt;/script&gt; |"
+    assert lines[6].startswith(
+        r"| \*\*bold\*\* \[link\](javascript:alert(1)) \`code\` \~\~gone\~\~ &amp;lt;b&amp;gt; |"
+    )
+    assert lines[-1] == "Caption &lt;b&gt;with break&lt;/b&gt;"
+
+
+def test_latex_tables_escape_every_cell_and_compile(tmp_path):
+    table = paper_tables.Table("t", "Caption\n\n50%", ["model", "score"], [[c, "1.0 [0.5, 1.5]"] for c in HOSTILE])
+    latex = paper_tables.to_latex(table)
+    lines = latex.splitlines()
+    assert len(lines) == 11 + len(HOSTILE)  # one line per row: no line break of a cell reached the file
+    rows = lines[6 : 6 + len(HOSTILE)]
+    assert all(row.endswith(r" & 1.0 [0.5, 1.5] \\") for row in rows)
+    assert rows[0].startswith(r"\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{} &")
+    assert rows[2].startswith(r"two lines \textbar{} and a pipe &") and rows[3].startswith("blank  line &")
+    assert rows[5].startswith(
+        r"{}[0.5] first \& 50\% \{x\} \#1 \textasciitilde{}\$\textasciicircum{}\textbackslash{} *star &"
+    )
+    assert lines[-3] == r"\caption{Caption  50\%}"
+    engine = shutil.which("pdflatex")
+    if engine is None:
+        return  # the strict output above is the check where no TeX engine is installed
+    document = "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\begin{document}\n"
+    (tmp_path / "t.tex").write_text(document + latex + "\\end{document}\n", encoding="utf-8")
+    done = subprocess.run(
+        [engine, "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 0
+
+
+def test_the_data_card_escapes_what_researchers_and_models_named_and_counts_no_human_as_a_model(tmp_path):
+    from backend.core import data_card
+
+    base = dict(respondent_kind="model", item_id="i", bias="halo", pro_selected="1")
+    rows = [dict(base, model=name, version=name, **{"note|x\ny": name}) for name in HOSTILE]
+    rows += [dict(base, model="human", version="control", **{"note|x\ny": ""})]
+    tables = release.build_tables([_export(tmp_path, "b<i>.csv", rows)], key=KEY)
+    card = data_card.data_card(
+        tables,
+        pretty_name="<script>x</script>\n# Injected",
+        license="cc-by-4.0",
+        descriptions={"bias": "which <b>bias</b>\n| the | item tests"},
+        figure_notes=["dond: no figures (<img src=x onerror=alert(1)>)"],
+    )
+    body = card.split("\n---\n", 1)[1]
+    assert "<" not in body and ">" not in body.replace("->", "")
+    assert "\n# &lt;script&gt;x&lt;/script&gt; \\# Injected\n" in body
+    assert f"Models: {len(HOSTILE)} (" in body and "human" not in body.split("Models:")[1].split("\n")[0]
+    codebook = [line for line in body.split("## Codebook", 1)[1].splitlines() if line.startswith("| ")]
+    assert all(_unescaped_pipes(line) == 6 for line in codebook), codebook
+    assert r"| note\|x y | string |  | 6 | (not described yet) |" in codebook
+    assert "| `bias` | string |  | 7 | which &lt;b&gt;bias&lt;/b&gt; \\| the \\| item tests |" in codebook
+    front = card.split("\n---\n", 1)[0]
+    assert 'pretty_name: "<script>x</script>\\n# Injected"' in front  # YAML: a JSON string, the name as given
+
+
+def test_the_default_pareto_figure_is_of_a_game_with_a_deal_never_an_aborted_one(tmp_path):
+    from backend.core import publish
+
+    games = ["game_id,outcome", "g1,aborted", "g2,unfinished", "g3,lose", "g4,success", "g5,success"]
+    (tmp_path / "games.csv").write_text("\n".join(games) + "\n", encoding="utf-8")
+    assert [row["game_id"] for row in publish.pareto_rows([tmp_path / "games.csv"], [])] == ["g4"]
+    (tmp_path / "played.csv").write_text("game_id,outcome\ng1,aborted\ng3,lose\n", encoding="utf-8")
+    assert [row["game_id"] for row in publish.pareto_rows([tmp_path / "played.csv"], [])] == ["g3"]
+    (tmp_path / "aborted.csv").write_text("game_id,outcome\ng1,aborted\n", encoding="utf-8")
+    assert publish.pareto_rows([tmp_path / "aborted.csv"], []) == []
+    assert [row["game_id"] for row in publish.pareto_rows([tmp_path / "aborted.csv"], ["g1"])] == ["g1"]  # asked for
+
+
+@pytest.mark.parametrize("module", ["backend.__main__", "backend.bias.runner", "backend.reasoning.judge"])
+def test_help_begins_with_whole_sentences(module, capsys):
+    import importlib
+
+    with pytest.raises(SystemExit):
+        importlib.import_module(module).main(["--help"])
+    text = capsys.readouterr().out
+    description = " ".join(text.split("\n\n")[1].split())  # after the usage lines
+    assert description.endswith("."), description
+    assert description.count("``") % 2 == 0 and not description.endswith(("and.", ",")), description
