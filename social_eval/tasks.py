@@ -8,7 +8,7 @@ import json
 from sqlalchemy.orm import object_session
 
 import study_flow
-from backend.core import clock
+from backend.core import assignment, clock
 from backend.social import forms as social_forms
 from backend.social import step_times
 from study_flow import assignments, tallies
@@ -163,7 +163,7 @@ def reservation_lost_message(player):
     """The rating page's refusal when the person's reservation expired and the episode went to others."""
     if not player.episode_id or player.is_gold or not _lost(player, my_row(player), clock.now()):
         return None
-    minutes = round(settings_of(player.session).reservation_timeout_s / 60)
+    minutes = assignment.minutes_shown(settings_of(player.session).reservation_timeout_s)
     return social_forms.message("reservation_lost", language=player.session.config.get("language"), minutes=minutes)
 
 

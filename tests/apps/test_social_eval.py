@@ -78,6 +78,7 @@ def test_an_expired_reservation_goes_to_the_next_annotator(otree_server):
 
     first.submit(rating_form())  # too late: someone else holds it now
     assert first.page == "Rate" and "given to someone else" in first.html
+    assert "more than 1 minutes" in first.html  # a 2 s reservation, rounded up: never "more than 0 minutes"
     assert first.episode_id not in (third.episode_id, kept)
     first.submit(rating_form())
     assert first.page == "Completion"
