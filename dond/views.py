@@ -7,7 +7,7 @@ from backend import dond
 from backend.core import csvio
 from backend.dond import game as dond_game
 from backend.dond import integrity, scoring, treatments
-from study_flow import workload
+from study_flow import pay, workload
 
 from . import storage, takeover
 from .exports import bonus_of, failure_pay_statement, game_row
@@ -271,7 +271,7 @@ def results_vars(player):
         my_points=row[f"points_{role}"] if scored else "",
         other_points=row[f"points_{other}"] if scored else "",
         main_score="–" if row["main_score"] == "" else f"{float(row['main_score']):.0f} / 100",
-        bonus=player.payoff.to_real_world_currency(player.session),
+        bonus=pay.shown(player, rule=rule)["text"],  # stored when first shown; never recomputed (study_flow.pay)
         paid=paid,
     )
 

@@ -43,6 +43,7 @@ import importlib
 import io
 import json
 from collections.abc import Callable
+from decimal import Decimal
 
 from backend.core.csvio import neutralise_row
 from backend.core.script_json import script_safe
@@ -72,12 +73,18 @@ def monitor_row_escaped(row: dict) -> dict:
 
 
 class LabelEscaped:
-    """A participant as oTree's Payments page reads it, with the label HTML-escaped (the page prints it raw).
+    """A participant as oTree's Payments page reads it, with the label HTML-escaped (the page prints it raw), and the
+    bonus their page stated (``study_flow.pay``) instead of oTree's payoff at today's money per point.
 
     >>> from types import SimpleNamespace
-    >>> shown = LabelEscaped(SimpleNamespace(label="<b>x</b>", code="ab12", status=lambda: "done"))
+    >>> shown = LabelEscaped(SimpleNamespace(label="<b>x</b>", code="ab12", status=lambda: "done", vars={}))
     >>> shown.label, shown.code, shown.status()
     ('&lt;b&gt;x&lt;/b&gt;', 'ab12', 'done')
+    >>> from decimal import Decimal
+    >>> stated = SimpleNamespace(vars={"pay_shown": {"amount": "0.25"}}, payoff_in_real_world_currency=lambda: Decimal("0.50"),
+    ...                          payoff_plus_participation_fee=lambda: Decimal("1.50"))
+    >>> LabelEscaped(stated).payoff_in_real_world_currency(), LabelEscaped(stated).payoff_plus_participation_fee()
+    (Decimal('0.25'), Decimal('1.25'))
     """
 
     def __init__(self, participant) -> None:
@@ -90,6 +97,25 @@ class LabelEscaped:
     def label(self):
         label = self._participant.label
         return html.escape(label) if isinstance(label, str) else label
+
+    def _stated(self):
+        record = (getattr(self._participant, "vars", None) or {}).get("pay_shown")
+        try:
+            return Decimal(str(record["amount"])) if isinstance(record, dict) else None
+        except (KeyError, ArithmeticError):
+            return None  # a record that cannot be read: oTree's own figure stands
+
+    def payoff_in_real_world_currency(self):
+        computed = self._participant.payoff_in_real_world_currency()
+        stated = self._stated()
+        return computed if stated is None else type(computed)(stated)
+
+    def payoff_plus_participation_fee(self):
+        total = self._participant.payoff_plus_participation_fee()
+        stated = self._stated()
+        if stated is None:
+            return total
+        return type(total)(Decimal(total) - Decimal(self._participant.payoff_in_real_world_currency()) + stated)
 
 
 LONG_CONFIG_CHARS = 1000
@@ -257,6 +283,9 @@ def _escaped_payment_labels(payments_context):
     def payments_context_with_escaped_labels(self):
         context = payments_context(self)
         context["participants"] = [LabelEscaped(participant) for participant in context["participants"]]
+        if context["participants"]:  # the totals of the amounts shown, as the rows now are
+            total = sum(participant.payoff_plus_participation_fee() for participant in context["participants"])
+            context["total_payments"], context["mean_payment"] = total, total / len(context["participants"])
         return context
 
     return payments_context_with_escaped_labels

@@ -26,7 +26,7 @@ import io
 import time
 
 from backend.core import launch_check, prolific, workload
-from study_flow import test_data
+from study_flow import pay, test_data
 from study_flow.workload import currency
 
 from . import admin_pages, otree_internals
@@ -90,13 +90,16 @@ def people(session, now: float) -> list[dict]:
         participant = by_code[row["code"]]
         if test_data.is_test(participant):
             continue
+        amount, stored = pay.bonus(participant, session)  # the amount their page stated, never recomputed
         found.append(
             dict(
                 prolific_pid=row["pid"] if row["pid"] != "—" else "",
                 status=row["status"],
                 reason=row["detail"],
                 screened_out=bool(participant.vars.get("screened_out")),
-                bonus=float(participant.payoff.to_real_world_currency(session)),
+                bonus=amount,
+                bonus_stored=stored,
+                per_point_shown=(participant.vars.get(pay.PAY_SHOWN) or {}).get("per_point") if stored else None,
                 participant_code=row["code"],
                 session_code=session.code,
             )
@@ -113,6 +116,7 @@ def pay_and_review(session, now: float) -> dict:
         bonus_lines=lines,
         bonus_notes=notes,
         review=[prolific.review_row(person, **codes) for person in everyone],
+        pay_sources=pay.summary(everyone, per_point=config.get("real_world_currency_per_point")),
         currency=currency(),
         total=str(sum((prolific.money(line.split(",")[1]) for line in lines), prolific.money(0))),
     )

@@ -11,6 +11,7 @@ oTree-side helpers shared by the apps (pure rules live in ``backend/``). Apps us
 | ``hooks`` | where a player stands (first/last app, last round, tasks over); ``AppHooks`` an app declares |
 | ``pages`` | ``ConsentPage``/``ScreenOutPage``/``CompletionPage`` mixins, the consent field, screen-out, progress |
 | ``assignments`` | who annotates what: reservations of the annotation apps |
+| ``pay`` | the bonus each participant was told, stored when shown; the bonus file and review list read it |
 | ``workload`` | what is asked and how long it takes (Instructions), duration, pay and contact on the default consent |
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import pay
 from .entry import completion_url, record_arrival
 from .hooks import AppHooks, in_last_app, is_first_app, is_last_round, tasks_over
 from .texts import messages
@@ -172,6 +173,7 @@ class CompletionPage:
     def vars_for_template(player):
         config = player.session.config
         player.participant.vars["completed"] = True
+        pay.shown(player)  # the bonus is settled when they finish, if no page stated it before
         code = config.get("completion_code") or ""
         seconds = int(config.get("completion_redirect_seconds", 5))
         text = messages(config.get("language"))

@@ -337,3 +337,60 @@ def test_in_the_browser_the_bonus_file_pays_what_the_results_page_shows(lab, pag
     lines = admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines()
     assert lines == ([f"{pid},{shown}"] if float(shown) > 0 else [])
     assert float(shown) > 0 or not any(leftover.values())  # a deal on items the person values pays
+
+
+def test_a_rate_edited_after_people_saw_their_bonus_changes_only_the_bonuses_not_yet_shown(lab):
+    """Issue 35, finding 1: the Edit page's money per point, raised after one person's Results page stated their
+    bonus, leaves that bonus as stated in the bonus file, the review list, Pay and review and oTree's Payments page;
+    the person who reaches Results after the edit is told, and paid, the new rate."""
+    code = create_session(
+        lab.url, "dond_llm", 2, llm_model="scripted", completion_code="DONE2", real_world_currency_per_point=0.01
+    )["code"]
+    early, late = (Visitor(lab.url, code, pid) for pid in ("d" * 24, "e" * 24))
+    for person in (early, late):  # both games end in a deal; the late one stays on the Bargain page for now
+        person.advance_to("Bargain")
+        run_async(play(person.live_url(), what_the_scripted_model_leaves(lab, code, person)))
+    early.submit()
+    assert early.page == "Results", early.url
+    stated_early = re.search(r'<td id="bonus">\s*(.*?)\s*</td>', early.html, re.S).group(1)
+    amount_early = re.search(r"\d+\.\d\d", stated_early).group(0)
+    assert float(amount_early) > 0, stated_early
+
+    admin = logged_in(lab.url, lab.password)
+    form = admin.get(f"{lab.url}/SessionEditProperties/{code}", timeout=30).text
+    token = re.search(r'name="csrftoken" value="([^"]+)"', form)
+    edited = admin.post(
+        f"{lab.url}/SessionEditProperties/{code}",
+        data=dict(
+            participation_fee="0",
+            real_world_currency_per_point="0.02",
+            label="",
+            comment="",
+            **({"csrftoken": token.group(1)} if token else {}),
+        ),
+        timeout=30,
+    )
+    assert edited.status_code < 400, edited.text[:500]
+
+    early.reload()  # the page states the same amount again
+    assert re.search(r'<td id="bonus">\s*(.*?)\s*</td>', early.html, re.S).group(1) == stated_early
+    early.advance_to("Completion")
+    late.submit()
+    assert late.page == "Results", late.url
+    amount_late = re.search(r"\d+\.\d\d", re.search(r'<td id="bonus">\s*(.*?)\s*</td>', late.html, re.S).group(1))
+    late.advance_to("Completion")
+
+    lines = dict(line.split(",") for line in admin.get(f"{lab.url}/BonusFile/{code}", timeout=30).text.splitlines())
+    assert lines["d" * 24] == amount_early  # as stated, not doubled by the edit
+    assert lines["e" * 24] == amount_late.group(0)  # stated after the edit, at the new rate
+    review = {r["prolific_pid"]: r for r in csv.DictReader(io.StringIO(admin.get(f"{lab.url}/ReviewList/{code}").text))}
+    assert review["d" * 24]["bonus"] == amount_early
+    pay_page = admin.get(f"{lab.url}/PayAndReview/{code}", timeout=30).text
+    sources = re.search(r"<ul id=\"pay-sources\">(.*?)</ul>", pay_page, re.S)
+    assert sources and "2 of 2 bonuses are the amounts their pages stated" in sources.group(1), pay_page[-3000:]
+    assert "(money per point then: 0.01, 0.02)" in sources.group(1), sources.group(1)
+    payments = admin.get(f"{lab.url}/SessionPayments/{code}", timeout=30).text  # oTree's own page
+    row = next(r for r in re.findall(r"<tr>.*?</tr>", payments, re.S) if early.code in r)
+    cells = re.findall(r"<td>\s*(.*?)\s*</td>", row, re.S)
+    assert any(cell.endswith(amount_early) for cell in cells), cells  # the stated bonus, not oTree's new figure
+    assert not any(cell.endswith(f"{2 * float(amount_early):.2f}") for cell in cells), cells

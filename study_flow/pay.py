@@ -1,0 +1,77 @@
+"""The bonus a participant was told, fixed when it is shown.
+
+The page that states a participant's bonus (DoND's Results page), or else the completion page, stores it once in
+``participant.vars["pay_shown"]``: the amount in the study's currency as the page showed it, the text shown, the
+points, the money per point and the rule that made it, and when. From then on the page shows the stored amount, and
+the bonus file, the review list and Pay and review read it; nothing recomputes it. A later edit of the session's
+``real_world_currency_per_point`` therefore changes the bonus only of people who have not seen theirs yet, and Pay and
+review says how many that is (`summary`).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from backend.core import clock
+from backend.core.prolific import money
+
+PAY_SHOWN = "pay_shown"  # participant.vars key
+
+
+def shown(player, *, rule: str = "") -> dict:
+    """The participant's bonus as stated to them: stored now if this is the first page to state it, else as stored.
+
+    ``rule`` names what paid it (e.g. DoND's ``mode_goal``, ``model_failure_half_total``); the record holds
+    ``amount`` (a decimal string in the study's currency), ``text`` (as the page printed it), ``points``,
+    ``per_point``, ``rule`` and ``shown_at`` (epoch seconds)."""
+    participant = player.participant
+    record = participant.vars.get(PAY_SHOWN)
+    if isinstance(record, dict) and "amount" in record:
+        return record
+    real = participant.payoff.to_real_world_currency(player.session)
+    record = dict(
+        amount=str(Decimal(real)),
+        text=str(real),
+        points=float(participant.payoff),
+        per_point=str(player.session.config.get("real_world_currency_per_point")),
+        rule=rule,
+        shown_at=clock.now(),
+    )
+    participant.vars[PAY_SHOWN] = record
+    return record
+
+
+def bonus(participant, session) -> tuple[Decimal, bool]:
+    """The participant's bonus in the study's currency and whether it is the stored one (True), i.e. the amount a
+    page stated; else (False: nothing stated it yet) their payoff at the session's current money per point. A stored
+    record that cannot be read counts as not stored."""
+    record = participant.vars.get(PAY_SHOWN)
+    if isinstance(record, dict):
+        try:
+            return money(record["amount"]), True
+        except (KeyError, ValueError):
+            pass
+    return money(Decimal(participant.payoff.to_real_world_currency(session))), False
+
+
+def summary(people: list[dict], *, per_point) -> list[str]:
+    """Pay and review's sentences on where the amounts come from: how many were stated (and at which rates), how many
+    follow the current rate. ``people`` are rows with ``bonus_stored`` and ``per_point_shown``.
+
+    >>> summary([dict(bonus_stored=True, per_point_shown="0.01"), dict(bonus_stored=False)], per_point=0.02)[1]
+    '1 have not been shown an amount yet: theirs follow the current money per point (0.02) until their page states it.'
+    """
+    stated = [person for person in people if person.get("bonus_stored")]
+    rates = sorted({str(person.get("per_point_shown")) for person in stated})
+    lines = []
+    if stated:
+        lines.append(
+            f"{len(stated)} of {len(people)} bonuses are the amounts their pages stated (money per point then: "
+            f"{', '.join(rates)}); a later edit of the money per point does not change them."
+        )
+    if len(stated) < len(people):
+        lines.append(
+            f"{len(people) - len(stated)} have not been shown an amount yet: theirs follow the current money per "
+            f"point ({per_point}) until their page states it."
+        )
+    return lines
