@@ -8,12 +8,12 @@ empty with the timeout flag).
 
 from __future__ import annotations
 
-import time
-
 import requests
 
+from backend.core.llm.fake_server import Reply
 from tests.support.admin import advance_slowest
-from tests.support.harness import export_rows
+from tests.support.harness import export_rows, run_async
+from tests.support.live import send_until
 from tests.support.participants import people
 
 
@@ -123,18 +123,26 @@ def test_advancing_unpaired_people_in_a_person_vs_person_session(otree_server):
     assert rows[0]["player.is_unpaired"] == "1", rows[0]
 
 
-def test_a_real_time_limit_is_the_time_limit_or_the_models_failure_by_who_owed_the_move(otree_server):
-    """Both games wait out one real 30 s countdown: where the person owed the first message it is the time limit
-    (paid by the mode's goal: nothing without a deal); where only the model owed it (it opens, and never answered
-    here), it is the model's failure, paid by model_failure_pay (half_total: the person is never left with 0)."""
+def test_a_time_limit_is_the_time_limit_or_the_models_failure_by_who_owed_the_move(
+    otree_server, server_clock, llm_server
+):
+    """Three games run out their 30 s countdown (the server's clock moved forward): where the person owed the first
+    message it is the time limit (paid by the mode's goal: nothing without a deal); where only the model owed it (it
+    opens, was asked on the page's first live message, and is still answering), it is the model's failure, paid by
+    model_failure_pay (half_total: the person is never left with 0); where the page never connected, the model was
+    never asked: ``no_connection``, paid by the mode's goal."""
+    llm_server.responder = lambda request: Reply(text="Let me think about it.", delay_s=3)
     config = dict(llm_model="demo-model", game_timeout_s=30)
     [person_owes] = people(otree_server.url, "dond_llm", 1, first_mover="human", **config)
     [model_owes] = people(otree_server.url, "dond_llm", 1, first_mover="llm", **config)
-    for person in (person_owes, model_owes):
+    [never_connected] = people(otree_server.url, "dond_llm", 1, first_mover="llm", **config)
+    for person in (person_owes, model_owes, never_connected):
         person.advance_to("Bargain")
-    time.sleep(30)  # oTree's countdown runs out; the page's script then posts the form with the timeout flag
+    for person in (person_owes, model_owes):  # the page's script connects and sends "load"
+        run_async(send_until(person.live_url(), {"type": "load"}, until=lambda payload: True))
+    server_clock.advance(31)  # oTree's countdown runs out; the page's script then posts the form with the timeout flag
     games = {}
-    for name, person in (("person", person_owes), ("model", model_owes)):
+    for name, person in (("person", person_owes), ("model", model_owes), ("never", never_connected)):
         person.submit(dict(timeout_happened="True"))
         assert person.page == "Results", person.url
         [games[name]] = export_rows(
@@ -144,6 +152,8 @@ def test_a_real_time_limit_is_the_time_limit_or_the_models_failure_by_who_owed_t
     assert games["person"]["pay_rule"] == "mode_goal" and games["person"]["bonus_points"] == "0"
     assert games["model"]["abort_reason"] == "llm_time_limit", games["model"]
     assert games["model"]["pay_rule"] == "model_failure_half_total" and int(games["model"]["bonus_points"]) > 0
+    assert games["never"]["abort_reason"] == "no_connection", games["never"]
+    assert games["never"]["pay_rule"] == "mode_goal" and games["never"]["bonus_points"] == "0"
     results = model_owes.reload().html
     assert "while the AI model was still to answer" in results, results[-3000:]
 
