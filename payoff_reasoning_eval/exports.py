@@ -18,7 +18,11 @@ from .tasks import assignment_rows
 
 
 def vars_for_admin_report(subsession):
-    players = session_players(subsession.session)
+    from study_flow import test_data
+
+    everyone = session_players(subsession.session)  # the downloads keep this session's tests, marked
+    # Test participants (test links) are left out of the verdicts, figures and quality (study_flow.test_data).
+    players, _ = test_data.report_rows(subsession.session, everyone, lambda player: (player.participant.code,))
     settings = settings_of(subsession.session)
     verdicts = verdict_rows(players)
     report = task.admin_report(
@@ -36,9 +40,10 @@ def vars_for_admin_report(subsession):
         quality=quality_view(players),
         quality_columns=annotator_quality.QUALITY_COLUMNS,
         quality_floor_s=f"{settings.quality_floor_s:g}",
+        n_tests_left_out=len({p.participant.code for p in everyone} - {p.participant.code for p in players}),
         downloads_json=script_json(
             outputs.session_downloads(
-                "payoff_reasoning_eval", "payoff_reasoning", SESSION_DOWNLOADS, players, subsession.session.code
+                "payoff_reasoning_eval", "payoff_reasoning", SESSION_DOWNLOADS, everyone, subsession.session.code
             )
         ),
     )

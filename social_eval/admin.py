@@ -97,12 +97,15 @@ def vars_for_admin_report(subsession):
     from backend.core.figures import page_figures
     from backend.social import figures as social_figures
     from backend.social import report as social_report
+    from study_flow import test_data
 
     from . import Assignment
 
     root_subsession, session = root(subsession), subsession.session
     session_rubric, ids, settings = rubric(session), study(session), settings_of(session)
-    players = all_players(root_subsession)
+    everyone = all_players(root_subsession)  # the downloads keep this session's tests, marked
+    # Test participants (test links) are left out of every figure and count (study_flow.test_data, the one rule).
+    players, _ = test_data.report_rows(session, everyone, lambda player: (player.participant.code,))
     k = settings.annotators_per_episode
     counts = assignment.coverage(
         ids["regular_ids"],
@@ -136,7 +139,8 @@ def vars_for_admin_report(subsession):
         figures=page_figures(social_figures.report_figures(data)),  # the figures of `report --figures`
         quality_columns=annotator_quality.QUALITY_COLUMNS,
         quality_floor_s=f"{settings.quality_floor_s:g}",
-        downloads_json=script_json(session_downloads(players, session.code)),
+        n_tests_left_out=len({p.participant.code for p in everyone} - {p.participant.code for p in players}),
+        downloads_json=script_json(session_downloads(everyone, session.code)),
     )
 
 

@@ -119,3 +119,13 @@ def test_the_dond_report_leaves_a_testers_game_out_and_a_demo_report_says_it_is_
     Person(session_start_links(url, demo)[0], demo).advance_to("Bargain")
     report = requests.get(f"{url}/AdminReport/{demo}", timeout=60).text
     assert "1 game(s). " in report and 'id="demo-session"' in report and "test-games-left-out" not in report
+
+
+@pytest.mark.parametrize("config", ["social_eval", "payoff_reasoning_eval"])
+def test_the_annotation_reports_leave_a_tester_out_and_say_so(otree_server, config):
+    url = otree_server.url
+    code = create_session(url, config, 2)["code"]
+    real, tester = (Person(link, code) for link in session_start_links(url, code))
+    rest(url, "POST", f"/api/participant_vars/{tester.code}", json={"vars": {"is_test": True}}).raise_for_status()
+    report = requests.get(f"{url}/AdminReport/{code}", timeout=60).text
+    assert re.search(r'id="tests-left-out">1 test participant\(s\)', report), report[-3000:]
