@@ -92,6 +92,30 @@ PROTECTIONS = (
         "    return goal_score(mode, own_points, other_points)\n",
         "backend/dond/scoring.py::backend.dond.scoring.bonus",
     ),
+    Protection(
+        "pay-as-shown",
+        "an edit of the money per point after people saw their bonus rewrites the bonus file",
+        "study_flow/pay.py",
+        "    record = participant.vars.get(PAY_SHOWN)\n    if isinstance(record, dict):\n",
+        "    record = None\n    if isinstance(record, dict):\n",
+        "tests/system/test_study_ops.py::test_a_rate_edited_after_people_saw_their_bonus_changes_only_the_bonuses_not_yet_shown",
+    ),
+    Protection(
+        "turn-clock-from-could-act",
+        "a partner still reading the Instructions is taken for gone and paid nothing",
+        "dond/live.py",
+        "        partner_could_act=partner.live_since or None,\n",
+        "        partner_could_act=partner.live_since or game.created_at,\n",
+        "tests/apps/test_dond_seat_records.py::test_a_partner_reading_the_instructions_is_not_gone_and_the_one_who_left_is_named",
+    ),
+    Protection(
+        "no-model-call-no-model-failure",
+        "a game whose page never connected (the model never asked) is paid as the model's failure",
+        "backend/dond/game.py",
+        "    if not page_connected:\n",
+        "    if False:\n",
+        "tests/apps/test_dond_seat_records.py::test_a_game_whose_page_never_connected_is_not_paid_as_a_model_failure",
+    ),
 )
 
 
