@@ -20,6 +20,7 @@ APP_SET_INITIALS = {
         "player.is_unpaired",
         "player.pairing_started_at",
         "player.last_seen",
+        "player.live_since",
         "player.outcome",
         "player.points",
         "player.bonus_points",
