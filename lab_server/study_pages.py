@@ -99,6 +99,7 @@ def people(session, now: float) -> list[dict]:
                 screened_out=bool(participant.vars.get("screened_out")),
                 bonus=amount,
                 bonus_stored=stored,
+                code_shown=participant.vars.get(pay.CODE_SHOWN),
                 per_point_shown=(participant.vars.get(pay.PAY_SHOWN) or {}).get("per_point") if stored else None,
                 participant_code=row["code"],
                 session_code=session.code,

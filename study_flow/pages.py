@@ -140,7 +140,7 @@ class ScreenOutPage:
     @staticmethod
     def vars_for_template(player):
         config = player.session.config
-        code = config.get("screenout_code") or ""
+        code = pay.code_shown(player, config.get("screenout_code") or "")
         return dict(study_text=messages(config.get("language")), code=code, url=completion_url(code) if code else "")
 
 
@@ -174,7 +174,7 @@ class CompletionPage:
         config = player.session.config
         player.participant.vars["completed"] = True
         pay.shown(player)  # the bonus is settled when they finish, if no page stated it before
-        code = config.get("completion_code") or ""
+        code = pay.code_shown(player, config.get("completion_code") or "")
         seconds = int(config.get("completion_redirect_seconds", 5))
         text = messages(config.get("language"))
         return dict(

@@ -41,6 +41,20 @@ def shown(player, *, rule: str = "") -> dict:
     return record
 
 
+CODE_SHOWN = "code_shown"  # participant.vars key: the Prolific code their last page showed
+
+
+def code_shown(player, code: str) -> str:
+    """The completion or screen-out code the participant's last page shows: ``code`` the first time (stored), the
+    stored one after, so an edit of the session's codes never changes what a person was shown or what the review list
+    says they were shown."""
+    stored = player.participant.vars.get(CODE_SHOWN)
+    if isinstance(stored, str):
+        return stored
+    player.participant.vars[CODE_SHOWN] = code
+    return code
+
+
 def bonus(participant, session) -> tuple[Decimal, bool]:
     """The participant's bonus in the study's currency and whether it is the stored one (True), i.e. the amount a
     page stated; else (False: nothing stated it yet) their payoff at the session's current money per point. A stored

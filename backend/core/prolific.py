@@ -112,14 +112,18 @@ def review_row(person: Mapping, *, completion_code: str, screenout_code: str) ->
 
     The code shown: the completion code to whoever finished, the screen-out code to whoever reached the screen-out
     page (``screened_out``: a failed check, or declined consent, status *declined*: Prolific lists them as a
-    screened-out submission), else none.
+    screened-out submission), else none; a person's ``code_shown`` (stored when their page showed it) wins over both.
 
     >>> review_row(dict(prolific_pid="p1", status="declined", reason="declined consent", screened_out=True,
     ...                 bonus=0, participant_code="x1", session_code="s1"), completion_code="C1", screenout_code="S9")
     {'prolific_pid': 'p1', 'status': 'declined', 'reason': 'declined consent', 'completion_code': 'S9', 'bonus': '0.00', 'participant_code': 'x1', 'session_code': 's1'}
+    >>> review_row(dict(status="finished", code_shown="OLD1"), completion_code="NEW2", screenout_code="S9")["completion_code"]
+    'OLD1'
     """
     status = str(person.get("status") or "")
     code = completion_code if status == "finished" else screenout_code if person.get("screened_out") else ""
+    if isinstance(person.get("code_shown"), str) and (status == "finished" or person.get("screened_out")):
+        code = person["code_shown"]
     return dict(
         prolific_pid=str(person.get("prolific_pid") or ""),
         status=status.replace("_", " "),
