@@ -164,7 +164,7 @@ def reservation_lost_message(player):
     if not player.episode_id or player.is_gold or not _lost(player, my_row(player), clock.now()):
         return None
     minutes = assignment.minutes_shown(settings_of(player.session).reservation_timeout_s)
-    return social_forms.message("reservation_lost", language=player.session.config.get("language"), minutes=minutes)
+    return social_forms.reservation_lost_message(minutes, language=player.session.config.get("language"))
 
 
 def record_step_times(player):

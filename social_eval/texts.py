@@ -59,8 +59,11 @@ PAGE_TEXTS = {
         "hint": (
             "For each character and each dimension, explain your judgement in one or two sentences (at least "
             "{minimum} characters), then choose a rating. Your answers are kept if you reload the page. This "
-            "conversation is reserved for you for {minutes} minutes."
+            "conversation is reserved for you for {reserved}."
         ),
+        # The {reserved} of "hint": the reservation's whole minutes (backend.core.assignment.minutes_shown).
+        "reserved_one": "1 minute",
+        "reserved_many": "{count} minutes",
         "keys": (
             "Keyboard: Tab moves from the explanation to the scale; the arrow keys or a typed number (for example - "
             "then 3) choose a value; Enter on the scale, or Ctrl+Enter anywhere, goes to the next rating and, on the "
@@ -136,8 +139,10 @@ PAGE_TEXTS = {
         "hint": (
             "Begründen Sie für jede Figur und jede Dimension Ihr Urteil in ein oder zwei Sätzen (mindestens "
             "{minimum} Zeichen) und wählen Sie dann eine Bewertung. Ihre Eingaben bleiben erhalten, wenn Sie die "
-            "Seite neu laden. Dieses Gespräch ist {minutes} Minuten lang für Sie reserviert."
+            "Seite neu laden. Dieses Gespräch ist {reserved} lang für Sie reserviert."
         ),
+        "reserved_one": "1 Minute",
+        "reserved_many": "{count} Minuten",
         "keys": (
             "Tastatur: Die Tabulatortaste führt von der Begründung zur Skala; die Pfeiltasten oder eine getippte "
             "Zahl (zum Beispiel - und dann 3) wählen einen Wert; die Eingabetaste auf der Skala oder Strg+Eingabe "
@@ -218,8 +223,10 @@ PAGE_TEXTS = {
         "hint": (
             "Per ogni personaggio e ogni dimensione, motivi il Suo giudizio in una o due frasi (almeno {minimum} "
             "caratteri), poi scelga una valutazione. Le Sue risposte restano se ricarica la pagina. Questa "
-            "conversazione è riservata a Lei per {minutes} minuti."
+            "conversazione è riservata a Lei per {reserved}."
         ),
+        "reserved_one": "1 minuto",
+        "reserved_many": "{count} minuti",
         "keys": (
             "Tastiera: il tasto Tab porta dalla motivazione alla scala; i tasti freccia o un numero digitato (per "
             "esempio - e poi 3) scelgono un valore; Invio sulla scala, o Ctrl+Invio ovunque, porta alla valutazione "
@@ -353,3 +360,16 @@ def endpoints(dimension, language: str) -> tuple[str, str]:
 def plural(texts: dict[str, str], key: str, count: int, **values) -> str:
     """``<key>_one`` for 1, else ``<key>_many``, formatted with ``count``."""
     return texts[f"{key}_one" if count == 1 else f"{key}_many"].format(count=count, **values)
+
+
+def rate_hint(language: str, *, minimum: int, minutes: int) -> str:
+    """The rating page's hint: the explanation's minimum length and how long the conversation is reserved, the minutes
+    in the singular or plural of ``language``.
+
+    >>> rate_hint("en", minimum=20, minutes=1).endswith("reserved for you for 1 minute.")
+    True
+    >>> rate_hint("de", minimum=20, minutes=30).endswith("30 Minuten lang für Sie reserviert.")
+    True
+    """
+    texts = page_texts(language)
+    return texts["hint"].format(minimum=minimum, reserved=plural(texts, "reserved", minutes))

@@ -217,8 +217,10 @@ def rate_vars(player, *, task_total):
     context = dict(
         t=words,
         title=words["rate_title"].format(number=player.round_number, total=task_total),
-        hint=words["hint"].format(
-            minimum=settings.min_reasoning_chars, minutes=assignment.minutes_shown(settings.reservation_timeout_s)
+        hint=page_words.rate_hint(
+            language,
+            minimum=settings.min_reasoning_chars,
+            minutes=assignment.minutes_shown(settings.reservation_timeout_s),
         ),
         keys=words["keys"],
         progress=study_flow.progress(player),

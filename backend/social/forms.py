@@ -38,8 +38,12 @@ MESSAGES = {
             "Please re-read the guideline at the top of this page and try again ({count} attempts left)."
         ),
         "and": "and",
-        "reservation_lost": (
-            "This page was open for more than {minutes} minutes, so the conversation was given to someone else and "
+        "reservation_lost_one": (
+            "This page was open for more than 1 minute, so the conversation was given to someone else and your "
+            "ratings of it cannot be used. Please rate the conversation shown now instead."
+        ),
+        "reservation_lost_many": (
+            "This page was open for more than {count} minutes, so the conversation was given to someone else and "
             "your ratings of it cannot be used. Please rate the conversation shown now instead."
         ),
     },
@@ -60,8 +64,13 @@ MESSAGES = {
             "(noch {count} Versuche)."
         ),
         "and": "und",
-        "reservation_lost": (
-            "Diese Seite war länger als {minutes} Minuten geöffnet. Das Gespräch wurde deshalb einer anderen Person "
+        "reservation_lost_one": (
+            "Diese Seite war länger als 1 Minute geöffnet. Das Gespräch wurde deshalb einer anderen Person gegeben, "
+            "und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das jetzt "
+            "angezeigte Gespräch."
+        ),
+        "reservation_lost_many": (
+            "Diese Seite war länger als {count} Minuten geöffnet. Das Gespräch wurde deshalb einer anderen Person "
             "gegeben, und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das "
             "jetzt angezeigte Gespräch."
         ),
@@ -79,8 +88,13 @@ MESSAGES = {
         "quiz_retry_one": ("Rilegga le istruzioni in cima a questa pagina e riprovi (resta 1 tentativo)."),
         "quiz_retry_many": ("Rilegga le istruzioni in cima a questa pagina e riprovi (restano {count} tentativi)."),
         "and": "e",
-        "reservation_lost": (
-            "Questa pagina è rimasta aperta per più di {minutes} minuti, quindi la conversazione è stata assegnata a "
+        "reservation_lost_one": (
+            "Questa pagina è rimasta aperta per più di 1 minuto, quindi la conversazione è stata assegnata a "
+            "un'altra persona e le Sue valutazioni non possono essere usate. Valuti invece la conversazione "
+            "mostrata ora."
+        ),
+        "reservation_lost_many": (
+            "Questa pagina è rimasta aperta per più di {count} minuti, quindi la conversazione è stata assegnata a "
             "un'altra persona e le Sue valutazioni non possono essere usate. Valuti invece la conversazione "
             "mostrata ora."
         ),
@@ -95,6 +109,19 @@ def message(key: str, *, language: str | None = None, **values: Any) -> str:
     'Bitte begründen Sie Ihre Bewertung mit mindestens 20 Zeichen (Sie haben 5 geschrieben).'
     """
     return MESSAGES.get(language or "en", MESSAGES["en"])[key].format(**values)
+
+
+def reservation_lost_message(minutes: int, *, language: str | None = None) -> str:
+    """The rating page's refusal when the reservation (``minutes``, as `backend.core.assignment.minutes_shown` states
+    it) ran out and the conversation went to someone else; "1 minute" in the singular of each language.
+
+    >>> reservation_lost_message(1).split(", so")[0]
+    'This page was open for more than 1 minute'
+    >>> reservation_lost_message(30, language="it").split(", quindi")[0]
+    'Questa pagina è rimasta aperta per più di 30 minuti'
+    """
+    key = "reservation_lost_one" if minutes == 1 else "reservation_lost_many"
+    return message(key, language=language, count=minutes)
 
 
 def joined(numbers: Sequence[int], language: str | None = None) -> str:

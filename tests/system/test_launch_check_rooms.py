@@ -7,7 +7,7 @@ a prodserver on PostgreSQL), with rooms of its own (a room is server-wide state)
   code, a game or reservation time limit below its own workload estimate and a missing completion code, and each
   fix it offers (create the session again in its room) clears the finding;
 - the room page offers only the room's configs and no bare room link (the entry refuses it); the Create-session form
-  words social_eval's reservation key as a conversation's; the rating page never says "reserved for 0 minutes";
+  words social_eval's reservation key as a conversation's; the rating page never says "reserved for 0 minutes" (nor "1 minutes");
 - a production admin lands on Sessions after login, not on the Demo page."""
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def test_the_create_form_words_social_evals_reservation_as_a_conversations(lab, 
 def test_a_short_reservation_is_never_stated_as_zero_minutes(lab):
     code = create_session(lab.url, "social_eval", 2, reservation_timeout_s=20, **CODES)["code"]
     rating = Annotator(Visitor(lab.url, code, "b" * 24).url, code).to_rating_page()
-    assert "for 0 minutes" not in rating.html and "reserved for you for 1 minutes" in rating.html
+    assert "for 0 minutes" not in rating.html and "reserved for you for 1 minute." in rating.html
 
 
 def test_a_production_admin_lands_on_sessions_after_login_not_on_the_demo_page(lab):
