@@ -161,16 +161,22 @@ def _record(session, key: str) -> dict | None:
 
 def session_facts(session) -> dict:
     """What the launch check needs from a session, apart from the model call."""
+    from study_flow import test_data
+
     from . import creation
 
     config = session.config
     apps = list(config.get("app_sequence") or [])
     app = apps[0] if apps else ""
     room = session.get_room()
+    # Places a tester took (a test link) are no place for the study (study_flow.test_data, the one rule); in a demo
+    # session everyone is a test and every place counts, as the reports keep its rows.
+    testers = 0 if test_data.is_test_session(session) else len(test_data.codes_of_testers(session))
     facts = dict(
         config=config,
         app=app,
-        places=session.num_participants,
+        places=session.num_participants - testers,
+        testers=testers,
         room=room.name if room is not None else None,
         material={},
         coverage=None,
@@ -239,9 +245,14 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
     if model is not None:
         found += launch_check.model_findings(**model)
     found += launch_check.language_findings(language=str(config.get("language") or "en"), material=facts["material"])
+    places = []
     if facts["coverage"]:
-        found += launch_check.places_findings(places=facts["places"], **facts["coverage"])
-    found += launch_check.pairing_findings(places=facts["places"], two_people=bool(facts.get("two_people")))
+        places += launch_check.places_findings(places=facts["places"], **facts["coverage"])
+    places += launch_check.pairing_findings(places=facts["places"], two_people=bool(facts.get("two_people")))
+    if facts.get("testers"):
+        for item in places:
+            item["what"] += f" ({facts['testers']} place(s) taken by test participants are not counted.)"
+    found += places
     if app in workload.TIME_LIMITS:
         found += launch_check.time_limit_findings(
             limits=workload.time_limits(app, config),

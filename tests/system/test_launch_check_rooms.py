@@ -7,7 +7,7 @@ a prodserver on PostgreSQL), with rooms of its own (a room is server-wide state)
   code, a game or reservation time limit below its own workload estimate and a missing completion code, and each
   fix it offers (create the session again in its room) clears the finding;
 - the room page offers only the room's configs and no bare room link (the entry refuses it); the Create-session form
-  words social_eval's reservation key as a conversation's; the rating page never says "reserved for 0 minutes" (nor "1 minutes");
+  words social_eval's reservation key as a conversation's; places a tester took are not counted as the study's; the rating page never says "reserved for 0 minutes" (nor "1 minutes");
 - a production admin lands on Sessions after login, not on the Demo page."""
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from tests.support.harness import (
     create_session,
     deployment_mode,
     own_database,
+    rest,
     running_server,
+    session_start_links,
     uses_server_database,
 )
 from tests.support.participants import Annotator, Visitor
@@ -130,6 +132,15 @@ def test_a_short_reservation_is_never_stated_as_zero_minutes(lab):
     code = create_session(lab.url, "social_eval", 2, reservation_timeout_s=20, **CODES)["code"]
     rating = Annotator(Visitor(lab.url, code, "b" * 24).url, code).to_rating_page()
     assert "for 0 minutes" not in rating.html and "reserved for you for 1 minute." in rating.html
+
+
+def test_places_a_tester_took_are_not_counted_as_the_studys(lab, admin):
+    code = create_session(lab.url, "dond_human", 4, **CODES)["code"]
+    assert any(s == "ok" and "4 places pair up into 2 games" in w for s, w in check(lab, admin, code))
+    tester = session_start_links(lab.url, code)[0].rsplit("/", 1)[-1]
+    rest(lab.url, "POST", f"/api/participant_vars/{tester}", json={"vars": {"is_test": True}}).raise_for_status()
+    (said,) = [w for s, w in check(lab, admin, code) if "game of two people" in w or "pair up" in w]
+    assert said.startswith("3 places for a game of two people") and "1 place(s) taken by test participants" in said
 
 
 def test_a_production_admin_lands_on_sessions_after_login_not_on_the_demo_page(lab):
