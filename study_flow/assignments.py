@@ -27,6 +27,7 @@ from backend.core.csvio import iso_utc
 
 from . import lookups, tallies
 from .entry import identifiers
+from .tallies import policy_can_read, policy_rows  # noqa: F401  (the rows' readers live beside the tallies)
 
 IDENTITY_COLUMNS = ("participant_code", "prolific_pid", "study_id", "prolific_session_id")
 
@@ -82,34 +83,6 @@ def finish(rows: Iterable[Any], *, now: float) -> None:
 def release(row) -> None:
     """Give a reservation up: the item goes back to the pool; the row stays in the log."""
     row.status = "released"
-
-
-def policy_rows(Assignment, root_id: int, *, except_id: int | None = None) -> list[dict[str, Any]]:
-    """The session's regular (non-gold) rows in order, as the dicts ``backend.core.assignment`` reads. Five columns
-    as plain tuples: a session has a row per annotator and task, and whole ORM rows made this the costliest read of
-    a page step."""
-    query = (
-        Assignment.objects_filter(subsession_id=root_id, is_gold=False)
-        .order_by(Assignment.id)
-        .with_entities(
-            Assignment.id, Assignment.item_id, Assignment.participant_code, Assignment.status, Assignment.reserved_at
-        )
-    )
-    return [
-        dict(item_id=item_id, participant=participant_code, status=status, reserved_at=reserved_at)
-        for row_id, item_id, participant_code, status, reserved_at in query
-        if row_id != except_id and policy_can_read(status, reserved_at)
-    ]
-
-
-def policy_can_read(status, reserved_at) -> bool:
-    """Whether a stored row can be read by the policy: a known status, and a reservation with a time. A row that
-    cannot (corrupted by hand, say) is left out of the policy, so its item may be handed out again, and is flagged in
-    the export (``integrity``), never failing a page or a report."""
-    if status not in assignment.STATUSES:
-        return False
-    number = isinstance(reserved_at, (int, float)) and not isinstance(reserved_at, bool)
-    return status != "reserved" or (number and math.isfinite(reserved_at))
 
 
 def held_rows(Assignment, root_id: int, *, participant_code: str, item_id: str, round_number: int | None = None):

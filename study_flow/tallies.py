@@ -13,7 +13,7 @@ writes to an ``Assignment`` row:
   top of the tallies, as a query would;
 - what is stored stays the truth: the tallies are read again every ``REFRESH_S`` seconds, so a change made behind
   the ORM's back (a database edited by hand, a restore) counts within that time; a row the policy cannot read
-  (``assignments.policy_can_read``) counts as absent, as in ``policy_rows``.
+  (`policy_can_read`) counts as absent, as in `policy_rows`.
 
 The choice itself is ``backend.core.assignment.choose_from_tallies`` (numpy over the items), the same function
 ``choose_item`` ends in. ``study_flow/assignments.py`` keeps the rows and follows them (``follow``, for each app's model); ``social_eval``
@@ -22,8 +22,10 @@ chooses an episode through ``choose``.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import sqlalchemy
@@ -74,9 +76,35 @@ class Tallies:
                 self.reserved.pop(row_id, None)
 
 
-def _readable(state: tuple) -> bool:
-    from .assignments import policy_can_read
+def policy_rows(Assignment, root_id: int, *, except_id: int | None = None) -> list[dict[str, Any]]:
+    """The session's regular (non-gold) rows in order, as the dicts ``backend.core.assignment`` reads. Five columns
+    as plain tuples: a session has a row per annotator and task, and whole ORM rows made this the costliest read of
+    a page step."""
+    query = (
+        Assignment.objects_filter(subsession_id=root_id, is_gold=False)
+        .order_by(Assignment.id)
+        .with_entities(
+            Assignment.id, Assignment.item_id, Assignment.participant_code, Assignment.status, Assignment.reserved_at
+        )
+    )
+    return [
+        dict(item_id=item_id, participant=participant_code, status=status, reserved_at=reserved_at)
+        for row_id, item_id, participant_code, status, reserved_at in query
+        if row_id != except_id and policy_can_read(status, reserved_at)
+    ]
 
+
+def policy_can_read(status, reserved_at) -> bool:
+    """Whether a stored row can be read by the policy: a known status, and a reservation with a time. A row that
+    cannot (corrupted by hand, say) is left out of the policy, so its item may be handed out again, and is flagged in
+    the export (``integrity``), never failing a page or a report."""
+    if status not in assignment.STATUSES:
+        return False
+    number = isinstance(reserved_at, (int, float)) and not isinstance(reserved_at, bool)
+    return status != "reserved" or (number and math.isfinite(reserved_at))
+
+
+def _readable(state: tuple) -> bool:
     return policy_can_read(state[2], state[3])
 
 
@@ -125,8 +153,6 @@ def choose(
         inserted = {row_id for name, row_id in session.info.get(INSERTED, ()) if name == table}
         fresh = _read_again(Assignment, root_id, pending, inserted, old=tallies, now=clock)
         if fresh is None:  # a request's own changes to rows not known before: read as the policy reads them
-            from .assignments import policy_rows
-
             rows = policy_rows(Assignment, root_id)
             return assignment.choose_item(
                 item_ids, rows, participant=participant, per_item=per_item, now=now, timeout_s=timeout_s
