@@ -129,3 +129,41 @@ def test_the_annotation_reports_leave_a_tester_out_and_say_so(otree_server, conf
     rest(url, "POST", f"/api/participant_vars/{tester.code}", json={"vars": {"is_test": True}}).raise_for_status()
     report = requests.get(f"{url}/AdminReport/{code}", timeout=60).text
     assert re.search(r'id="tests-left-out">1 test participant\(s\)', report), report[-3000:]
+
+
+def answer_one_bias_question(person: Person) -> None:
+    """A bias_tests participant consents, reads the instructions and answers until one answer is stored."""
+    person.submit(dict(consent_given="True")).submit({})
+    for _ in range(3):
+        if person.page == "Choice":
+            person.submit(dict(choice=0, confidence=60))
+            return
+        offered = re.findall(
+            r'class="form-check-input bias-argument" type="checkbox" id="[^"]+" value="([^"]+)"', person.html
+        )
+        person.submit(dict(selected_arguments=",".join(offered[:2])))
+    raise AssertionError(person.url)
+
+
+def respondents(report: str) -> list[str]:
+    """The bias report's respondents per group (its counts table)."""
+    found = re.search(r"<tr><td>respondents</td>((?:<td>[^<]*</td>)+)</tr>", report)
+    assert found, report[-3000:]
+    return re.findall(r"<td>([^<]*)</td>", found.group(1))
+
+
+def test_the_bias_report_leaves_a_tester_out_and_says_so_and_a_demo_report_says_it_is_test_data(otree_server):
+    url = otree_server.url
+    code = create_session(url, "bias_tests", 2)["code"]
+    real, tester = (Person(link, code) for link in session_start_links(url, code))
+    rest(url, "POST", f"/api/participant_vars/{tester.code}", json={"vars": {"is_test": True}}).raise_for_status()
+    answer_one_bias_question(real)
+    answer_one_bias_question(tester)
+    report = requests.get(f"{url}/AdminReport/{code}", timeout=60).text
+    assert respondents(report) == ["1"], respondents(report)
+    assert re.search(r'id="tests-left-out">1 test participant\(s\)', report) and 'id="demo-session"' not in report
+
+    demo = create_demo_session(url, "bias_tests")
+    answer_one_bias_question(Person(session_start_links(url, demo)[0], demo))
+    report = requests.get(f"{url}/AdminReport/{demo}", timeout=60).text
+    assert respondents(report) == ["1"] and 'id="demo-session"' in report and "tests-left-out" not in report
