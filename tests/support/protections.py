@@ -149,6 +149,22 @@ PROTECTIONS = (
         "tests/backend/core/test_launch_check.py::test_a_time_limit_far_below_the_workload_estimate_is_a_problem",
     ),
     Protection(
+        "admission-cookie-bound",
+        "one admission cookie lets any number of new PIDs past the waiting line",
+        "lab_server/admission.py",
+        '    return ADMITTED_COOKIE + json.dumps([path.rstrip("/"), label])\n',
+        "    return ADMITTED_COOKIE\n",
+        "tests/system/test_admission.py::test_an_admission_cookie_lets_in_only_the_link_and_pid_it_admitted",
+    ),
+    Protection(
+        "page-budget",
+        "one participant reloading in a loop keeps every new arrival on the waiting page",
+        "lab_server/budgets.py",
+        "    around_app(page_budgeting, outside_page_lock=True)\n",
+        "",
+        "tests/system/test_page_budgets.py::test_a_participant_reloading_in_a_loop_is_refused_quickly_and_new_arrivals_still_come_in",
+    ),
+    Protection(
         "pay-as-shown",
         "an edit of the money per point after people saw their bonus rewrites the bonus file",
         "study_flow/pay.py",
