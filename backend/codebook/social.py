@@ -22,7 +22,13 @@ KNOWN = by_name(
     Column("model_rater", "text", "", "The model whose rating of this agent and dimension the episode carries."),
     Column("model_rating", "number", "scale points", "That model's rating; empty where the episode has none."),
     Column("gold_rating", "number", "scale points", "The known rating of a gold episode; empty otherwise."),
-    Column("annotator", "text", "", "oTree's code of the annotator (the same as participant_code)."),
+    Column(
+        "annotator",
+        "text",
+        "",
+        "oTree's participant code of the annotator: the value the qualified export and every other app's export call "
+        "participant_code (this export has it once, under the name of Sotopia's layout, which its readers use).",
+    ),
     Column("round", "integer", "", "The annotator's round in which the episode was rated (1 = first)."),
     Column("seconds_spent", "number", "seconds", "From showing the Rate page to submitting it (one episode)."),
     Column(
@@ -67,7 +73,9 @@ KNOWN = by_name(
 )
 STUDY_NAMES = [column.name for column in STUDY]
 RATING = ["episode_id", "episode_group", "is_gold", "agent_index", "agent_name", "agent_model", "dimension"]
-ANNOTATION = ["annotator", "participant_code", "prolific_pid", "study_id", "prolific_session_id", "round"]
+# Who: the annotator's participant code once, as "annotator" (Sotopia's name, read by the report, the release and the
+# conformance tests); a second column "participant_code" with the same value was dropped (issue 35).
+ANNOTATION = ["annotator", "prolific_pid", "study_id", "prolific_session_id", "round"]
 WHEN = ["seconds_spent", "attention_passed", "shown_at", "submitted_at"]
 
 EXPORTS = (
@@ -149,7 +157,6 @@ EXPORTS = (
                 *STUDY_NAMES,
                 "episode_id",
                 "annotator",
-                "participant_code",
                 "prolific_pid",
                 "study_id",
                 "prolific_session_id",

@@ -144,6 +144,8 @@ def people_on_several_servers(
                     continue
                 suffix = name.removeprefix("prolific_pid")  # "", "_a", "_b": whose code stands beside it
                 code_name = "participant" + suffix if suffix else "participant_code"
+                if code_name not in lower and not suffix and "annotator" in lower:
+                    code_name = "annotator"  # social_eval's exports name the participant code so
                 code_at = lower.index(code_name) if code_name in lower else None
                 for row in rows:
                     pid = row[at].strip() if at < len(row) else ""

@@ -54,8 +54,7 @@ def rating_cells(episode: Episode, agent_index: int, dimension: Dimension, *, ra
 
 # Who annotated and when, in both app exports (long and wide).
 ANNOTATION_CELLS = [
-    "annotator",
-    "participant_code",  # the same as annotator, under the name every export of the product uses
+    "annotator",  # oTree's participant code, under Sotopia's name (the codebook says so); no second copy of it
     "prolific_pid",
     "study_id",
     "prolific_session_id",

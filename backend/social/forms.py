@@ -428,7 +428,7 @@ def wide_columns(rubric: Rubric) -> list[str]:
 
     >>> from backend.social.rubrics import load_rubric
     >>> wide_columns(load_rubric())[:8]
-    ['session_code', 'episode_id', 'episode_group', 'is_gold', 'annotator', 'participant_code', 'prolific_pid', 'study_id']
+    ['session_code', 'episode_id', 'episode_group', 'is_gold', 'annotator', 'prolific_pid', 'study_id', 'prolific_session_id']
     >>> wide_columns(load_rubric())[len(WIDE_HEAD):len(WIDE_HEAD) + 2]
     ['believability_1', 'believability_reasoning_1']
     """
@@ -453,7 +453,7 @@ def wide_values(record: Mapping[str, Any], episode: Episode) -> dict[str, Any]:
         episode_id=episode.id,
         episode_group=episode.group,
         is_gold=int(episode.is_gold),
-        participant_code=record.get("participant_code") or record.get("annotator", ""),
+        annotator=record.get("annotator") or record.get("participant_code", ""),
     )
     for (agent, key), (rating, reasoning) in record["ratings"].items():
         values[f"{key}_{agent}"] = "" if rating is None else rating

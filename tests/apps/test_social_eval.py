@@ -191,7 +191,10 @@ def test_every_export_row_carries_the_identifiers_and_iso_times(otree_server):
         annotator.submit(rating_form())
     assert annotator.page == "Completion"
 
-    expected = dict(session_code=session["code"], participant_code=code, prolific_pid=pid, study_id="-A1-B1")
+    ids = dict(session_code=session["code"], prolific_pid=pid, study_id="-A1-B1")
+    # The participant code once per row: "annotator" (Sotopia's name) in the ratings and the assignment log,
+    # "participant_code" in the qualified export (issue 35: a second column with the same code was dropped).
+    who = dict(custom_export_qualified="participant_code")
     times = dict(
         custom_export_ratings_long=["shown_at", "submitted_at"],
         custom_export_ratings_wide=["shown_at", "submitted_at"],
@@ -202,7 +205,10 @@ def test_every_export_row_carries_the_identifiers_and_iso_times(otree_server):
     for function, time_columns in times.items():
         rows = export_rows(otree_server.url, "social_eval", function, session_code=session["code"])
         counts[function] = len(rows)
+        column = who.get(function, "annotator")
+        expected = {**ids, column: code}
         for row in rows:
+            assert not ({"annotator", "participant_code"} - {column}) & set(row), function
             cells = {column: restore_cell(row[column]) for column in [*expected, "prolific_session_id", *time_columns]}
             assert {column: cells[column] for column in expected} == expected, function
             assert cells["prolific_session_id"] == "ps-77", function

@@ -36,6 +36,8 @@ def test_every_export_says_session_config_language_and_test_and_has_one_pid_colu
         assert names[:4] == list(codebook.STUDY_NAMES)
     assert "pk" not in names and "prolific_id" not in names
     assert names.count("prolific_pid") <= 1
+    # one person's oTree code once: social_eval names it annotator (Sotopia's name), never beside participant_code
+    assert not {"annotator", "participant_code"} <= set(names), "the participant code twice (annotator)"
 
 
 def test_an_export_and_the_codebook_read_the_same_list():

@@ -52,9 +52,9 @@ def _ratings(ratings_by_person, *, pids):
         for episode, goal in ratings_by_person[person].items():
             for dimension, value in (("goal", goal), ("secret", -goal)):
                 row = human_export_row(episode, person, 1, dimension, value, model=goal + 1)
-                rows.append({**row, "session_code": SAME_SESSION, "participant_code": person, "prolific_pid": pid})
+                rows.append({**row, "session_code": SAME_SESSION, "prolific_pid": pid})
         gold = human_export_row("g1", person, 1, "goal", 0, gold=True, passed=int(person == SAME_PEOPLE[0]))
-        rows.append({**gold, "session_code": SAME_SESSION, "participant_code": person, "prolific_pid": pid})
+        rows.append({**gold, "session_code": SAME_SESSION, "prolific_pid": pid})
     return rows
 
 

@@ -335,7 +335,7 @@ def test_each_rating_step_is_timed_and_the_times_are_stored_when_plausible(otree
     rows = [
         row
         for row in export_rows(otree_server.url, "social_eval", "custom_export_ratings_long")
-        if row["participant_code"] == code
+        if row["annotator"] == code
     ]
     assert len(rows) == STEPS and {row["step_times_ok"] for row in rows} == {"1"}
     seconds = {(row["agent_index"], row["dimension"]): float(row["step_seconds"]) for row in rows}
@@ -345,6 +345,6 @@ def test_each_rating_step_is_timed_and_the_times_are_stored_when_plausible(otree
     [wide] = [
         row
         for row in export_rows(otree_server.url, "social_eval", "custom_export_ratings_wide")
-        if row["participant_code"] == code
+        if row["annotator"] == code
     ]
     assert float(wide[f"{first}_seconds_1"]) == seconds[("1", first)] and wide["step_times_ok"] == "1"
