@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend.core.llm.fake_server import FakeOpenAIServer, demo_responder  # noqa: E402
+from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
+from backend.dond.demo_responder import demo as demo_responder  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,

@@ -9,7 +9,8 @@ when the other player has proposed, when all messages are used, or after any re-
 answers the private note and the belief probe with the scripted agent's note and split. Its messages address the
 person formally (German "Sie", Italian "Lei"), as the interface does.
 
-``respond(request)`` returns the reply text, or None when the request is not a DoND game's chat.
+``respond(request)`` returns the reply text, or None when the request is not a DoND game's chat; ``demo(request)``
+is the fake server's demo responder (``--responder demo``): ``respond``, else the fake server's echo.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backend.core.llm.fake_server import default_responder
 from backend.dond.errors import ProposalRequiredError
 from backend.dond.game import GameConfig
 from backend.dond.instances import Instance
@@ -129,3 +131,8 @@ def respond(request: Mapping[str, Any]) -> str | None:
         best = max(range(len(values)), key=lambda index: (values[index], -index))
         return OPENING[language].format(items=instance.plural(language)[best])
     return CLOSING[language]
+
+
+def demo(request: Mapping[str, Any]) -> str:
+    """The offline demo's answers: a DoND game's chat gets the demo player, anything else the fake server's echo."""
+    return respond(request) or default_responder(dict(request))

@@ -9,7 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from backend.core.llm.fake_server import Reply, demo_responder
+from backend.core.llm.fake_server import Reply
+from backend.dond.demo_responder import demo as demo_responder
 from dond.texts import TEXTS
 from tests.support import dond_pages
 from tests.support.accessibility import assert_accessible

@@ -17,7 +17,8 @@ import re
 
 import pytest
 
-from backend.core.llm.fake_server import Reply, demo_responder
+from backend.core.llm.fake_server import Reply
+from backend.dond.demo_responder import demo as demo_responder
 from tests.support.admin import logged_in
 from tests.support.harness import (
     base_env,

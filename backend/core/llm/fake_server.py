@@ -12,7 +12,7 @@ Another process (oTree bots under ``otree test``) scripts it over HTTP: ``POST {
 ``GET {base_url}/_requests`` lists the requests received.
 
 Run one by hand: ``python -m backend.core.llm.fake_server --port 8001 --latency 1.0``. By hand it answers with
-``demo_responder`` (``--responder demo``, the default): a DoND game's chat gets a player that follows the game's
+``--responder demo`` (the default, ``backend.dond.demo_responder.demo``): a DoND game's chat gets a player that follows the game's
 format and proposes (``backend.dond.demo_responder``), so the offline demo plays real games; anything else, and
 ``--responder echo``, gets ``default_responder``'s "I read N words.". A server made in code answers with
 ``default_responder`` unless given another.
@@ -21,6 +21,7 @@ format and proposes (``backend.dond.demo_responder``), so the offline demo plays
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import select
 import socket
@@ -59,15 +60,19 @@ def default_responder(request: dict[str, Any]) -> str:
     return f"I read {len(str(last).split())} words."
 
 
-def demo_responder(request: dict[str, Any]) -> str:
-    """The offline demo's answers: a DoND game's chat gets the demo player, anything else ``default_responder``.
-    The DoND player is imported on first use: ``backend.core`` needs no domain package when it is imported."""
-    from backend.dond import demo_responder as dond_demo
-
-    return dond_demo.respond(request) or default_responder(request)
+RESPONDERS: dict[str, Responder] = {"echo": default_responder}
+DEMO_RESPONDER = "backend.dond.demo_responder:demo"  # the command line's default: the offline demo's DoND player
 
 
-RESPONDERS: dict[str, Responder] = {"demo": demo_responder, "echo": default_responder}
+def responder_named(name: str) -> Responder:
+    """A responder by name: one of `RESPONDERS`, or ``module:function`` (a domain's player, e.g. `DEMO_RESPONDER`),
+    imported by name so that ``backend.core`` never imports a domain package."""
+    if name in RESPONDERS:
+        return RESPONDERS[name]
+    module, _, function = name.partition(":")
+    if not function:
+        raise ValueError(f"Unknown responder {name!r}: use one of {', '.join(sorted(RESPONDERS))} or module:function.")
+    return getattr(importlib.import_module(module), function)
 
 
 def _pieces(text: str) -> list[str]:
@@ -343,12 +348,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply starts")
     parser.add_argument(
         "--responder",
-        choices=sorted(RESPONDERS),
         default="demo",
-        help="demo (default): DoND games get a player that follows the format and proposes; echo: 'I read N words.'",
+        help="demo (default): DoND games get a player that follows the format and proposes "
+        f"({DEMO_RESPONDER}); echo: 'I read N words.'; or any module:function that answers a request.",
     )
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(port=args.port, responder=RESPONDERS[args.responder])
+    server = FakeOpenAIServer(
+        port=args.port, responder=responder_named(DEMO_RESPONDER if args.responder == "demo" else args.responder)
+    )
     server.default_delay_s = args.latency
     print(f"Fake OpenAI-compatible server on {server.start()} (Ctrl+C to stop)", flush=True)
     try:

@@ -12,8 +12,9 @@ import time
 import pytest
 import requests
 
-from backend.core.llm.fake_server import default_responder, demo_responder
+from backend.core.llm.fake_server import default_responder
 from backend.dond import demo_responder as dond_demo
+from backend.dond.demo_responder import demo as demo_responder
 from backend.dond.game import GameConfig
 from backend.dond.instances import generate_instance
 from backend.dond.prompts import initial_prompt, llm_messages, notice
