@@ -3,6 +3,7 @@ treatments (figures per condition and each condition minus the default) and ever
 
 from backend.core.script_json import script_json
 from backend.dond import export as dond_export
+from lab_server import admin_pages
 
 from .exports import game_row, games_rows
 
@@ -82,3 +83,30 @@ def effect_row(row):
         difference=number(row["difference"], 3),
         ci=f"{number(row['ci_low'], 3)} – {number(row['ci_high'], 3)}",
     )
+
+
+def transcripts_context(session):
+    """The transcripts page's variables: every game of the session (``transcripts``, loaded when the page is shown)."""
+    from . import transcripts
+
+    games = transcripts.session_transcripts(session)
+    return dict(games=games, n_games=len(games))
+
+
+def participant_status(player):
+    """What Study status says about a dond player (``transcripts.participant_status``)."""
+    from . import transcripts
+
+    return transcripts.participant_status(player)
+
+
+admin_pages.register_app_page(
+    "dond",
+    admin_pages.AppPage(
+        view="DondTranscripts",
+        title="DoND transcripts",
+        template="dond/admin_transcripts.html",
+        context=transcripts_context,
+        participant_status=participant_status,
+    ),
+)

@@ -9,7 +9,8 @@
   own time limit ran out with no page opened since (a tab closed mid-game) as timed out. Test participants (test
   links, demo sessions: ``study_flow.test_data.is_test``, the one rule every export and view reads) are listed,
   marked *test*, and left out of the counts, as Pay and review leaves them out.
-- ``/DondTranscripts/<session code>``: ``dond/transcripts.py``.
+- An app's own researcher page (DoND: ``/DondTranscripts/<session code>``, every game's transcript), registered by
+  the app with `register_app_page`, with what the app says about its participants (``participant_status``).
 
 Both are oTree admin session pages (``AdminSessionPage``): oTree's login guards them wherever ``AUTH_LEVEL`` is set
 (``STUDY``, and also ``DEMO``, where oTree leaves its Monitor open: these pages show PIDs). Every session page links
@@ -25,15 +26,38 @@ import importlib
 import math
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from backend.core.participant_status import STATUSES, classify, duration, progress
 from study_flow import test_data
 
 from . import otree_internals
 
-# Per app: the module that says more about its participants (``participant_status``), and its own admin page.
-APP_PAGES = {"dond": dict(module="dond.transcripts", view="DondTranscripts", title="DoND transcripts")}
 DEFAULT_INACTIVE_AFTER_S = 3600
+
+
+@dataclass(frozen=True)
+class AppPage:
+    """An app's researcher page beside Study status, and what the app says about each of its participants.
+
+    ``view``: the page's name and URL (``/<view>/<session code>``); ``template``: its template; ``context(session)``:
+    its template variables; ``participant_status(player)``: ``dict(status, detail, last_active)`` (``status``
+    ``timed_out`` or None: the shared flow decides)."""
+
+    view: str
+    title: str
+    template: str
+    context: Callable
+    participant_status: Callable
+
+
+APP_PAGES: dict[str, AppPage] = {}  # app name -> its page: filled by the apps (`register_app_page`), never imported
+
+
+def register_app_page(app: str, page: AppPage) -> None:
+    """Called by an app when it is imported (before the first request builds the routes: `views`)."""
+    APP_PAGES[app] = page
 
 
 def inactive_after_s() -> float:
@@ -76,11 +100,10 @@ def app_statuses(session, now: float) -> dict[str, dict]:
         if subsession.round_number != 1:
             continue
         app = _app_of(subsession)
-        pages = APP_PAGES.get(app)
-        if pages:
-            module = importlib.import_module(pages["module"])
+        page = APP_PAGES.get(app)
+        if page is not None:
             for player in subsession.get_players():
-                found = module.participant_status(player)
+                found = page.participant_status(player)
                 if found.get("status") or found.get("detail"):
                     statuses[player.participant.code] = found
         for code, found in _reservation_status(importlib.import_module(app), subsession, session, now).items():
@@ -160,7 +183,7 @@ def study_vars(session, now: float) -> dict:
         counts=[dict(key=key, text=STATUSES[key], n=counts[key]) for key in STATUSES],
         n_tests=counts["test"],
         app_pages=[
-            dict(view=APP_PAGES[app]["view"], title=APP_PAGES[app]["title"]) for app in apps if app in APP_PAGES
+            dict(view=APP_PAGES[app].view, title=APP_PAGES[app].title) for app in apps if app in APP_PAGES
         ],
         inactive_after=duration(inactive_after_s()),
         **places_vars(session),
@@ -202,20 +225,22 @@ def views() -> tuple[type, ...]:
         def vars_for_template(self):
             return study_vars(self.session, time.time())
 
-    class DondTranscripts(base):
-        def get_template_name(self):
-            return "dond/admin_transcripts.html"
+    def app_view(page: AppPage) -> type:
+        class AppView(base):
+            def get_template_name(self):
+                return page.template
 
-        def vars_for_template(self):
-            from dond import transcripts
+            def vars_for_template(self):
+                return page.context(self.session)
 
-            games = transcripts.session_transcripts(self.session)
-            return dict(games=games, n_games=len(games))
+        AppView.__name__ = AppView.__qualname__ = page.view  # oTree takes the URL and the route's name from it
+        return AppView
 
+    found = (StudyStatus, *(app_view(page) for page in APP_PAGES.values()))
     auth_level = getattr(otree_internals.otree_settings, "AUTH_LEVEL", None)
-    for view in (StudyStatus, DondTranscripts):
+    for view in found:
         view._requires_login = auth_level in ("STUDY", "DEMO")
-    return StudyStatus, DondTranscripts
+    return found
 
 
 def add_routes(app) -> None:

@@ -33,6 +33,8 @@ import logging
 import threading
 import time
 
+from . import otree_internals
+
 logger = logging.getLogger(__name__)
 _creating = threading.local()
 ROOM_TAKEN_FROM = "lab_room_taken_from"  # on the session that took a room: from which session, and its counts then
@@ -85,17 +87,17 @@ def room_problem(config_name: str, room_name: str | None, room_configs: dict) ->
     )
 
 
-def _room_configs() -> dict:
-    import settings  # the project's settings.py (oTree runs in the project folder)
-
-    return getattr(settings, "ROOM_CONFIGS", {})
+def configs_of_rooms() -> dict:
+    """``ROOM_CONFIGS`` of the project's settings, as oTree loaded them (``otree.settings`` holds every name of
+    settings.py): read through oTree, so ``lab_server`` never imports the layer above it."""
+    return getattr(otree_internals.otree_settings, "ROOM_CONFIGS", {}) or {}
 
 
 def _check_room(args, kwargs) -> None:
     from .otree_internals import CreateSessionInvalidArgs
 
     config_name = kwargs.get("session_config_name", args[0] if args else "")
-    problem = room_problem(config_name, kwargs.get("room_name"), _room_configs())
+    problem = room_problem(config_name, kwargs.get("room_name"), configs_of_rooms())
     if problem:
         raise CreateSessionInvalidArgs(f"The session '{config_name}' was not created. {problem}")
 
