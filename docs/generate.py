@@ -142,7 +142,37 @@ def exports_page() -> str:
         parts.append(f"One row is {export.row}.\n\n")
         rows = [[f"`{c.name}`", c.type, c.unit, c.meaning] for c in export.columns]
         parts += [_table(["Column", "Type", "Unit", "Meaning"], rows), "\n"]
+    parts += _otree_exports_sections()
     return "".join(parts).rstrip() + "\n"
+
+
+def _otree_exports_sections() -> list[str]:
+    """oTree's own exports (backend.codebook.otree): the wide export, then each app's model fields."""
+    from backend.codebook import otree
+
+    def table(columns) -> list[str]:
+        return [
+            _table(
+                ["Column", "Type", "Unit", "Meaning"], [[f"`{c.name}`", c.type, c.unit, c.meaning] for c in columns]
+            ),
+            "\n",
+        ]
+
+    parts = [
+        '## oTree\'s own exports: wide ("All apps") and per app {#otree-exports}\n\n',
+        "oTree writes these from the database: the wide export has one row per participant, with every app's "
+        "fields once per round (`<app>.<round>.player.<field>`); an app's export has one row per player and round, "
+        "the same fields as `player.<field>`, the participant's oTree fields before them and the session's after. "
+        "Participant and session columns:\n\n",
+        *table(otree.PARTICIPANT + otree.PARTICIPANT_VARS + otree.SESSION),
+        "The wide export has `settings.PARTICIPANT_FIELDS` (from `participant.prolific_pid` to "
+        "`participant.progress_total`) and the `session.config.*` keys; an app's export has neither. Every app's "
+        "rounds start with oTree's bookkeeping:\n\n",
+        *table(otree.ROUND),
+    ]
+    for app in otree.APPS:
+        parts += [f"### {app}'s fields {{#otree-{app.replace('_', '-')}}}\n\n", *table(otree.MODEL_FIELDS[app])]
+    return parts
 
 
 # --- command-line tools -------------------------------------------------------------------------------------------

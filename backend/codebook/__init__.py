@@ -3,7 +3,9 @@
 Each export's columns are defined once, as data, in this package (``social``, ``reasoning``, ``bias``, ``dond``; the
 shared ones in ``columns``). The apps' exports write their headers from here (`names`) and the codebook is read from
 the same lists, so a column cannot be exported without being described (tests/backend/test_codebook.py and
-tests/system/test_exports_columns.py compare them). Pure: no oTree.
+tests/system/test_exports_columns.py compare them). oTree's own exports (the wide export and each app's, written by
+oTree from the apps' models) are described in ``otree``; the codebook table (`codebook_rows`, each app's codebook
+download) holds them after the custom exports, as the exports ``otree_wide`` and ``otree_app``. Pure: no oTree.
 
 >>> book = codebook()
 >>> book["bias_tests.custom_export"][:1]
@@ -14,7 +16,7 @@ tests/system/test_exports_columns.py compare them). Pure: no oTree.
 
 from __future__ import annotations
 
-from . import bias, dond, reasoning, social
+from . import bias, dond, otree, reasoning, social
 from .columns import INTEGRITY, STUDY, STUDY_NAMES, UNDESCRIBED, Column, Export
 
 __all__ = ["CODEBOOK_COLUMNS", "EXPORTS", "INTEGRITY", "STUDY", "STUDY_NAMES", "UNDESCRIBED", "Column", "Export"]
@@ -49,11 +51,13 @@ def codebook() -> dict[str, list[tuple[str, str, str, str]]]:
 
 
 def codebook_rows(app: str | None = None) -> list[list[str]]:
-    """The codebook as a table (header `CODEBOOK_COLUMNS` first), every export's columns, or one app's.
+    """The codebook as a table (header `CODEBOOK_COLUMNS` first), every export's columns, or one app's: the custom
+    exports, then oTree's own exports (``otree.codebook_rows``: the wide export's participant, session and app
+    columns, and the app's export).
 
     >>> rows = codebook_rows("bias_tests")
-    >>> rows[0], rows[1][3:5]
-    (['app', 'export', 'one_row_is', 'column', 'type', 'unit', 'meaning'], ['session_code', 'text'])
+    >>> rows[0], rows[1][3:5], rows[-1][1:2] + rows[-1][3:4]
+    (['app', 'export', 'one_row_is', 'column', 'type', 'unit', 'meaning'], ['session_code', 'text'], ['otree_app', 'session.is_demo'])
     """
     rows = [list(CODEBOOK_COLUMNS)]
     for export in EXPORTS.values():
@@ -61,7 +65,7 @@ def codebook_rows(app: str | None = None) -> list[list[str]]:
             rows += [
                 [export.app, export.function, export.row, c.name, c.type, c.unit, c.meaning] for c in export.columns
             ]
-    return rows
+    return rows + otree.codebook_rows(app)
 
 
 def export_function(app: str):
@@ -80,7 +84,7 @@ def export_function(app: str):
 def description(app: str, function: str) -> str:
     """One line for the Data page: what one row of the export is (the codebook download for ``custom_export_codebook``)."""
     if function == CODEBOOK_FUNCTION:
-        return "the codebook: every column of this app's exports, with type, unit and meaning"
+        return "the codebook: every column of this app's exports (and of oTree's own), with type, unit and meaning"
     export = EXPORTS.get((app, function))
     return f"one row = {export.row}" if export else ""
 

@@ -17,8 +17,10 @@ import pytest
 import requests
 
 from backend.bias.export import EXPORT_COLUMNS
+from backend.codebook import otree as otree_codebook
 from backend.core.csvio import FORMULA_STARTS
 from bias_tests.exports import MODEL_ONLY_COLUMNS
+from study_flow.config import key_words
 from tests.support.harness import export_rows
 from tests.system.test_csv_neutralisation import (
     REASONING,
@@ -86,6 +88,28 @@ def test_the_wide_export_has_no_app_column_that_is_empty_for_everyone(filled):
     counts = {app: sum(name.startswith(app + ".") for name in header) for app in APPS}
     print(f"wide export: {len(header)} columns, {len(body)} participants, per app {counts}")
     assert len(header) < 700  # oTree's own header for these sessions: 2,000+ (every field x every round x app)
+
+
+def test_every_column_of_otrees_own_exports_has_a_codebook_entry(filled):
+    """oTree's wide export and each app's export, from sessions of every app: no column without an entry in
+    backend/codebook/otree.py; each session key it writes has its words (label and help); progress_done is filled
+    where the app counts items and empty in dond, as its entry says (issue 35)."""
+    rows = wide(filled.url)
+    header, body = rows[0], rows[1:]
+    assert otree_codebook.wide_undescribed(header) == []
+    words = key_words()  # every session key's label and help (the Create-session page, the Session keys reference)
+    keys = [name.removeprefix("session.config.") for name in header if name.startswith("session.config.")]
+    assert keys and [key for key in keys if key != "name" and key not in words] == []
+    app_at, done_at = header.index("participant._current_app_name"), header.index("participant.progress_done")
+    progress = {}
+    for row in body:
+        progress.setdefault(row[app_at], set()).add(row[done_at] != "")
+    assert progress["dond"] == {False} and progress["bias_tests"] == {True}, progress
+    for app in APPS:
+        response = requests.get(filled.url + "/api/export_app", params=dict(app=app), timeout=120)
+        response.raise_for_status()
+        own = next(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
+        assert otree_codebook.app_undescribed(app, own) == [], app
 
 
 def test_custom_exports_hold_one_session_when_asked_and_start_with_the_session(filled):
