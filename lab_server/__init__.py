@@ -13,6 +13,7 @@ own module:
 | ``limits`` | live sockets per participant, admin login attempts |
 | ``admission`` | a saturated server: new arrivals wait on a light page in their language, those inside keep fast pages |
 | ``budgets`` | live-socket messages and bytes, and plain page requests, per participant, before oTree's lock |
+| ``refusals`` | the page shown instead of the study when an entry link gives no place (no guard) |
 | ``places`` | new places: the study's Prolific id, new places per address, places without consent handed back |
 | ``headers`` | no framing (admin pages never), no sniffing, no referrers, ``Secure`` cookies in production |
 | ``languages`` | oTree's own words (Next, the timer, wait pages) in the session's language |

@@ -33,10 +33,10 @@ import functools
 import study_flow
 
 from . import admission, places
+from .refusals import refusal_page
 
 # participant.vars key: the room a participant entered through (the study a PID may do once).
 ROOM_VAR = "entered_room"
-REFUSED_TEMPLATE = "global/EntryRefused.html"
 WELCOME_TEMPLATE = "global/RoomWelcome.html"
 
 
@@ -45,16 +45,6 @@ def _id_format(session) -> str:
     if session is None:
         return "any"
     return session.config.get("participant_id_format") or "prolific"
-
-
-def refusal_page(reason: str, session, *, status_code: int):
-    """The page shown instead of the study: ``reason`` is ``missing``, ``malformed`` or ``full``."""
-    from .otree_internals import render
-
-    language = session.config.get("language") if session is not None else None
-    response = render(REFUSED_TEMPLATE, study_flow.entry_page_texts(reason, language=language))
-    response.status_code = status_code
-    return response
 
 
 def welcome_page(session):

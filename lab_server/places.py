@@ -32,6 +32,7 @@ import sqlalchemy
 
 from . import otree_internals
 from .limits import positive_setting
+from .refusals import refusal_page
 
 PLACE_TAKEN_AT = "place_taken_at"  # participant.vars: when a room or session-wide link gave this place
 HANDED_BACK = "places_handed_back"  # session.vars: one dict per place handed back
@@ -123,8 +124,6 @@ def _budget_key(request, session, room_name: str | None) -> str:
 
 def new_place_refusal(request, session, room_name: str | None):
     """The page refusing ``request`` a new place of ``session``, or None when it may take one."""
-    from .entry import refusal_page
-
     wanted = session.config.get("prolific_study_id") or ""
     if wanted and request.query_params.get("STUDY_ID") != wanted:
         return refusal_page("wrong_study", session, status_code=403)
