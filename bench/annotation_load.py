@@ -49,6 +49,7 @@ from backend.social import forms as social_forms  # noqa: E402
 from backend.social.episodes import load_episodes  # noqa: E402
 from backend.social.rubrics import load_rubric  # noqa: E402
 from bench.pace import HUMAN_PAGE_SECONDS, stay_seconds  # noqa: E402
+from bench.probes import ServerProbe  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     base_env,
     create_session,
@@ -140,9 +141,7 @@ def floor_project(root: Path | None = None) -> Path:
 
 
 def server_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` and its descendants so far (bench/mixed_load.py reads /proc the same way)."""
-    from bench.mixed_load import ServerProbe  # here, not at the top: bench/mixed_load.py imports this module
-
+    """User + system CPU seconds of ``pid`` and its descendants so far (``bench.probes``)."""
     return ServerProbe(pid).cpu_seconds()
 
 

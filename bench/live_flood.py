@@ -34,7 +34,7 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.mixed_load import ServerProbe  # noqa: E402
+from bench.probes import ServerProbe  # noqa: E402
 from tests.support.dond_live_client import advance_to_bargain  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     base_env,
