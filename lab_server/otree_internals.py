@@ -194,6 +194,13 @@ USED: dict[str, Internal] = {
         "function",
         "importing it sets up the database layer the same way oTree's command line does",
     ),
+    # -- the codebook of oTree's own exports (backend/codebook/otree.py; tests/apps/test_otree_codebook.py) -------
+    "get_fields_for_csv": Internal(
+        "otree.export:get_fields_for_csv",
+        "function",
+        "the fields oTree's exports write of a model: every one must have a codebook entry",
+        ("Model",),
+    ),
 }
 
 PATCHED: dict[str, Internal] = {

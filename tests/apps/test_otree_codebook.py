@@ -10,11 +10,9 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from otree.export import get_fields_for_csv
-from otree.models.participant import Participant
-from otree.models.session import Session
 
 from backend.codebook import otree as otree_codebook
+from lab_server.otree_internals import Participant, Session, get_fields_for_csv
 
 # The stored type of a field (SQLAlchemy's) -> the codebook types it may have.
 TYPES = {
