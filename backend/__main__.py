@@ -327,9 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.command == "release":
+        from backend.codebook import release_columns
         from backend.core.release_cli import run_release
 
-        return run_release(parser, args, argv if argv is not None else sys.argv[1:])
+        return run_release(parser, args, argv if argv is not None else sys.argv[1:], codebook=release_columns)
     if args.command != "report":
         return _from_server(parser, args)
 

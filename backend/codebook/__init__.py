@@ -16,6 +16,8 @@ download) holds them after the custom exports, as the exports ``otree_wide`` and
 
 from __future__ import annotations
 
+import functools
+
 from . import bias, dond, otree, reasoning, social
 from .columns import INTEGRITY, STUDY, STUDY_NAMES, UNDESCRIBED, Column, Export
 
@@ -102,3 +104,22 @@ def unmatched(app: str, function: str, header) -> tuple[list[str], list[str]]:
     fixed = [column.name for column in export.columns if not column.is_pattern]
     missing = [name for name in fixed if name not in header]
     return lacking, missing
+
+
+@functools.cache
+def release_columns(kind: str) -> tuple[Column, ...]:
+    """The described columns of a release's record kind (``backend.core.release.KIND_EXPORTS``: the exports whose
+    columns it releases), the first definition of a name first: the codebook a release's card reads
+    (``backend.core.release.column_definition``).
+
+    >>> [column.unit for column in release_columns("ratings") if column.name == "seconds_spent"]
+    ['seconds']
+    """
+    from backend.core.release import KIND_EXPORTS
+
+    found: dict[str, Column] = {}
+    for app, function in KIND_EXPORTS.get(kind, ()):
+        for column in export_of(app, function).columns:
+            if column.meaning != UNDESCRIBED:
+                found.setdefault(column.name, column)
+    return tuple(found.values())

@@ -8,17 +8,20 @@ Parquet file as the ``train`` split) and ``dataset_info`` (each table's features
 count). The body: what was collected, how many people and models, the conditions, a codebook of every column and
 the figures.
 
-Column meanings and units are the project's codebook (``backend.codebook``, through
-``backend.core.release.column_definition``: the columns of the export each table came from, and the columns the
-release adds); a researcher's ``descriptions`` (column name → text, or ``(kind, column)`` → text for a
-kind-specific meaning) override them column by column. A column neither defines reads `NOT_DESCRIBED`. Types are
-the data's.
+Column meanings and units are the codebook the caller passes (``codebook``: the project's is
+``backend.codebook.release_columns``, through ``backend.core.release.column_definition``: the columns of the export
+each table came from, and the columns the release adds); a researcher's ``descriptions`` (column name → text, or
+``(kind, column)`` → text for a kind-specific meaning) override them column by column. A column neither defines reads
+`NOT_DESCRIBED`. Types are the data's.
 
->>> describe("rating", "ratings", {}), describe("rating", "ratings", {"rating": "1-7 Likert"})
-("The annotator's rating, between scale_min and scale_max.", '1-7 Likert')
->>> describe("participant_a", "games", {})
-'oTree code of the person in role A; empty for a model; keyed pseudonym (P-…, HMAC-SHA256), not the original ID'
->>> describe("my_notes", "games", {})
+>>> from types import SimpleNamespace
+>>> rating = SimpleNamespace(matches=lambda name: name == "rating", unit="", meaning="The annotator's rating.")
+>>> book = lambda kind: [rating] if kind == "ratings" else []
+>>> describe("rating", "ratings", {}, codebook=book), describe("rating", "ratings", {"rating": "1-7 Likert"})
+("The annotator's rating.", '1-7 Likert')
+>>> describe("participant_a", "games", {"participant_a": "The person in role A."})
+'The person in role A; keyed pseudonym (P-…, HMAC-SHA256), not the original ID'
+>>> describe("my_notes", "games", {}, codebook=book)
 '(not described yet)'
 
 >>> size_category(999), size_category(1000), size_category(2_000_000)
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -75,6 +78,7 @@ CONDITION_COLUMNS = (
     "game",
 )
 NOT_DESCRIBED = "(not described yet)"
+Codebook = Callable[[str], Iterable] | None  # kind -> its described columns (backend.core.release.column_definition)
 # Who played or rated without being a model (a DoND game of two people has model "human"): not counted as a model.
 NOT_MODELS = {"human"}
 YAML_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -97,10 +101,10 @@ def dtype_name(series: pd.Series) -> str:
     return {"Int64": "int64", "float64": "float64", "boolean": "bool"}.get(kind, "string")
 
 
-def describe(column: str, kind: str, descriptions: Mapping[Any, str]) -> str:
+def describe(column: str, kind: str, descriptions: Mapping[Any, str], *, codebook: Codebook = None) -> str:
     """A released column's meaning: the researcher's ``descriptions`` (kind-specific first), else the codebook's or
     the release's own (``column_definition``), with what the release made of an identifier (its pseudonym)."""
-    defined = column_definition(kind, column)
+    defined = column_definition(kind, column, codebook=codebook)
     text = descriptions.get((kind, column)) or descriptions.get(column) or (defined[1] if defined else "")
     if identifier_kind(column) is not None:
         note = PSEUDONYM_NOTE.format(prefix=IDENTIFIER_KINDS[identifier_kind(column)])
@@ -108,13 +112,15 @@ def describe(column: str, kind: str, descriptions: Mapping[Any, str]) -> str:
     return text or NOT_DESCRIBED
 
 
-def unit_of(column: str, kind: str) -> str:
+def unit_of(column: str, kind: str, *, codebook: Codebook = None) -> str:
     """A released column's unit from the codebook ("" where it has none or the column is not defined).
 
-    >>> unit_of("seconds_spent", "ratings"), unit_of("game_id", "games")
+    >>> from types import SimpleNamespace
+    >>> spent = SimpleNamespace(matches=lambda name: name == "seconds_spent", unit="seconds", meaning="")
+    >>> unit_of("seconds_spent", "ratings", codebook=lambda kind: [spent]), unit_of("game_id", "games")
     ('seconds', '')
     """
-    defined = column_definition(kind, column)
+    defined = column_definition(kind, column, codebook=codebook)
     return defined[0] if defined else ""
 
 
@@ -204,14 +210,20 @@ def front_matter(tables: Mapping[str, Table], *, pretty_name: str, license: str)
     }
 
 
-def codebook_row(column: str, table: Table, descriptions: Mapping[Any, str], *, free_text: str) -> str:
+def codebook_row(
+    column: str, table: Table, descriptions: Mapping[Any, str], *, free_text: str, codebook: Codebook = None
+) -> str:
     """One row of the card's codebook: the column, its dtype, unit, non-empty cells and meaning (free text marked
     with what the release did to it)."""
-    meaning = describe(column, table.kind, descriptions)
+    meaning = describe(column, table.kind, descriptions, codebook=codebook)
     if is_free_text(column):
         meaning += f" (free text: {FREE_TEXT_RULES[free_text]})"
     cells = table.frame[column]
-    parts = [markdown_escape(column, code=True), dtype_name(cells), markdown_escape(unit_of(column, table.kind))]
+    parts = [
+        markdown_escape(column, code=True),
+        dtype_name(cells),
+        markdown_escape(unit_of(column, table.kind, codebook=codebook)),
+    ]
     return "| " + " | ".join([*parts, str(int(cells.notna().sum())), markdown_escape(meaning)]) + " |"
 
 
@@ -224,8 +236,10 @@ def data_card(
     figures: Sequence[str] = (),
     figure_notes: Sequence[str] = (),
     free_text: str = "mask",
+    codebook: Codebook = None,
 ) -> str:
-    """The ``README.md`` of a release (front matter and body)."""
+    """The ``README.md`` of a release (front matter and body); ``codebook``: the column meanings
+    (``backend.core.release.column_definition``)."""
     descriptions = descriptions or {}
     counts = study_counts(tables)
     meta = front_matter(tables, pretty_name=pretty_name, license=license)
@@ -270,7 +284,10 @@ def data_card(
     ]
     for kind, table in tables.items():
         lines += ["", f"### `{kind}`", "", "| column | type | unit | non-empty | meaning |", "|---|---|---|---|---|"]
-        lines += [codebook_row(column, table, descriptions, free_text=free_text) for column in table.frame.columns]
+        lines += [
+            codebook_row(column, table, descriptions, free_text=free_text, codebook=codebook)
+            for column in table.frame.columns
+        ]
     if figures or figure_notes:
         lines += ["", "## Figures", "", *[f"- {markdown_escape(note)}" for note in figure_notes]]
         lines += [f"![{markdown_escape(name.rsplit('/', 1)[-1].rsplit('.', 1)[0])}]({name})" for name in figures]

@@ -29,9 +29,8 @@ import hashlib
 import hmac
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -287,34 +286,25 @@ def identifier_kind(column: str) -> str | None:
     return IDENTIFIER_COLUMNS.get(str(column).strip().lower())
 
 
-@cache
-def codebook_columns(kind: str) -> tuple:
-    """The codebook's described columns (``backend.codebook.Column``) of a record kind's exports, the first
-    definition of a name first (imported here, not at the top: the codebook loads every app's backend)."""
-    from backend.codebook import UNDESCRIBED, export_of
+def column_definition(kind: str, column: str, *, codebook: Callable[[str], Iterable] | None = None):
+    """(unit, meaning) of a released column of a record kind: the codebook's, else the one the release adds
+    (``RELEASE_COLUMNS``); None when neither defines it (a researcher's own column, a runner's model-only one).
 
-    found = {}
-    for app, function in KIND_EXPORTS.get(kind, ()):
-        for column in export_of(app, function).columns:
-            if column.meaning != UNDESCRIBED:
-                found.setdefault(column.name, column)
-    return tuple(found.values())
+    ``codebook(kind)`` gives the described columns of the kind's exports (``KIND_EXPORTS``): objects with
+    ``matches(name)``, ``unit`` and ``meaning``. The project's is ``backend.codebook.release_columns``, which the
+    command line passes; the release itself knows no domain.
 
-
-def column_definition(kind: str, column: str) -> tuple[str, str] | None:
-    """(unit, meaning) of a released column of a record kind: the codebook's (``KIND_EXPORTS``), else the one the
-    release adds (``RELEASE_COLUMNS``); None when neither defines it (a researcher's own column, a runner's
-    model-only one).
-
-    >>> column_definition("ratings", "seconds_spent")
-    ('seconds', 'From showing the Rate page to submitting it (one episode).')
+    >>> from types import SimpleNamespace
+    >>> spent = SimpleNamespace(matches=lambda name: name == "seconds_spent", unit="seconds", meaning="Time on it.")
+    >>> column_definition("ratings", "seconds_spent", codebook=lambda kind: [spent])
+    ('seconds', 'Time on it.')
     >>> column_definition("games", "source_row")
     ('', "The row's place among the data rows of that file (1 = first).")
     >>> column_definition("bias_answers", "option_probabilities") is None
     True
     """
     name = str(column).strip()
-    found = next((c for c in codebook_columns(kind) if c.matches(name)), None)
+    found = next((c for c in (codebook(kind) if codebook else ()) if c.matches(name)), None)
     if found is not None:
         return found.unit, found.meaning
     return RELEASE_COLUMNS.get(name)

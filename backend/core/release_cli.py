@@ -115,9 +115,11 @@ def make_release(
     descriptions: Mapping[Any, str] | None = None,
     figures: bool = True,
     servers: Sequence[str] | None = None,
+    codebook: data_card.Codebook = None,
 ) -> list[Path]:
     """Write the bundle (see the module docstring); returns every file written. ``servers`` names the server of each
-    export (``backend.core.servers``): each server's codes are labelled before they are pseudonymised."""
+    export (``backend.core.servers``): each server's codes are labelled before they are pseudonymised. ``codebook``:
+    the column meanings on the card (the command line passes ``backend.codebook.release_columns``)."""
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"{out} is not empty; give a new or empty folder so the release is not mixed with others.")
     with tempfile.TemporaryDirectory(prefix="release-servers-") as scratch:
@@ -147,6 +149,7 @@ def make_release(
         figures=[file.relative_to(out).as_posix() for file in figure_files if file.suffix == ".png"],
         figure_notes=missing,
         free_text=free_text,
+        codebook=codebook,
     )
     (out / "README.md").write_text(card, encoding="utf-8")
     written.append(out / "README.md")
@@ -201,8 +204,11 @@ def public_argv(
     return out
 
 
-def run_release(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """The ``release`` command: check the inputs and the key, write the bundle, print what was written."""
+def run_release(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str], *, codebook: data_card.Codebook
+) -> int:
+    """The ``release`` command: check the inputs and the key, write the bundle with the ``codebook``'s column
+    meanings, print what was written."""
     for path in args.files:
         if not path.is_file():
             parser.error(f"{path} does not exist or is not a file.")
@@ -230,6 +236,7 @@ def run_release(parser: argparse.ArgumentParser, args: argparse.Namespace, argv:
             descriptions=descriptions,
             figures=not args.no_figures,
             servers=servers,
+            codebook=codebook,
         )
     except ValueError as error:
         parser.exit(2, f"python -m backend release: {error}\n")

@@ -14,6 +14,7 @@ import sys
 import pandas as pd
 import pytest
 
+from backend.codebook import release_columns
 from backend.core import paper_tables, release
 from backend.core.figures import FigureSpec, inline_svg, write_figures
 from backend.dond import figures as dond_figures
@@ -191,6 +192,7 @@ def test_the_card_takes_meanings_from_the_codebook_a_researchers_mapping_first_a
         pretty_name="Study",
         license="cc-by-4.0",
         descriptions={"bias": "which bias the item tests", ("bias_answers", "version"): "control or treatment"},
+        codebook=release_columns,
     )
     assert "| `bias` | string |  | 1 | which bias the item tests |" in card
     assert "| `version` | string |  | 1 | control or treatment |" in card
@@ -253,7 +255,7 @@ def test_no_column_of_a_release_of_the_projects_own_exports_is_left_undescribed(
             paths.append(_export(tmp_path, f"{app}.{function}.csv", [row]))
     tables = release.build_tables(paths, key=KEY)
     assert set(tables) == kinds == {kind for kind, exports in release.KIND_EXPORTS.items() if exports}
-    card = data_card.data_card(tables, pretty_name="Study", license="cc-by-4.0")
+    card = data_card.data_card(tables, pretty_name="Study", license="cc-by-4.0", codebook=release_columns)
     codebook = card.split("## Codebook", 1)[1]
     rows = [line for line in codebook.splitlines() if line.startswith("| `")]
     assert len(rows) == sum(len(table.frame.columns) for table in tables.values())
