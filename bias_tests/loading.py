@@ -10,6 +10,7 @@ from pathlib import Path
 
 from backend.bias import items as bias_items
 from backend.bias.settings import BiasSettings, bias_settings, checked_session, normalised_config, read_item_file
+from lab_server import study_pages
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _SETTINGS: dict[str, BiasSettings] = {}  # session code -> settings (keys checked and normalised at creation)
@@ -65,3 +66,14 @@ def presented(player):
     item = item_set(player.session).item(player.item_id)
     order = player.arguments_shown.split(",") if player.field_maybe_none("arguments_shown") else None
     return item, bias_items.present(item, player.version, argument_order=order)
+
+
+def launch_facts(session, facts) -> None:
+    """The launch check's facts of a bias_tests session: the item set's language and size."""
+    if "bias_items" in session.vars:
+        items = item_set(session)
+        facts["material"]["bias items"] = items.language
+        facts["unit_config"]["bias_items_count"] = len(items.items)
+
+
+study_pages.register_launch_facts("bias_tests", launch_facts)

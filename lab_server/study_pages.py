@@ -24,6 +24,7 @@ import csv
 import functools
 import io
 import time
+from collections.abc import Callable
 
 from backend.core import launch_check, prolific, workload
 from study_flow import pay, test_data
@@ -40,9 +41,9 @@ def _host(request) -> str:
 
 
 def room_configs(room_name: str) -> tuple[str, ...] | None:
-    import settings
+    from .creation import configs_of_rooms
 
-    found = getattr(settings, "ROOM_CONFIGS", {}).get(room_name)
+    found = configs_of_rooms().get(room_name)
     return tuple(found) if found is not None else None
 
 
@@ -142,11 +143,10 @@ def finished_durations(session) -> list[float]:
 
 def home_holder(config_name: str, session_code: str) -> tuple[str, str] | None:
     """(room, session code) when the room of ``config_name`` holds a session other than ``session_code``."""
-    import settings
-
+    from .creation import configs_of_rooms
     from .otree_internals import ROOM_DICT
 
-    for name, configs in getattr(settings, "ROOM_CONFIGS", {}).items():
+    for name, configs in configs_of_rooms().items():
         room = ROOM_DICT.get(name)
         held = room.get_session() if config_name in configs and room is not None else None
         if held is not None and held.code != session_code:
@@ -157,6 +157,16 @@ def home_holder(config_name: str, session_code: str) -> tuple[str, str] | None:
 def _record(session, key: str) -> dict | None:
     found = (session.vars or {}).get(key)
     return found if isinstance(found, dict) else None  # anything else was not written by creation: not read
+
+
+LAUNCH_FACTS: dict[str, Callable] = {}  # app -> facts_of(session, facts): registered by the app
+
+
+def register_launch_facts(app: str, facts_of: Callable) -> None:
+    """An app adds to the launch check's facts of its sessions: ``facts_of(session, facts)`` fills
+    ``facts["material"]`` (name -> language), ``facts["unit_config"]`` and ``facts["coverage"]`` (``items``,
+    ``per_item``, ``per_person``, ``unit``). Called when the app is imported."""
+    LAUNCH_FACTS[app] = facts_of
 
 
 def session_facts(session) -> dict:
@@ -187,31 +197,8 @@ def session_facts(session) -> dict:
         taken_by=_record(session, creation.ROOM_TAKEN_BY),
         home_holder=home_holder(str(config.get("name") or ""), session.code) if room is None else None,
     )
-    if app == "bias_tests" and "bias_items" in session.vars:
-        from bias_tests import loading
-
-        items = loading.item_set(session)
-        facts["material"]["bias items"] = items.language
-        facts["unit_config"]["bias_items_count"] = len(items.items)
-    if app == "social_eval" and "social_eval" in session.vars:
-        regular = session.vars["social_eval"].get("regular_ids") or []
-        if not config.get("pilot_overlap") and not config.get("qualification_mode"):
-            facts["coverage"] = dict(
-                items=len(regular),
-                per_item=int(config.get("annotators_per_episode", 2)),
-                per_person=int(config.get("episodes_per_annotator", 3)),
-                unit="episode",
-            )
-    if app == "payoff_reasoning_eval" and not config.get("pilot_overlap"):
-        from payoff_reasoning_eval import study as payoff_study
-
-        first = next(sub for sub in session.get_subsessions() if sub.round_number == 1)
-        facts["coverage"] = dict(
-            items=len(payoff_study.log_files(first)),
-            per_item=int(config.get("judges_per_log", 3)),
-            per_person=int(config.get("logs_per_judge", 6)),
-            unit="log",
-        )
+    if app in LAUNCH_FACTS:  # what the app adds: its material's language, the coverage of its items
+        LAUNCH_FACTS[app](session, facts)
     return facts
 
 
@@ -425,9 +412,7 @@ def _room_form(get_context_data):
 
 
 def _production() -> bool:
-    import settings
-
-    return bool(getattr(settings, "IS_PRODUCTION", False))
+    return bool(getattr(otree_internals.otree_settings, "IS_PRODUCTION", False))  # settings.py's, as oTree loaded it
 
 
 def _login_lands_on_sessions(form_valid):

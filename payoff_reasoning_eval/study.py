@@ -5,6 +5,7 @@ from pathlib import Path
 from backend.reasoning import task
 from backend.reasoning.logs import format_log, parse_log
 from backend.reasoning.protocol import PROTOCOL_COLUMNS
+from lab_server import study_pages
 from study_flow.assignments import root  # the round-1 subsession, which holds the session-wide rows
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -108,3 +109,21 @@ def session_players(session):
         if isinstance(round_subsession, Subsession)
         for player in round_subsession.get_players()
     ]
+
+
+def launch_facts(session, facts) -> None:
+    """The launch check's facts of a payoff_reasoning_eval session: how its logs are covered (none in a pilot
+    overlap)."""
+    config = session.config
+    if config.get("pilot_overlap"):
+        return
+    first = next(sub for sub in session.get_subsessions() if sub.round_number == 1)
+    facts["coverage"] = dict(
+        items=len(log_files(first)),
+        per_item=int(config.get("judges_per_log", 3)),
+        per_person=int(config.get("logs_per_judge", 6)),
+        unit="log",
+    )
+
+
+study_pages.register_launch_facts("payoff_reasoning_eval", launch_facts)

@@ -11,6 +11,7 @@ from pathlib import Path
 from backend.social.episodes import episode_from_dict
 from backend.social.rubrics import rubric_from_dict
 from backend.social.settings import SocialSettings, checked_settings, social_settings
+from lab_server import study_pages
 from study_flow.assignments import root  # the round-1 subsession, which holds the session-wide rows
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -108,3 +109,20 @@ def all_players(subsession):
 
 def finished_players(players):
     return [p for p in players if maybe(p, "submitted_at") is not None and p.episode_id]
+
+
+def launch_facts(session, facts) -> None:
+    """The launch check's facts of a social_eval session: how its regular episodes are covered (none in a pilot
+    overlap or a qualification session)."""
+    config = session.config
+    if "social_eval" not in session.vars or config.get("pilot_overlap") or config.get("qualification_mode"):
+        return
+    facts["coverage"] = dict(
+        items=len(session.vars["social_eval"].get("regular_ids") or []),
+        per_item=int(config.get("annotators_per_episode", 2)),
+        per_person=int(config.get("episodes_per_annotator", 3)),
+        unit="episode",
+    )
+
+
+study_pages.register_launch_facts("social_eval", launch_facts)

@@ -1,0 +1,126 @@
+"""The layer order, checked on the tree: every import of the product runs down, never up, never across.
+
+    settings  >  apps (dond, social_eval, payoff_reasoning_eval, bias_tests)  >  lab_server  >  study_flow
+              >  backend's command line and codebook (backend.__main__, backend.codebook)
+              >  backend's domains (backend.dond, backend.social, backend.bias, backend.reasoning)  >  backend.core
+
+A module may import its own package and anything in a lower layer; an app never imports another app, a domain never
+another domain; no product module imports ``tests`` or ``bench``. Imports inside functions count as much as those at
+the top. A lower layer learns of a higher one by registration (e.g. ``lab_server.admin_pages.register_app_page``), or
+by a name it is given as configuration (``backend.core.llm.fake_server.responder_named``). docs/developers/architecture.md
+draws the same order.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support import PROJECT_ROOT
+
+APPS = ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
+DOMAINS = ("backend.dond", "backend.social", "backend.bias", "backend.reasoning")
+# Highest first: (layer name, the module prefixes it holds, whether its members may import each other).
+LAYERS = (
+    ("settings", ("settings",), False),
+    ("apps", APPS, False),
+    ("lab_server", ("lab_server",), True),
+    ("study_flow", ("study_flow",), True),
+    ("backend's command line and codebook", ("backend.__main__", "backend.codebook"), True),
+    ("backend's domains", DOMAINS, False),
+    ("backend.core", ("backend.core", "backend"), True),
+)
+OUTSIDE = ("tests", "bench")  # never imported by the product
+SKIPPED = {".venv", ".git", "node_modules", "__pycache__", "tests", "bench", "docs", "site"}
+
+
+def owner(module: str) -> tuple[int, str] | None:
+    """(layer index, the member prefix) of a module of the product, else None (the standard library, oTree...)."""
+    for index, (_, members, _) in enumerate(LAYERS):
+        for member in members:
+            if module == member or module.startswith(member + "."):
+                return index, member
+    return None
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, root: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, at any depth, relative imports made absolute."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def violations(root: Path) -> list[str]:
+    """Every import of the tree at ``root`` that runs up or across the layers, or into tests or bench."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if SKIPPED & set(path.relative_to(root).parts):
+            continue
+        me = module_name(path, root)
+        mine = owner(me)
+        if mine is None:
+            continue
+        seen_lines = set()
+        for line, target in imports_of(path, root):
+            if line in seen_lines:
+                continue  # one finding per import statement
+            where = f"{path.relative_to(root)}:{line} imports {target}"
+            theirs = owner(target)
+            if target.split(".")[0] in OUTSIDE:
+                problem = f"the product never imports {target.split('.')[0]}"
+            elif theirs is None or theirs[1] == mine[1]:
+                continue
+            elif theirs[0] < mine[0]:
+                problem = f"{LAYERS[mine[0]][0]} is below {LAYERS[theirs[0]][0]}"
+            elif theirs[0] == mine[0] and not LAYERS[mine[0]][2]:
+                problem = f"one of {LAYERS[mine[0]][0]} never imports another"
+            else:
+                continue
+            found.append(f"{where}: {problem}")
+            seen_lines.add(line)
+    return found
+
+
+def test_every_import_of_the_product_runs_down_the_layers():
+    assert violations(PROJECT_ROOT) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "says"),
+    [
+        ("backend/core/leak.py", "from backend.dond import game\n", "backend.core is below backend's domains"),
+        ("backend/core/leak.py", "def f():\n    import lab_server\n", "backend.core is below lab_server"),
+        ("backend/dond/leak.py", "from backend.social import forms\n", "one of backend's domains never imports"),
+        ("study_flow/leak.py", "from lab_server import places\n", "study_flow is below lab_server"),
+        ("lab_server/leak.py", "import settings\n", "lab_server is below settings"),
+        ("dond/leak.py", "from social_eval import tasks\n", "one of apps never imports another"),
+        ("lab_server/leak.py", "from tests.support import harness\n", "the product never imports tests"),
+    ],
+)
+def test_a_deliberate_upward_import_is_found(tmp_path, path, source, says):
+    for folder in ("backend/core", "backend/dond", "study_flow", "lab_server", "dond"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "backend" / "__init__.py").write_text("")
+    (tmp_path / path).write_text(source)
+    (found,) = violations(tmp_path)
+    assert found.startswith(f"{path}:") and says in found, found
