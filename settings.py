@@ -12,6 +12,7 @@ from backend.reasoning.protocol import RULES, SEPARATORS
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
 from study_flow.config import ENTRY_KEY_DEFAULTS, choices_of, config_doc
+from study_flow.workload import use_currency
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
 # 5 ms GIL switch interval each hand-over between them can wait that long. 0.5 ms cut the 95th-percentile page
@@ -226,6 +227,7 @@ ROOMS = [
 
 LANGUAGE_CODE = "en"
 REAL_WORLD_CURRENCY_CODE = "GBP"
+use_currency(REAL_WORLD_CURRENCY_CODE)  # the shared flow's pages and the researcher pages name it
 USE_POINTS = True
 
 ADMIN_USERNAME = "admin"

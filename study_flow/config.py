@@ -197,16 +197,16 @@ def key_words(apps: Sequence[str] | None = None) -> dict[str, tuple[str, str]]:
     >>> key_words(["social_eval"])["reservation_timeout_s"][0], key_words(["payoff_reasoning_eval"])["reservation_timeout_s"][0]
     ('Hold a conversation (seconds)', 'Hold a log (seconds)')
     """
-    from backend.bias import settings as bias_settings
-    from backend.dond import settings as dond_settings
-    from backend.reasoning import task
-    from backend.social import settings as social_settings
+    from backend.bias.settings import KEY_WORDS as BIAS_WORDS
+    from backend.dond.settings import KEY_WORDS as DOND_WORDS
+    from backend.reasoning.task import KEY_WORDS as REASONING_WORDS
+    from backend.social.settings import KEY_WORDS as SOCIAL_WORDS
 
     per_app = {
-        "dond": dond_settings.KEY_WORDS,
-        "social_eval": social_settings.KEY_WORDS,
-        "payoff_reasoning_eval": task.KEY_WORDS,
-        "bias_tests": bias_settings.KEY_WORDS,
+        "dond": DOND_WORDS,
+        "social_eval": SOCIAL_WORDS,
+        "payoff_reasoning_eval": REASONING_WORDS,
+        "bias_tests": BIAS_WORDS,
     }
     words: dict[str, tuple[str, str]] = {}
     for app, module_words in per_app.items():

@@ -51,11 +51,18 @@ def workload_text(player, *, units: int | None = None, **counts) -> str:
     )
 
 
-def currency() -> str:
-    """The server's currency code (``REAL_WORLD_CURRENCY_CODE`` in the project's settings), e.g. ``GBP``."""
-    import importlib
+_CURRENCY = {"code": ""}  # the project's REAL_WORLD_CURRENCY_CODE, told by settings.py (`use_currency`)
 
-    return getattr(importlib.import_module("settings"), "REAL_WORLD_CURRENCY_CODE", "") or ""
+
+def use_currency(code: str) -> None:
+    """settings.py tells the flow its ``REAL_WORLD_CURRENCY_CODE`` (the flow never imports settings.py)."""
+    _CURRENCY["code"] = str(code or "")
+
+
+def currency() -> str:
+    """The server's currency code (``REAL_WORLD_CURRENCY_CODE`` in the project's settings), e.g. ``GBP``; "" until
+    settings.py has told it (`use_currency`)."""
+    return _CURRENCY["code"]
 
 
 def pay_text(config, currency: str) -> str:

@@ -6,7 +6,7 @@
 
 A module may import its own package and anything in a lower layer; an app never imports another app, a domain never
 another domain; no product module imports ``tests`` or ``bench``. Imports inside functions count as much as those at
-the top. A lower layer learns of a higher one by registration (e.g. ``lab_server.admin_pages.register_app_page``), or
+the top, and so do ``importlib.import_module`` calls naming a module. A lower layer learns of a higher one by registration (e.g. ``lab_server.admin_pages.register_app_page``), or
 by a name it is given as configuration (``backend.core.llm.fake_server.responder_named``). docs/developers/architecture.md
 draws the same order.
 """
@@ -66,6 +66,14 @@ def imports_of(path: Path, root: Path) -> list[tuple[int, str]]:
                 module = node.module or ""
             found.append((node.lineno, module))
             found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+        elif (  # importlib.import_module("settings"): an import all the same
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) in ("import_module", "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.lineno, node.args[0].value))
     return found
 
 
@@ -112,6 +120,11 @@ def test_every_import_of_the_product_runs_down_the_layers():
         ("backend/dond/leak.py", "from backend.social import forms\n", "one of backend's domains never imports"),
         ("study_flow/leak.py", "from lab_server import places\n", "study_flow is below lab_server"),
         ("lab_server/leak.py", "import settings\n", "lab_server is below settings"),
+        (
+            "study_flow/leak.py",
+            "import importlib\nimportlib.import_module('settings')\n",
+            "study_flow is below settings",
+        ),
         ("dond/leak.py", "from social_eval import tasks\n", "one of apps never imports another"),
         ("lab_server/leak.py", "from tests.support import harness\n", "the product never imports tests"),
     ],
