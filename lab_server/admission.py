@@ -135,15 +135,20 @@ def query_value(query_string: bytes, name: str) -> str | None:
 
 
 def label_of(query_string: bytes) -> str:
-    """The participant label an entry link carries (decoded as oTree decodes it), or "".
+    """The participant label an entry link carries (decoded as oTree decodes it), or "". A label given twice is read
+    as oTree reads it, the last one (the entry then refuses such a link): the gate never judges one PID while oTree
+    gives a place to another.
 
     >>> label_of(b"STUDY_ID=s&participant_label=5f%20aa&lab_wait=1.a.b"), label_of(b"x=1")
     ('5f aa', '')
+    >>> label_of(b"participant_label=old&participant_label=new")
+    'new'
     """
+    found = ""
     for name, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
         if name == LABEL:
-            return value
-    return ""
+            found = value
+    return found
 
 
 def admitted_for(path: str, label: str) -> str:

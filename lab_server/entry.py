@@ -118,6 +118,14 @@ def _remember_language(path: str, session) -> None:
         admission.remember_language(path, session_language(session))
 
 
+def _label_problem(request, label: str, session) -> str | None:
+    """Why an entry link's participant label gives no place (``study_flow.participant_id_problem``), or None. A link
+    that carries the label twice is malformed: the admission gate and oTree must never read two different PIDs."""
+    if len(request.query_params.getlist("participant_label")) > 1:
+        return "malformed"
+    return study_flow.participant_id_problem(label, id_format=_id_format(session))
+
+
 def _guard_room_link(original):
     @functools.wraps(original)
     def get(self, request):
@@ -133,7 +141,7 @@ def _guard_room_link(original):
                 return original(self, request)
             return welcome_page(session)  # it forwards at once, with the label
         label = request.query_params.get("participant_label", "")
-        problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
+        problem = _label_problem(request, label, session)
         if problem:
             return refusal_page(problem, session, status_code=400)
         if session is None:
@@ -159,7 +167,7 @@ def _guard_session_wide_link(original):
         if not label:  # the demo page, and cookie-based links of sessions that ask for no Prolific ID
             response = original(self, request)
             return refusal_page("full", session, status_code=404) if _is_session_full(response) else response
-        problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
+        problem = _label_problem(request, label, session)
         if problem:
             return refusal_page(problem, session, status_code=400)
         room = session.get_room()
@@ -177,7 +185,7 @@ def _guard_initialize_participant(original):
         if label:
             participant = Participant.objects_filter(code=request.path_params.get("code")).first()
             session = participant.session if participant is not None else None
-            problem = study_flow.participant_id_problem(label, id_format=_id_format(session))
+            problem = _label_problem(request, label, session)
             if problem:
                 return refusal_page(problem, session, status_code=400)
         return original(self, request)

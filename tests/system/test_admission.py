@@ -293,6 +293,9 @@ def test_an_admission_cookie_lets_in_only_the_link_and_pid_it_admitted(fresh_ser
         others.append(
             Fetch(f"{join_link}?participant_label={admitted_pid}", headers=with_cookie, allow_redirects=False)
         )
+        # The red team's next try: no cookie, the PID let in first and then a new one (oTree reads the last).
+        doubled = [room_link(server, admitted_pid) + f"&participant_label={f'{n:02x}' * 12}" for n in (0xD1, 0xD2)]
+        others += [Fetch(link, allow_redirects=False) for link in doubled]
         for other in others:
             other.start()
         for other in others:
@@ -310,6 +313,9 @@ def test_an_admission_cookie_lets_in_only_the_link_and_pid_it_admitted(fresh_ser
     assert visited_labels(server, session["code"]) == [admitted_pid]  # none of them took a place
     again = requests.get(room_link(server, admitted_pid), headers=with_cookie, timeout=30)  # the PID it admitted
     assert again.url == inside.url
+    twice = requests.get(doubled[0], headers=with_cookie, timeout=30)  # the cookie is for the first PID, not the last
+    assert "/p/" not in twice.url and (twice.status_code == 400 or "Refresh" in twice.headers), twice.status_code
+    assert visited_labels(server, session["code"]) == [admitted_pid]
 
 
 def test_a_ticket_past_the_longest_wait_is_not_a_pass_for_ever():

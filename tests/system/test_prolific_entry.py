@@ -107,6 +107,10 @@ def test_hostile_and_missing_pids_are_refused_on_every_path_and_take_no_slot(ser
             assert english["entry_researcher"] in response.text.replace("&#x27;", "'"), (path, label)  # how to test
             assert label not in response.text or not label
 
+    for path, url in _entry_links(server, session, new_pid()).items():  # a PID given twice: oTree reads the last
+        response = _enter(f"{url}&participant_label={new_pid()}")
+        assert response.status_code == 400 and english["entry_malformed_id"] in response.text, (path, response)
+
     assert _visited(server, session["code"]) == []
     assert all(row["participant.label"] == "" for row in _participants(server, session["code"]))
     # The two places are still free for the real participants.
