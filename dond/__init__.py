@@ -16,7 +16,7 @@ from .exports import (  # noqa: F401  (oTree's hooks)
     custom_export_dond_games,
     custom_export_dond_late_calls,
 )
-from .live import live_bargain
+from .live import check_partner, live_bargain
 from .pairing import INSTRUCTIONS_HEARTBEAT_S, live_heartbeat, live_pairing
 from .storage import game_of, settings_of
 
@@ -220,6 +220,8 @@ class Bargain(Page):
     @staticmethod
     def before_next_page(player: Player, timeout_happened):
         game = game_of(player)
+        if game.opponent == "human":  # a partner gone by now is named first, whoever moves this page on
+            check_partner(player, game)
         if not views.replayed(game).finished:  # the page's time limit or the admin's advance: the game ends for both
             reason = views.end_reason(
                 game, player, timer_ran_out=otree_internals.page_timer_ran_out(player.participant)

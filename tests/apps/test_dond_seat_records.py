@@ -19,8 +19,9 @@ import re
 import requests
 import websockets
 
+from tests.support.admin import advance_slowest
 from tests.support.harness import export_rows, rest_headers, run_async
-from tests.support.live import payload_of, receive, send_until
+from tests.support.live import pair_and_start, payload_of, receive, send_until
 from tests.support.participants import people
 
 TURN_S = 10  # turn_timeout_s: the key's minimum
@@ -118,3 +119,31 @@ def test_a_game_whose_page_never_connected_is_not_paid_as_a_model_failure(otree_
         f"{otree_server.url}/DondTranscripts/{person.session_code}", headers=rest_headers(), timeout=30
     ).text
     assert "never connected (the model was never asked)" in transcript
+
+
+def test_the_admins_advance_after_a_partner_left_names_the_one_who_left_and_pays_the_one_left_behind(
+    otree_server, server_clock
+):
+    """Red team F2: the Monitor's "Advance slowest" moved a person whose partner had left on: the game was stored as
+    the admin's advance and the one left behind was paid nothing. The partner check runs first: the game ends as the
+    partner's leaving, and the person left behind is paid by ``partner_left_pay``."""
+    players = people(otree_server.url, "dond_human", 2, disconnect_timeout_s=10, partner_left_pay="half_total")
+    pair_and_start(players)
+    (opener,) = [p for p in players if p.js_vars()["view"]["can_message"]]
+    (leaver,) = [p for p in players if p is not opener]
+    ping(leaver)  # their page connects once, then closes
+    run_async(send_until(opener.live_url(), {"type": "message", "text": "Hello?"}, until=lambda p: True))
+    server_clock.advance(12)  # longer than disconnect_timeout_s: the leaver's page sent nothing since
+    advance_slowest(otree_server.url, None, opener.session_code, log=otree_server.log)
+
+    (game,) = export_rows(otree_server.url, "dond", "custom_export_dond_games", session_code=opener.session_code)
+    assert game["abort_reason"] == "partner_left", game  # not advanced_by_admin
+    assert game[f"participant_{game['aborted_by'].lower()}"] == leaver.code, game
+    opener.reload()
+    if opener.page == "Bargain":
+        opener.submit()
+    assert opener.page == "Results", opener.url
+    assert "left the game" in outcome(opener), outcome(opener)
+    assert re.search(r"[1-9]", re.search(r'<td id="bonus">(.*?)</td>', opener.html).group(1))  # half the total
+    left = status_row(otree_server.url, opener.session_code, leaver.code)
+    assert "left the game" in left, left
