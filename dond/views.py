@@ -242,7 +242,8 @@ def results_vars(player):
     role, other = player.game_role.lower(), "b" if player.game_role == "A" else "a"
     rule, code = pay_rule(game, row, player.game_role)
     proposals, over = proposals_table(game, player, state, text)
-    per_point = cu(1).to_real_world_currency(player.session)
+    stated = pay.shown(player, rule=rule)  # stored when first shown; never recomputed (study_flow.pay)
+    per_point = stated.get("per_point_text") or cu(1).to_real_world_currency(player.session)
     scored = outcome in ("success", "lose")
     if outcome == "success":
         outcome_text = text["outcome_success"]
@@ -271,7 +272,7 @@ def results_vars(player):
         my_points=row[f"points_{role}"] if scored else "",
         other_points=row[f"points_{other}"] if scored else "",
         main_score="–" if row["main_score"] == "" else f"{float(row['main_score']):.0f} / 100",
-        bonus=pay.shown(player, rule=rule)["text"],  # stored when first shown; never recomputed (study_flow.pay)
+        bonus=stated["text"],
         paid=paid,
     )
 

@@ -23,17 +23,20 @@ def shown(player, *, rule: str = "") -> dict:
 
     ``rule`` names what paid it (e.g. DoND's ``mode_goal``, ``model_failure_half_total``); the record holds
     ``amount`` (a decimal string in the study's currency), ``text`` (as the page printed it), ``points``,
-    ``per_point``, ``rule`` and ``shown_at`` (epoch seconds)."""
+    ``per_point`` (the session's money per point then), ``per_point_text`` (as the page printed it), ``rule`` and
+    ``shown_at`` (epoch seconds)."""
     participant = player.participant
     record = participant.vars.get(PAY_SHOWN)
     if isinstance(record, dict) and "amount" in record:
         return record
     real = participant.payoff.to_real_world_currency(player.session)
+    one_point = type(participant.payoff)(1).to_real_world_currency(player.session)
     record = dict(
         amount=str(Decimal(real)),
         text=str(real),
         points=float(participant.payoff),
         per_point=str(player.session.config.get("real_world_currency_per_point")),
+        per_point_text=str(one_point),  # as the page printed the money per point
         rule=rule,
         shown_at=clock.now(),
     )

@@ -372,8 +372,10 @@ def test_a_rate_edited_after_people_saw_their_bonus_changes_only_the_bonuses_not
     )
     assert edited.status_code < 400, edited.text[:500]
 
-    early.reload()  # the page states the same amount again
+    paid_before = re.search(r'<p id="dond-paid">(.*?)</p>', early.html, re.S).group(1)
+    early.reload()  # the page states the same amount again, and the same money per point beside it
     assert re.search(r'<td id="bonus">\s*(.*?)\s*</td>', early.html, re.S).group(1) == stated_early
+    assert re.search(r'<p id="dond-paid">(.*?)</p>', early.html, re.S).group(1) == paid_before
     early.advance_to("Completion")
     late.submit()
     assert late.page == "Results", late.url
