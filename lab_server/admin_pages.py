@@ -93,6 +93,20 @@ def _reservation_status(app_module, subsession, session, now: float) -> dict[str
     return found
 
 
+def merged(first: dict, second: dict) -> dict:
+    """What two apps of one session say about a participant, both kept: timed out if either says so, both details,
+    the later activity.
+
+    >>> merged(dict(status="timed_out", detail="a", last_active=1.0), dict(status=None, detail="b", last_active=2.0))
+    {'status': 'timed_out', 'detail': 'a; b', 'last_active': 2.0}
+    """
+    return dict(
+        status=first.get("status") or second.get("status"),
+        detail="; ".join(part for part in (first.get("detail"), second.get("detail")) if part),
+        last_active=max(filter(None, (first.get("last_active"), second.get("last_active"))), default=None),
+    )
+
+
 def app_statuses(session, now: float) -> dict[str, dict]:
     """Participant code -> what the participant's apps say (status, detail, last_active), round 1 of each app."""
     statuses: dict[str, dict] = {}
@@ -105,7 +119,8 @@ def app_statuses(session, now: float) -> dict[str, dict]:
             for player in subsession.get_players():
                 found = page.participant_status(player)
                 if found.get("status") or found.get("detail"):
-                    statuses[player.participant.code] = found
+                    code = player.participant.code
+                    statuses[code] = merged(statuses[code], found) if code in statuses else found
         for code, found in _reservation_status(importlib.import_module(app), subsession, session, now).items():
             statuses.setdefault(code, found)
     return statuses
