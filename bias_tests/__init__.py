@@ -2,7 +2,7 @@ import time
 
 from otree.api import *
 
-import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
+import lab_server
 import study_flow
 from backend.bias import items as bias_items
 from backend.bias.export import check_selection
@@ -12,6 +12,8 @@ from study_flow import consent_given_choices  # noqa: F401  (oTree finds the con
 from . import admin, exports, loading
 from .loading import presented, settings_of
 from .texts import texts
+
+lab_server.install()  # guards oTree's own pages, exports and session creation (once per process)
 
 doc = """
 bias_tests: cognitive-bias tests (anchoring, halo effect, loss aversion, confirmation bias) within subject: every

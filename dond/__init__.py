@@ -1,7 +1,7 @@
 import openai  # noqa: F401  (imported at start-up: a first import inside a live call would block every page ~0.5 s)
 from otree.api import *
 
-import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
+import lab_server
 import study_flow
 from backend.core import clock
 from backend.dond.settings import DondSettings, validated_settings
@@ -19,6 +19,8 @@ from .exports import (  # noqa: F401  (oTree's hooks)
 from .live import check_partner, live_bargain
 from .pairing import INSTRUCTIONS_HEARTBEAT_S, live_heartbeat, live_pairing
 from .storage import game_of, settings_of
+
+lab_server.install()  # guards oTree's own pages, exports and session creation (once per process)
 
 doc = """
 Deal or No Deal: a person splits items with a language model (or another person) by chat and secret proposals.

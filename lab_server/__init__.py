@@ -1,9 +1,9 @@
 """Guards around oTree's own server: what oTree itself serves, stores and exports, made safe for a field study.
 
 oTree owns the room links, the admin pages, the exports, the login and the websockets; the apps cannot reach these
-through oTree's API. This package adapts them at import time (every app imports it, so it is in force in the
-devserver, the prodserver and ``otree test``), reaching oTree only through ``otree_internals``, each concern in its
-own module:
+through oTree's API. This package adapts them when ``install()`` is called: every app calls it when oTree imports
+the app (once per process), so they are in force in the devserver, the prodserver and ``otree test``. It reaches
+oTree only through ``otree_internals``, each concern in its own module:
 
 | module | what it guards |
 |---|---|
@@ -79,6 +79,3 @@ def install() -> None:
         from . import otree_internals
 
         otree_internals.replace("otree.views.abstract:time", lambda original: clock.TestTime())
-
-
-install()

@@ -197,9 +197,7 @@ def study_vars(session, now: float) -> dict:
         rows=rows,
         counts=[dict(key=key, text=STATUSES[key], n=counts[key]) for key in STATUSES],
         n_tests=counts["test"],
-        app_pages=[
-            dict(view=APP_PAGES[app].view, title=APP_PAGES[app].title) for app in apps if app in APP_PAGES
-        ],
+        app_pages=[dict(view=APP_PAGES[app].view, title=APP_PAGES[app].title) for app in apps if app in APP_PAGES],
         inactive_after=duration(inactive_after_s()),
         **places_vars(session),
         admission=admission_vars(),

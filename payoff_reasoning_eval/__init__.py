@@ -1,6 +1,6 @@
 from otree.api import *
 
-import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
+import lab_server
 import study_flow
 from backend.reasoning import task
 from study_flow import (
@@ -11,6 +11,8 @@ from study_flow import (
 from . import exports, judging, study, tasks
 from .study import load_player_log, settings_of
 from .tasks import assign_log, finish_judgement, judge_total, judged_count
+
+lab_server.install()  # guards oTree's own pages, exports and session creation (once per process)
 
 doc = """
 payoff_reasoning_eval: people judge whether a language model reasoned correctly about the payoffs of a 2x2 game

@@ -1,6 +1,6 @@
 from otree.api import *
 
-import lab_server  # noqa: F401  (guards oTree's own pages, exports and session creation)
+import lab_server
 import study_flow
 from backend.social import forms as social_forms
 from study_flow import (
@@ -11,6 +11,8 @@ from study_flow import (
 from . import admin, exports, study, tasks, texts, views
 from .form import *  # the form's hooks oTree looks up by name: rating_*_min/_max, reason_*_error_message, quiz_*_choices
 from .form import QUIZ_FIELDS, RATING_FIELDS, complete_rating, failed_comprehension, wrong_answers
+
+lab_server.install()  # guards oTree's own pages, exports and session creation (once per process)
 
 doc = """
 Sotopia-style annotation of conversations: every annotator rates both agents of an episode on the seven dimensions

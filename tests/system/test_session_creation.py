@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 BROKEN_APP = app_source(
     "broken_setup",
     doc="A throwaway app whose creating_session fails after oTree has committed the session and its participants.",
-    preamble="\nimport lab_server  # noqa: F401\n",
+    preamble="\nimport lab_server\n\nlab_server.install()\n",
     body="""\
 def creating_session(subsession: Subsession):
     for player in subsession.get_players():
