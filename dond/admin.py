@@ -3,9 +3,11 @@ treatments (figures per condition and each condition minus the default) and ever
 
 from backend.core.script_json import script_json
 from backend.dond import export as dond_export
-from lab_server import admin_pages
+from lab_server import admin_pages, study_pages
 
 from .exports import game_row, games_rows
+from .pairing import INSTRUCTIONS_HEARTBEAT_S
+from .views import BARGAIN_PING_S
 
 OUTCOMES = ("success", "lose", "aborted", "unfinished")
 
@@ -110,3 +112,12 @@ admin_pages.register_app_page(
         participant_status=participant_status,
     ),
 )
+
+
+def launch_facts(session, facts) -> None:
+    """The launch check's facts of a dond session: how often each page where a partner can be judged gone tells the
+    server its person is there (``launch_check.partner_limit_findings`` holds disconnect_timeout_s against it)."""
+    facts["heartbeats_s"] = {"Instructions": INSTRUCTIONS_HEARTBEAT_S, "Bargain": BARGAIN_PING_S}
+
+
+study_pages.register_launch_facts("dond", launch_facts)

@@ -21,6 +21,7 @@ BARGAIN_TEXT_KEYS = [
 ]
 CHART_TEXT_KEYS = ("chart_all", "chart_frontier", "chart_agreed", "chart_x", "chart_y")
 QUIET_TIMER_S = 300  # the Bargain page's countdown shows in its last 5 minutes (or last 20%, if that is shorter)
+BARGAIN_PING_S = 5  # person vs person: the Bargain page tells the server this often that its person is there
 
 
 def introduced_as(game):
@@ -166,6 +167,7 @@ def bargain_js_vars(player):
         max_chars=game.max_message_chars,
         opponent=game.opponent,
         timer_shows_at_s=min(QUIET_TIMER_S, 0.2 * timeout_s),
+        **({"ping_ms": BARGAIN_PING_S * 1000} if game.opponent == "human" else {}),  # only a partner's page pings
     )
 
 

@@ -12,8 +12,14 @@ documented defaults (our own guesses from the apps' pages, not measured):
 | payoff_reasoning_eval | one log judged sentence by sentence | 180 | a short log with a dozen sentences |
 | bias_tests | one test item | 40 | read, choose, set confidence |
 
+Within a unit, ``MESSAGE_S`` is the time of one move in DoND (read the partner's message, write one's own or an
+offer): the game's 420 s over the 12 moves of a game at the default ``max_messages`` (5 messages each, then a
+proposal each), 35 s.
+
 ``launch_check.pay_findings`` turns the estimate into pay per hour. ``TIME_LIMITS`` names each app's session keys
 that limit the time of one unit; ``launch_check.time_limit_findings`` holds them against the unit's default seconds.
+``PARTNER_LIMITS`` names the keys that end a person-vs-person game when a partner seems slow or gone;
+``launch_check.partner_limit_findings`` holds them against ``MESSAGE_S``, the pages' heartbeats and ``START_S``.
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ START_S = 120
 MIN_MEASURED = 3  # finished participants whose median time replaces the estimate (a pilot's few places)
 DEFAULT_SECONDS = {"dond": 420, "social_eval": 14 * 25 + 90, "payoff_reasoning_eval": 180, "bias_tests": 40}
 UNIT_NAMES = {"dond": "game", "social_eval": "conversation", "payoff_reasoning_eval": "log", "bias_tests": "item"}
+MESSAGE_S = {"dond": 420 / 12}  # one move of a person: the game's default seconds over its 12 moves (module doc)
 # Session keys (seconds) that cut one unit short: the game's time limit, how long an annotation item stays reserved.
 TIME_LIMITS = {
     "dond": ("game_timeout_s",),
     "social_eval": ("reservation_timeout_s",),
     "payoff_reasoning_eval": ("reservation_timeout_s",),
 }
+# Person vs person (DoND): a turn left silent, a page closed, a wait for a partner this long ends the person's game.
+PARTNER_LIMITS = {"dond": ("turn_timeout_s", "disconnect_timeout_s", "pairing_timeout_s")}
 
 
 def time_limits(app: str, config: Mapping) -> dict[str, float]:
@@ -42,8 +51,21 @@ def time_limits(app: str, config: Mapping) -> dict[str, float]:
     >>> time_limits("social_eval", {"reservation_timeout_s": "a while"})  # unreadable: left to creation's checks
     {}
     """
+    return _seconds(config, TIME_LIMITS.get(app, ()))
+
+
+def partner_limits(app: str, config: Mapping) -> dict[str, float]:
+    """The app's person-vs-person limits (session key -> seconds) set in ``config`` (``PARTNER_LIMITS``).
+
+    >>> partner_limits("dond", {"turn_timeout_s": 10, "pairing_timeout_s": "10"}), partner_limits("bias_tests", {})
+    ({'turn_timeout_s': 10.0, 'pairing_timeout_s': 10.0}, {})
+    """
+    return _seconds(config, PARTNER_LIMITS.get(app, ()))
+
+
+def _seconds(config: Mapping, keys) -> dict[str, float]:
     found = {}
-    for key in TIME_LIMITS.get(app, ()):
+    for key in keys:
         try:
             found[key] = float(config[key])
         except (KeyError, TypeError, ValueError):

@@ -257,6 +257,6 @@
   render(view);
   liveSend({type: 'load'});
   if (js_vars.opponent === 'human') {
-    setInterval(function () { liveSend({type: 'ping'}); }, 5000);
+    setInterval(function () { liveSend({type: 'ping'}); }, js_vars.ping_ms);  // views.BARGAIN_PING_S
   }
 })();
