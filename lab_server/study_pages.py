@@ -159,6 +159,74 @@ def _record(session, key: str) -> dict | None:
     return found if isinstance(found, dict) else None  # anything else was not written by creation: not read
 
 
+CHAIN_LIMIT = 50  # takeovers of one room read at most (a room made again and again); more is not read
+
+
+def _session_of(code) -> object | None:
+    from .otree_internals import Session
+
+    return Session.objects_filter(code=code).first() if isinstance(code, str) and code else None
+
+
+def takeover_chain(session) -> list[dict]:
+    """The room's takeovers behind ``session``, newest first: the record it wrote when it took its room
+    (``ROOM_TAKEN_FROM``), then the record the session it took the room from had written when that one took it, and
+    so on back; each with ``working_now``, that session's people still working, counted now (the recorded counts stay
+    as written). A session no longer on the server (``gone``) ends the chain; so does a record of another room, or a
+    loop back to a session already read (``loop`` on the last record read), which creation never writes."""
+    from . import creation
+
+    chain: list[dict] = []
+    seen = {session.code}
+    record = _record(session, creation.ROOM_TAKEN_FROM)
+    room = record.get("room") if record else None
+    while record is not None and len(chain) < CHAIN_LIMIT and record.get("room") == room:
+        code = record.get("session")
+        if code in seen:
+            if chain:
+                chain[-1] = dict(chain[-1], loop=True)
+            break
+        seen.add(code)
+        earlier = _session_of(code)
+        if earlier is None:
+            chain.append(dict(record, gone=True))
+            break
+        chain.append(dict(record, working_now=creation.session_counts(earlier)["working"]))
+        record = _record(earlier, creation.ROOM_TAKEN_FROM)
+    return chain
+
+
+def later_takers(session) -> list[str]:
+    """The sessions a room passed to after the one that took it from ``session`` (``ROOM_TAKEN_BY``), oldest
+    first, by each one's own record; read as far as the records go (at most ``CHAIN_LIMIT``, never in a loop)."""
+    from . import creation
+
+    found: list[str] = []
+    record = _record(session, creation.ROOM_TAKEN_BY)
+    seen = {session.code}
+    while record is not None and len(found) < CHAIN_LIMIT:
+        code = record.get("session")
+        holder = _session_of(code) if code not in seen else None
+        if holder is None:
+            break
+        seen.add(code)
+        record = _record(holder, creation.ROOM_TAKEN_BY)
+        if record is not None and isinstance(record.get("session"), str) and record.get("session") not in seen:
+            found.append(record["session"])
+    return found
+
+
+def holder_now(room_name) -> str | None:
+    """The code of the session ``room_name`` holds now ("" for none), read live; None for a room not configured."""
+    from .otree_internals import ROOM_DICT
+
+    room = ROOM_DICT.get(room_name) if isinstance(room_name, str) else None
+    if room is None:
+        return None
+    held = room.get_session()
+    return held.code if held is not None else ""
+
+
 LAUNCH_FACTS: dict[str, Callable] = {}  # app -> facts_of(session, facts): registered by the app
 
 
@@ -197,6 +265,13 @@ def session_facts(session) -> dict:
         taken_by=_record(session, creation.ROOM_TAKEN_BY),
         home_holder=home_holder(str(config.get("name") or ""), session.code) if room is None else None,
     )
+    # A room may change hands again and again: the chain behind this session (records) and who holds the room now.
+    if room is not None and facts["taken_from"] is not None:
+        chain = takeover_chain(session)
+        facts["taken_from"], facts["earlier"] = (chain[0], chain[1:]) if chain else (facts["taken_from"], [])
+    if room is None and facts["taken_by"] is not None:
+        facts["later"] = later_takers(session)
+        facts["holder_now"] = holder_now(facts["taken_by"].get("room"))
     if app in LAUNCH_FACTS:  # what the app adds: its material's language, the coverage of its items
         LAUNCH_FACTS[app](session, facts)
     return facts
@@ -246,6 +321,13 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
             unit_s=workload.DEFAULT_SECONDS[app],
             unit=workload.UNIT_NAMES[app],
         )
+    if facts.get("two_people") and app in workload.PARTNER_LIMITS:
+        found += launch_check.partner_limit_findings(
+            limits=workload.partner_limits(app, config),
+            message_s=workload.MESSAGE_S[app],
+            heartbeats_s=facts.get("heartbeats_s") or {},
+            start_s=workload.START_S,
+        )
     if app in workload.DEFAULT_SECONDS:
         minutes, source = workload.estimate_minutes(app, facts["unit_config"])
         if config.get("estimated_minutes"):  # the researcher's figure (e.g. from a pilot) is what participants read
@@ -267,6 +349,9 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
         taken_by=facts.get("taken_by"),
         taken_from=facts.get("taken_from"),
         home_holder=facts.get("home_holder"),
+        earlier=facts.get("earlier"),
+        later=facts.get("later"),
+        holder_now=facts.get("holder_now"),
     )
     order = launch_check.SEVERITIES
     return sorted(found, key=lambda item: order.index(item["severity"]))
@@ -361,20 +446,18 @@ def views() -> tuple[type, ...]:
 def _room_context(original):
     @functools.wraps(original)
     def get_room_shared_context(room, request):
-        from . import creation
 
         context = original(room, request)
         session = room.get_session()
         context["prolific_url"] = prolific.study_url(_host(request), room=room.name)
         context["room_configs"] = ", ".join(room_configs(room.name) or ())
         context["room_session_code"] = session.code if session is not None else ""
-        taken = _record(session, creation.ROOM_TAKEN_FROM) if session is not None else None
+        chain = takeover_chain(session) if session is not None else []
         context["room_taken_from"] = ""
-        if taken is not None and launch_check.live_study(taken):  # the room's page says it as loudly as the check
+        if any(launch_check.live_study(record) for record in chain):  # the room's page says it as loudly as the check
             context["room_taken_from"] = (
-                f"This session took the room from session {taken.get('session')}, a study under way when it was "
-                f"taken ({taken.get('started', '?')} had started, {taken.get('working', '?')} still working, "
-                f"{taken.get('free', '?')} places free): new arrivals come here now. See the Launch check."
+                f"This session took the room from {launch_check.takeover_words(chain)}: new arrivals come here now. "
+                "See the Launch check."
             )
         return context
 

@@ -9,7 +9,8 @@ Rules (each a function below, keyword-only facts, one finding or none):
 
 - codes: no ``completion_code`` strands people on the last page; no ``screenout_code`` leaves a screened-out person
   with no next step (only where the study can screen out: with consent or a comprehension check); the same code
-  for both makes Prolific count screened-out people as finished (and the other way round).
+  for both (compared without regard to case: ``same_code``) makes Prolific count screened-out people as finished
+  (and the other way round).
 - model: the one real call failed, took longer than ``SLOW_S`` seconds, or was answered by another model than the
   config names.
 - language: material that declares a language other than the session's.
@@ -18,6 +19,10 @@ Rules (each a function below, keyword-only facts, one finding or none):
 - pairing: person-vs-person DoND with an odd number of places (the last person to arrive is never paired).
 - time limits: a game's or a reservation's time limit below the time one unit takes by the workload estimate
   (``workload.TIME_LIMITS``): most people would be cut off or lose their item half-way.
+- partner limits: person-vs-person DoND's ``turn_timeout_s``, ``disconnect_timeout_s`` and ``pairing_timeout_s``
+  (``workload.PARTNER_LIMITS``) below what a person needs: a move (``workload.MESSAGE_S``), the heartbeat of the
+  slowest page that tells the server its person is there, a partner's way through the consent page
+  (``workload.START_S``); most games would end as ``partner_timeout`` or ``partner_left``, or most people unpaired.
 - room: a session in no room or in a room tied to other configs; a room taken by a newer session while this one
   still had people working or places free, and a session that took its room from such a study
   (``lab_server/creation.py`` records both when it happens; docs/decisions/0001-a-room-taken-from-a-live-study.md).
@@ -49,6 +54,8 @@ def codes_findings(*, completion_code: str, screenout_code: str, can_screen_out:
     'ok'
     >>> [f["severity"] for f in codes_findings(completion_code="C1", screenout_code="C1", can_screen_out=True)]
     ['problem']
+    >>> [f["severity"] for f in codes_findings(completion_code="ABC123", screenout_code="abc123", can_screen_out=True)]
+    ['problem']
     """
     found = []
     if not completion_code:
@@ -72,17 +79,35 @@ def codes_findings(*, completion_code: str, screenout_code: str, can_screen_out:
                 "session again in its room with it in screenout_code (the Edit page cannot set it).",
             )
         )
-    if completion_code and completion_code == screenout_code:
+    if completion_code and same_code(completion_code, screenout_code):
+        shown = repr(completion_code)
+        if completion_code != screenout_code:
+            shown = (
+                f"{completion_code!r} and {screenout_code!r}, which differ only in upper and lower case or spaces, "
+                "and a code is read without regard to them"
+            )
         found.append(
             finding(
                 "problem",
-                f"The completion code and the screen-out code are the same ({completion_code!r}): Prolific cannot "
+                f"The completion code and the screen-out code are the same ({shown}): Prolific cannot "
                 "tell people who finished from people who were screened out, and pays or rejects them alike.",
                 "Create the session again in its room with the two different codes Prolific gave you "
                 "(completion_code for finishing, screenout_code for screening out); the Edit page cannot set them.",
             )
         )
     return found or [finding("ok", "Completion and screen-out codes are set.")]
+
+
+def same_code(first: str, second: str) -> bool:
+    """Whether two Prolific codes are the same code: compared without regard to case or surrounding spaces.
+    Participants type a code shown on a page into Prolific in whatever case they read it, and Prolific's own
+    documentation does not promise that ``abc123`` and ``ABC123`` are told apart; the launch check treats them as one
+    code (docs/decisions/0002-partner-limits-and-codes-in-the-launch-check.md).
+
+    >>> same_code("ABC123", "abc123"), same_code("ABC123", " ABC123 "), same_code("ABC123", "ABC124")
+    (True, True, False)
+    """
+    return first.strip().casefold() == second.strip().casefold()
 
 
 def model_findings(*, model: str, served: str | None, latency_s: float | None, error: str | None) -> list[dict]:
@@ -265,6 +290,80 @@ def time_limit_findings(*, limits: dict[str, float], unit_s: float, unit: str) -
     return found
 
 
+def partner_limit_findings(
+    *, limits: dict[str, float], message_s: float, heartbeats_s: dict[str, float], start_s: float
+) -> list[dict]:
+    """Person-vs-person limits (session key -> seconds) against what a person needs; each key below its first
+    threshold is a problem (most games or most waits would end by it), below its second a warning:
+
+    | key | problem below | warning below | why |
+    |---|---|---|---|
+    | ``turn_timeout_s`` | 2 x ``message_s`` | 4 x ``message_s`` | a game of a dozen moves ends at its slowest turn, and a turn is also spent re-reading the items and the offers |
+    | ``disconnect_timeout_s`` | the slowest heartbeat, inclusive | 3 x it | between two heartbeats a reader looks gone; one late or lost heartbeat (a reconnecting page) must not end the game |
+    | ``pairing_timeout_s`` | ``start_s`` | 2 x ``start_s`` | a partner who opened the link at the same moment reaches the Pairing page after the consent page |
+
+    ``heartbeats_s``: page -> seconds between the messages by which an open page shows its person is there (DoND:
+    the Instructions page's ``INSTRUCTIONS_HEARTBEAT_S`` and the Bargain page's ping). Thresholds and their reasons:
+    docs/decisions/0002-partner-limits-and-codes-in-the-launch-check.md.
+
+    >>> found = partner_limit_findings(limits={"turn_timeout_s": 10, "disconnect_timeout_s": 10,
+    ...     "pairing_timeout_s": 10}, message_s=35, heartbeats_s={"Instructions": 20, "Bargain": 5}, start_s=120)
+    >>> [f["severity"] for f in found]
+    ['problem', 'problem', 'problem']
+    >>> found[1]["what"][:90]
+    'The partner limit disconnect_timeout_s is 10 s, but the Instructions page tells the server'
+    >>> [f["severity"] for f in partner_limit_findings(limits={"turn_timeout_s": 100, "disconnect_timeout_s": 90},
+    ...     message_s=35, heartbeats_s={"Bargain": 5}, start_s=120)]
+    ['warning', 'ok']
+    """
+    page, heartbeat = max(heartbeats_s.items(), key=lambda item: item[1], default=("", 0.0))
+    rules = {  # key: (problem below, warning below, what a person needs, what the limit does to most, to some)
+        "turn_timeout_s": (
+            2 * message_s,
+            4 * message_s,
+            f"one move (read the partner's message, write one's own or an offer) takes about {message_s:g} s by the "
+            "workload estimate, and a game of a dozen moves ends at its slowest turn",
+            "most games would end early as partner_timeout, a partner still thinking taken for gone",
+            "slower players' games could end as partner_timeout",
+        ),
+        "disconnect_timeout_s": (
+            heartbeat + 1e-9,  # at or below one heartbeat: inclusive
+            3 * heartbeat,
+            f"the {page} page tells the server only every {heartbeat:g} s that its person is still there (its "
+            "heartbeat)",
+            "most games would end early as partner_left, a partner reading with the page open taken for gone",
+            "one late or lost heartbeat (a page reconnecting, a phone changing networks) could end a game as "
+            "partner_left",
+        ),
+        "pairing_timeout_s": (
+            start_s,
+            2 * start_s,
+            f"a partner who opened the study link at the same moment reaches the Pairing page only after the consent "
+            f"page (the first pages take about {start_s:g} s by the workload estimate), and places on Prolific "
+            "fill over minutes",
+            "most people would leave unpaired, with no game and no bonus",
+            "people who arrive alone could leave unpaired, with no game and no bonus",
+        ),
+    }
+    found = []
+    for key, seconds in limits.items():
+        if key not in rules or not seconds or seconds <= 0 or (key == "disconnect_timeout_s" and heartbeat <= 0):
+            continue
+        problem_below, warning_below, needs, most, some = rules[key]
+        said = f"The partner limit {key} is {seconds:g} s, but {needs}"
+        fix = (
+            f"Create the session again in its room with {key} of at least {math.ceil(warning_below):g} s; the Edit "
+            "page cannot set it."
+        )
+        if seconds < problem_below:
+            found.append(finding("problem", f"{said}: {most}.", fix))
+        elif seconds < warning_below:
+            found.append(finding("warning", f"{said}: {some}.", fix))
+        else:
+            found.append(finding("ok", f"The partner limit {key} ({seconds:g} s) leaves a person room: {needs}."))
+    return found
+
+
 def live_study(record: dict | None) -> bool:
     """Whether a session, by the counts recorded when its room was taken, was a study under way: someone (not a test)
     had taken a place, and someone was still working or a place was still free.
@@ -290,6 +389,36 @@ def _counts(record: dict) -> str:
     )
 
 
+def _session_words(record: dict) -> str:
+    """One session of a room's takeovers: its code, whether a study was under way when the room was taken from it
+    (the recorded counts), and how many of its people still work now where the reader counted them."""
+    now = record.get("working_now")
+    if record.get("gone"):
+        now_said = "; it is no longer on this server"
+    elif isinstance(now, int) and not isinstance(now, bool):
+        now_said = f"; {now} still working now" if now else "; nobody working there now"
+    else:
+        now_said = ""
+    under_way = ", a study under way" if live_study(record) else ""
+    loop = " (its records loop back to a later session: read no further)" if record.get("loop") else ""
+    return f"session {record.get('session')!r}{under_way} ({_counts(record)} when the room was taken{now_said}){loop}"
+
+
+def takeover_words(chain: list[dict]) -> str:
+    """The sessions a room was taken from, newest first: ``chain[0]`` is the record of the session this one took
+    the room from, ``chain[1]`` the record of the session that one had taken it from, and so on.
+
+    >>> chain = [dict(session="B", started=0, working=0, free=4, working_now=0),
+    ...          dict(session="A", started=1, working=1, free=3, working_now=1)]
+    >>> print(takeover_words(chain))  # doctest: +NORMALIZE_WHITESPACE
+    session 'B' (0 people had started, 0 of them still working, 4 places free when the room was taken; nobody working
+    there now), which had taken it from session 'A', a study under way (1 people had started, 1 of them still
+    working, 3 places free when the room was taken; 1 still working now)
+    """
+    said = [_session_words(record) for record in chain if isinstance(record, dict)]
+    return ", which had taken it from ".join(said)
+
+
 def room_findings(
     *,
     room: str | None,
@@ -298,12 +427,24 @@ def room_findings(
     taken_by: dict | None = None,
     taken_from: dict | None = None,
     home_holder: tuple[str, str] | None = None,
+    earlier: list[dict] | None = None,
+    later: list[str] | None = None,
+    holder_now: str | None = None,
 ) -> list[dict]:
     """The session's room: none, one tied to other configs, taken from this session by a newer one (``taken_by``),
     or taken by this session from an older one (``taken_from``). Both records are written when the room changes
     hands (``lab_server/creation.py``: room, session, the other session's counts then); ``home_holder`` is (room,
     session) when this session is in no room and its config's room holds another session (read also where no record
     exists, e.g. for sessions made before the records).
+
+    A room can change hands more than once; the records say each step, the room says who holds it now:
+
+    - ``earlier``: the records before ``taken_from``, newest first (the session this one took the room from had
+      itself taken it from another, ...), each with ``working_now`` (that session's people still working, counted
+      when the check runs) where the reader counted them. A study under way anywhere in the chain is named.
+    - ``later``, ``holder_now``: for a session that lost its room, the sessions the room passed to after
+      ``taken_by`` (by their own records) and the session the room holds now, read live ("" for none; None when not
+      read): new arrivals go there, not to ``taken_by`` once the room has moved on.
 
     >>> room_findings(room="bias_study", config="dond_llm", room_configs=("bias_tests",))[0]["severity"]
     'problem'
@@ -312,34 +453,41 @@ def room_findings(
     >>> lost = dict(room="dond_study", session="new1", started=2, working=1, free=3)
     >>> room_findings(room=None, config="dond_llm", room_configs=None, taken_by=lost)[0]["what"][:60]
     "Room 'dond_study' was taken by session 'new1', created while"
+    >>> "go to session 'new2', which holds the room now" in room_findings(room=None, config="dond_llm",
+    ...     room_configs=None, taken_by=lost, later=["new2"], holder_now="new2")[0]["what"]
+    True
     >>> took = dict(room="dond_study", session="old1", started=2, working=1, free=3)
     >>> [f["severity"] for f in room_findings(room="dond_study", config="dond_llm", room_configs=("dond_llm",),
     ...                                       taken_from=took)]
+    ['warning', 'ok']
+    >>> quiet = dict(room="dond_study", session="mid1", started=0, working=0, free=4)
+    >>> [f["severity"] for f in room_findings(room="dond_study", config="dond_llm", room_configs=None,
+    ...                                       taken_from=quiet, earlier=[took])]
     ['warning', 'ok']
     """
     found = []
     if room is None and isinstance(taken_by, dict):
         now_there = f"Room {taken_by.get('room')!r} was taken by session {taken_by.get('session')!r}, created while "
+        moved = _where_arrivals_go(taken_by, later or [], holder_now)
         if live_study(taken_by):
             found.append(
                 finding(
                     "problem" if int(taken_by.get("free") or 0) > 0 else "warning",
                     now_there + f"this study was under way ({_counts(taken_by)}): this session is in no room now, "
-                    "new arrivals through the room's link go to that session, and this session's free places are "
-                    "never filled. People already here go on by their own links; a PID that started here resumes "
-                    "here.",
+                    f"{moved}, and this session's free places are never filled. People already here go on by their "
+                    "own links; a PID that started here resumes here.",
                     "If the new session was meant (this one was full or is over), nothing to do. If not: oTree "
-                    "cannot put a session back into a room, so go on with the new session (it has the same room "
-                    "link) and check it is the same config and keys, or close the room (its page) to stop new "
-                    "arrivals.",
+                    "cannot put a session back into a room, so go on with the session that holds the room (it has "
+                    "the same room link) and check it is the same config and keys, or close the room (its page) to "
+                    "stop new arrivals.",
                 )
             )
         else:
             found.append(
                 finding(
                     "warning",
-                    now_there + f"nobody had started here ({_counts(taken_by)}): this session is in no room.",
-                    "Use the new session; this one has no Prolific link.",
+                    now_there + f"nobody had started here ({_counts(taken_by)}): this session is in no room; {moved}.",
+                    "Use the session that holds the room; this one has no Prolific link.",
                 )
             )
         return found
@@ -369,19 +517,41 @@ def room_findings(
                 "Close the room and create the session in the room of its config.",
             )
         ]
-    if isinstance(taken_from, dict) and live_study(taken_from):
+    chain = [record for record in [taken_from, *(earlier or [])] if isinstance(record, dict)]
+    if isinstance(taken_from, dict) and any(live_study(record) for record in chain):
+        under_way = [repr(record.get("session")) for record in chain if live_study(record)]
         found.append(
             finding(
                 "warning",
-                f"This session took room {room!r} from session {taken_from.get('session')!r}, a study under way "
-                f"({_counts(taken_from)} when it was taken): new arrivals through the room's link come here now; "
-                "a PID that started there resumes there.",
-                "If that session was full or over, nothing to do. If not, this session now carries the study: keep "
-                "its config and keys the same as the other's, and count the places of both on Prolific.",
+                f"This session took room {room!r} from {takeover_words(chain)}: new arrivals through the room's "
+                "link come here now; a PID that started in one of those sessions resumes there.",
+                f"If {', '.join(under_way)} was full or over, nothing to do. If not, this session now carries the "
+                "study: keep its config and keys the same as there, and count the places of all of them on "
+                "Prolific.",
             )
         )
     found.append(finding("ok", f"Room {room!r} runs config {config!r}."))
     return found
+
+
+def _where_arrivals_go(taken_by: dict, later: list[str], holder_now: str | None) -> str:
+    """Where new arrivals through a lost room's link go: the session that took it, unless the room moved on since.
+
+    >>> _where_arrivals_go(dict(session="B"), ["C"], "C")
+    "new arrivals through the room's link go to session 'C', which holds the room now (it passed from 'B' to 'C')"
+    >>> _where_arrivals_go(dict(session="B"), [], "")
+    'the room holds no session now (it was closed): new arrivals through its link start no study'
+    """
+    taker = taken_by.get("session")
+    if holder_now is None or holder_now == taker:
+        return "new arrivals through the room's link go to that session"
+    if holder_now == "":
+        return "the room holds no session now (it was closed): new arrivals through its link start no study"
+    path = " to ".join(repr(code) for code in [taker, *later, *([] if holder_now in later else [holder_now])])
+    return (
+        f"new arrivals through the room's link go to session {holder_now!r}, which holds the room now (it passed "
+        f"from {path})"
+    )
 
 
 def worst(findings: list[dict]) -> str:

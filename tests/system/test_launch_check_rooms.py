@@ -12,6 +12,7 @@ a prodserver on PostgreSQL), with rooms of its own (a room is server-wide state)
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -67,10 +68,58 @@ def test_a_room_taken_from_a_study_under_way_is_named_in_both_launch_checks_and_
     room = admin.get(f"{lab.url}/room_with_session/bias_study", timeout=30).text
     assert 'id="room-taken-from"' in room and old in room
 
-    # Made again before anyone started (the launch check's own fix): the room changes hands without a warning.
+    # Made again before anyone started in the new one (the launch check's own fix): the room changes hands from a
+    # session nobody started in, but the study under way behind it still is, and the newest session names it.
     again = create_session(lab.url, "bias_tests", 2, room="bias_study", **CODES)["code"]
-    assert not any("took room" in what for _, what in check(lab, admin, again))
+    (chain,) = [html.unescape(w) for s, w in check(lab, admin, again) if "took room" in w]
+    assert f"from session '{new}' (0 people had started" in chain, chain
+    assert f"which had taken it from session '{old}', a study under way" in chain, chain
     assert any(s == "warning" and "nobody had started here" in w for s, w in check(lab, admin, new))
+
+
+def test_a_room_taken_twice_names_who_holds_it_now_and_the_chain_of_takeovers(lab, admin):
+    """A live in the room, B made in it, then C (red team F8): A's check says C holds its room now (not B), C's
+    says it took the room from B, which had taken it from A, a study with someone still working; so does the room."""
+    first = create_session(lab.url, "bias_tests", 4, room="bias_study", **CODES)["code"]
+    Visitor(lab.url, first, "c" * 24).advance_to("Instructions")
+    second = create_session(lab.url, "bias_tests", 4, room="bias_study", **CODES)["code"]
+    third = create_session(lab.url, "bias_tests", 4, room="bias_study", **CODES)["code"]
+
+    (lost,) = [html.unescape(w) for s, w in check(lab, admin, first) if s == "problem" and "was taken by" in w]
+    assert f"go to session '{third}', which holds the room now" in lost, lost
+    assert f"from '{second}' to '{third}'" in lost, lost
+    (moved,) = [html.unescape(w) for s, w in check(lab, admin, second) if "was taken by" in w]
+    assert f"taken by session '{third}'" in moved and "go to that session" in moved, moved
+
+    (took,) = [html.unescape(w) for s, w in check(lab, admin, third) if s == "warning" and "took room" in w]
+    assert f"took room 'bias_study' from session '{second}' (0 people had started" in took, took
+    assert f"which had taken it from session '{first}', a study under way (1 people had started" in took, took
+    assert "1 still working now" in took, took
+    room = html.unescape(admin.get(f"{lab.url}/room_with_session/bias_study", timeout=30).text)
+    (said,) = re.findall(r'id="room-taken-from"[^>]*>(.*?)</div>', room, re.S)
+    assert second in said and first in said, said
+
+
+def test_partner_limits_and_codes_that_differ_only_in_case_are_caught(lab, admin):
+    """Person-vs-person DoND with 10 s for a turn, a closed page and a partner's arrival, and codes ABC123 and
+    abc123 (red team F7): each is a problem, and the values the fixes name clear them."""
+    short = dict(turn_timeout_s=10, disconnect_timeout_s=10, pairing_timeout_s=10)
+    bad = create_session(lab.url, "dond_human", 2, completion_code="ABC123", screenout_code="abc123", **short)["code"]
+    problems = [html.unescape(w) for s, w in check(lab, admin, bad) if s == "problem"]
+    for said in (
+        "turn_timeout_s is 10 s",
+        "disconnect_timeout_s is 10 s, but the Instructions page tells the server only every 20 s",
+        "pairing_timeout_s is 10 s",
+        "completion code and the screen-out code are the same ('ABC123' and 'abc123'",
+    ):
+        assert any(said in what for what in problems), (said, problems)
+    fixes = re.findall(r'<td class="fix">(.*?)</td>', admin.get(f"{lab.url}/LaunchCheck/{bad}", timeout=60).text, re.S)
+    fixed = {key: int(value) for key, value in re.findall(r"(\w+_timeout_s) of at least (\d+)", " ".join(fixes))}
+    assert sorted(fixed) == sorted(short), fixes
+    good = create_session(lab.url, "dond_human", 2, completion_code="ABC123", screenout_code="OUT1", **fixed)["code"]
+    found = check(lab, admin, good)
+    assert not [w for s, w in found if s != "ok" and ("timeout_s" in w or "same" in w)], found
+    assert sum(s == "ok" and "The partner limit" in w for s, w in found) == 3, found
 
 
 def test_each_misconfiguration_is_caught_and_each_fix_it_offers_clears_it(lab, admin):

@@ -5,6 +5,8 @@ way. The server side (facts gathered, records written at creation) is tests/syst
 
 from __future__ import annotations
 
+import re
+
 from backend.core import assignment, launch_check, workload
 from study_flow.config import key_words
 
@@ -106,3 +108,79 @@ def test_each_app_words_a_shared_key_its_own_way():
     assert key_words(["social_eval"])["reservation_timeout_s"][0] == "Hold a conversation (seconds)"
     assert key_words(["payoff_reasoning_eval"])["reservation_timeout_s"][0] == "Hold a log (seconds)"
     assert key_words(["social_eval"])["completion_code"] == key_words()["completion_code"]  # shared keys stay
+
+
+def test_codes_that_differ_only_in_case_are_the_same_code():
+    (same,) = launch_check.codes_findings(completion_code="ABC123", screenout_code="abc123", can_screen_out=True)
+    assert same["severity"] == "problem" and "'ABC123' and 'abc123'" in same["what"], same
+    assert "create the session again" in same["fix"].lower()
+
+
+HEARTBEATS = {
+    "Instructions": 20,
+    "Bargain": 5,
+}  # dond/pairing.py INSTRUCTIONS_HEARTBEAT_S, dond/views.py BARGAIN_PING_S
+
+
+def partner_check(**limits) -> list[dict]:
+    return launch_check.partner_limit_findings(
+        limits=workload.partner_limits("dond", limits),
+        message_s=workload.MESSAGE_S["dond"],
+        heartbeats_s=HEARTBEATS,
+        start_s=workload.START_S,
+    )
+
+
+def test_partner_limits_far_below_what_a_person_needs_are_problems():
+    turn, closed, pairing = partner_check(turn_timeout_s=10, disconnect_timeout_s=10, pairing_timeout_s=10)
+    assert [turn["severity"], closed["severity"], pairing["severity"]] == ["problem"] * 3
+    assert "turn_timeout_s is 10 s" in turn["what"] and "35 s" in turn["what"] and "partner_timeout" in turn["what"]
+    assert "Instructions page" in closed["what"] and "every 20 s" in closed["what"] and "partner_left" in closed["what"]
+    assert "pairing_timeout_s is 10 s" in pairing["what"] and "unpaired" in pairing["what"]
+    # Each fix is a value that clears the finding, made as every key's fix is: create the session again.
+    for item in (turn, closed, pairing):
+        assert "create the session again" in item["fix"].lower(), item
+    fixed = {
+        key: float(re.search(rf"{key} of at least (\d+)", item["fix"]).group(1))
+        for key, item in zip(workload.PARTNER_LIMITS["dond"], (turn, closed, pairing), strict=True)
+    }
+    assert severities(partner_check(**fixed)) == ["ok"] * 3, fixed
+    # One heartbeat is not enough either; the DoND defaults (300, 90, 600) pass.
+    assert severities(partner_check(disconnect_timeout_s=20)) == ["problem"]
+    assert (
+        severities(partner_check(turn_timeout_s=100, disconnect_timeout_s=40, pairing_timeout_s=200)) == ["warning"] * 3
+    )
+    assert severities(partner_check(turn_timeout_s=300, disconnect_timeout_s=90, pairing_timeout_s=600)) == ["ok"] * 3
+
+
+def test_a_room_taken_twice_names_who_holds_it_now_and_the_whole_chain():
+    a_then = dict(room="bias_study", session="AAAA", started=1, working=1, free=3)
+    # A lost the room to B, and B to C: A's check says C holds the room now, not B.
+    (lost,) = launch_check.room_findings(
+        room=None,
+        config="bias_tests",
+        room_configs=None,
+        taken_by=dict(a_then, session="BBBB"),
+        later=["CCCC"],
+        holder_now="CCCC",
+    )
+    assert lost["severity"] == "problem" and "go to session 'CCCC', which holds the room now" in lost["what"], lost
+    assert "from 'BBBB' to 'CCCC'" in lost["what"]
+    # C took it from B (nobody had started there), which had taken it from A, a study with someone working now.
+    b_then = dict(room="bias_study", session="BBBB", started=0, working=0, free=4, working_now=0)
+    took = launch_check.room_findings(
+        room="bias_study",
+        config="bias_tests",
+        room_configs=None,
+        taken_from=b_then,
+        earlier=[dict(a_then, working_now=1)],
+    )
+    assert severities(took) == ["warning", "ok"], took
+    said = took[0]["what"]
+    assert "from session 'BBBB'" in said and "which had taken it from session 'AAAA', a study under way" in said
+    assert "1 still working now" in said and "'AAAA' was full or over" in took[0]["fix"]
+    # A room closed since: nobody holds it, and A's check says so.
+    (closed,) = launch_check.room_findings(
+        room=None, config="bias_tests", room_configs=None, taken_by=dict(a_then, session="BBBB"), holder_now=""
+    )
+    assert "holds no session now" in closed["what"]
