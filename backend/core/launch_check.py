@@ -24,8 +24,10 @@ Rules (each a function below, keyword-only facts, one finding or none):
   slowest page that tells the server its person is there, a partner's way through the consent page
   (``workload.START_S``); most games would end as ``partner_timeout`` or ``partner_left``, or most people unpaired.
 - room: a session in no room or in a room tied to other configs; a room taken by a newer session while this one
-  still had people working or places free, and a session that took its room from such a study
-  (``lab_server/creation.py`` records both when it happens; docs/decisions/0001-a-room-taken-from-a-live-study.md).
+  still had people working or places free (naming the session that holds the room now), and a session that took
+  its room from such a study, directly or through sessions between them (``lab_server/creation.py`` records each
+  takeover when it happens; ``lab_server/study_pages.py`` reads the chain;
+  docs/decisions/0001-a-room-taken-from-a-live-study.md).
 
 Session keys other than the fee cannot be changed after creation (oTree's Edit page sets only the fee, the currency
 per point, the label and the comment), so a fix that changes a key says: create the session again, in its room.
