@@ -17,6 +17,15 @@ Outputs in ``DIR`` (``<model>`` made safe for a file name):
   reply, the model's reasoning (kept apart, never parsed), attempts, latency and tokens. It is the resume state
   (`backend.core.runs`): running the same command again asks only the logs that are missing or whose call failed (``error``).
 
+**k samples per log** (``--samples K``, default 1): the log is judged K times independently (each sample with its
+own re-asks) and the judge's verdict on the first answer is the majority of the samples' ``orig_cor`` (a tie counts
+as wrong, the report's majority rule); the other fields come from the first sample that gave that verdict. The calls
+row records ``samples`` (samples judged), ``votes_correct``, ``p_correct`` (share saying correct: what the Brier
+score scores), ``confidence`` (share agreeing with the verdict: what ECE bins) and ``sample_verdicts`` (``1#1#0``):
+`backend.core.calibration`. The report reads them from the calls file beside the protocol file and scores them
+against people's verdicts on the same logs. More than one sample needs a temperature above 0 (``--temperature``; the
+default 0 would give K copies of one answer), except for ``scripted``. Tokens and asks add up over the samples.
+
 A reply that cannot be read, or whose verdict breaks the protocol's rules, is asked again (``--parse-retries``
 times) with a follow-up message naming the problem, then recorded as ``unparseable``, never guessed. Every request
 carries ``max_tokens`` = `token_budget` (the longest judgement the protocol allows for that log). ``--model
@@ -35,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from backend.core import runs
+from backend.core import calibration, runs
 from backend.core.csvio import iso_utc, neutralise_row
 from backend.core.llm import LLMSettings, add_endpoint_options, complete, settings_from_args
 from backend.core.llm.records import CallTotals
@@ -59,6 +68,8 @@ from backend.reasoning.report import MODEL_JUDGE_PREFIX
 
 STATUSES = ("judged", "unparseable", "error")
 FINAL_STATUSES = ("judged", "unparseable")  # kept on a resumed run; "error" is asked again
+# The k-sample columns (backend.core.calibration.vote_summary); optional when a file of an earlier version is resumed.
+SAMPLE_COLUMNS = ("samples", "votes_correct", "p_correct", "confidence", "sample_verdicts")
 
 CALL_COLUMNS = (
     "file",
@@ -82,6 +93,7 @@ CALL_COLUMNS = (
     "completion_tokens",
     "max_tokens",
     "judged_at",
+    *SAMPLE_COLUMNS,
 )
 
 
@@ -94,13 +106,66 @@ async def judge_log(
     parse_retries: int = 2,
     remark_chars: int = DEFAULT_REMARK_CHARS,
     policy: Callable[[ReasoningLog], str] = scripted_judgement,
+    samples: int = 1,
 ) -> dict[str, Any]:
-    """Ask for a judgement of one log; return its calls row (`CALL_COLUMNS`): judged, unparseable or error."""
+    """Ask for a judgement of one log ``samples`` times; return its calls row (`CALL_COLUMNS`): judged (the
+    majority verdict with its votes and confidence), unparseable (no sample judged) or error (a call failed)."""
+    check_samples(samples, settings)
+    totals = CallTotals()  # tokens summed over the asks; blank when the endpoint reported none (the scripted model)
+    rows = []
+    for _ in range(samples):
+        row = await _judge_once(log, game, settings, totals, parse_retries, remark_chars, policy)
+        if row["status"] == "error":
+            return row
+        rows.append(row)
+    judged = [row for row in rows if row["status"] == "judged"]
+    if not judged:
+        return rows[-1]
+    votes = calibration.vote_summary([int(row["orig_cor"]) for row in judged])
+    chosen = next(row for row in judged if int(row["orig_cor"]) == votes["verdict"])
+    return dict(
+        chosen,
+        **{key: rows[-1][key] for key in ("asks", "attempts", "latency_s", "prompt_tokens", "completion_tokens")},
+        samples=votes["samples"],
+        votes_correct=votes["votes_correct"],
+        p_correct=round(votes["p_correct"], 6),
+        confidence=round(votes["confidence"], 6),
+        sample_verdicts="#".join(str(row["orig_cor"]) for row in judged),
+    )
+
+
+def check_samples(samples: int, settings: LLMSettings) -> None:
+    """Refuse a sample count below 1, or several samples at temperature 0 from a real model (K copies of one answer
+    would read as full confidence).
+
+    >>> check_samples(3, LLMSettings(model="scripted", temperature=0.0))
+    >>> check_samples(3, LLMSettings(model="m", temperature=0.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: --samples 3 needs --temperature above 0: at temperature 0 the samples repeat one answer.
+    """
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"--samples must be a whole number of at least 1, got {samples!r}.")
+    if samples > 1 and settings.temperature == 0 and settings.model != "scripted":
+        raise ValueError(
+            f"--samples {samples} needs --temperature above 0: at temperature 0 the samples repeat one answer."
+        )
+
+
+async def _judge_once(
+    log: ReasoningLog,
+    game: Game,
+    settings: LLMSettings,
+    totals: CallTotals,
+    parse_retries: int,
+    remark_chars: int,
+    policy: Callable[[ReasoningLog], str],
+) -> dict[str, Any]:
+    """One sample: ask (and re-ask) until a judgement is read; its calls row, with the totals of every ask so far."""
     messages = build_messages(log, game, remark_chars=remark_chars)
     budget, schema = token_budget(log, remark_chars=remark_chars), judgement_schema(log)
     row: dict[str, Any] = dict.fromkeys(CALL_COLUMNS, "")
     row.update(file=log.filename, game=log.game, model=settings.model)
-    totals = CallTotals()  # tokens summed over the asks; blank when the endpoint reported none (the scripted model)
     for _ in range(parse_retries + 1):
         record = await complete(
             messages, settings, scripted=lambda _messages: policy(log), max_tokens=budget, response_schema=schema
@@ -151,8 +216,9 @@ def output_paths(out_dir: str | Path, model: str) -> tuple[Path, Path]:
 
 
 def read_calls(path: Path) -> list[dict[str, str]]:
-    """The calls rows of an earlier run (cells restored exactly as they were before neutralisation)."""
-    return runs.read_rows(path, columns=CALL_COLUMNS, what="the judge's calls file")
+    """The calls rows of an earlier run (cells restored exactly as they were before neutralisation); a file written
+    before k samples existed reads with the sample columns empty."""
+    return runs.read_rows(path, columns=CALL_COLUMNS, optional=SAMPLE_COLUMNS, what="the judge's calls file")
 
 
 def protocol_header(separator: str) -> str:
@@ -206,10 +272,13 @@ async def run_judge(
     parse_retries: int = 2,
     remark_chars: int = DEFAULT_REMARK_CHARS,
     separator: str = ";",
+    samples: int = 1,
     progress: TextIO | None = None,
 ) -> JudgeSummary:
-    """Judge every log not yet judged (or found unparseable) in the calls file; write both files as calls finish."""
+    """Judge every log not yet judged (or found unparseable) in the calls file, ``samples`` times each; write both
+    files as calls finish."""
     runs.check_parse_retries(parse_retries)
+    check_samples(samples, settings)
     if separator not in SEPARATORS:
         raise ValueError(f"separator must be one of {SEPARATORS!r}, got {separator!r}.")
     check_remark_chars(remark_chars)
@@ -235,7 +304,9 @@ async def run_judge(
     todo = [log for log in logs if log.filename not in done]
 
     async def work(log: ReasoningLog) -> dict[str, Any]:
-        return await judge_log(log, games[log.game], settings, parse_retries=parse_retries, remark_chars=remark_chars)
+        return await judge_log(
+            log, games[log.game], settings, parse_retries=parse_retries, remark_chars=remark_chars, samples=samples
+        )
 
     with (
         runs.RowAppender(calls_path, columns=CALL_COLUMNS) as calls_out,
@@ -279,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra-games", type=Path, default=None, help="JSON file of more games (as extra_games)")
     parser.add_argument("--separator", default=";", choices=SEPARATORS, help="separator of the protocol file")
     parser.add_argument("--remark-chars", type=int, default=DEFAULT_REMARK_CHARS, help="longest remark asked for")
+    parser.add_argument(
+        "--samples", type=int, default=1, help="judgements per log; the vote share is the judge's confidence"
+    )
     runs.add_run_options(parser, unit="calls")
     add_endpoint_options(parser, temperature=0.0, timeout_s=120.0)
 
@@ -292,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             **runs.run_options(args),
             remark_chars=args.remark_chars,
             separator=args.separator,
+            samples=args.samples,
             progress=progress,
         )
 
