@@ -321,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
 
     add_release_arguments(release)
     report.add_argument(
+        "--admit-at",
+        type=float,
+        help="model judges and annotators: the agreement with people a judge must clear at the lower bound of its "
+        "interval to be admitted (kappa for verdicts, Spearman's rho for ratings; default 0.6)",
+    )
+    report.add_argument(
         "--include-contradictions",
         action="store_true",
         help="bias tests: count answers whose words contradict their letter in the metrics (left out by default)",
@@ -342,6 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         options = {"include_contradictions": True} if args.include_contradictions else {}
         if options and module.__name__ != "backend.bias.report":
             raise RefusedFile("--include-contradictions applies to bias-test exports only.")
+        if args.admit_at is not None:
+            if module.__name__ not in ("backend.reasoning.report", "backend.social.report"):
+                raise RefusedFile("--admit-at applies to payoff-reasoning and social_eval exports only.")
+            options["admit_at"] = args.admit_at
         with tempfile.TemporaryDirectory(prefix="report-rows-") as scratch:
             files, notes, flags = _rows_to_read(args, Path(scratch))
             for flag in flags:
@@ -418,11 +428,15 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
         include_tests=args.include_tests,
         include_contradictions=args.include_contradictions,
     )
+    if args.admit_at is not None:
+        options["admit_at"] = args.admit_at
     if args.servers is not None:
         options["servers"] = args.servers
     options = {key: str(value) if isinstance(value, Path) else value for key, value in options.items()}
     if args.figures or args.latex or args.markdown:
         extra = {"include_contradictions": True} if args.include_contradictions else {}  # as the text report
+        if args.admit_at is not None:
+            extra["admit_at"] = args.admit_at
         data = output if args.json else importlib.import_module(reporter).report(files, as_json=True, **extra)
         publish.publish(
             reporter,

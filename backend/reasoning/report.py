@@ -19,6 +19,19 @@ logs both judged, the share of logs where the model's verdict equals the people'
 (``agree_orig``, ``agree_fin``) and Fleiss' kappa of the two (``kappa_people``); and the automated check scored
 against the model exactly as against people (TP/FP/FN/TN, ``accuracy``), with the check's accuracy against people
 on the same logs (``check_vs_people``). A form with model judges only is reported as if they were the judges.
+
+**Calibration against people** (`backend.core.calibration`): a judge run with ``--samples K`` records per log its
+share of samples saying correct (``p_correct``) and its confidence in its verdict, in the calls file beside its
+protocol file (``reasoning_judge_calls_<model>.csv``); without that file, or from a run of one sample, each verdict
+counts as one sample with confidence 1. On the logs people judged too: ``brier`` (p_correct against people's
+combined verdict), ``ece`` (confidence against whether the verdict equals people's; ``reliability``: its bins, the
+figure's points) and the **admission line**: the judge is admitted when the lower bound of ``kappa_people``'s
+interval clears the threshold (``report(admit_at=...)``, ``python -m backend report --admit-at``, default
+`backend.core.calibration.DEFAULT_ADMISSION_THRESHOLD`).
+
+**Intervals** (`backend.core.unit_bootstrap`, ``METHOD``): every kappa, share of agreements, ECE and Brier score has
+a 95 % percentile interval (``<figure>_low`` / ``<figure>_high``) from 1000 resamples of the logs (a log with all its
+verdicts), seed 0: the same files give the same intervals.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from backend.core import calibration, unit_bootstrap
 from backend.core.agreement import fleiss_kappa
 from backend.core.csvio import read_csv_any
 from backend.core.jsonable import jsonable
@@ -196,6 +210,31 @@ def judged_kappa(rows: pd.DataFrame, column: str) -> float:
     return fleiss_kappa(np.column_stack([per_log["count"] - per_log["sum"], per_log["sum"]]))
 
 
+def _kappa_table(rows: pd.DataFrame, column: str) -> np.ndarray:
+    """The logs x (0, 1) counts `judged_kappa` scores: logs with the most common number (>= 2) of judges."""
+    per_log = rows.groupby("file")[column].agg(["sum", "count"])
+    per_log = per_log[per_log["count"] >= 2]
+    if per_log.empty:
+        return np.zeros((0, 2))
+    per_log = per_log[per_log["count"] == per_log["count"].mode().max()]
+    return np.column_stack([per_log["count"] - per_log["sum"], per_log["sum"]])
+
+
+def judged_kappa_interval(rows: pd.DataFrame, column: str, *, seed: int = unit_bootstrap.DEFAULT_SEED) -> list:
+    """[low, high] of `judged_kappa`: the percentile bootstrap over the logs it scores (`backend.core.unit_bootstrap`).
+
+    >>> rows = pd.DataFrame({"file": list("aabbccdd"), "orig_cor": [1, 1, 0, 0, 1, 0, 1, 1]})
+    >>> low, high = judged_kappa_interval(rows, "orig_cor")
+    >>> bool(-1 <= low <= judged_kappa(rows, "orig_cor") <= high <= 1)
+    True
+    """
+    table = _kappa_table(rows, column)
+    if len(table) == 0:
+        return [math.nan, math.nan]
+    draws = unit_bootstrap.unit_draws(len(table), seed=seed)
+    return list(unit_bootstrap.interval(unit_bootstrap.fleiss_replicates(table, draws)))
+
+
 def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
     """Figures per (model, game), per model (game ``all``) and overall (model and game ``all``)."""
     combined = combine_rows(rows, rule=rule)
@@ -217,7 +256,9 @@ def summarise(rows: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
                 **counts,
                 **check_scores(counts),
                 "kappa_orig": judged_kappa(ratings, "orig_cor"),
+                "kappa_orig_interval": judged_kappa_interval(ratings, "orig_cor"),
                 "kappa_fin": judged_kappa(ratings, "fin_cor"),
+                "kappa_fin_interval": judged_kappa_interval(ratings, "fin_cor"),
                 "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
                 "correct_final": _ratio(int(logs["fin_cor"].sum()), len(logs)),
                 "check_passed_final": _ratio(int(logs["final_check_passed"].sum()), len(logs)),
@@ -243,42 +284,154 @@ def _agreement(model: Sequence[int], people: Sequence[int]) -> tuple[float, floa
     return float((model == people).mean()), fleiss_kappa(np.column_stack([2 - ones, ones]))
 
 
-def model_judge_scores(people: pd.DataFrame, models: pd.DataFrame, *, rule: str = "unanimity") -> list[dict]:
+def calibration_scores(
+    model: Sequence[int],
+    people: Sequence[int],
+    p_correct: Sequence[float],
+    confidence: Sequence[float],
+    *,
+    admit_at: float = calibration.DEFAULT_ADMISSION_THRESHOLD,
+    seed: int = unit_bootstrap.DEFAULT_SEED,
+) -> dict:
+    """A judge against people on the logs both judged (one entry per log): ``agree_orig``, ``kappa_people``,
+    ``brier``, ``ece`` and ``reliability`` (`backend.core.calibration`), each figure with its interval
+    (``<figure>_interval``: percentile bootstrap over the logs), and ``admission`` (the lower bound of
+    ``kappa_people``'s interval against ``admit_at``).
+
+    >>> scores = calibration_scores([1, 0, 1, 1], [1, 0, 0, 1], [1.0, 0.0, 0.6, 0.8], [1.0, 1.0, 0.6, 0.8])
+    >>> scores["agree_orig"], round(scores["brier"], 4), round(scores["ece"], 4), scores["admission"]["admitted"]
+    (0.75, 0.1, 0.2, False)
+    """
+    model, people = np.asarray(model, dtype=int), np.asarray(people, dtype=int)
+    p, c = np.asarray(p_correct, dtype=float), np.asarray(confidence, dtype=float)
+    agree, kappa = _agreement(model, people)
+    found: dict = dict(agree_orig=agree, kappa_people=kappa, brier=math.nan, ece=math.nan, reliability=[])
+    intervals = dict.fromkeys(["agree_orig", "kappa_people", "brier", "ece"], [math.nan, math.nan])
+    if len(model):
+        equal = (model == people).astype(int)
+        found.update(
+            brier=calibration.brier_score(p, people),
+            ece=calibration.expected_calibration_error(c, equal),
+            reliability=calibration.reliability_bins(c, equal),
+        )
+        draws = unit_bootstrap.unit_draws(len(model), seed=seed)
+        ones = model + people
+        replicates = dict(
+            agree_orig=unit_bootstrap.mean_replicates(equal, draws),
+            kappa_people=unit_bootstrap.fleiss_replicates(np.column_stack([2 - ones, ones]), draws),
+            brier=unit_bootstrap.mean_replicates((p - people) ** 2, draws),
+            ece=calibration.ece_replicates(c, equal, draws),
+        )
+        intervals = {key: list(unit_bootstrap.interval(values)) for key, values in replicates.items()}
+    found.update({f"{key}_interval": bounds for key, bounds in intervals.items()})
+    found["admission"] = calibration.admission(intervals["kappa_people"][0], admit_at)
+    return found
+
+
+def model_judge_scores(
+    people: pd.DataFrame,
+    models: pd.DataFrame,
+    *,
+    rule: str = "unanimity",
+    confidence: pd.DataFrame | None = None,
+    admit_at: float = calibration.DEFAULT_ADMISSION_THRESHOLD,
+) -> list[dict]:
     """Each model judge beside people (combined by ``rule``) and beside the automated check, per judge and game.
 
     One row per (judge, game) plus (judge, ``all``): ``logs`` it judged, ``with_people`` of them also judged by
     people, ``agree_orig`` / ``agree_fin`` (share of those logs with the same verdict) and ``kappa_people``
     (Fleiss' kappa of model and people on ``orig_cor``), the check's TP/FP/FN/TN and ``accuracy`` with the model's
-    ``orig_cor`` as truth, and ``check_vs_people`` (the check's accuracy against people on the same logs).
+    ``orig_cor`` as truth, and ``check_vs_people`` (the check's accuracy against people on the same logs); and the
+    judge's calibration against people (`calibration_scores`), from ``confidence`` (`judge_confidence`; a log it
+    does not cover counts as one sample: confidence 1).
     """
     combined_people = combine_rows(people, rule=rule).set_index("file") if len(people) else None
+    known = (
+        confidence.set_index(["judge", "file"])
+        if confidence is not None and len(confidence)
+        else pd.DataFrame(columns=["samples", "p_correct", "confidence"])
+    )
     scores = []
     for judge, ratings in models.groupby("judge", sort=True):
         verdicts = combine_rows(ratings, rule=rule)  # one row per log: a judge rates a log once
+        verdicts["samples"], verdicts["p_correct"], verdicts["confidence"] = 1, verdicts["orig_cor"].astype(float), 1.0
+        for index, row in verdicts.iterrows():
+            if (judge, row["file"]) in known.index:
+                found = known.loc[(judge, row["file"])]
+                if int(found["samples"]) >= 1:
+                    verdicts.loc[index, ["samples", "p_correct", "confidence"]] = (
+                        int(found["samples"]),
+                        float(found["p_correct"]),
+                        float(found["confidence"]),
+                    )
         scopes = [("all", verdicts)] + list(verdicts.groupby("game", sort=True))
         for game, logs in scopes:
             counts = confusion_counts(logs["orig_cor"], logs["check_passed"])
             shared = logs[logs["file"].isin(combined_people.index)] if combined_people is not None else logs[:0]
             theirs = combined_people.loc[shared["file"]] if len(shared) else None
-            agree_orig, kappa = _agreement(shared["orig_cor"].tolist(), [] if theirs is None else theirs["orig_cor"])
+            people_orig = [] if theirs is None else theirs["orig_cor"].tolist()
             agree_fin, _ = _agreement(shared["fin_cor"].tolist(), [] if theirs is None else theirs["fin_cor"])
-            people_counts = confusion_counts([] if theirs is None else theirs["orig_cor"], shared["check_passed"])
+            people_counts = confusion_counts(people_orig, shared["check_passed"])
+            scored = calibration_scores(
+                shared["orig_cor"].tolist(),
+                people_orig,
+                shared["p_correct"].tolist(),
+                shared["confidence"].tolist(),
+                admit_at=admit_at,
+            )
             scores.append(
                 {
                     "judge": judge,
                     "game": game,
                     "logs": len(logs),
                     "with_people": len(shared),
-                    "agree_orig": agree_orig,
+                    "samples": int(logs["samples"].max()) if len(logs) else 0,
+                    "agree_orig": scored.pop("agree_orig"),
                     "agree_fin": agree_fin,
-                    "kappa_people": kappa,
+                    "kappa_people": scored.pop("kappa_people"),
                     **counts,
                     "accuracy": check_scores(counts)["accuracy"],
                     "check_vs_people": check_scores(people_counts)["accuracy"],
                     "correct_first": _ratio(int(logs["orig_cor"].sum()), len(logs)),
+                    **scored,
                 }
             )
     return scores
+
+
+def judge_confidence(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """Per model judge (``model:<model>``) and log: ``samples``, ``p_correct`` and ``confidence`` from the calls
+    file beside each judge's protocol file (``backend.reasoning.judge``); judged rows only, samples 0 where the
+    file predates k samples (the report then counts one sample)."""
+    frames = []
+    for path in map(Path, paths):
+        if not path.name.startswith(JUDGE_PROTOCOL_PREFIX) or path.name.startswith(JUDGE_CALLS_PREFIX):
+            continue
+        calls = path.with_name(JUDGE_CALLS_PREFIX + path.name[len(JUDGE_PROTOCOL_PREFIX) :])
+        if not calls.is_file():
+            continue
+        table = read_csv_any(calls, dtype=str, keep_default_na=False)
+        if not {"status", "model", "file"} <= set(table.columns):
+            continue
+        table = table[table["status"] == "judged"]
+        numbers = {
+            key: pd.to_numeric(table.get(key, pd.Series("", index=table.index)), errors="coerce")
+            for key in ("samples", "p_correct", "confidence")
+        }
+        frames.append(
+            pd.DataFrame(
+                dict(
+                    judge=MODEL_JUDGE_PREFIX + table["model"],
+                    file=table["file"],
+                    samples=numbers["samples"].fillna(0).astype(int),
+                    p_correct=numbers["p_correct"],
+                    confidence=numbers["confidence"],
+                )
+            )
+        )
+    if not frames:
+        return pd.DataFrame(columns=["judge", "file", "samples", "p_correct", "confidence"])
+    return pd.concat(frames, ignore_index=True).drop_duplicates(["judge", "file"], keep="last")
 
 
 def looks_like(columns: Iterable[str]) -> bool:
@@ -287,9 +440,16 @@ def looks_like(columns: Iterable[str]) -> bool:
 
 
 def format_figure(value: object) -> str:
-    """A summary value as table text: floats with 3 decimals (NaN as n/a), dicts as ``key:count``."""
+    """A summary value as table text: floats with 3 decimals (NaN as n/a), dicts as ``key:count``, an interval
+    (two floats) as ``[low, high]``.
+
+    >>> format_figure([0.25, float("nan")]), format_figure(0.5)
+    ('[0.250, n/a]', '0.500')
+    """
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.3f}"
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, float) for v in value):
+        return f"[{format_figure(value[0])}, {format_figure(value[1])}]"
     if isinstance(value, dict):
         return " ".join(f"{key}:{count}" for key, count in value.items())
     if isinstance(value, list):
@@ -336,23 +496,37 @@ def _contribution_lines(contributions: list[dict]) -> list[str]:
     return lines
 
 
-def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "unanimity") -> str:
+def report(
+    paths: Sequence[str | Path],
+    *,
+    as_json: bool = False,
+    rule: str = "unanimity",
+    admit_at: float = calibration.DEFAULT_ADMISSION_THRESHOLD,
+) -> str:
     """The printed report of ``python -m backend report`` for protocol forms (one or many files): the figures, and
-    which files contributed how many verdicts and which logs were left out (``file_contributions``)."""
+    which files contributed how many verdicts and which logs were left out (``file_contributions``); model judges
+    beside people with their calibration and admission line (``admit_at``: the threshold of the admission line)."""
+    calibration.admission(math.nan, admit_at)  # refuses a threshold outside [-1, 1] before any work
     rows = read_verdict_rows(paths)
     contributions = file_contributions(paths, rows)
     people, models = split_judges(rows)
     judged = people if len(people) else models  # a form of model judges alone: they are its judges
     summary = summarise(judged, rule=rule)
-    beside = model_judge_scores(people, models, rule=rule) if len(models) and len(people) else []
+    beside = (
+        model_judge_scores(people, models, rule=rule, confidence=judge_confidence(paths), admit_at=admit_at)
+        if len(models) and len(people)
+        else []
+    )
     if as_json:
         groups = [jsonable(group) for group in summary]
-        result = {"rule": rule, "groups": groups, "files": contributions}
+        result = {"rule": rule, "groups": groups, "files": contributions, "interval_method": unit_bootstrap.METHOD}
         if beside:
             result["model_judges"] = [jsonable(group) for group in beside]
+            result["admit_at"] = admit_at
         return json.dumps(result, indent=2)
     main_columns = ["model", "game", "logs", "ratings", *CONFUSION_CELLS, "accuracy", "precision", "recall"]
-    more_columns = ["model", "game", "error_recall", "error_precision", "kappa_orig", "kappa_fin"]
+    more_columns = ["model", "game", "error_recall", "error_precision", "kappa_orig", "kappa_orig_interval"]
+    more_columns += ["kappa_fin", "kappa_fin_interval"]
     more_columns += ["correct_first", "correct_final", "check_passed_final"]
     who = "people" if len(people) else "the model judges"
     lines = [
@@ -368,13 +542,29 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False, rule: str = "u
         _table(summary, ["model", "game", "judges_per_log", "attempts", "error_types"]),
     ]
     if beside:
+        agreement_columns = ["judge", "game", "logs", "with_people", "agree_orig", "agree_fin", "kappa_people"]
+        check_columns = ["judge", "game", *CONFUSION_CELLS, "accuracy", "check_vs_people", "correct_first"]
+        calibration_columns = ["judge", "game", "samples", "agree_orig_interval", "kappa_people_interval"]
+        calibration_columns += ["brier", "brier_interval", "ece", "ece_interval"]
         lines += [
             "",
             f"Model judges ({len(models)} ratings of {models['file'].nunique()} logs) beside people (agreement with "
             "their combined verdict) and beside the automated check (scored against the model; check_vs_people: "
             "against people on the same logs):",
-            _table(beside, list(beside[0])),
+            _table(beside, agreement_columns),
+            "",
+            _table(beside, check_columns),
+            "",
+            "Calibration against people on the same logs (samples: judgements per log; confidence = share of "
+            "samples agreeing with the judge's verdict; brier: share saying correct against people's verdict; "
+            "ece: confidence against agreement with people, 10 bins):",
+            _table(beside, calibration_columns),
+            "",
+            f"Admission (the judge stands in for people when the lower bound of kappa_people clears {admit_at:.2f}, "
+            "--admit-at):",
+            *[f"  {row['judge']}: {row['admission']['text']}" for row in beside if row["game"] == "all"],
         ]
+    lines += ["", f"Intervals: {unit_bootstrap.METHOD}."]
     return "\n".join([*lines, "", *_contribution_lines(contributions)])
 
 
