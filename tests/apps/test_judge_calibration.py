@@ -11,9 +11,8 @@ from fractions import Fraction
 import pytest
 
 from backend.__main__ import main as backend_main
-from backend.reasoning.judge import load_judged_logs
+from backend.reasoning.judge import load_judged_logs, output_paths, read_calls
 from backend.reasoning.judge import main as judge_main
-from backend.reasoning.judge import output_paths, read_calls
 from backend.reasoning.judge_prompts import _first_numeric_sentence, build_messages
 from backend.reasoning.report import report
 from tests.apps.test_payoff_reasoning_field import Judge, export_text
@@ -118,9 +117,7 @@ def test_a_judge_with_three_samples_reports_confidence_ece_brier_and_admission_a
         low, high = overall[f"{key}_interval"]
         assert low <= overall[key] <= high, key
     low = overall["kappa_people_interval"][0]
-    assert overall["admission"] == dict(
-        admitted=low >= 0.5, low=low, threshold=0.5, text=overall["admission"]["text"]
-    )
+    assert overall["admission"] == dict(admitted=low >= 0.5, low=low, threshold=0.5, text=overall["admission"]["text"])
     assert "bootstrap over the rated units" in data["interval_method"]
     # The bootstrap reproduces under its seed: the same files give the same intervals.
     again = json.loads(report([people_file, protocol_file], as_json=True, admit_at=0.5))["model_judges"][0]
