@@ -131,3 +131,18 @@ def test_a_judge_with_three_samples_reports_confidence_ece_brier_and_admission_a
     assert "Calibration against people" in text and "0.204" in text and "0.278" in text  # Brier 11/54, ECE 5/18
     assert backend_main(["report", str(people_file), str(protocol_file), "--admit-at", "0.99"]) == 0
     assert f"model:judge-model: not admitted: the lower bound {low:.2f} is below 0.99" in capsys.readouterr().out
+
+    # The figures and paper tables: the reliability diagram, and every agreement figure with its interval and the
+    # method named in the table's note.
+    figures, markdown = tmp_path / "figures", tmp_path / "tables"
+    arguments = ["report", str(people_file), str(protocol_file), "--figures", str(figures), "--markdown", str(markdown)]
+    assert backend_main(arguments) == 0
+    capsys.readouterr()
+    assert (figures / "judge_reliability.svg").is_file() and (figures / "payoff_confusion.svg").is_file()
+    judges_table = (markdown / "payoff_judges.md").read_text(encoding="utf-8")
+    assert "bootstrap over the rated units (1000 resamples, seed 0" in judges_table
+    lo, hi = overall["kappa_people_interval"]
+    assert f"{float(KAPPA):.2f} \\[{lo:.2f}, {hi:.2f}\\]" in judges_table
+    assert f"{float(ECE):.2f} \\[" in judges_table and "not admitted" in judges_table
+    check_table = (markdown / "payoff_check.md").read_text(encoding="utf-8")
+    assert "kappa \\[95% CI\\]" in check_table and "bootstrap over the rated units" in check_table
