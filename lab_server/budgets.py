@@ -43,6 +43,29 @@ HTTP 429 at once, with ``Retry-After`` and a ``Refresh`` back to the page, and a
 language (the session's, noted when one of their pages was drawn; else the browser's), and takes no place in oTree's
 queue; trying over budget costs budget, so a client that keeps flooding stays shut out until it pauses. oTree's own
 bots in ``otree test`` (in the process, not over the network: ``server`` ``testserver``) are not counted.
+
+**Every route of oTree that names a participant** (issue 35, finding F5). oTree's routes whose path names a
+participant code, open to anyone (``otree/urls.py``, ``ALWAYS_UNRESTRICTED``): ``/p/<code>/<app>/<Page>/<index>``
+(every page and wait page), ``/InitializeParticipant/<code>`` and ``/OutOfRangeNotification/<code>`` (shown after
+the last page). The others name no participant (``/MTurkStart/<code>`` and ``/join/<code>`` name a session, ``/room/``
+a room; ``MTurkLandingPage`` is a name in that list with no route in oTree 6; ``/api/participant_vars/<code>`` is
+behind the REST key and its throttle; the admin pages are behind the login; sockets are counted above). All three
+are counted, in one bucket per participant. A flood of ``/OutOfRangeNotification/<code>`` (5,638 in 12 s) had held a
+new arrival on the waiting page.
+
+Codes are counted without regard to case (oTree's codes are lower-case letters and digits,
+``SESSION_CODE_CHARSET``): the flooder's own code with letters upper-cased (2,300 requests, each a new key, each
+answered 404 by oTree under its lock) now counts against that participant's bucket. A code the server has not
+learned yet costs one request of its client address's budget for unknown codes, which is charged before oTree sees
+anything: ``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` requests a minute (default 60), in bursts of as many; then the code is
+looked up once (under oTree's page lock, as oTree's own views read the database) and, when it names a participant,
+every code of that participant's session is learned. An arrival through a room or session-wide link is learned
+from the redirect oTree answers with (``/InitializeParticipant/<code>``). So an honest person costs that budget at
+most one request: their first, only when the server has not seen their session since it started; a lab behind one
+address fits even when a whole class of that size comes back at once after a restart (that number is what one
+address may bring into a room per window, docs/security.md). A script of made-up codes reaches oTree at most once a
+second after its burst. Refused requests are not charged to the address (one flooder behind a lab's address does
+not lock the address out for longer than it floods).
 """
 
 from __future__ import annotations
@@ -52,6 +75,7 @@ import html
 import math
 import re
 import time
+from urllib.parse import urlsplit
 
 from .limits import accepted_language, client_address, participant_socket_key, positive_setting, refuse_socket
 
@@ -62,7 +86,9 @@ BURST_FRACTION = 1 / 6  # a bucket holds ten seconds' worth of its rate
 CLOSE_CODE = 1008  # policy violation
 SEND_TIMEOUT_S = 0.5  # longest wait for room in a participant socket's buffer (an honest browser reads at once)
 MAX_TRACKED = 100_000  # keys tracked at once before full buckets are forgotten
-_PARTICIPANT_PAGE = re.compile(r"/(?:p|InitializeParticipant)/([^/]+)")
+_PARTICIPANT_PAGE = re.compile(r"/(?:p|InitializeParticipant|OutOfRangeNotification)/([^/]+)")
+_ENTRY_LINKS = ("/room/", "/join/")  # oTree answers them with a redirect to the new participant's start link
+MAX_KNOWN = 200_000  # participant codes known to exist at once (then forgotten all together, and learned again)
 MAX_LANGUAGES = 100_000  # participant codes whose page language is remembered at once
 
 
@@ -194,16 +220,45 @@ class LiveBudgets:
 
 
 def page_participant(path: str) -> str | None:
-    """The participant code a plain page request names (``/p/<code>/...``, ``/InitializeParticipant/<code>``), or
+    """The participant code a plain page request names (``/p/<code>/...``, ``/InitializeParticipant/<code>``,
+    ``/OutOfRangeNotification/<code>``), in lower case (oTree's codes are; an upper-cased copy is the same key), or
     None for any other request.
 
     >>> page_participant("/p/abc123/bias_tests/Choice/4"), page_participant("/InitializeParticipant/abc123")
+    ('abc123', 'abc123')
+    >>> page_participant("/OutOfRangeNotification/abc123"), page_participant("/p/AbC123/bias_tests/Choice/4")
     ('abc123', 'abc123')
     >>> page_participant("/room/bias_study"), page_participant("/static/x.css"), page_participant("/p/")
     (None, None, None)
     """
     found = _PARTICIPANT_PAGE.match(path)
-    return found.group(1) if found else None
+    return found.group(1).lower() if found else None
+
+
+def started_participant(location: str) -> str | None:
+    """The participant code of a start link (``/InitializeParticipant/<code>``, as oTree's room and session-wide
+    links redirect to it, absolute or not), or None.
+
+    >>> started_participant("/InitializeParticipant/abc123?participant_label=x")
+    'abc123'
+    >>> started_participant("https://lab.example/InitializeParticipant/abc123"), started_participant("/p/abc/x/Y/1")
+    ('abc123', None)
+    """
+    path = urlsplit(location).path
+    return page_participant(path) if path.startswith("/InitializeParticipant/") else None
+
+
+async def session_codes(code: str) -> set[str]:
+    """Every participant code of the session of the participant ``code`` names (empty: it names none), read under
+    oTree's page lock as oTree's own views read the database."""
+    from .otree_internals import Participant, page_lock, session_scope
+
+    async with page_lock:
+        with session_scope():
+            participant = Participant.objects_filter(code=code).first()
+            if participant is None:
+                return set()
+            return {found for (found,) in participant.session.pp_set.with_entities(Participant.code)}
 
 
 _languages: dict[str, str] = {}  # participant code -> the language of the page last drawn for them
@@ -242,34 +297,73 @@ def too_many_requests_page(language: str, again_url: str) -> bytes:
 
 class PageBudgets:
     """Plain page requests per participant (``LAB_PAGE_REQUESTS_PER_MINUTE``, bursts of a minute's worth), counted
-    before oTree's page lock; over budget: HTTP 429 at once.
+    before oTree's page lock; over budget: HTTP 429 at once. A code not known to name a participant (`learn`) costs
+    its client address's budget for unknown codes instead (``unknown_per_minute``, bursts of as many), until a
+    lookup finds it.
 
-    >>> budgets = PageBudgets(per_minute=60)
+    >>> budgets = PageBudgets(per_minute=60, unknown_per_minute=2)
+    >>> budgets.learn({"abc", "other"})
     >>> [budgets.allows("/p/abc/app/Page/1", now=0.0) for _ in range(61)][-2:]  # a minute's worth at once, not more
     [True, False]
+    >>> budgets.allows("/p/ABC/app/Page/1", now=0.0)  # the same participant, upper-cased
+    False
     >>> budgets.allows("/p/other/app/Page/1", now=0.0), budgets.allows("/room/study", now=0.0)  # others: their own
     (True, True)
-    >>> round(budgets.retry_after("/p/abc/app/Page/1", now=0.0))  # the refused try cost one more
-    2
+    >>> round(budgets.retry_after("/p/abc/app/Page/1", now=0.0))  # the refused tries cost one more each
+    3
+    >>> [budgets.allows(f"/p/made{n}/app/Page/1", address="1.2.3.4", now=0.0) for n in range(3)]  # unknown codes
+    [True, True, False]
+    >>> budgets.allows("/OutOfRangeNotification/made9", address="5.6.7.8", now=0.0)  # another address: its own
+    True
     """
 
-    def __init__(self, *, per_minute: float) -> None:
+    def __init__(self, *, per_minute: float, unknown_per_minute: float) -> None:
         self.requests = TokenBuckets(per_minute=per_minute, capacity=max(1.0, per_minute))
+        # Not charged when refused: one flooder behind a lab's address must not keep the lab's people out for longer.
+        self.unknown = TokenBuckets(
+            per_minute=unknown_per_minute, capacity=max(1.0, unknown_per_minute), charge_refused=False
+        )
+        self.known: set[str] = set()
 
-    def allows(self, path: str, *, now: float) -> bool:
+    def learn(self, codes) -> None:
+        """Note ``codes`` as participant codes that exist (in lower case)."""
+        codes = {str(code).lower() for code in codes}
+        if len(self.known) + len(codes) > MAX_KNOWN:
+            self.known.clear()
+        self.known |= codes
+
+    def allows(self, path: str, *, address: str = "", now: float) -> bool:
         code = page_participant(path)
-        return code is None or self.requests.take(code, now=now)
+        if code is None:
+            return True
+        if code in self.known:
+            return self.requests.take(code, now=now)
+        return self.unknown.take(f"address={address}", now=now)
 
-    def retry_after(self, path: str, *, now: float) -> float:
-        return self.requests.wait_s(page_participant(path) or "", now=now)
+    def retry_after(self, path: str, *, address: str = "", now: float) -> float:
+        code = page_participant(path) or ""
+        if code in self.known:
+            return self.requests.wait_s(code, now=now)
+        return self.unknown.wait_s(f"address={address}", now=now)
 
     async def http(self, app, scope, receive, send, *, headers_for) -> None:
         path = scope.get("path", "")
         server = scope.get("server") or ("", 0)
-        if server[0] == "testserver" or self.allows(path, now=time.monotonic()):  # oTree's bots run in the process
+        if server[0] == "testserver":  # oTree's bots run in the process
             await app(scope, receive, send)
             return
-        wait_s = max(1, math.ceil(self.retry_after(path, now=time.monotonic())))
+        if path.startswith(_ENTRY_LINKS):
+            await app(scope, receive, self._learning_from_redirects(send))
+            return
+        code, address = page_participant(path), client_address(scope)
+        known = code is None or code in self.known
+        if self.allows(path, address=address, now=time.monotonic()):
+            if not known and (found := await session_codes(code)):
+                self.learn(found)
+                self.requests.take(code, now=time.monotonic())  # this request counts for the participant too
+            await app(scope, receive, send)
+            return
+        wait_s = max(1, math.ceil(self.retry_after(path, address=address, now=time.monotonic())))
         code = page_participant(path) or ""
         language = _languages.get(code) or accepted_language(scope)
         raw_path = (scope.get("raw_path") or path.encode()).decode("latin-1")
@@ -287,6 +381,19 @@ class PageBudgets:
         await send({"type": "http.response.start", "status": 429, "headers": headers_for(headers, path)})
         await send({"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body})
 
+    def _learning_from_redirects(self, send):
+        """``send`` that learns the participant a room or session-wide link's redirect starts (oTree just gave them
+        the place), so their first page costs their address nothing."""
+
+        async def learning(message):
+            if message["type"] == "http.response.start" and 300 <= message.get("status", 0) < 400:
+                for name, value in message.get("headers", ()):
+                    if name.lower() == b"location" and (code := started_participant(value.decode("latin-1"))):
+                        self.learn({code})
+            await send(message)
+
+        return learning
+
 
 def install() -> None:
     from . import headers
@@ -302,7 +409,12 @@ def install() -> None:
 
     around_app(budgeting)
 
-    pages = PageBudgets(per_minute=positive_setting("LAB_PAGE_REQUESTS_PER_MINUTE"))
+    pages = PageBudgets(
+        per_minute=positive_setting("LAB_PAGE_REQUESTS_PER_MINUTE"),
+        # What one address may bring into a room per window, as requests a minute for codes not learned yet: a
+        # whole class behind one address, coming back at once after a restart, fits (docs/security.md).
+        unknown_per_minute=positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS"),
+    )
     secure, ancestors = headers.secure_cookies(), headers.configured_ancestors()
 
     def headers_for(found: list, path: str) -> list:

@@ -157,7 +157,9 @@ _TABLE = (
         "Limits",
         "60",
         "lab_server/places.py",
-        "New places one client address may take in one room per window; more get a 'try later' page (HTTP 429).",
+        "New places one client address may take in one room per window; more get a 'try later' page (HTTP 429). "
+        "Also the page requests a minute one address may make for participant codes the server does not know "
+        "(lab_server/budgets.py).",
     ),
     (
         "LAB_NEW_PARTICIPANTS_WINDOW_S",
