@@ -21,7 +21,7 @@ HTTP 500 and oTree's all-apps wide export failed for every session on the server
    session it held. When that happens, both sessions record it (``session.vars``: ``ROOM_TAKEN_FROM`` on the new one,
    ``ROOM_TAKEN_BY`` on the old one: the room, the other session, when, and the old session's counts at that moment:
    people who had started, those still working, places free). The launch check of both reads the records
-   (``backend/core/launch_check.room_findings``), and the room's page names the session it was taken from. Creation
+   (``backend/core/room_check.room_findings``), and the room's page names the session it was taken from. Creation
    is not refused: docs/decisions/0001-a-room-taken-from-a-live-study.md says why.
 """
 

@@ -26,7 +26,7 @@ import io
 import time
 from collections.abc import Callable
 
-from backend.core import launch_check, prolific, workload
+from backend.core import launch_check, prolific, room_check, workload
 from study_flow import pay, test_data
 from study_flow.workload import currency
 
@@ -342,7 +342,7 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
         ):
             item["what"] += f" Duration from {source}."
             found.append(item)
-    found += launch_check.room_findings(
+    found += room_check.room_findings(
         room=facts["room"],
         config=str(config.get("name") or ""),
         room_configs=room_configs(facts["room"]) if facts["room"] else None,
@@ -456,7 +456,7 @@ def _room_context(original):
         context["room_taken_from"] = ""
         if any(launch_check.live_study(record) for record in chain):  # the room's page says it as loudly as the check
             context["room_taken_from"] = (
-                f"This session took the room from {launch_check.takeover_words(chain)}: new arrivals come here now. "
+                f"This session took the room from {room_check.takeover_words(chain)}: new arrivals come here now. "
                 "See the Launch check."
             )
         return context

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from backend.core import assignment, launch_check, workload
+from backend.core import assignment, launch_check, room_check, workload
 from study_flow.config import key_words
 
 
@@ -61,13 +61,13 @@ def test_a_time_limit_far_below_the_workload_estimate_is_a_problem():
 
 def test_a_room_taken_from_a_study_under_way_is_named_in_both_sessions_checks():
     counts = dict(started=3, working=2, free=4)
-    lost = launch_check.room_findings(
+    lost = room_check.room_findings(
         room=None, config="dond_llm", room_configs=None, taken_by=dict(room="dond_study", session="newone", **counts)
     )
     assert severities(lost) == ["problem"]
     assert "newone" in lost[0]["what"] and "2 of them still working" in lost[0]["what"]
     assert "4 places free" in lost[0]["what"] and "in no room" in lost[0]["what"]
-    took = launch_check.room_findings(
+    took = room_check.room_findings(
         room="dond_study",
         config="dond_llm",
         room_configs=("dond_llm",),
@@ -77,24 +77,22 @@ def test_a_room_taken_from_a_study_under_way_is_named_in_both_sessions_checks():
     # A session nobody had started in (the researcher made it again before launch): nothing to warn the new one of.
     quiet = dict(room="dond_study", session="oldone", started=0, working=0, free=4)
     assert severities(
-        launch_check.room_findings(room="dond_study", config="dond_llm", room_configs=None, taken_from=quiet)
+        room_check.room_findings(room="dond_study", config="dond_llm", room_configs=None, taken_from=quiet)
     ) == ["ok"]
     # A full session whose people still work: a warning, its places are not lost.
     full = dict(room="dond_study", session="n", started=4, working=1, free=0)
-    assert severities(launch_check.room_findings(room=None, config="c", room_configs=None, taken_by=full)) == [
-        "warning"
-    ]
+    assert severities(room_check.room_findings(room=None, config="c", room_configs=None, taken_by=full)) == ["warning"]
 
 
 def test_a_record_the_check_did_not_write_is_read_as_nothing_under_way():
     for strange in ({"started": "many"}, {"started": None}, {}, {"started": 2, "working": [1]}):
-        found = launch_check.room_findings(room=None, config="c", room_configs=None, taken_by=dict(room="r", **strange))
+        found = room_check.room_findings(room=None, config="c", room_configs=None, taken_by=dict(room="r", **strange))
         assert severities(found) == ["warning"], strange
     assert launch_check.live_study("not a record") is False
 
 
 def test_without_a_record_a_roomless_session_names_the_session_its_room_holds():
-    (found,) = launch_check.room_findings(
+    (found,) = room_check.room_findings(
         room=None, config="dond_llm", room_configs=None, home_holder=("dond_study", "abc123")
     )
     assert found["severity"] == "warning" and "abc123" in found["what"] and "dond_study" in found["what"]
@@ -156,7 +154,7 @@ def test_partner_limits_far_below_what_a_person_needs_are_problems():
 def test_a_room_taken_twice_names_who_holds_it_now_and_the_whole_chain():
     a_then = dict(room="bias_study", session="AAAA", started=1, working=1, free=3)
     # A lost the room to B, and B to C: A's check says C holds the room now, not B.
-    (lost,) = launch_check.room_findings(
+    (lost,) = room_check.room_findings(
         room=None,
         config="bias_tests",
         room_configs=None,
@@ -168,7 +166,7 @@ def test_a_room_taken_twice_names_who_holds_it_now_and_the_whole_chain():
     assert "from 'BBBB' to 'CCCC'" in lost["what"]
     # C took it from B (nobody had started there), which had taken it from A, a study with someone working now.
     b_then = dict(room="bias_study", session="BBBB", started=0, working=0, free=4, working_now=0)
-    took = launch_check.room_findings(
+    took = room_check.room_findings(
         room="bias_study",
         config="bias_tests",
         room_configs=None,
@@ -180,7 +178,7 @@ def test_a_room_taken_twice_names_who_holds_it_now_and_the_whole_chain():
     assert "from session 'BBBB'" in said and "which had taken it from session 'AAAA', a study under way" in said
     assert "1 still working now" in said and "'AAAA' was full or over" in took[0]["fix"]
     # A room closed since: nobody holds it, and A's check says so.
-    (closed,) = launch_check.room_findings(
+    (closed,) = room_check.room_findings(
         room=None, config="bias_tests", room_configs=None, taken_by=dict(a_then, session="BBBB"), holder_now=""
     )
     assert "holds no session now" in closed["what"]
