@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from backend.core.llm import costs
+
 FAILED_CALLS_HINT = "Some calls failed; run the same command again to ask them again."
 
 
@@ -137,6 +139,9 @@ class ProgressBar:
         details = " ".join(f"{status} {count}" for status, count in sorted(self.counts.items()))
         if self.turns:
             details = f"{details} turns {self.turns}".strip()
+        cap = costs.SPENDING.get()
+        if cap is not None and cap.calls:  # a runner's cap counts what the run's calls cost so far
+            details = f"{details} spent {cap.counted().text()}".strip()
         self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} {details}")
         self.stream.flush()
 

@@ -5,6 +5,9 @@ each unit finishes, and flushed, so a crash keeps everything done so far. Runnin
 (``read_rows``), keeps the finished ones, rewrites the file with only those (``write_rows``, atomically: a reader sees
 the old or the new file, never half of one) and asks only for the rest (``run_each``). ``add_run_options`` gives every
 runner the same ``--out``, ``--concurrency``, ``--parse-retries`` and ``--quiet``.
+
+Costs (``backend.core.run_costs``): ``run_command`` sets the run's cost plan and cap; ``run_each`` estimates the
+work before its first call and refuses a run whose estimate passes ``--max-cost``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, 
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from backend.core import run_costs
 from backend.core.csvio import neutralise_row, restore_row
+from backend.core.llm import costs
 from backend.core.progress import ProgressBar
 
 Unit = TypeVar("Unit")
@@ -216,6 +221,15 @@ async def run_each(
     [1, 4, 9]
     """
     check_concurrency(concurrency)
+    plan = run_costs.PLAN.get()
+    if plan is not None and plan.estimate is None:
+        plan.estimate = await run_costs.estimate_work(units, work, plan)
+        if progress is not None:
+            progress.write(f"Estimated cost: {plan.estimate.text()}\n")
+        if refusal := costs.over_cap(plan.estimate, plan.limit):
+            raise run_costs.CostCapExceeded(refusal)
+        if plan.estimate_only:
+            raise run_costs.EstimateOnly(plan.estimate.text())
     limit = limit or AdaptiveLimit(concurrency)
     bar = ProgressBar(len(units), progress)
     bar.show()
@@ -252,6 +266,7 @@ def add_run_options(
     parser.add_argument("--concurrency", type=int, default=4, help=f"{unit} in flight at once")
     parser.add_argument("--parse-retries", type=int, default=2, help="re-asks after an unusable reply")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    run_costs.add_cost_options(parser)
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -281,14 +296,39 @@ def run_command(
 ) -> int:
     """A runner's ``main``: parse ``argv``, run ``start(args, progress)`` (progress is stderr unless ``--quiet``) and
     return ``finish(summary, seconds)``, the exit status. A refused input (``refused``) exits with the parser's usage
-    error (status 2) and its sentence, before anything is asked."""
+    error (status 2) and its sentence, before anything is asked. With ``add_cost_options`` (every runner): the run's
+    cost plan and cap are set first; a run whose estimate passes ``--max-cost`` exits ``COST_CAP_EXIT`` with the
+    sentence saying by how much, before its first call; the summary ends with the cost line and the run is added to
+    ``--out``'s ``run_manifest.json``."""
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
-        summary = asyncio.run(start(args, None if getattr(args, "quiet", False) else sys.stderr))
+        plan = run_costs.cost_plan(args)
+    except ValueError as error:
+        parser.error(str(error))
+
+    async def planned() -> Any:
+        if plan is not None:  # set in the run's own task: every task it starts inherits both
+            run_costs.PLAN.set(plan)
+            costs.SPENDING.set(plan.cap)
+        return await start(args, None if getattr(args, "quiet", False) else sys.stderr)
+
+    try:
+        summary = asyncio.run(planned())
+    except run_costs.CostCapExceeded as error:
+        print(f"Refused: {error}", file=sys.stderr)
+        return run_costs.COST_CAP_EXIT
+    except run_costs.EstimateOnly as estimate:
+        print(f"Estimated cost: {estimate}")
+        return 0
     except refused as error:
         parser.error(str(error))
-    return finish(summary, time.monotonic() - started)
+    status = finish(summary, time.monotonic() - started)
+    if plan is not None:
+        print(run_costs.cost_summary(plan))
+        if getattr(args, "out", None):
+            run_costs.write_manifest(args.out, plan, argv, time.monotonic() - started)
+    return status
 
 
 def check_concurrency(concurrency: int) -> None:

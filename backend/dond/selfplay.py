@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from backend.core import runs
-from backend.core.llm import LLMSettings, add_endpoint_options, settings_from_args
+from backend.core import run_costs, runs
+from backend.core.llm import LLMSettings, add_endpoint_options, costs, settings_from_args
 from backend.core.progress import ProgressBar
 from backend.dond.departures import exact_problem
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS, event_rows, game_row
@@ -163,6 +163,35 @@ def finished_games(out_dir: Path) -> set[str]:
     if len(kept) != len(events):
         runs.write_rows(events_path, kept, columns=DOND_EVENTS_COLUMNS)
     return games
+
+
+def pilot_of(out_dir: Path, games: set[str]) -> costs.Measured:
+    """What the finished ``games`` of a run folder measured (their ``llm_call`` events: calls and reported tokens),
+    for the estimate of the games still to play; a game with a call whose tokens were not reported is left out.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> rows = [dict(game_id="g", kind="llm_call", prompt_tokens=p, completion_tokens=10) for p in (100, 300)]
+    >>> runs.write_rows(folder / EVENTS_FILE, rows, columns=DOND_EVENTS_COLUMNS)
+    >>> pilot_of(folder, {"g"})
+    Measured(units=1, calls=2, prompt_tokens=400, completion_tokens=20)
+    """
+    path = out_dir / EVENTS_FILE
+    per_game: dict[str, list] = {}
+    for row in runs.read_rows(path, columns=DOND_EVENTS_COLUMNS, what="the DoND export") if path.exists() else []:
+        if row["game_id"] in games and row["kind"] == "llm_call":
+            per_game.setdefault(row["game_id"], []).append(row)
+    units = [
+        dict(
+            game_id=game,
+            calls=len(calls),
+            prompt_tokens=sum(int(float(c["prompt_tokens"])) for c in calls),
+            completion_tokens=sum(int(float(c["completion_tokens"])) for c in calls),
+        )
+        for game, calls in per_game.items()
+        if all(c["prompt_tokens"] != "" and c["completion_tokens"] != "" for c in calls)
+    ]
+    return costs.measure_rows(units, unit_key=["game_id"])
 
 
 def check_run_settings(out_dir: Path, settings: dict) -> None:
@@ -297,6 +326,12 @@ async def run_selfplay(
     )
     done = finished_games(out)
     todo = [match for match in matches if match.game_id not in done]
+    run_costs.use_pilot(
+        pilot_of(out, done),
+        unit="game",
+        calls_per_unit=2 * max_messages + 2,
+        why="a game that chats to the end and proposes without mistakes",
+    )
     options = dict(settings_options or {})
     started = time.monotonic()
     outcomes: dict[str, int] = {}
@@ -388,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_endpoint_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    run_costs.add_cost_options(parser)
 
     async def start(args: argparse.Namespace, progress: TextIO | None) -> RunSummary:
         protocol = Protocol(args.protocol, args.word_limit, args.probe_external)

@@ -32,20 +32,22 @@ import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from backend.core.llm import costs
 from backend.core.llm.context import fitted_limit, forget_contexts
 from backend.core.llm.reasoning import (
     ReasoningSplitter,
     reasoning_field,
     split_reasoning,
 )
-from backend.core.llm.records import CallRecord, TextDelta
+from backend.core.llm.records import CallRecord, TextDelta, fill_rerun_fields, note_served
 from backend.core.llm.settings import (
     LLMSettings,
     ScriptedPolicy,
+    endpoint_host,
 )
+from backend.core.llm.started import StartedStream
 from backend.core.stored_text import storable
 
 DEFAULT_MAX_CONCURRENCY = 32
@@ -177,6 +179,8 @@ def _request(
     response_schema: Mapping[str, Any] | None,
 ) -> dict:
     request = dict(model=settings.model, messages=list(messages), temperature=settings.temperature)
+    if settings.seed is not None:
+        request["seed"] = settings.seed
     endpoint = (settings.base_url, settings.model)
     limit_key = "max_completion_tokens" if endpoint in _wants_completion_tokens else "max_tokens"
     request[limit_key] = limit
@@ -207,6 +211,22 @@ def refused_option(error: Exception, request: dict) -> str | None:
     if "response_format" in request and names_schema:  # a 400 about the context or the model is no refusal
         return "response_format"
     return None
+
+
+def _scripted_call(record: CallRecord, scripted: ScriptedPolicy | None, stream_reply: bool):
+    """The scripted model's answer (no network): its pieces; ``record`` filled."""
+    record.attempts = 1
+    if scripted is None:
+        record.error, record.error_kind = "No scripted policy was given for the scripted model.", "configuration"
+        return
+    try:
+        reply = scripted(record.messages)
+    except Exception as error:  # a policy bug must not strand the participant
+        record.error, record.error_kind = f"{type(error).__name__}: {error}", "scripted_error"
+        return
+    for piece in _scripted_chunks(reply) if stream_reply else [reply]:
+        yield TextDelta(piece)
+    record.reply, record.finish_reason = reply, "stop"
 
 
 def _scripted_chunks(text: str) -> list[str]:
@@ -249,6 +269,8 @@ async def _attempt_stream(
             except StopAsyncIteration:
                 break
             chunks += 1
+            if chunks == 1 or getattr(chunk, "usage", None):
+                note_served(record, chunk)
             if getattr(chunk, "usage", None):
                 record.prompt_tokens = chunk.usage.prompt_tokens
                 record.completion_tokens = chunk.usage.completion_tokens
@@ -283,8 +305,7 @@ async def _attempt_complete(client, request: dict, settings: LLMSettings, record
         raise RetryableError("bad_response", "The model endpoint sent a response without choices.")
     choice = response.choices[0]
     record.finish_reason = choice.finish_reason
-    if getattr(response, "model", None):
-        record.extra["served_model"] = str(response.model)  # the launch check compares it with the model asked for
+    note_served(record, response)
     if getattr(response, "usage", None):
         record.prompt_tokens = response.usage.prompt_tokens
         record.completion_tokens = response.usage.completion_tokens
@@ -305,6 +326,7 @@ async def stream(
     stream_reply: bool = True,
     max_tokens: int | None = None,
     response_schema: Mapping[str, Any] | None = None,
+    spend: costs.SpendingCap | None = None,
     **options,
 ) -> AsyncIterator[TextDelta | CallRecord]:
     """Ask the model; yield ``TextDelta`` pieces as they arrive, then exactly one ``CallRecord`` (last item).
@@ -317,31 +339,45 @@ async def stream(
     ``configuration``, ``scripted_error``). A stream that breaks after text was shown is not retried (the person
     has seen it); its record has the partial reply and ``error_kind='interrupted'``. A reply that holds only
     reasoning is an ``empty_reply``.
+
+    ``spend`` (else ``costs.SPENDING``) is a spending cap (``backend.core.llm.costs``): a call reserves before it is
+    sent and settles when it ends; one it refuses is never sent (``error_kind='cost_cap'``), nor under
+    ``costs.DRY_RUN`` (``dry_run``). The scripted model makes no paid call.
     """
     record = CallRecord(model=settings.model, messages=[dict(message) for message in messages], streamed=stream_reply)
     started = time.monotonic()
     if settings.is_scripted:
-        record.attempts = 1
-        if scripted is None:
-            record.error, record.error_kind = "No scripted policy was given for the scripted model.", "configuration"
-        else:
-            try:
-                reply = scripted(record.messages)
-            except Exception as error:  # a policy bug must not strand the participant
-                record.error, record.error_kind = f"{type(error).__name__}: {error}", "scripted_error"
-            else:
-                for piece in _scripted_chunks(reply) if stream_reply else [reply]:
-                    yield TextDelta(piece)
-                record.reply, record.finish_reason = reply, "stop"
+        for item in _scripted_call(record, scripted, stream_reply):
+            yield item
         record.latency_s = time.monotonic() - started
         yield record
         return
-
+    if costs.dry_run(record, settings.token_limit(max_tokens)):
+        yield record
+        return
     limit = await fitted_limit(settings, messages, settings.token_limit(max_tokens))
+    cap, held = costs.hold(record, limit, spend)
+    if cap is not None and held is None:  # refused: nothing is sent
+        record.latency_s = time.monotonic() - started
+        yield record
+        return
+    try:
+        async for item in _paid_call(record, messages, settings, options, limit, response_schema, stream_reply):
+            yield item
+    finally:
+        if held is not None:
+            cap.settle(held, record)
+    record.latency_s = time.monotonic() - started
+    yield record
+
+
+async def _paid_call(record, messages, settings, options, limit, response_schema, stream_reply):
+    """The attempts of one call to the endpoint (see ``stream``); yields the visible pieces, fills ``record``."""
     async with _concurrency_cap():
         while True:
             request = _request(messages, settings, options, limit=limit, response_schema=response_schema)
             record.max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
+            fill_rerun_fields(record, request, endpoint_host(settings.base_url))
             if response_schema is not None:
                 record.structured = "response_format" in request
                 record.extra["response_format"] = request.get("response_format", {}).get("type", "none")
@@ -385,8 +421,6 @@ async def stream(
                 if wait is None:
                     wait = settings.backoff_s * 2 ** (record.attempts - 1)
                 await asyncio.sleep(wait)
-    record.latency_s = time.monotonic() - started
-    yield record
 
 
 async def complete(
@@ -396,6 +430,7 @@ async def complete(
     scripted: ScriptedPolicy | None = None,
     max_tokens: int | None = None,
     response_schema: Mapping[str, Any] | None = None,
+    spend: costs.SpendingCap | None = None,
     **options,
 ) -> CallRecord:
     """Ask the model without streaming and return the call's record (see ``stream``)."""
@@ -407,6 +442,7 @@ async def complete(
         stream_reply=False,
         max_tokens=max_tokens,
         response_schema=response_schema,
+        spend=spend,
         **options,
     ):
         if isinstance(item, CallRecord):
@@ -433,50 +469,3 @@ def start_stream(
     return StartedStream(
         stream(messages, settings, scripted=scripted, stream_reply=stream_reply, max_tokens=max_tokens, **options)
     )
-
-
-_STREAM_END = object()
-
-
-class StartedStream:
-    """An async iterator over the items of an async iterable that a task of the running loop consumes meanwhile."""
-
-    def __init__(self, source: AsyncIterator[Any]):
-        self._items: asyncio.Queue = asyncio.Queue()
-        self._task = asyncio.ensure_future(self._pump(source))
-
-    async def _pump(self, source: AsyncIterator[Any]) -> None:
-        try:
-            async for item in source:
-                self._items.put_nowait(item)
-        except Exception as error:  # handed to the reader, raised where it iterates
-            self._items.put_nowait(_Raised(error))
-        finally:
-            self._items.put_nowait(_STREAM_END)
-
-    def __aiter__(self) -> StartedStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        item = await self._items.get()
-        if item is _STREAM_END:
-            self._items.put_nowait(_STREAM_END)  # any later call ends too
-            raise StopAsyncIteration
-        if isinstance(item, _Raised):
-            raise item.error
-        return item
-
-    async def aclose(self) -> None:
-        """Cancel the call if it is still running and wait until it has stopped."""
-        if not self._task.done():
-            self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            if not self._task.cancelled():  # the caller itself is being cancelled
-                raise
-
-
-@dataclass
-class _Raised:
-    error: Exception

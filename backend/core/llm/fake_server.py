@@ -50,6 +50,9 @@ class Reply:
     reasoning: str | None = None  # a reasoning model's thinking, sent apart from the content
     reasoning_field: str = "reasoning_content"  # vLLM, DeepSeek, llama.cpp; OpenRouter and Ollama say "reasoning"
     served_model: str | None = None  # the model the answer names (default: the one asked for), as a misrouted endpoint
+    prompt_tokens: int | None = None  # the usage reported (default: 10 prompt tokens)
+    completion_tokens: int | None = None  # (default: the reply's word count)
+    system_fingerprint: str | None = None  # sent as the response's system_fingerprint, as OpenAI does
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply"]
@@ -73,6 +76,17 @@ def responder_named(name: str) -> Responder:
     if not function:
         raise ValueError(f"Unknown responder {name!r}: use one of {', '.join(sorted(RESPONDERS))} or module:function.")
     return getattr(importlib.import_module(module), function)
+
+
+def _usage(reply: Reply) -> dict[str, int]:
+    """The usage an answer reports: the scripted counts, else 10 prompt tokens and the reply's word count.
+
+    >>> _usage(Reply("two words")), _usage(Reply("x", prompt_tokens=700, completion_tokens=50))["total_tokens"]
+    ({'prompt_tokens': 10, 'completion_tokens': 2, 'total_tokens': 12}, 750)
+    """
+    prompt = 10 if reply.prompt_tokens is None else reply.prompt_tokens
+    completion = len(reply.text.split()) if reply.completion_tokens is None else reply.completion_tokens
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _pieces(text: str) -> list[str]:
@@ -277,11 +291,8 @@ class FakeOpenAIServer:
                             "logprobs": reply.logprobs,
                         }
                     ],
-                    "usage": {
-                        "prompt_tokens": 10,
-                        "completion_tokens": len(reply.text.split()),
-                        "total_tokens": 10 + len(reply.text.split()),
-                    },
+                    "usage": _usage(reply),
+                    **({"system_fingerprint": reply.system_fingerprint} if reply.system_fingerprint else {}),
                 }
 
             def _stream(self, model: str, reply: Reply):
@@ -299,6 +310,8 @@ class FakeOpenAIServer:
                 self.end_headers()
                 base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time())}
                 base["model"] = model
+                if reply.system_fingerprint:
+                    base["system_fingerprint"] = reply.system_fingerprint
                 for piece in _pieces(reply.reasoning or "") if reply.reasoning else []:
                     delta = {reply.reasoning_field: piece}
                     self._event(dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]))
@@ -312,9 +325,7 @@ class FakeOpenAIServer:
                     chunk = dict(base, choices=[{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
                     self._event(chunk)
                 self._event(dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
-                words = len(reply.text.split())
-                usage = {"prompt_tokens": 10, "completion_tokens": words, "total_tokens": 10 + words}
-                self._event(dict(base, choices=[], usage=usage))
+                self._event(dict(base, choices=[], usage=_usage(reply)))
                 self._write(b"data: [DONE]\n\n")
                 if self._chunked:
                     self.wfile.write(b"0\r\n\r\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import asdict, dataclass, field
@@ -35,6 +36,14 @@ class CallRecord:
     structured: bool | None = None  # None: not asked; True: the schema was sent; False: refused, asked without
     started_at: float = field(default_factory=time.time)
     extra: dict[str, Any] = field(default_factory=dict)
+    # What a rerun needs (backend.core.llm.costs.rerun_facts): the model the endpoint says answered, the provider's
+    # fingerprint where given, the sampling settings sent (temperature, seed, top_p, ...), the endpoint's scheme,
+    # host and port (never a key) and the product's version (git describe).
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+    sampling: dict[str, Any] = field(default_factory=dict)
+    endpoint: str = ""
+    product_version: str = ""
 
     @property
     def ok(self) -> bool:
@@ -45,6 +54,7 @@ class CallRecord:
         row = asdict(self)
         row["messages"] = json.dumps(self.messages, ensure_ascii=False)
         row["extra"] = json.dumps(self.extra, ensure_ascii=False)
+        row["sampling"] = json.dumps(self.sampling, ensure_ascii=False, sort_keys=True)
         return row
 
 
@@ -91,3 +101,36 @@ class CallTotals:
             prompt_tokens="" if self.prompt_tokens is None else self.prompt_tokens,
             completion_tokens="" if self.completion_tokens is None else self.completion_tokens,
         )
+
+
+SAMPLING_KEYS = ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty", "stop", "n", "logprobs")
+
+
+@functools.lru_cache(maxsize=1)
+def _product_version() -> str:
+    from backend.core.manifest import product_version
+
+    return product_version()
+
+
+def fill_rerun_fields(record: CallRecord, request: dict[str, Any], endpoint: str) -> None:
+    """What a rerun needs, from the request as sent: its sampling settings, the endpoint (scheme, host, port) and the
+    product's version.
+
+    >>> record = CallRecord(model="m", messages=[])
+    >>> fill_rerun_fields(record, {"model": "m", "temperature": 0.0, "seed": 7, "max_tokens": 9}, "http://h:1")
+    >>> record.sampling, record.endpoint
+    ({'temperature': 0.0, 'seed': 7}, 'http://h:1')
+    """
+    record.sampling = {key: request[key] for key in SAMPLING_KEYS if key in request}
+    record.endpoint = endpoint
+    record.product_version = _product_version()
+
+
+def note_served(record: CallRecord, response: Any) -> None:
+    """The model and the system fingerprint the endpoint reports on a response or a stream's chunk."""
+    if getattr(response, "model", None):
+        record.served_model = str(response.model)
+        record.extra["served_model"] = record.served_model  # the launch check compares it with the model asked for
+    if getattr(response, "system_fingerprint", None):
+        record.system_fingerprint = str(response.system_fingerprint)

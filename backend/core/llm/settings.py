@@ -37,6 +37,7 @@ class LLMSettings:
     backoff_s: float = 0.5
     base_url: str | None = None
     context_tokens: int | None = None  # the model's context window; None: asked of the endpoint (llm.context)
+    seed: int | None = None  # sent as the request's seed where set (providers may ignore it: the record says what came)
 
     def __post_init__(self):
         if not self.model:
@@ -85,13 +86,15 @@ class LLMSettings:
             values["reasoning_tokens"] = int(config["llm_reasoning_tokens"])
         if config.get("llm_context_tokens"):
             values["context_tokens"] = int(config["llm_context_tokens"])
+        if config.get("llm_seed") not in (None, ""):
+            values["seed"] = int(config["llm_seed"])
         values.update(overrides)
         return cls(**values)
 
 
 def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float = 60.0) -> None:
     """The runners' options of every model call (argparse), one definition for all of them: ``--base-url``,
-    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens``, ``--reasoning-tokens`` and
+    ``--temperature``, ``--timeout``, ``--max-retries``, ``--max-tokens``, ``--reasoning-tokens``, ``--llm-seed`` and
     ``--context-tokens`` (``backend.core.llm.context``)."""
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     parser.add_argument("--temperature", type=float, default=temperature)
@@ -117,6 +120,9 @@ def add_endpoint_options(parser, *, temperature: float = 0.7, timeout_s: float =
         "--reasoning-tokens", type=whole_number(0), default=0, help="extra tokens for a reasoning model's thinking"
     )
     parser.add_argument(
+        "--llm-seed", type=int, default=None, help="sent as every request's seed (recorded; some providers ignore it)"
+    )
+    parser.add_argument(
         "--context-tokens",
         type=whole_number(256),
         default=None,
@@ -137,6 +143,7 @@ def settings_from_args(args, *, model: str) -> LLMSettings:
             "llm_max_tokens": args.max_tokens,
             "llm_reasoning_tokens": args.reasoning_tokens,
             "llm_context_tokens": getattr(args, "context_tokens", None),
+            "llm_seed": getattr(args, "llm_seed", None),
         }
     )
 
@@ -152,6 +159,21 @@ def reply_budget(max_chars: int, *, overhead_tokens: int = 16) -> int:
     if max_chars < 0 or overhead_tokens < 0:
         raise ValueError(f"A reply budget needs non-negative sizes, got {max_chars} characters and {overhead_tokens}.")
     return -(-max_chars // CHARS_PER_TOKEN) + overhead_tokens
+
+
+def endpoint_host(base_url: str | None) -> str:
+    """Where calls go, as a record keeps it: scheme, host and port of ``base_url`` (never a key, user or path), or
+    OpenAI's own endpoint when none is set.
+
+    >>> endpoint_host("http://user:secret@127.0.0.1:8080/v1"), endpoint_host(None)
+    ('http://127.0.0.1:8080', 'https://api.openai.com')
+    """
+    from urllib.parse import urlsplit
+
+    if not base_url:
+        return "https://api.openai.com"
+    parts = urlsplit(base_url)
+    return f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
 
 
 def who_plays(model: str, base_url: str | None) -> str:
