@@ -73,22 +73,30 @@ def monitor_row_escaped(row: dict) -> dict:
 
 
 class LabelEscaped:
-    """A participant as oTree's Payments page reads it, with the label HTML-escaped (the page prints it raw), and the
-    bonus their page stated (``study_flow.pay``) instead of oTree's payoff at today's money per point.
+    """A participant as oTree's Payments page reads it, with the label HTML-escaped (the page prints it raw) and
+    marked "(test)" for a test participant (``test``: ``study_flow.test_data.is_test``), the bonus their page stated
+    (``study_flow.pay``) instead of oTree's payoff at today's money per point, and the participation fee their consent
+    page stated (``pay.stated_fee``) instead of the session's fee today.
 
     >>> from types import SimpleNamespace
     >>> shown = LabelEscaped(SimpleNamespace(label="<b>x</b>", code="ab12", status=lambda: "done", vars={}))
     >>> shown.label, shown.code, shown.status()
     ('&lt;b&gt;x&lt;/b&gt;', 'ab12', 'done')
+    >>> LabelEscaped(SimpleNamespace(label="ab", vars={}), test=True).label, LabelEscaped(SimpleNamespace(label=None), test=True).label
+    ('ab (test)', '(test)')
     >>> from decimal import Decimal
     >>> stated = SimpleNamespace(vars={"pay_shown": {"amount": "0.25"}}, payoff_in_real_world_currency=lambda: Decimal("0.50"),
     ...                          payoff_plus_participation_fee=lambda: Decimal("1.50"))
     >>> LabelEscaped(stated).payoff_in_real_world_currency(), LabelEscaped(stated).payoff_plus_participation_fee()
     (Decimal('0.25'), Decimal('1.25'))
+    >>> stated.vars["fee_shown"] = {"amount": "2.50"}  # the consent page said 2.50; the session's fee is 1.00 now
+    >>> LabelEscaped(stated).payoff_plus_participation_fee()
+    Decimal('2.75')
     """
 
-    def __init__(self, participant) -> None:
+    def __init__(self, participant, *, test: bool = False) -> None:
         self._participant = participant
+        self.test = test
 
     def __getattr__(self, name):
         return getattr(self._participant, name)
@@ -96,7 +104,10 @@ class LabelEscaped:
     @property
     def label(self):
         label = self._participant.label
-        return html.escape(label) if isinstance(label, str) else label
+        escaped = html.escape(label) if isinstance(label, str) else label
+        if not self.test:
+            return escaped
+        return f"{escaped} (test)" if escaped else "(test)"
 
     def _stated(self):
         record = (getattr(self._participant, "vars", None) or {}).get("pay_shown")
@@ -111,11 +122,15 @@ class LabelEscaped:
         return computed if stated is None else type(computed)(stated)
 
     def payoff_plus_participation_fee(self):
+        from study_flow import pay
+
         total = self._participant.payoff_plus_participation_fee()
-        stated = self._stated()
-        if stated is None:
+        bonus, fee = self._stated(), pay.stated_fee(self._participant)
+        if bonus is None and fee is None:
             return total
-        return type(total)(Decimal(total) - Decimal(self._participant.payoff_in_real_world_currency()) + stated)
+        computed = Decimal(self._participant.payoff_in_real_world_currency())
+        fee_now = Decimal(total) - computed  # oTree's total is the bonus at today's rate plus today's fee
+        return type(total)((computed if bonus is None else bonus) + (fee_now if fee is None else fee))
 
 
 LONG_CONFIG_CHARS = 1000
@@ -281,11 +296,34 @@ def _escaped_monitor_rows(rows_for_monitor):
 
 def _escaped_payment_labels(payments_context):
     def payments_context_with_escaped_labels(self):
+        from study_flow import pay, test_data
+
         context = payments_context(self)
-        context["participants"] = [LabelEscaped(participant) for participant in context["participants"]]
-        if context["participants"]:  # the totals of the amounts shown, as the rows now are
-            total = sum(participant.payoff_plus_participation_fee() for participant in context["participants"])
-            context["total_payments"], context["mean_payment"] = total, total / len(context["participants"])
+        rows = [LabelEscaped(p, test=test_data.is_test(p)) for p in context["participants"]]
+        context["participants"] = rows
+        # The totals of the amounts shown, as the rows now are; test participants are listed, marked, and left out of
+        # them (as Pay and review leaves them out), except in a demo session, where everyone is a test.
+        counted = rows if test_data.is_test_session(self.session) else [row for row in rows if not row.test]
+        if rows:
+            total = sum(
+                (row.payoff_plus_participation_fee() for row in counted),
+                type(rows[0].payoff_plus_participation_fee())(0),
+            )
+            mean = total / len(counted) if counted else total
+            left_out = len(rows) - len(counted)
+            note = f" ({left_out} test participant{'s' if left_out != 1 else ''} left out)" if left_out else ""
+            context["total_payments"], context["mean_payment"] = f"{total}{note}", f"{mean}{note}"
+        fee_now = context.get("participation_fee")
+        other = sum(
+            1
+            for row in rows
+            if (fee := pay.stated_fee(row._participant)) is not None and fee != Decimal(f"{float(fee_now or 0):.2f}")
+        )
+        if other:  # the fee row says what changed since people saw it
+            context["participation_fee"] = (
+                f"{fee_now} now; {other} participant{'s were' if other != 1 else ' was'} shown another fee on their "
+                "consent page, and the totals below pay what they were shown"
+            )
         return context
 
     return payments_context_with_escaped_labels

@@ -102,6 +102,7 @@ def people(session, now: float) -> list[dict]:
                 bonus_stored=stored,
                 code_shown=participant.vars.get(pay.CODE_SHOWN),
                 per_point_shown=(participant.vars.get(pay.PAY_SHOWN) or {}).get("per_point") if stored else None,
+                fee_shown=pay.stated_fee(participant),  # the participation fee their consent page stated
                 participant_code=row["code"],
                 session_code=session.code,
             )
@@ -118,7 +119,8 @@ def pay_and_review(session, now: float) -> dict:
         bonus_lines=lines,
         bonus_notes=notes,
         review=[prolific.review_row(person, **codes) for person in everyone],
-        pay_sources=pay.summary(everyone, per_point=config.get("real_world_currency_per_point")),
+        pay_sources=pay.summary(everyone, per_point=config.get("real_world_currency_per_point"))
+        + pay.fee_summary([person["fee_shown"] for person in everyone], current=config.get("participation_fee")),
         currency=currency(),
         total=str(sum((prolific.money(line.split(",")[1]) for line in lines), prolific.money(0))),
     )

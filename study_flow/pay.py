@@ -6,6 +6,12 @@ points, the money per point and the rule that made it, and when. From then on th
 the bonus file, the review list and Pay and review read it; nothing recomputes it. A later edit of the session's
 ``real_world_currency_per_point`` therefore changes the bonus only of people who have not seen theirs yet, and Pay and
 review says how many that is (`summary`).
+
+The participation fee likewise: the consent page states it ("You receive 2.50 GBP for taking part") and stores it
+then in ``participant.vars["fee_shown"]`` (`fee_shown`); the page states the stored fee again on a reload, oTree's
+Payments page adds the stored fee to the bonus (``lab_server.outputs.LabelEscaped``) and Pay and review says which
+fees people were shown (`fee_summary`). A later edit of the session's ``participation_fee`` changes the fee only of
+people who have not seen it yet.
 """
 
 from __future__ import annotations
@@ -90,5 +96,83 @@ def summary(people: list[dict], *, per_point) -> list[str]:
         lines.append(
             f"{len(people) - len(stated)} have not been shown an amount yet: theirs follow the current money per "
             f"point ({per_point}) until their page states it."
+        )
+    return lines
+
+
+FEE_SHOWN = "fee_shown"  # participant.vars key: the participation fee as the consent page stated it
+
+
+def fee_shown(participant, config, currency: str) -> dict:
+    """The participation fee as the consent page states it to ``participant``: stored now if this is the first time,
+    else as stored. The record holds ``amount`` (a decimal string in the study's currency, as printed), ``text`` (as
+    the page printed it) and ``shown_at`` (epoch seconds).
+
+    >>> from types import SimpleNamespace
+    >>> person = SimpleNamespace(vars={})
+    >>> fee_shown(person, {"participation_fee": 2.5}, "GBP")["text"]
+    '2.50 GBP'
+    >>> fee_shown(person, {"participation_fee": 1}, "GBP")["text"], person.vars["fee_shown"]["amount"]  # as stored
+    ('2.50 GBP', '2.50')
+    """
+    record = participant.vars.get(FEE_SHOWN)
+    if isinstance(record, dict) and "amount" in record and "text" in record:
+        return record
+    amount = f"{float(config.get('participation_fee') or 0):.2f}"
+    record = dict(amount=amount, text=f"{amount} {currency}".strip(), shown_at=clock.now())
+    participant.vars[FEE_SHOWN] = record
+    return record
+
+
+def stated_fee(participant) -> Decimal | None:
+    """The participation fee the consent page stated to ``participant`` (`fee_shown`), or None: not stated yet, or a
+    record that cannot be read (then the session's current fee stands).
+
+    >>> from types import SimpleNamespace
+    >>> stated_fee(SimpleNamespace(vars={"fee_shown": {"amount": "2.50"}})), stated_fee(SimpleNamespace(vars={}))
+    (Decimal('2.50'), None)
+    >>> stated_fee(SimpleNamespace(vars={"fee_shown": {"amount": "lots"}})) is None
+    True
+    """
+    record = (getattr(participant, "vars", None) or {}).get(FEE_SHOWN)
+    try:
+        return Decimal(str(record["amount"])) if isinstance(record, dict) else None
+    except (KeyError, ArithmeticError):
+        return None
+
+
+def fee_summary(fees: list[Decimal | None], *, current) -> list[str]:
+    """Pay and review's sentences on the participation fee: the fees people's consent pages stated (``fees``: each
+    person's `stated_fee`), beside the session's fee now (``current``).
+
+    >>> first, rest = fee_summary([Decimal("2.50"), Decimal("2.5"), Decimal("1"), None], current=1)
+    >>> first
+    "3 of 4 were shown a participation fee on their consent page (2.50: 2 people; 1.00: 1 person); each is owed the fee they were shown (the session's fee is now 1.00)."
+    >>> rest
+    "1 have no fee stored from their consent page (not shown yet, or your own consent text): theirs is the session's fee now (1.00)."
+    >>> fee_summary([Decimal("1")], current=1)
+    ['1 of 1 were shown a participation fee on their consent page (1.00: 1 person); each is owed the fee they were shown.']
+    """
+    now = f"{float(current or 0):.2f}"
+    counts: dict[str, int] = {}
+    for fee in fees:
+        if fee is not None:
+            counts[f"{fee:.2f}"] = counts.get(f"{fee:.2f}", 0) + 1
+    shown = sum(counts.values())
+    lines = []
+    if shown:
+        each = "; ".join(
+            f"{fee}: {count} {'person' if count == 1 else 'people'}"
+            for fee, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        )
+        changed = f" (the session's fee is now {now})" if set(counts) != {now} else ""
+        lines.append(
+            f"{shown} of {len(fees)} were shown a participation fee on their consent page ({each}); each is owed the "
+            f"fee they were shown{changed}."
+        )
+    if shown < len(fees):
+        lines.append(
+            f"{len(fees) - shown} have no fee stored from their consent page (not shown yet, or your own consent "
+            f"text): theirs is the session's fee now ({now})."
         )
     return lines

@@ -11,7 +11,8 @@ study's data is never mixed with demo sessions. ``lab_server.outputs`` says whic
 (``one_session``), and applies the same rule to oTree's own exports (wide, per app, page times, chat).
 
 Which views count tests: none. The study status page lists them, marked, without counting them; Pay and review and
-the launch check's pilot times leave them out; an app's admin report leaves their rows out of its figures
+the launch check's pilot times leave them out; oTree's Payments page lists them marked "(test)" and leaves them out of
+its total and mean (``lab_server.outputs``); an app's admin report leaves their rows out of its figures
 (``report_rows``) and says how many it left out, except in a demo session, where everyone is a test: its report
 shows them and says so.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from backend.core import workload
 
+from . import pay
 from .hooks import app_name
 from .texts import messages
 
@@ -82,7 +83,9 @@ def default_consent(player, *, currency: str) -> str:
     parts = [text["default_consent"]]
     if app in workload.DEFAULT_SECONDS:
         minutes = estimated_minutes(config, app, units=units_of(player))
-        parts.append(text["consent_facts"].format(minutes=minutes, pay=pay_text(config, currency)))
+        # The fee as stated to this person the first time, stored then (study_flow.pay.fee_shown): never recomputed.
+        stated = pay.fee_shown(player.participant, config, currency)["text"]
+        parts.append(text["consent_facts"].format(minutes=minutes, pay=stated))
     return " ".join(parts)
 
 

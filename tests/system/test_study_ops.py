@@ -12,6 +12,7 @@ it (production mode, admin password; a prodserver on PostgreSQL):
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -35,7 +36,7 @@ from tests.support.harness import (
     running_server,
     uses_server_database,
 )
-from tests.support.participants import Visitor
+from tests.support.participants import Person, Visitor
 from tests.system.test_admin_pages import games_export, play
 
 
@@ -396,3 +397,85 @@ def test_a_rate_edited_after_people_saw_their_bonus_changes_only_the_bonuses_not
     cells = re.findall(r"<td>\s*(.*?)\s*</td>", row, re.S)
     assert any(cell.endswith(amount_early) for cell in cells), cells  # the stated bonus, not oTree's new figure
     assert not any(cell.endswith(f"{2 * float(amount_early):.2f}") for cell in cells), cells
+
+
+def edit_session(admin, server, code: str, **fields) -> None:
+    """Save the session's Edit page (oTree's SessionEditProperties) with ``fields``."""
+    form = admin.get(f"{server.url}/SessionEditProperties/{code}", timeout=30).text
+    token = re.search(r'name="csrftoken" value="([^"]+)"', form)
+    data = dict(participation_fee="0", real_world_currency_per_point="0.01", label="", comment="")
+    data.update({key: str(value) for key, value in fields.items()}, **({"csrftoken": token.group(1)} if token else {}))
+    edited = admin.post(f"{server.url}/SessionEditProperties/{code}", data=data, timeout=30)
+    assert edited.status_code < 400, edited.text[:500]
+
+
+def payments_rows(admin, server, code: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """oTree's Payments page: (participant code -> the row's cells, heading -> cell of the Session and Summary
+    tables)."""
+    page = admin.get(f"{server.url}/SessionPayments/{code}", timeout=30).text
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", page, re.S):
+        cells = [re.sub(r"\s+", " ", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        heading = re.search(r"<th>\s*(.*?)\s*</th>", row, re.S)
+        if heading and cells:
+            rows[heading.group(1)] = cells[0]
+        elif len(cells) == 6:
+            rows[cells[0]] = cells
+    people = {key: value for key, value in rows.items() if isinstance(value, list)}
+    return people, {key: value for key, value in rows.items() if isinstance(value, str)}
+
+
+def amount(text: str) -> str:
+    return re.search(r"\d+\.\d\d", text).group(0)
+
+
+def test_the_payments_page_marks_the_tester_and_leaves_them_out_of_the_total_and_mean(lab):
+    """Finding F6: oTree's Payments page counted a test-link participant in its rows and totals, while Pay and review
+    leaves them out. The tester's row says "(test)" beside the label; the total and mean are the real people's."""
+    code = create_session(lab.url, "bias_tests", 2, participation_fee=2.5)["code"]
+    real = Visitor(lab.url, code, "1" * 24)
+    admin = logged_in(lab.url, lab.password)
+    links = admin.get(f"{lab.url}/StudyLinks/{code}", timeout=30).text
+    token = re.search(r'name="csrftoken" value="([^"]+)"', links).group(1)
+    test_link = admin.post(f"{lab.url}/TestParticipant/{code}", data={"csrftoken": token}, allow_redirects=False)
+    tester = Person(lab.url + test_link.headers["location"], code)
+    for person in (real, tester):
+        person.advance_to("Instructions")
+
+    people, summary = payments_rows(admin, lab, code)
+    assert people[tester.code][1].endswith("(test)") and "(test)" not in people[real.code][1], people
+    assert amount(people[tester.code][5]) == amount(people[real.code][5]) == "2.50"  # each row as it is
+    assert amount(summary["Total payments"]) == "2.50", summary  # the real person's alone, not 5.00
+    assert amount(summary["Mean payment"]) == "2.50", summary
+    assert "1 test participant left out" in summary["Total payments"], summary
+
+
+def test_an_edited_fee_leaves_what_a_consent_page_stated_on_the_payments_page_and_pay_and_review_says_it(lab):
+    """Finding F9: the consent page states the participation fee ("You receive 2.50 GBP for taking part"); an edit
+    of the session's fee afterwards changed what oTree's Payments page said that person gets. The fee is stored when
+    the consent page states it: the Payments page pays it, and Pay and review says which fees people were shown; the
+    person who reaches the consent page after the edit is told, and paid, the new fee."""
+    code = create_session(lab.url, "bias_tests", 2, completion_code="DONE9", participation_fee=2.5)["code"]
+    early = Visitor(lab.url, code, "6" * 24)
+    assert early.page == "Consent" and "You receive 2.50 GBP for taking part" in early.html
+    early.reload()
+    assert "You receive 2.50 GBP for taking part" in early.html
+    early.advance_to("Instructions")
+
+    admin = logged_in(lab.url, lab.password)
+    edit_session(admin, lab, code, participation_fee="1.00")
+    late = Visitor(lab.url, code, "7" * 24)
+    assert "You receive 1.00 GBP for taking part" in late.html
+    late.advance_to("Instructions")
+
+    people, summary = payments_rows(admin, lab, code)
+    assert amount(people[early.code][5]) == "2.50", people[early.code]  # as stated, not the edited 1.00
+    assert amount(people[late.code][5]) == "1.00", people[late.code]
+    assert amount(summary["Total payments"]) == "3.50", summary
+    assert "shown another fee" in summary["Participation fee"], summary
+    pay_page = admin.get(f"{lab.url}/PayAndReview/{code}", timeout=30).text
+    sources = html.unescape(re.search(r"<ul id=\"pay-sources\">(.*?)</ul>", pay_page, re.S).group(1))
+    assert (
+        "2 of 2 were shown a participation fee on their consent page (1.00: 1 person; 2.50: 1 person); each is owed "
+        "the fee they were shown (the session's fee is now 1.00)."
+    ) in sources, sources
