@@ -38,6 +38,15 @@ adds room for thinking.
   reads it next to people's export and fills the human-vs-model columns (n_model, model_mean, pearson, spearman,
   diff); load it into a social_eval session and the app's long export carries the ``model_rating`` column.
 
+**k samples per unit** (``--samples K``, default 1): each (episode, agent) is rated K times independently (each
+sample with its own re-asks). Per dimension the ``rating`` is the median of the K ratings (a half rounded up),
+``rating_spread`` their sample SD (0 for one sample: the wider, the less sure the model), ``sample_ratings`` the K
+ratings (``7#8#7``) and ``samples`` how many samples answered (`backend.core.calibration.rating_summary`); the
+reasoning is that of the first sample that gave the median rating (else the first sample's). Samples that stay
+unparseable are left out; none answered makes the unit unparseable, and a failed call an error (asked again on the
+next run). More than one sample needs a temperature above 0, except for ``scripted``. The report reads the spread
+from this file when it sits beside the episode file (``python -m backend report ratings.csv <stem>.episodes.json``).
+
 The episode file is written atomically (temporary file, then ``os.replace``) after every run. ``--model scripted``
 answers offline with ``scripted_policy`` (a hash of episode, agent and dimension mapped into the range).
 """
@@ -53,7 +62,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from backend.core import runs
+from backend.core import calibration, runs
 from backend.core.csvio import iso_utc
 from backend.core.llm import LLMSettings, add_endpoint_options, complete, settings_from_args
 from backend.core.llm.records import CallTotals
@@ -76,6 +85,8 @@ from backend.social.forms import MAX_REASONING_CHARS
 from backend.social.rubrics import Rubric, load_rubric
 
 FINAL_STATUSES = ("answered", "unparseable")
+# The k-sample columns (backend.core.calibration.rating_summary); optional when a file of an earlier version is resumed.
+SAMPLE_COLUMNS = ("samples", "rating_spread", "sample_ratings")
 
 COLUMNS = [
     *RATING_CELLS,
@@ -93,6 +104,7 @@ COLUMNS = [
     "max_tokens",
     "rubric",
     "answered_at",
+    *SAMPLE_COLUMNS,
 ]
 
 
@@ -116,19 +128,44 @@ def rubric_label(rubric: Rubric) -> str:
     return f"{rubric.name} {rubric.version}".strip()
 
 
-def _unit_rows(unit: Unit, rubric: Rubric, common: Mapping[str, Any], ratings: Mapping[str, DimensionRating]) -> list:
+def _unit_rows(
+    unit: Unit, rubric: Rubric, common: Mapping[str, Any], samples: Sequence[Mapping[str, DimensionRating]]
+) -> list:
+    """One row per dimension: the samples' median rating with its spread (`calibration.rating_summary`)."""
     rows = []
     for dimension in rubric.dimensions:
-        rated = ratings.get(dimension.key)
-        cells = rating_cells(
-            unit.episode,
-            unit.agent_index,
-            dimension,
-            rating=rated.rating if rated else "",
-            reasoning=rated.reasoning if rated else "",
-        )
-        rows.append(dict(**cells, rubric=rubric_label(rubric), **common))
+        rated = [sample[dimension.key] for sample in samples if dimension.key in sample]
+        extra = dict.fromkeys(SAMPLE_COLUMNS, "")
+        rating, reasoning = "", ""
+        if rated:
+            summary = calibration.rating_summary([one.rating for one in rated])
+            rating = summary["rating"]
+            reasoning = next((one.reasoning for one in rated if one.rating == rating), rated[0].reasoning)
+            extra = dict(
+                samples=summary["samples"],
+                rating_spread=round(summary["spread"], 6),
+                sample_ratings="#".join(str(one.rating) for one in rated),
+            )
+        cells = rating_cells(unit.episode, unit.agent_index, dimension, rating=rating, reasoning=reasoning)
+        rows.append(dict(**cells, rubric=rubric_label(rubric), **common, **extra))
     return rows
+
+
+def check_samples(samples: int, settings: LLMSettings) -> None:
+    """Refuse a sample count below 1, or several samples at temperature 0 from a real model.
+
+    >>> check_samples(2, LLMSettings(model="m", temperature=0.7))
+    >>> check_samples(0, LLMSettings(model="scripted"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --samples must be a whole number of at least 1, got 0.
+    """
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"--samples must be a whole number of at least 1, got {samples!r}.")
+    if samples > 1 and settings.temperature == 0 and settings.model != "scripted":
+        raise ValueError(
+            f"--samples {samples} needs --temperature above 0: at temperature 0 the samples repeat one answer."
+        )
 
 
 async def ask_unit(
@@ -139,10 +176,13 @@ async def ask_unit(
     parse_retries: int = 2,
     min_reasoning_chars: int = MIN_REASONING_CHARS,
     max_reasoning_chars: int = MAX_REASONING_CHARS,
+    samples: int = 1,
 ) -> list[dict[str, Any]]:
-    """Ask for one (episode, agent)'s ratings; return its CSV rows (one per dimension, ``COLUMNS``), all with the
-    unit's status: answered, unparseable (after ``parse_retries`` re-asks) or error (a call failed for good)."""
+    """Ask for one (episode, agent)'s ratings ``samples`` times; return its CSV rows (one per dimension,
+    ``COLUMNS``), all with the unit's status: answered (the samples' median and spread), unparseable (no sample
+    answered after ``parse_retries`` re-asks each) or error (a call failed for good)."""
     runs.check_parse_retries(parse_retries)
+    check_samples(samples, settings)
     messages = build_messages(
         unit.episode,
         unit.agent_index,
@@ -168,26 +208,35 @@ async def ask_unit(
         )
 
     problem, reply, source, max_tokens = "", "", "", None
-    for _ in range(parse_retries + 1):
-        record = await complete(messages, settings, scripted=policy, max_tokens=budget, response_schema=schema)
-        totals.add(record)
-        max_tokens = record.max_tokens if record.max_tokens is not None else settings.token_limit(budget)
-        if not record.ok:
-            error = f"{record.error_kind}: {record.error}"
-            return _unit_rows(unit, rubric, common("error", "", error, record.reply, max_tokens), {})
-        reply, source = record.reply, "structured" if record.structured else "text"
-        try:
-            ratings = parse_ratings(
-                reply, rubric, min_reasoning_chars=min_reasoning_chars, max_reasoning_chars=max_reasoning_chars
-            )
-        except RatingsParseError as error:
-            problem = str(error).rstrip(".")
-            if record.finish_reason == "length":
-                problem += " (the reply was cut off at the token limit)"
-            messages = [*messages, {"role": "assistant", "content": reply}, reprompt_message(problem)]
-            continue
-        return _unit_rows(unit, rubric, common("answered", source, "", reply, max_tokens), ratings)
-    return _unit_rows(unit, rubric, common("unparseable", source, problem, reply, max_tokens), {})
+    answered: list[tuple[str, str, Mapping[str, DimensionRating]]] = []  # (reply, source, ratings) per sample
+    first_messages = messages
+    for _ in range(samples):
+        messages = first_messages
+        for _ in range(parse_retries + 1):
+            record = await complete(messages, settings, scripted=policy, max_tokens=budget, response_schema=schema)
+            totals.add(record)
+            max_tokens = record.max_tokens if record.max_tokens is not None else settings.token_limit(budget)
+            if not record.ok:
+                error = f"{record.error_kind}: {record.error}"
+                return _unit_rows(unit, rubric, common("error", "", error, record.reply, max_tokens), [])
+            reply, source = record.reply, "structured" if record.structured else "text"
+            try:
+                ratings = parse_ratings(
+                    reply, rubric, min_reasoning_chars=min_reasoning_chars, max_reasoning_chars=max_reasoning_chars
+                )
+            except RatingsParseError as error:
+                problem = str(error).rstrip(".")
+                if record.finish_reason == "length":
+                    problem += " (the reply was cut off at the token limit)"
+                messages = [*messages, {"role": "assistant", "content": reply}, reprompt_message(problem)]
+                continue
+            answered.append((reply, source, ratings))
+            break
+    if answered:
+        reply, source, _ = answered[0]
+        rows = common("answered", source, "", reply, max_tokens)
+        return _unit_rows(unit, rubric, rows, [ratings for _, _, ratings in answered])
+    return _unit_rows(unit, rubric, common("unparseable", source, problem, reply, max_tokens), [])
 
 
 # --- files ----------------------------------------------------------------------------------------------------------
@@ -207,7 +256,7 @@ def read_finished(path: Path, units: Sequence[Unit], rubric: Rubric) -> list[dic
     """The rows of an earlier run for planned units that need no new call: every dimension of the rubric present with
     an answered or unparseable status. Cells come back exactly as before neutralisation. A file of another layout
     or rubric is refused (pick another ``--out``)."""
-    rows = runs.read_rows(path, columns=COLUMNS, what="the annotator's output")
+    rows = runs.read_rows(path, columns=COLUMNS, optional=SAMPLE_COLUMNS, what="the annotator's output")
     label = rubric_label(rubric)
     other = sorted({row["rubric"] for row in rows} - {label})
     if other:
@@ -278,6 +327,7 @@ async def annotate(
     parse_retries: int = 2,
     min_reasoning_chars: int = MIN_REASONING_CHARS,
     max_reasoning_chars: int = MAX_REASONING_CHARS,
+    samples: int = 1,
     progress: TextIO | None = None,
 ) -> RunSummary:
     """Rate every (episode, agent) not yet answered or unparseable in the CSV, appending rows as units finish; then
@@ -305,8 +355,10 @@ async def annotate(
             parse_retries=parse_retries,
             min_reasoning_chars=min_reasoning_chars,
             max_reasoning_chars=max_reasoning_chars,
+            samples=samples,
         )
 
+    check_samples(samples, settings)
     with runs.RowAppender(summary.csv_path, columns=COLUMNS) as out:
 
         def store(unit: Unit, rows: list[dict[str, Any]]) -> str:
@@ -334,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     add_endpoint_options(parser, timeout_s=120.0)
     parser.add_argument("--min-reasoning-chars", type=int, default=MIN_REASONING_CHARS, help="per explanation")
     parser.add_argument("--max-reasoning-chars", type=int, default=MAX_REASONING_CHARS, help="per explanation")
+    parser.add_argument(
+        "--samples", type=int, default=1, help="ratings per unit; their spread is the model's uncertainty"
+    )
 
     async def start(args: argparse.Namespace, progress: TextIO | None) -> RunSummary:
         rubric = load_rubric(args.rubric)
@@ -345,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             episodes_name=args.episodes,
             min_reasoning_chars=args.min_reasoning_chars,
             max_reasoning_chars=args.max_reasoning_chars,
+            samples=args.samples,
             progress=progress,
         )
 

@@ -14,7 +14,18 @@ known) and dimension, plus the overall score (mean of the dimensions of one anno
 * ``alpha``: Krippendorff's alpha (interval) over (episode, agent) units; ``exact``/``within_1``: pairwise
   agreement. Agreement uses one rating per annotator and unit (the first, if someone rated an episode twice);
 * ``pearson``/``spearman``/``diff``: per-item human mean against the model's rating, and mean(human - model),
-  wherever model ratings exist.
+  wherever model ratings exist; ``mae``: mean |human - model| (the model's error, in rating points);
+* ``spread_rho``: where the model annotator rated each unit k times (``--samples``; its CSV beside the episode file),
+  Spearman's rho between the model's spread (SD of its k ratings) and its absolute error: positive when the model is
+  less sure where it is further from people.
+
+**Intervals** (`backend.core.unit_bootstrap`): ``alpha``, ``pearson``, ``spearman``, ``diff`` and ``mae`` each have
+a 95 % percentile interval (``<figure>_low``, ``<figure>_high``) from 1000 resamples of the episodes (an episode with
+all its agents and ratings), seed 0: the same files give the same intervals.
+
+**Admission** (``report(admit_at=...)``, ``python -m backend report --admit-at``, default
+`backend.core.calibration.DEFAULT_ADMISSION_THRESHOLD`): per group and dimension (both agents), the model's ratings
+stand in for people's when the lower bound of Spearman's rho between them clears the threshold.
 
 Gold (attention) episodes are left out of these figures and summarised separately. The app exports also give the
 quality per annotator (``quality``: time per episode, gold episodes passed, distance from the others; see
@@ -32,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from backend.core import agreement
+from backend.core import agreement, calibration, unit_bootstrap
 from backend.core.csvio import read_csv_any, truthy_cell
 from backend.core.jsonable import jsonable
 from backend.social import sotopia_release
@@ -211,8 +222,9 @@ def _scope_rows(rows: pd.DataFrame, scope: str) -> pd.DataFrame:
     return rows
 
 
-def dimension_statistics(rows: pd.DataFrame) -> dict[str, float]:
-    """All figures for the rows of one group, scope and dimension (see the module docstring)."""
+def dimension_statistics(rows: pd.DataFrame, *, seed: int = unit_bootstrap.DEFAULT_SEED) -> dict[str, float]:
+    """All figures for the rows of one group, scope and dimension, with their intervals over episodes (see the
+    module docstring)."""
     units = rows.groupby(["episode_id", "agent"], sort=True)
     item_mean = units["rating"].mean()
     item_model = units["model_rating"].first()
@@ -220,6 +232,32 @@ def dimension_statistics(rows: pd.DataFrame) -> dict[str, float]:
     values = [group["rating"].to_numpy() for _, group in one_per_annotator.groupby(["episode_id", "agent"])]
     comparison = agreement.compare_with_model(item_mean.to_numpy(), item_model.to_numpy())
     has_model = item_model.notna()
+    human, model = item_mean.to_numpy(), item_model.to_numpy(dtype=float)
+    error = np.abs(human - model)
+    spread = (
+        units["model_spread"].first().to_numpy(dtype=float)
+        if "model_spread" in rows
+        else np.full(len(item_mean), np.nan)
+    )
+    has_spread = ~np.isnan(spread) & ~np.isnan(error)
+    spread_rho = (
+        agreement.compare_with_model(spread[has_spread], error[has_spread])["spearman"]
+        if has_spread.any()
+        else math.nan
+    )
+    episodes, episode_of_item = np.unique(item_mean.index.get_level_values(0).astype(str), return_inverse=True)
+    weights = unit_bootstrap.cluster_weights(unit_bootstrap.unit_draws(len(episodes), seed=seed), episode_of_item)
+    replicates = dict(
+        alpha=unit_bootstrap.alpha_replicates(values, weights),
+        pearson=unit_bootstrap.pearson_replicates(human, model, weights),
+        spearman=unit_bootstrap.spearman_replicates(human, model, weights),
+        diff=unit_bootstrap.mean_replicates(human - model, weights),
+        mae=unit_bootstrap.mean_replicates(error, weights),
+    )
+    bounds = {}
+    for key, found in replicates.items():
+        low, high = unit_bootstrap.interval(found)
+        bounds.update({f"{key}_low": low, f"{key}_high": high})
     return dict(
         n_episodes=int(rows["episode_id"].nunique()),
         n_items=int(len(item_mean)),
@@ -235,6 +273,9 @@ def dimension_statistics(rows: pd.DataFrame) -> dict[str, float]:
         pearson=comparison["pearson"],
         spearman=comparison["spearman"],
         diff=comparison["mean_difference"],
+        mae=float(np.nanmean(error)) if has_model.any() else math.nan,
+        spread_rho=spread_rho,
+        **bounds,
     )
 
 
@@ -313,6 +354,27 @@ def episode_model_scores(data: Any, *, source: str) -> dict[str, list[dict[str, 
     }
 
 
+EPISODES_SUFFIX = ".episodes.json"  # backend.social.annotator: <stem>.episodes.json beside <stem>.csv
+
+
+def model_spreads(path: Path) -> dict[tuple[str, int, str], float]:
+    """The model annotator's spread per (episode, agent, dimension) from its CSV beside the episode file
+    (``<stem>.csv`` beside ``<stem>.episodes.json``); empty when there is none, or when it predates k samples."""
+    if not path.name.endswith(EPISODES_SUFFIX):
+        return {}
+    beside = path.with_name(path.name[: -len(EPISODES_SUFFIX)] + ".csv")
+    if not beside.is_file():
+        return {}
+    table = read_csv_any(beside, dtype=str, keep_default_na=False)
+    if not {"episode_id", "agent_index", "dimension", "status", "rating_spread"} <= set(table.columns):
+        return {}
+    table = table[(table["status"] == "answered") & (table["rating_spread"] != "")]
+    return {
+        (row["episode_id"], int(row["agent_index"]), row["dimension"]): float(row["rating_spread"])
+        for _, row in table.iterrows()
+    }
+
+
 def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     """Read exports / release tables and optional model-rating JSON files into one ratings frame.
 
@@ -321,13 +383,14 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     ``complete_gpt_score.json`` layout; Sotopia's ``complete_pk_agent_pairs.json`` names the focus agents."""
     frames, release_tables, attention_tables, annotation_tables = [], [], [], []
     notes = dict(files=[], model_ratings=None, attention=None, contributions=[], quality=None, quality_floor_s=None)
-    scores, focus = None, None
+    scores, focus, spreads = None, None, {}
     for path in map(Path, paths):
         notes["files"].append(path.name)
         if path.suffix in (".json", ".jsonl"):
             data = _decoded(path)
             if _is_episode_file(data):  # an episode file whose agents carry model_ratings (a model annotator's)
                 found = episode_model_scores(data, source=path.name)
+                spreads.update(model_spreads(path))
             elif isinstance(data, list):
                 focus = sotopia_release.read_focus_agents(path)
                 notes["contributions"].append(dict(file=path.name, what="focus agents", units=len(focus), note=""))
@@ -372,13 +435,50 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
         ratings = sotopia_release.attach_model_scores(ratings, scores)
     if focus is not None:
         ratings = sotopia_release.attach_focus(ratings, focus)
+    if spreads:
+        keys = zip(ratings["episode_id"], ratings["agent"], ratings["dimension"], strict=True)
+        ratings["model_spread"] = [spreads.get((str(e), int(a), str(d)), np.nan) for e, a, d in keys]
+        ratings.loc[ratings["model_rating"].isna(), "model_spread"] = np.nan
+        notes["model_spread"] = True
     return ratings, notes
 
 
-def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
-    """The printed report of ``python -m backend report`` for social-evaluation files."""
+def admissions(table: pd.DataFrame, admit_at: float) -> list[dict[str, Any]]:
+    """Per group and dimension (scope ``both``) with model ratings: the admission line of the model's ratings
+    (`backend.core.calibration.admission` of the lower bound of Spearman's rho)."""
+    rows = table[(table["scope"] == "both") & (table["n_model"] > 0)]
+    return [
+        dict(
+            group=row["group"],
+            dimension=row["dimension"],
+            spearman=row["spearman"],
+            **calibration.admission(row["spearman_low"], admit_at),
+        )
+        for _, row in rows.iterrows()
+    ]
+
+
+def _interval_text(table: pd.DataFrame, key: str) -> list[str]:
+    def number(value: float) -> str:
+        return "-" if pd.isna(value) else f"{value:.2f}"
+
+    return [
+        f"[{number(low)}, {number(high)}]" for low, high in zip(table[f"{key}_low"], table[f"{key}_high"], strict=True)
+    ]
+
+
+def report(
+    paths: Sequence[str | Path],
+    *,
+    as_json: bool = False,
+    admit_at: float = calibration.DEFAULT_ADMISSION_THRESHOLD,
+) -> str:
+    """The printed report of ``python -m backend report`` for social-evaluation files; ``admit_at``: the threshold
+    of the model ratings' admission line."""
+    calibration.admission(math.nan, admit_at)  # refuses a threshold outside [-1, 1] before any work
     ratings, notes = load_ratings(paths)
     table = summarise(ratings)
+    admitted = admissions(table, admit_at)
     regular, gold = ratings[~ratings["is_gold"]], ratings[ratings["is_gold"]]
     header = dict(
         annotations=int(regular["annotation"].nunique()),
@@ -390,13 +490,16 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     )
     if as_json:
         records = [jsonable(record) for record in table.to_dict("records")]
-        return json.dumps(dict(header, summary=records), indent=2, ensure_ascii=False)
+        extra = dict(interval_method=unit_bootstrap.METHOD, admit_at=admit_at, admission=jsonable(admitted))
+        return json.dumps(dict(header, **extra, summary=records), indent=2, ensure_ascii=False)
     lines = [
         f"Social evaluation: {header['annotations']} annotations of {header['episodes']} episodes "
         f"by {header['annotators']} annotators ({', '.join(notes['files'])}); gold (attention) episodes apart: "
         f"{header['gold_annotations']} annotations of {header['gold_episodes']} episodes",
         "mean = mean over items (episode x agent) of the annotators' mean; alpha = Krippendorff interval; "
-        "exact / within_1 = pairwise agreement; pearson, spearman, diff (human - model) where model ratings exist.",
+        "exact / within_1 = pairwise agreement; pearson, spearman, diff (human - model), mae (mean |human - model|) "
+        "where model ratings exist; spread_rho = Spearman of the model's spread over k samples against its error. "
+        f"[low, high]: {unit_bootstrap.METHOD}.",
     ]
     lines += ["Files:"] + [
         f"  {item['file']}: {item['units']} {item['what']}" + (f"; {item['note']}" if item["note"] else "")
@@ -409,12 +512,25 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
             "within tolerance on every gold rating."
         )
     lines += quality_lines(notes["quality"], floor_s=notes["quality_floor_s"])
-    columns = ["dimension", "n_items", "n_ratings", "mean", "sd", "alpha", "exact", "within_1"]
-    model_columns = ["n_model", "model_mean", "pearson", "spearman", "diff"]
+    columns = ["dimension", "n_items", "n_ratings", "mean", "sd", "alpha", "alpha_ci", "exact", "within_1"]
+    model_columns = ["dimension", "n_model", "model_mean", "pearson", "pearson_ci", "spearman", "spearman_ci"]
+    model_columns += ["diff", "diff_ci", "mae", "mae_ci"]
     for (group, scope), rows in table.groupby(["group", "scope"], sort=False):
-        shown = columns + (model_columns if rows["n_model"].sum() > 0 else [])
+        rows = rows.copy()
+        for key in ("alpha", "pearson", "spearman", "diff", "mae"):
+            rows[f"{key}_ci"] = _interval_text(rows, key)
         lines += ["", f"== {group} / {scope} ({int(rows['n_episodes'].max())} episodes) =="]
-        lines.append(rows[shown].to_string(index=False, float_format=lambda value: f"{value:.2f}", na_rep="-"))
+        lines.append(rows[columns].to_string(index=False, float_format=lambda value: f"{value:.2f}", na_rep="-"))
+        if rows["n_model"].sum() > 0:
+            shown = model_columns + (["spread_rho"] if rows["spread_rho"].notna().any() else [])
+            lines.append(rows[shown].to_string(index=False, float_format=lambda value: f"{value:.2f}", na_rep="-"))
+    if admitted:
+        lines += [
+            "",
+            f"Admission (the model's ratings stand in for people's where the lower bound of Spearman's rho clears "
+            f"{admit_at:.2f}, --admit-at; both agents):",
+            *[f"  {item['group']} / {item['dimension']}: {item['text']}" for item in admitted],
+        ]
     return "\n".join(lines)
 
 

@@ -172,7 +172,9 @@ def test_the_wide_export_gives_the_long_exports_figures(exports, capsys):
     for data in (from_long, from_wide):
         assert {key: data[key] for key in expected} == expected
         assert data["attention"]["n_annotators"] == 2
-    model_figures = {"n_model", "model_mean", "pearson", "spearman", "diff"}  # only the long export has model ratings
+    model_figures = {"n_model", "model_mean", "pearson", "spearman", "diff", "mae", "spread_rho"}
+    model_figures |= {f"{key}_{end}" for key in ("pearson", "spearman", "diff", "mae") for end in ("low", "high")}
+    # only the long export has model ratings (model_figures), and so the admission lines of model ratings
 
     def human(summary):
         return [{key: value for key, value in row.items() if key not in model_figures} for row in summary]
