@@ -1,7 +1,9 @@
 """social_eval figures from the report's data (``python -m backend report --json`` of ratings): people against
 models per dimension (item means, with Pearson's r per dimension), the agreement among people per dimension
 (Krippendorff's interval alpha and pairwise exact / within-1 agreement) and, from an app export, the quality per
-annotator (time, gold episodes, distance from the others). Drawing: ``backend.core.figures``.
+annotator (time, gold episodes, distance from the others). Alpha, the correlations, the difference and the error
+carry their 95 % percentile-bootstrap intervals over episodes (``backend.core.unit_bootstrap``): error bars in the
+figures, ``value [low, high]`` in the tables, the method in each table's note. Drawing: ``backend.core.figures``.
 
 The figures use the rows of scope ``both`` (both agents' items) of every group.
 
@@ -16,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from backend.core.figures import PALETTE, FigureSpec, grouped_bars, number, panel_axes, style
-from backend.core.paper_tables import Table, fmt
+from backend.core.paper_tables import Table, fmt, with_interval
+from backend.core.unit_bootstrap import METHOD
 
 SCOPE = "both"
 AGREEMENT = (("alpha", "Krippendorff's alpha (interval)"), ("exact", "exact agreement"), ("within_1", "within 1 point"))
@@ -39,6 +42,8 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
             "group": group,
             "dimensions": [row["dimension"] for row in rows],
             **{key: [row[key] for row in rows] for key, _ in AGREEMENT},
+            "alpha_low": [row.get("alpha_low") for row in rows],
+            "alpha_high": [row.get("alpha_high") for row in rows],
             "n_items": [row["n_items"] for row in rows],
         }
         specs.append(
@@ -57,6 +62,8 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
                 "people": [row["mean"] for row in modelled],
                 "models": [row["model_mean"] for row in modelled],
                 "pearson": [row["pearson"] for row in modelled],
+                "pearson_low": [row.get("pearson_low") for row in modelled],
+                "pearson_high": [row.get("pearson_high") for row in modelled],
                 "n_model": [row["n_model"] for row in modelled],
             }
             specs.append(
@@ -75,6 +82,8 @@ def report_figures(data: Mapping[str, Any]) -> list[FigureSpec]:
 
 def _draw_agreement(figure, data):
     series = [{"label": label, "values": data[key]} for key, label in AGREEMENT]
+    if "alpha_low" in data:  # alpha's 95% bootstrap interval over episodes
+        series[0].update(lows=data["alpha_low"], highs=data["alpha_high"])
     ax = figure.subplots()
     grouped_bars(ax, data["dimensions"], series, ylabel="agreement (alpha: −1 to 1; shares: 0–1)")
     ax.axhline(0, color="black", linewidth=0.6)
@@ -89,6 +98,11 @@ def _draw_versus(figure, data):
     for index, dimension in enumerate(data["dimensions"]):
         look = style(index)
         r = number(data["pearson"][index])
+        bounds = [
+            data.get("pearson_low", [None] * (index + 1))[index],
+            data.get("pearson_high", [None] * (index + 1))[index],
+        ]
+        r_text = "–" if math.isnan(r) else with_interval(r, *bounds) if bounds[0] is not None else f"{r:.2f}"
         ax.scatter(
             [number(data["people"][index])],
             [number(data["models"][index])],
@@ -96,7 +110,7 @@ def _draw_versus(figure, data):
             marker=look["marker"],
             edgecolor="black",
             s=50,
-            label=f"{dimension} (r = {'–' if math.isnan(r) else f'{r:.2f}'}, n = {data['n_model'][index]})",
+            label=f"{dimension} (r = {r_text}, n = {data['n_model'][index]})",
         )
     ax.set_xlabel("people: mean rating (rating scale points)")
     ax.set_ylabel("model: mean rating (rating scale points)")
@@ -112,10 +126,10 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
                 str(row["dimension"]),
                 str(row["n_items"]),
                 f"{fmt(row['mean'])} ({fmt(row['sd'])})",
-                fmt(row["alpha"]),
+                _ci(row, "alpha"),
                 fmt(row["within_1"]),
                 fmt(row["model_mean"]),
-                fmt(row["pearson"]),
+                _ci(row, "pearson"),
                 str(row.get("n_model") or 0),
             ]
             for row in rows
@@ -124,10 +138,41 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
         caption = (
             f"Per-dimension means ({group}, both agents): people's mean over items of the annotators' mean (SD "
             "over items), Krippendorff's interval alpha, share of annotator pairs within 1 point, models' mean and "
-            "Pearson's r between people's and models' item means."
+            f"Pearson's r between people's and models' item means. Intervals: {METHOD}."
         )
-        tables.append(Table(f"social_dimensions{'' if index == 0 else f'_{index + 1}'}", caption, columns, body))
+        suffix = "" if index == 0 else f"_{index + 1}"
+        tables.append(Table(f"social_dimensions{suffix}", caption, columns, body))
+        modelled = [row for row in rows if (row.get("n_model") or 0) > 0]
+        if modelled:
+            admitted = {item["dimension"]: item["text"] for item in data.get("admission", []) if item["group"] == group}
+            body = [
+                [
+                    str(row["dimension"]),
+                    str(row["n_model"]),
+                    *[_ci(row, key) for key in ("pearson", "spearman", "diff", "mae")],
+                    fmt(row.get("spread_rho")),
+                    admitted.get(row["dimension"], ""),
+                ]
+                for row in modelled
+            ]
+            columns = ["dimension", "items", "r", "rho", "people − model", "MAE", "spread–error rho", "admission"]
+            caption = (
+                f"Model ratings against people's item means ({group}, both agents): Pearson's r, Spearman's rho, "
+                "mean difference and mean absolute error (rating points); Spearman's rho of the model's spread over "
+                "its k samples against its absolute error; admitted where the lower bound of rho clears "
+                f"{fmt(data.get('admit_at'))}. Intervals: {METHOD}."
+            )
+            tables.append(Table(f"social_models{suffix}", caption, columns, body))
     return tables
+
+
+def _ci(row: Mapping[str, Any], key: str) -> str:
+    """A figure of a summary row with its interval (``<key>_low``, ``<key>_high``), or alone without one.
+
+    >>> _ci({"alpha": 0.5, "alpha_low": 0.25, "alpha_high": 0.75}, "alpha"), _ci({"alpha": 0.5}, "alpha")
+    ('0.50 [0.25, 0.75]', '0.50')
+    """
+    return with_interval(row.get(key), row.get(f"{key}_low"), row.get(f"{key}_high"))
 
 
 QUALITY_PANELS = (

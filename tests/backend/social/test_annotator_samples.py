@@ -125,3 +125,15 @@ def test_three_samples_give_the_median_and_spread_and_the_report_scores_them_aga
     text = capsys.readouterr().out
     assert f"demo / goal: admitted: the lower bound {goal['spearman_low']:.2f} clears -1.00" in text
     assert "spread_rho" in text and "mae_ci" in text and "alpha_ci" in text
+
+    # Figures and paper tables carry the intervals, the tables' notes name the method.
+    figures, markdown = tmp_path / "figures", tmp_path / "tables"
+    arguments = ["report", str(export), str(episodes_file), "--figures", str(figures), "--markdown", str(markdown)]
+    assert backend_main(arguments) == 0
+    capsys.readouterr()
+    assert (figures / "social_agreement.svg").is_file() and (figures / "social_people_vs_models.svg").is_file()
+    models_table = (markdown / "social_models.md").read_text(encoding="utf-8")
+    assert "bootstrap over the rated units (1000 resamples, seed 0" in models_table
+    assert f"{goal['spearman']:.2f} \\[{goal['spearman_low']:.2f}, {goal['spearman_high']:.2f}\\]" in models_table
+    dimensions_table = (markdown / "social_dimensions.md").read_text(encoding="utf-8")
+    assert "bootstrap over the rated units" in dimensions_table and " \\[" in dimensions_table
