@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,11 +109,33 @@ MIN_IDENTIFIER_CHARS = 4  # shorter values (a stray "1") are not searched for in
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 PHONE = re.compile(r"(?<![\w.])\+?\d(?:[\s/().-]?\d){6,14}(?![\w.])")
 PROLIFIC_ID = re.compile(r"\b[0-9a-fA-F]{24}\b")
-# A Prolific ID typed in groups ("5f3c 2a1b 9d8e ...", "5F3C-2A1B-...", split across lines): 24 to 32 hex digits,
-# any of them parted by up to three spaces, dashes, dots or underscores, standing alone (no letter or digit glued to
-# either end, not a release pseudonym's digits). Whether a run is an ID: ``_grouped_id`` (letters and digits both).
-GROUPED_ID = re.compile(r"(?<![0-9A-Za-z])(?<![PXQTS]-)[0-9a-fA-F](?:[\s._-]{0,3}[0-9a-fA-F]){23,31}(?![0-9A-Za-z])")
-MASKS = ((EMAIL, "[email]"), (PROLIFIC_ID, "[id]"), (GROUPED_ID, lambda found: _grouped_id(found)), (PHONE, "[phone]"))
+# A Prolific ID typed in groups ("5f3c 2a1b 9d8e ...", "5F3C–2A1B–...", "5f3c, 2a1b, ...", split across lines): 24 to
+# 32 hex digits, any of them parted by a gap (``ID_GAP``: up to 16 spaces or line breaks, with up to three of
+# ``- . _ , / : ; | + · • * ~`` among them), standing alone (no letter or digit glued to either end), and not a release
+# pseudonym (``P-`` and 16 hex digits). It is looked for in the text's matching view (``matching_view``: Unicode
+# dashes as "-", zero-width characters dropped, full-width digits as digits, escaped line breaks as spaces). Whether
+# a run is an ID: ``_grouped_id`` (letters and digits both).
+ID_GAP = r"(?>\s{0,16}(?:[-._,/:;|+\u00b7\u2022*~]{1,3}\s{0,16})?)"
+GROUPED_ID = re.compile(
+    r"(?<![0-9A-Za-z])(?!(?<=[PXQTS]-)[0-9a-f]{16}(?![0-9A-Za-z]))"
+    rf"[0-9a-fA-F](?:{ID_GAP}[0-9a-fA-F]){{23,31}}(?![0-9A-Za-z])"
+)
+# A Prolific ID glued to a word ("myid5f1a...", "ID5F1A..."): a run of 24 to 32 hex digits (a 40-digit hash is
+# longer) inside a longer word; the whole word is masked when the run holds letters and digits (``_glued_id``).
+GLUED_ID = re.compile(
+    r"(?<![0-9A-Za-z])[0-9A-Za-z]*?(?<![0-9A-Fa-f])(?P<hex>[0-9A-Fa-f]{24,32})(?![0-9A-Fa-f])[0-9A-Za-z]*"
+)
+MASKS = (
+    (EMAIL, "[email]"),
+    (PROLIFIC_ID, "[id]"),
+    (GROUPED_ID, lambda found: _grouped_id(found)),
+    (GLUED_ID, lambda found: _glued_id(found)),
+    (PHONE, "[phone]"),
+)
+# What the matching view leaves out or reads otherwise (``matching_view``).
+DASHES = "\u2212\u2053\u2e3a\u2e3b\u30fc\uff70"  # minus, swung dash, two- and three-em dashes, prolonged sound marks
+INVISIBLE_CATEGORIES = ("Cf", "Mn")  # zero-width spaces and joiners, soft hyphens, direction marks; combining marks
+ESCAPED_BREAKS = re.compile(r"\\+[nrt]?")  # an export's "\n" (backslash, n) and JSON's "\\n"
 INTEGER = re.compile(r"^-?(?:0|[1-9]\d*)$")
 
 
@@ -151,17 +174,78 @@ def _grouped_id(found: re.Match) -> str:
     return "[id]" if has_letter and has_digit else found.group(0)
 
 
+def _glued_id(found: re.Match) -> str:
+    """``[id]`` for a word holding a run of 24 to 32 hex digits with letters and digits both (``GLUED_ID``); else the
+    word as it was.
+
+    >>> _glued_id(GLUED_ID.search("myid5f1a2b3c4d5e6f7a8b9c0d1e")), _glued_id(GLUED_ID.search("x" + "1" * 24))
+    ('[id]', 'x111111111111111111111111')
+    """
+    run = found.group("hex")
+    return "[id]" if any(c.isalpha() for c in run) and any(c.isdigit() for c in run) else found.group(0)
+
+
+def matching_view(text: str) -> tuple[str, list[int] | None]:
+    r"""The text the masks look at, and for each of its characters the index of the character of ``text`` it came
+    from (None: the same index). Each character is read in Unicode's compatibility form (NFKC: full-width digits as
+    digits, a no-break space as a space), dashes as "-", invisible characters (zero-width spaces and joiners, soft
+    hyphens, direction and combining marks) left out, and backslash escapes of line breaks and tabs (``\n``, as the
+    exports write a line break, and JSON's ``\\n``) as spaces: "5f3c–2a1b" and "5f3c\u200b2a1b" read "5f3c-2a1b" and
+    "5f3c2a1b".
+
+    >>> matching_view("id\u00a0\uff15f3c\u20132a\u200b1b")
+    ('id 5f3c-2a1b', [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12])
+    >>> matching_view("a\\nb")
+    ('a  b', None)
+    """
+    origin = None
+    if not text.isascii():
+        chars, origin = [], []
+        for at, char in enumerate(text):
+            for read in unicodedata.normalize("NFKC", char):
+                category = unicodedata.category(read)
+                if category in INVISIBLE_CATEGORIES:
+                    continue
+                chars.append("-" if category == "Pd" or read in DASHES else read)
+                origin.append(at)
+        text = "".join(chars)
+    return ESCAPED_BREAKS.sub(lambda found: " " * len(found.group(0)), text), origin
+
+
+def _masked(text: str, pattern: re.Pattern, mask: str | Callable[[re.Match], str]) -> str:
+    """``text`` with each match of ``pattern`` in its matching view (``matching_view``) replaced by ``mask`` (or what
+    ``mask(match)`` gives; a match it gives back unchanged stays as written), from the first to the last character
+    of ``text`` the match was read from."""
+    view, origin = matching_view(text)
+    pieces, done = [], 0
+    for found in pattern.finditer(view):
+        replacement = mask(found) if callable(mask) else mask
+        if replacement == found.group(0):
+            continue
+        start, end = (
+            (found.start(), found.end()) if origin is None else (origin[found.start()], origin[found.end() - 1] + 1)
+        )
+        if start < done:  # two matches read from one character (a ligature): the first one masked it
+            continue
+        pieces += [text[done:start], replacement]
+        done = end
+    return "".join(pieces) + text[done:] if pieces else text
+
+
 def mask_text(text: str) -> str:
-    """Free text with e-mail addresses, 24-hex IDs (Prolific's, also typed in groups: ``GROUPED_ID``) and phone
-    numbers masked.
+    """Free text with e-mail addresses, 24-hex IDs (Prolific's, also typed in groups: ``GROUPED_ID``, or glued to a
+    word: ``GLUED_ID``) and phone numbers masked, as they read in the text's matching view (``matching_view``: any
+    dash, zero-width characters, full-width digits).
 
     >>> mask_text("write to a.b@uni.de or +49 30 1234567, id 5f1a2b3c4d5e6f7a8b9c0d1e")
     'write to [email] or [phone], id [id]'
     >>> mask_text("my ID: 5F1A 2b3c-4D5E.6f7a 8b9c\\n0d1e, thanks")
     'my ID: [id], thanks'
+    >>> mask_text("ID 5f1a\u20132b3c\u20144d5e, 6f7a/8b9c\u200b0d1e and myid5f1a2b3c4d5e6f7a8b9c0d1e")
+    'ID [id] and [id]'
     """
     for pattern, mask in MASKS:
-        text = pattern.sub(mask, text)
+        text = _masked(text, pattern, mask)
     return text
 
 

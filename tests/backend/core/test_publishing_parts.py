@@ -295,9 +295,101 @@ def test_grouped_masking_leaves_numbers_words_hashes_and_pseudonyms_alone():
         "commit 0123456789abcdef0123456789abcdef01234567",  # a 40-digit hash is no 24-digit ID
         "P-805fc03c53fdc587 X-0a1b2c3d4e5f6a7b",  # the release's own pseudonyms
         "costs 3.50, 4.25 and 1.75 over 2024-05-01",
+        "P-805fc03c53fdc587, X-0a1b2c3d4e5f6a7b / S-1234567890abcdef: Q-fedcba9876543210 | T-00aa11bb22cc33dd",
+        "commit\u200b0123456789abcdef0123456789abcdef01234567, then 1, 2",  # still 40 digits through a zero-width
+        "costs 3.50, 4.25, 1.75, 2.00, 3.25, 4.50, 2.75, 3.10 each",  # numbers parted by commas, then a word
+        "I offer 1 book, 2 hats and 3 balls \u2013 you get 2 books, 1 hat, 0 balls: deal?",
     ]
     assert [text for text in kept if "[id]" in release.mask_text(text)] == []  # (a phone mask may apply)
     assert release.mask_text(f"id {PID[:12]} {PID[12:]}.") == "id [id]."
+
+
+# --- red-team F3: an ID typed with any separator, glued to a word, or through a DoND chat into the model's messages ---
+
+GROUPS = [PID[at : at + 4] for at in range(0, 24, 4)]
+SEPARATED_PIDS = {
+    "en dash": "\u2013".join(GROUPS),
+    "em dash": "\u2014".join(GROUPS),
+    "spaced en dash": " \u2013 ".join(GROUPS),
+    "hyphen and minus": "\u2010".join(GROUPS[:3]) + "\u2212" + "\u2212".join(GROUPS[3:]),
+    "full-width hyphen": "\uff0d".join(GROUPS),
+    "commas": ", ".join(GROUPS),
+    "slashes": "/".join(PID[at : at + 6] for at in range(0, 24, 6)),
+    "colons": ":".join(GROUPS),
+    "pipes": " | ".join(GROUPS),
+    "plus signs": "+".join(GROUPS),
+    "zero-width space": "\u200b".join(GROUPS),
+    "zero-width non-joiner": "\u200c".join(GROUPS),
+    "zero-width joiner": "\u200d".join(GROUPS),
+    "word joiner": "\u2060".join(GROUPS),
+    "byte order mark": "\ufeff".join(GROUPS),
+    "soft hyphens": "\u00ad".join(GROUPS),
+    "line break and indentation": "\n        ".join(GROUPS[:3]) + " " + " ".join(GROUPS[3:]),
+    "no-break spaces": "\u00a0".join(GROUPS),
+    "full-width digits": "".join(chr(ord(c) + 0xFEE0) for c in PID),
+}
+
+
+@pytest.mark.parametrize("typed", SEPARATED_PIDS.values(), ids=SEPARATED_PIDS.keys())
+def test_a_prolific_id_typed_with_any_separator_is_masked_in_free_text(tmp_path, typed):
+    row = dict(respondent_kind="person", item_id="i1", bias="halo", version="control", pro_selected="2")
+    row["raw_reply"] = f"My Prolific ID is {typed}, please pay me."
+    tables = release.build_tables([_export(tmp_path, "bias.csv", [row])], key=KEY, free_text="mask")
+    assert tables["bias_answers"].frame.loc[0, "raw_reply"] == "My Prolific ID is [id], please pay me."
+
+
+@pytest.mark.parametrize(
+    "typed, masked",
+    [
+        (f"myid{PID}", "[id]"),  # the glued "d" is a hex digit: a run of 25
+        (f"ID{PID.upper()}thanks", "[id]"),
+        (f"pid:\\n{PID}", "pid:\\n[id]"),  # an export's escaped line break ("\n": backslash, n) before it
+        ("P-" + " ".join(GROUPS), "P-[id]"),  # a P- before it, but no release pseudonym (P- and 16 hex digits)
+        ("sha1 0123456789abcdef0123456789abcdef01234567", "sha1 0123456789abcdef0123456789abcdef01234567"),
+        ("x" + "1" * 24, "x" + "1" * 24),  # digits alone: a number
+    ],
+)
+def test_a_prolific_id_glued_to_a_word_is_masked_and_longer_hashes_stay(typed, masked):
+    assert release.mask_text(f"see {typed} here") == f"see {masked} here"
+
+
+def test_an_id_typed_in_a_dond_chat_leaves_neither_the_text_nor_the_models_messages(tmp_path):
+    """/tmp/rt/rel.py: a person types their own Prolific ID into the DoND chat in groups; the release's events.jsonl
+    holds it in ``text`` and, through the model's prompt, in ``llm_messages``."""
+    from backend.core.release_cli import make_release
+    from backend.dond.export import event_row
+
+    said = [
+        "my id is " + "\u2013".join(GROUPS),
+        "or " + ", ".join(GROUPS),
+        "or " + "/".join(PID[at : at + 6] for at in range(0, 24, 6)),
+        "my ID:\n      " + "\n      ".join(GROUPS),
+        "id\u200b" + "\u200b".join(GROUPS),
+    ]
+    rows, history = [], [{"role": "system", "content": "Bargain.\n\nNever say a number twice."}]
+    for seq, text in enumerate(said):
+        history.append({"role": "user", "content": text})
+        event = dict(kind="message", role="A", actor="human", text=text, created_at=seq)
+        rows.append(event_row(event, session_code="sess0001", game_id="g1", seq=2 * seq))
+        call = dict(kind="llm_call", role="B", actor="llm", llm_messages=json.dumps(history, ensure_ascii=False))
+        rows.append(
+            event_row(
+                dict(call, llm_reply="I read it.", created_at=seq),
+                session_code="sess0001",
+                game_id="g1",
+                seq=2 * seq + 1,
+            )
+        )
+        history.append({"role": "assistant", "content": "I read it."})
+    path = _export(tmp_path, "dond_custom_export_dond_events_sess0001.csv", rows)
+    out = tmp_path / "bundle"
+    make_release([path], out, key=KEY, argv=["release"], figures=False)
+    released = (out / "data" / "events.jsonl").read_text(encoding="utf-8")
+    frame = pd.read_json(out / "data" / "events.jsonl", lines=True)
+    assert list(frame["text"].dropna()) == ["my id is [id]", "or [id]", "or [id]", "my ID:\\n      [id]", "[id]"]
+    assert released.count("[id]") == 5 + (1 + 2 + 3 + 4 + 5)  # each message once in text, then in every later prompt
+    for group in GROUPS[1:] + [PID[6:12]]:
+        assert group not in released
 
 
 def _release_bundle(tmp_path, *, servers=None, name="Study of sess0001"):
