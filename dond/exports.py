@@ -32,7 +32,20 @@ def game_meta(game):
         protocol=protocol_of(game),
         treatment=treatment_of(game),
         partner_left_pay=takeover.partner_left_pay(game),
+        prices=_prices(game.subsession.session.config),
     )
+
+
+def _prices(config):
+    """The session's price table (``study_flow.spending``); a table gone or broken since creation: every price unknown
+    (the game's cost is then empty, never free), so an export never fails on it."""
+    from study_flow import spending
+
+    try:
+        return spending.price_table(config)
+    except ValueError:
+        logger.warning("the price table of a session cannot be read: costs are exported as unknown")
+        return spending.costs.EMPTY_TABLE
 
 
 def game_row(game, events, *, people=None):

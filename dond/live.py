@@ -7,13 +7,14 @@ import types
 
 from backend import dond
 from backend.core import clock, rate_limit
-from backend.core.llm import LLMSettings, start_stream
+from backend.core.llm import LLMSettings, costs, start_stream
 from backend.core.stored_text import storable
 from backend.dond import game as dond_game
 from backend.dond import integrity as dond_integrity
 from backend.dond import partner as dond_partner
 from backend.dond import play as dond_play
 from lab_server import otree_internals
+from study_flow import spending
 
 from . import takeover
 from .storage import (
@@ -170,6 +171,7 @@ async def bargain_steps(player, data):
         answer, llm_may_act = first_step(player, data)
         llm_settings = LLMSettings.from_config(player.session.config)
         settings = settings_of(player.session)
+        cap = spending.cap_of(player.session) if llm_may_act is not None else None  # from stored calls, first use
     if llm_may_act is None:
         if answer:
             yield answer
@@ -203,6 +205,7 @@ async def bargain_steps(player, data):
         protocol=protocol_of(game),
         max_requests=settings.llm_requests_per_game,
         view=llm_view_of(game),
+        spend=cap,  # the study's spending cap (llm_cost_cap): at it, no call is sent and the game ends
     )
     try:
         async for item in llm_steps(seat, game, events, turns, save, answer):
@@ -237,3 +240,36 @@ async def llm_steps(seat, game, events, turns, save, answer):
         yield payloads(seat, game, events)
     if answer:  # the LLM did not act (not its turn, or the game is over)
         yield answer
+
+
+def stored_calls(session):
+    """The session's stored model calls (its games' ``llm_call`` events), for its spending cap and Study status."""
+    from . import Subsession
+    from .exports import games_rows
+
+    subsessions = [subsession for subsession in session.get_subsessions() if isinstance(subsession, Subsession)]
+    for _, events in games_rows(subsessions):
+        for event in events:
+            if event.get("kind") == "llm_call" and event.get("llm_error_kind") not in costs.NOT_SENT:
+                yield event.get("model"), event.get("prompt_tokens"), event.get("completion_tokens")
+
+
+def planned_calls(config):
+    """The launch check's stated defaults for one place of a dond session with a model opponent."""
+    from backend.core.llm import reply_budget
+    from backend.dond.settings import dond_settings
+
+    settings = dond_settings(config)
+    if settings.opponent != "llm":
+        return 0, 0, 0, "two people play: the model is called only when it takes over a seat"
+    calls = settings.max_messages + 1 + (settings.max_messages + 1) * settings.llm_probe_external
+    calls += (settings.max_messages + 1) * (settings.llm_protocol == "notes")
+    why = (
+        "the model's messages and its proposal, with a note and a probe per turn where asked; prompts of about "
+        f"{PROMPT_TOKENS_STATED} tokens, replies at their max_tokens budget (an upper bound)"
+    )
+    return calls, PROMPT_TOKENS_STATED, reply_budget(settings.max_message_chars), why
+
+
+PROMPT_TOKENS_STATED = 1500  # the opening prompt's rules, items and values, and the chat so far (a round figure)
+spending.register_stored_calls("dond", stored_calls, planned_calls)

@@ -89,6 +89,8 @@ TEXTS = {
         "reason_llm_error": "{other} could not be reached because of a technical problem on our side, not "
         "because of anything you did. Please press Continue to go on with the study.",
         "reason_llm_budget": "{other} used up the allowed number of answers.",
+        "reason_llm_cost_cap": "the study's budget for {other}'s answers is used up, so the game ends here, "
+        "not because of anything you did. Please press Continue to go on with the study.",
         "reason_other": "the game could not continue.",
         "error_empty_message": "Please write a message first.",
         "error_too_long": "Your message is too long (at most {limit} characters).",
@@ -236,6 +238,9 @@ TEXTS = {
         "erreichbar, nicht wegen etwas, das Sie getan haben. Bitte wählen Sie „Weiter“, um mit der Studie "
         "fortzufahren.",
         "reason_llm_budget": "{Other} hat die erlaubte Anzahl an Antworten aufgebraucht.",
+        "reason_llm_cost_cap": "das Budget der Studie für die Antworten von {other} ist aufgebraucht, daher endet das "
+        "Spiel hier, nicht wegen etwas, das Sie getan haben. Bitte wählen Sie „Weiter“, um mit der Studie "
+        "fortzufahren.",
         "reason_other": "Das Spiel konnte nicht fortgesetzt werden.",
         "error_empty_message": "Bitte schreiben Sie zuerst eine Nachricht.",
         "error_too_long": "Ihre Nachricht ist zu lang (höchstens {limit} Zeichen).",
@@ -387,6 +392,8 @@ TEXTS = {
         "reason_llm_error": "non è stato possibile raggiungere {other} a causa di un problema tecnico da "
         "parte nostra, non per qualcosa che ha fatto Lei. Prema Continua per proseguire lo studio.",
         "reason_llm_budget": "{other} ha esaurito il numero di risposte consentite.",
+        "reason_llm_cost_cap": "il budget dello studio per le risposte di {other} è esaurito, quindi il gioco finisce "
+        "qui, non per qualcosa che ha fatto Lei. Prema Continua per proseguire lo studio.",
         "reason_other": "il gioco non ha potuto continuare.",
         "error_empty_message": "Scriva prima un messaggio.",
         "error_too_long": "Il Suo messaggio è troppo lungo (al massimo {limit} caratteri).",

@@ -36,6 +36,7 @@ ABORT_TEXT = {
     "llm_invalid": "the model broke the rules more often than the re-prompts allow",
     "llm_error": "the model could not be reached more often than the re-prompts allow",
     "llm_budget": "the model used up its call budget",
+    "llm_cost_cap": "the study's spending cap on model calls was reached",
     "other": "ended by the system",
 }
 LEFT_TEXT = {  # the status page's words for the seat that left, and for the one left behind

@@ -201,8 +201,22 @@ def study_vars(session, now: float) -> dict:
         inactive_after=duration(inactive_after_s()),
         **places_vars(session),
         admission=admission_vars(),
+        model_costs=costs_vars(session),
         generated=time.strftime("%H:%M:%S UTC", time.gmtime(now)),
     )
+
+
+def costs_vars(session) -> dict:
+    """What the session's model calls cost so far and its spending cap (``study_flow.spending``); {} for a session
+    whose apps call no model (no llm_model key)."""
+    from study_flow import spending
+
+    if "llm_model" not in session.config:
+        return {}
+    try:
+        return dict(spending.status(session), problem="")
+    except ValueError as error:  # a price table gone or broken since creation: said, never a failed page
+        return dict(problem=str(error))
 
 
 def places_vars(session) -> dict:

@@ -26,7 +26,7 @@ import io
 import time
 from collections.abc import Callable
 
-from backend.core import launch_check, prolific, room_check, workload
+from backend.core import cost_check, launch_check, prolific, room_check, workload
 from study_flow import pay, test_data
 from study_flow.workload import currency
 
@@ -276,7 +276,18 @@ def session_facts(session) -> dict:
         facts["holder_now"] = holder_now(facts["taken_by"].get("room"))
     if app in LAUNCH_FACTS:  # what the app adds: its material's language, the coverage of its items
         LAUNCH_FACTS[app](session, facts)
+    facts["model_costs"] = model_costs(session, facts["places"])
     return facts
+
+
+def model_costs(session, places: int) -> dict | None:
+    """The estimate, spending and cap of the session's model calls (``study_flow.spending``), or a problem's words."""
+    from study_flow import spending
+
+    try:
+        return spending.launch_facts(session, places)
+    except ValueError as error:  # a price table gone or broken since creation
+        return dict(problem=str(error))
 
 
 async def model_result(config) -> dict | None:
@@ -344,6 +355,8 @@ def findings(facts: dict, model: dict | None, *, floor_per_hour: float | None, c
         ):
             item["what"] += f" Duration from {source}."
             found.append(item)
+    if facts.get("model_costs"):
+        found += cost_check.cost_findings(**facts["model_costs"])
     found += room_check.room_findings(
         room=facts["room"],
         config=str(config.get("name") or ""),

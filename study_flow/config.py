@@ -11,6 +11,7 @@ from typing import Any
 from backend.core import session_keys
 from backend.core.material_language import MISMATCH_KEY
 
+from . import spending
 from .entry import CODE_PATTERN, PARTICIPANT_ID_FORMATS
 from .texts import SHARED_LANGUAGES
 
@@ -58,6 +59,11 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "llm_max_tokens": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=200_000),
         "llm_reasoning_tokens": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=200_000),
         "llm_context_tokens": lambda key: session_keys.whole_number(config, key, minimum=256, maximum=10_000_000),
+        "llm_seed": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=2**63 - 1),
+        "llm_prices_file": lambda key: session_keys.text(
+            config, key, max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"
+        ),
+        "llm_cost_cap": lambda key: session_keys.number(config, key, minimum=0, maximum=1e9),
         "real_world_currency_per_point": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
         "participation_fee": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
         "min_pay_per_hour": lambda key: session_keys.number(config, key, minimum=0, maximum=1e4),
@@ -75,6 +81,8 @@ def validate_shared_config(config: dict[str, Any]) -> None:
             continue
         if key not in ("real_world_currency_per_point", "participation_fee"):  # oTree keeps its currency types
             config[key] = value
+    if not problems and (problem := spending.config_problem(config)):
+        problems.append(problem)  # the price table read, and a cap that could count the model's calls
     if problems:
         raise ValueError(" ".join(problems))
 
@@ -94,10 +102,20 @@ LLM_KEYS: tuple[str, ...] = (
     "llm_max_tokens",
     "llm_reasoning_tokens",
     "llm_context_tokens",
+    "llm_seed",
+    "llm_prices_file",
+    "llm_cost_cap",
 )
 # Of those, the keys a config may leave empty: each call's own budget, no room for thinking, the endpoint's own
 # context size (backend.core.llm.context).
-OPTIONAL_LLM_KEYS = ("llm_max_tokens", "llm_reasoning_tokens", "llm_context_tokens")
+OPTIONAL_LLM_KEYS = (
+    "llm_max_tokens",
+    "llm_reasoning_tokens",
+    "llm_context_tokens",
+    "llm_seed",  # no seed sent
+    "llm_prices_file",  # no price table: every price unknown
+    "llm_cost_cap",  # no spending cap
+)
 
 
 def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple[str, ...]], readme: str) -> str:
@@ -166,6 +184,15 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
     "llm_max_tokens": ("Longest model reply (tokens)", "Empty or 0: the server's own limit."),
     "llm_reasoning_tokens": ("Room for thinking (tokens)", "Extra tokens for a reasoning model's thinking; 0: none."),
     "llm_context_tokens": ("Model's context (tokens)", "The model's context window; empty: asked of the server."),
+    "llm_seed": ("Model's seed", "Sent with every model call and recorded; empty: none (some providers ignore it)."),
+    "llm_prices_file": (
+        "Price table (file)",
+        "JSON prices per million tokens (docs/files/prices.json); empty: every price unknown, never free.",
+    ),
+    "llm_cost_cap": (
+        "Spending cap on model calls",
+        "In the price table's currency; reached, no paid call is made and a game ends (model_failure_pay pays).",
+    ),
     "real_world_currency_per_point": ("Money per point", "What one point of bonus is worth in the study's currency."),
     "participation_fee": ("Participation fee", "The fixed pay for taking part, in the study's currency."),
     "min_pay_per_hour": (

@@ -79,6 +79,15 @@ KNOWN = by_name(
     Column("reprompts", "integer", "", "Reprompts sent to a model in the game."),
     Column("llm_calls", "integer", "calls", "Model calls in the game."),
     Column("llm_tokens", "integer", "tokens", "Tokens those calls used (prompt plus completion)."),
+    Column(
+        "llm_cost",
+        "number",
+        "currency",
+        "What those calls cost by the price table (session key llm_prices_file, a runner's --prices): prompt and "
+        "completion tokens times the model's prices per million; 0 for the offline scripted model; empty while a "
+        "call's price or tokens are unknown (never counted as free).",
+    ),
+    Column("llm_cost_currency", "text", "", "The price table's currency (empty without a price table)."),
     Column("started_at", "time", "ISO-8601 UTC", "When the game started."),
     Column("ended_at", "time", "ISO-8601 UTC", "When the game ended; empty while unfinished."),
     Column("llm_protocol", "text", "", "How the model was asked: plain or notes."),

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from backend.core.csvio import escape_text, iso_utc
+from backend.core.llm import costs
 from backend.dond import partner as dond_partner
 from backend.dond.game import GameConfig, abort_reason_code, event_value, other_role, replay
 from backend.dond.instances import Instance
@@ -89,6 +90,8 @@ DOND_GAMES_COLUMNS = [
     "reprompts",
     "llm_calls",
     "llm_tokens",
+    "llm_cost",  # what those calls cost by the price table (llm_prices_file); empty while a price is unknown
+    "llm_cost_currency",
     "started_at",
     "ended_at",
     # LLM agency metrics (backend.dond.protocol.player_metrics), per LLM role; empty for a person's role.
@@ -303,6 +306,7 @@ def game_row(
     people: Mapping[str, Mapping[str, str]] | None = None,
     treatment: Treatment = DEFAULT_TREATMENT,
     partner_left_pay: str = "half_total",
+    prices: costs.PriceTable = costs.EMPTY_TABLE,
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``backend.dond.scoring.game_metrics``.
 
@@ -383,6 +387,12 @@ def game_row(
         if event_value(event, "kind") == "llm_call"
         for name in ("prompt_tokens", "completion_tokens")
     )
+    spent = costs.CostSum(prices.currency)  # by ``prices``; unknown (empty) while a call's price or tokens are
+    for event in events:
+        if event_value(event, "kind") == "llm_call" and event_value(event, "llm_error_kind") not in costs.NOT_SENT:
+            names = ("model", "prompt_tokens", "completion_tokens")
+            spent.add(costs.call_cost(*(event_value(event, name) for name in names), prices))
+    row["llm_cost"], row["llm_cost_currency"] = costs.cell(spent.total), prices.currency
     llm_models = dict(llm_models or {})
     row.update(
         model_a=llm_models.get("A", ""),

@@ -373,6 +373,7 @@ ABORT_REASONS = (
     "llm_invalid",
     "llm_error",
     "llm_budget",
+    "llm_cost_cap",  # the study's spending cap on model calls was reached (backend.core.llm.costs)
 )
 
 

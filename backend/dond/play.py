@@ -145,6 +145,7 @@ async def llm_turns(
     protocol: Protocol = PLAIN,
     max_requests: int | None = None,
     view: LLMView = NEUTRAL_VIEW,
+    spend: Any = None,
     **options: Any,
 ) -> AsyncIterator[dict[str, Any]]:
     """Let the LLM playing ``role`` act until it is not its turn any more or the game is over (see module doc).
@@ -154,6 +155,8 @@ async def llm_turns(
     ``max_requests`` caps the model requests of ``role`` in this game (the attempts of its stored calls): when it is
     reached, no further call starts and the game is aborted (``llm_budget``). A call already started may still use
     its retries. ``view`` (``backend.dond.treatments.llm_view``) is the game's treatment as the model's prompt states it.
+    ``spend`` is the study's spending cap (``backend.core.llm.costs.SpendingCap``; else the context's): a reply call
+    it refuses is never sent, and the game ends as ``llm_cost_cap`` (paid as a model failure).
     """
     if max_requests is not None and (isinstance(max_requests, bool) or max_requests < 1):
         raise ValueError(f"max_requests must be a whole number of at least 1 (or None), got {max_requests!r}.")
@@ -176,7 +179,9 @@ async def llm_turns(
             turn = public_moves(events, role)
             if protocol.probe_external and turn not in probed and _has(events, "probe", role, turn) is None:
                 probed.add(turn)
-                probes.append(asyncio.create_task(_probe(chat, instance, config, role, turn, settings, store_event)))
+                probes.append(
+                    asyncio.create_task(_probe(chat, instance, config, role, turn, settings, store_event, spend))
+                )
             if protocol.notes:
                 yield {"type": "typing"}  # before the note call: the reply's prompt needs the note
             messages = chat
@@ -192,6 +197,7 @@ async def llm_turns(
                         settings,
                         scripted=scripted_note(instance, role, config.language),
                         max_tokens=reply_budget(note_chars(instance, protocol)),
+                        spend=spend,
                     )
                     store_event(call_event(role, note_record, purpose="note", turn=turn))
                     note = _aside_event("note", role, turn, note_record)
@@ -213,6 +219,7 @@ async def llm_turns(
                 scripted=scripted_policy(instance, role, state),
                 stream_reply=stream_reply,
                 max_tokens=reply_budget(config.max_message_chars),
+                **({"spend": spend} if spend is not None else {}),
                 **options,
             )
             try:
@@ -232,6 +239,11 @@ async def llm_turns(
             finally:
                 await call.aclose()
             store_event(call_event(role, record, purpose="message", turn=turn))
+            if record.error_kind == "cost_cap":  # never sent: the study's money for model calls is spent
+                abort = system_event("abort", role, "llm_cost_cap: the spending cap on model calls is reached")
+                store_event(abort)
+                yield {"type": "event", "event": abort}
+                return
             empty_move = record.error_kind == "empty_reply" and not config.departs("empty_message")
             if not record.ok and not empty_move:
                 failure = {
@@ -281,12 +293,13 @@ def _aside_event(kind: str, role: str, turn: int, record: CallRecord) -> dict[st
     return event
 
 
-async def _probe(chat, instance, config, role, turn, settings, store_event) -> None:
+async def _probe(chat, instance, config, role, turn, settings, store_event, spend=None) -> None:
     record = await complete(
         probe_messages(chat, instance, config),
         settings,
         scripted=scripted_probe(instance, role, config.language),
         max_tokens=reply_budget(split_chars(instance)),
+        spend=spend,
     )
     store_event(call_event(role, record, purpose="probe", turn=turn))
     store_event(_aside_event("probe", role, turn, record))

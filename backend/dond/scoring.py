@@ -115,6 +115,7 @@ MODEL_FAILURES = (
     "llm_invalid",
     "llm_budget",
     "llm_time_limit",
+    "llm_cost_cap",  # the study's spending cap was reached: the game ends, paid as if the model had broken it
 )  # abort reasons where the model side broke the game
 # The export's pay_rule column. A partner who left a person-vs-person game (backend.dond.partner): the one left behind
 # is paid partner_left_<pay> (the model_failure_pay shape, session key partner_left_pay), the one who left left_game.

@@ -156,7 +156,9 @@ def plan_matches(
 def finished_games(out_dir: Path) -> set[str]:
     """The ids of games with a games row; events of other games (interrupted) are removed from the events file."""
     what = "the DoND export"
-    games = {row["game_id"] for row in runs.read_rows(out_dir / GAMES_FILE, columns=DOND_GAMES_COLUMNS, what=what)}
+    added = ("llm_cost", "llm_cost_currency")  # columns of issue 37: a folder from before still resumes
+    path = out_dir / GAMES_FILE
+    games = {row["game_id"] for row in runs.read_rows(path, columns=DOND_GAMES_COLUMNS, optional=added, what=what)}
     events_path = out_dir / EVENTS_FILE
     events = runs.read_rows(events_path, columns=DOND_EVENTS_COLUMNS, what=what)
     kept = [row for row in events if row["game_id"] in games]
@@ -364,6 +366,7 @@ async def run_selfplay(
             llm_models=models,
             protocol=protocol,
             treatment=match.treatment(),
+            prices=plan.table if (plan := run_costs.PLAN.get()) is not None else costs.EMPTY_TABLE,
         )
         return event_rows(events, instance, config, **meta), row
 

@@ -42,6 +42,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 SCRIPTED = "scripted"
+NOT_SENT = ("cost_cap", "dry_run")  # error kinds of a call's record that was never sent: it cost nothing
 ESTIMATE_CHARS_PER_TOKEN = 4  # an estimate's prompt tokens: about 4 characters a token in English prose
 RESERVE_CHARS_PER_TOKEN = 2  # a reservation's: a low bound in en/de/it (backend.core.llm.settings.CHARS_PER_TOKEN)
 MAX_PRICE_FILE_BYTES = 1024 * 1024
