@@ -50,7 +50,7 @@ LATEX_SPECIALS = {
 LATEX_LEADING = ("[", "*")
 MARKDOWN_SPECIALS = {
     **FLATTENED,
-    **{char: "\\" + char for char in "\\`*_[]|~#"},  # emphasis, code, links, table cells, headings' closing #s
+    **{char: "\\" + char for char in "\\`*_[]|~#$"},  # emphasis, code, links, table cells, headings' #s, math
     "&": "&amp;",  # raw HTML and entities: text, never markup
     "<": "&lt;",
     ">": "&gt;",
@@ -87,15 +87,17 @@ def _latex_characters(text: Any) -> str:
 
 def markdown_escape(text: Any, *, code: bool = False) -> str:
     r"""``text`` as Markdown (GitHub's, CommonMark) that shows it as written, in a table cell or in running text: raw
-    HTML and entities as text (``&lt;script&gt;``), the characters of emphasis, code, links, strikethrough, headings
-    and table cells backslash-escaped (an ``_`` between two letters or digits is never emphasis and stays), line
-    breaks as spaces. ``code``: inline code when the text is a plain name (letters, digits, ``_ . : / + -``, spaces),
-    else the escaped text.
+    HTML and entities as text (``&lt;script&gt;``), the characters of emphasis, code, links, strikethrough, headings,
+    table cells and GitHub's math (``$x$``) backslash-escaped (an ``_`` between two letters or digits is never
+    emphasis and stays), line breaks as spaces. ``code``: inline code when the text is a plain name (letters, digits,
+    ``_ . : / + -``, spaces), else the escaped text.
 
     >>> markdown_escape("<img src=x onerror=alert(1)> *a*|b\nc")
     '&lt;img src=x onerror=alert(1)&gt; \\*a\\*\\|b c'
     >>> markdown_escape("gpt_4o"), markdown_escape("_x_"), markdown_escape("rating_1", code=True)
     ('gpt_4o', '\\_x\\_', '`rating_1`')
+    >>> print(markdown_escape("$x$ costs $5"))
+    \$x\$ costs \$5
     """
     text = "".join(FLATTENED.get(char, char) for char in str(text))
     if code and MARKDOWN_NAME.fullmatch(text) and text.strip():

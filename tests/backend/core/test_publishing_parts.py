@@ -450,6 +450,24 @@ def test_markdown_tables_escape_html_newlines_and_pipes_in_every_cell():
     assert lines[-1] == "Caption &lt;b&gt;with break&lt;/b&gt;"
 
 
+def test_markdown_escapes_dollar_signs_that_github_renders_as_math_in_tables_and_the_data_card(tmp_path):
+    """Red-team F11: ``$x$`` in a cell is typeset as math on GitHub (the model name of /tmp/rt/rel.py)."""
+    from backend.core import data_card
+
+    unescaped = re.compile(r"(?<!\\)(?:\\\\)*\$")
+    math = "evil $x$ costs $5 and $$y$$"
+    table = paper_tables.Table("t", f"Caption {math}", ["model", "score"], [[math, "1"]])
+    markdown = paper_tables.to_markdown(table)
+    assert r"| evil \$x\$ costs \$5 and \$\$y\$\$ | 1 |" in markdown
+    assert not unescaped.search(markdown), markdown
+    base = dict(respondent_kind="model", item_id="i", bias="halo", version="control", pro_selected="1")
+    tables = release.build_tables([_export(tmp_path, "b$1$.csv", [dict(base, model=math, **{"$n$": "1"})])], key=KEY)
+    card = data_card.data_card(tables, pretty_name=math, license="other", descriptions={"bias": math})
+    body = card.split("\n---\n", 1)[1]
+    assert not [line for line in body.splitlines() if unescaped.search(line)]
+    assert "\n# evil \\$x\\$ costs \\$5 and \\$\\$y\\$\\$\n" in body
+
+
 def test_latex_tables_escape_every_cell_and_compile(tmp_path):
     table = paper_tables.Table("t", "Caption\n\n50%", ["model", "score"], [[c, "1.0 [0.5, 1.5]"] for c in HOSTILE])
     latex = paper_tables.to_latex(table)
