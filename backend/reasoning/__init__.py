@@ -9,5 +9,6 @@
 | ``task`` | the app without oTree: ``TaskSettings``/``task_settings``, ``load_logs``, the Judge page's data and checks, assignment, admin report |
 | ``judge_prompts`` | what a model judge is asked (``build_messages``, ``judgement_schema``, ``token_budget``) and how its reply is read (``parse_judgement``) |
 | ``judge`` | the model-judge runner (``python -m backend.reasoning.judge``) on ``backend.core.runs`` |
-| ``report`` | verdicts combined per log, confusion counts, kappa, people vs model judges |
+| ``report`` | verdicts combined per log, confusion counts, kappa with its interval, people vs model judges |
+| ``judge_scores`` | a model judge against people: agreement, ECE and Brier of its k-sample confidence, intervals over logs, the admission line |
 """

@@ -49,10 +49,17 @@ from backend.core import calibration, unit_bootstrap
 from backend.core.agreement import fleiss_kappa
 from backend.core.csvio import read_csv_any
 from backend.core.jsonable import jsonable
+from backend.reasoning.judge_scores import (
+    JUDGE_CALLS_PREFIX,
+    JUDGE_PROTOCOL_PREFIX,
+    MODEL_JUDGE_PREFIX,
+    calibration_scores,
+    judge_confidence,
+    verdict_agreement,
+)
 from backend.reasoning.logs import confusion_label, parse_failed_queries_field, parse_log_name
 from backend.reasoning.protocol import ERROR_TYPES, PROTOCOL_COLUMNS, RULES, read_protocol_form, split_hash_field
 
-MODEL_JUDGE_PREFIX = "model:"  # participant_code of a model judge (backend.reasoning.judge)
 CONFUSION_CELLS = ("TP", "FP", "FN", "TN")
 
 
@@ -275,59 +282,6 @@ def split_judges(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return rows[~is_model], rows[is_model]
 
 
-def _agreement(model: Sequence[int], people: Sequence[int]) -> tuple[float, float]:
-    """(share of equal verdicts, Fleiss' kappa of the two raters) over paired 0/1 verdicts; NaN when none."""
-    if not len(model):
-        return math.nan, math.nan
-    model, people = np.asarray(model), np.asarray(people)
-    ones = model + people
-    return float((model == people).mean()), fleiss_kappa(np.column_stack([2 - ones, ones]))
-
-
-def calibration_scores(
-    model: Sequence[int],
-    people: Sequence[int],
-    p_correct: Sequence[float],
-    confidence: Sequence[float],
-    *,
-    admit_at: float = calibration.DEFAULT_ADMISSION_THRESHOLD,
-    seed: int = unit_bootstrap.DEFAULT_SEED,
-) -> dict:
-    """A judge against people on the logs both judged (one entry per log): ``agree_orig``, ``kappa_people``,
-    ``brier``, ``ece`` and ``reliability`` (`backend.core.calibration`), each figure with its interval
-    (``<figure>_interval``: percentile bootstrap over the logs), and ``admission`` (the lower bound of
-    ``kappa_people``'s interval against ``admit_at``).
-
-    >>> scores = calibration_scores([1, 0, 1, 1], [1, 0, 0, 1], [1.0, 0.0, 0.6, 0.8], [1.0, 1.0, 0.6, 0.8])
-    >>> scores["agree_orig"], round(scores["brier"], 4), round(scores["ece"], 4), scores["admission"]["admitted"]
-    (0.75, 0.1, 0.2, False)
-    """
-    model, people = np.asarray(model, dtype=int), np.asarray(people, dtype=int)
-    p, c = np.asarray(p_correct, dtype=float), np.asarray(confidence, dtype=float)
-    agree, kappa = _agreement(model, people)
-    found: dict = dict(agree_orig=agree, kappa_people=kappa, brier=math.nan, ece=math.nan, reliability=[])
-    intervals = dict.fromkeys(["agree_orig", "kappa_people", "brier", "ece"], [math.nan, math.nan])
-    if len(model):
-        equal = (model == people).astype(int)
-        found.update(
-            brier=calibration.brier_score(p, people),
-            ece=calibration.expected_calibration_error(c, equal),
-            reliability=calibration.reliability_bins(c, equal),
-        )
-        draws = unit_bootstrap.unit_draws(len(model), seed=seed)
-        ones = model + people
-        replicates = dict(
-            agree_orig=unit_bootstrap.mean_replicates(equal, draws),
-            kappa_people=unit_bootstrap.fleiss_replicates(np.column_stack([2 - ones, ones]), draws),
-            brier=unit_bootstrap.mean_replicates((p - people) ** 2, draws),
-            ece=calibration.ece_replicates(c, equal, draws),
-        )
-        intervals = {key: list(unit_bootstrap.interval(values)) for key, values in replicates.items()}
-    found.update({f"{key}_interval": bounds for key, bounds in intervals.items()})
-    found["admission"] = calibration.admission(intervals["kappa_people"][0], admit_at)
-    return found
-
-
 def model_judge_scores(
     people: pd.DataFrame,
     models: pd.DataFrame,
@@ -370,7 +324,7 @@ def model_judge_scores(
             shared = logs[logs["file"].isin(combined_people.index)] if combined_people is not None else logs[:0]
             theirs = combined_people.loc[shared["file"]] if len(shared) else None
             people_orig = [] if theirs is None else theirs["orig_cor"].tolist()
-            agree_fin, _ = _agreement(shared["fin_cor"].tolist(), [] if theirs is None else theirs["fin_cor"])
+            agree_fin, _ = verdict_agreement(shared["fin_cor"].tolist(), [] if theirs is None else theirs["fin_cor"])
             people_counts = confusion_counts(people_orig, shared["check_passed"])
             scored = calibration_scores(
                 shared["orig_cor"].tolist(),
@@ -399,41 +353,6 @@ def model_judge_scores(
     return scores
 
 
-def judge_confidence(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """Per model judge (``model:<model>``) and log: ``samples``, ``p_correct`` and ``confidence`` from the calls
-    file beside each judge's protocol file (``backend.reasoning.judge``); judged rows only, samples 0 where the
-    file predates k samples (the report then counts one sample)."""
-    frames = []
-    for path in map(Path, paths):
-        if not path.name.startswith(JUDGE_PROTOCOL_PREFIX) or path.name.startswith(JUDGE_CALLS_PREFIX):
-            continue
-        calls = path.with_name(JUDGE_CALLS_PREFIX + path.name[len(JUDGE_PROTOCOL_PREFIX) :])
-        if not calls.is_file():
-            continue
-        table = read_csv_any(calls, dtype=str, keep_default_na=False)
-        if not {"status", "model", "file"} <= set(table.columns):
-            continue
-        table = table[table["status"] == "judged"]
-        numbers = {
-            key: pd.to_numeric(table.get(key, pd.Series("", index=table.index)), errors="coerce")
-            for key in ("samples", "p_correct", "confidence")
-        }
-        frames.append(
-            pd.DataFrame(
-                dict(
-                    judge=MODEL_JUDGE_PREFIX + table["model"],
-                    file=table["file"],
-                    samples=numbers["samples"].fillna(0).astype(int),
-                    p_correct=numbers["p_correct"],
-                    confidence=numbers["confidence"],
-                )
-            )
-        )
-    if not frames:
-        return pd.DataFrame(columns=["judge", "file", "samples", "p_correct", "confidence"])
-    return pd.concat(frames, ignore_index=True).drop_duplicates(["judge", "file"], keep="last")
-
-
 def looks_like(columns: Iterable[str]) -> bool:
     """A protocol form: all 12 protocol columns (an extra leading index column is allowed)."""
     return set(PROTOCOL_COLUMNS) <= {str(column).strip() for column in columns}
@@ -455,9 +374,6 @@ def format_figure(value: object) -> str:
     if isinstance(value, list):
         return ",".join(map(str, value))
     return str(value)
-
-
-JUDGE_PROTOCOL_PREFIX, JUDGE_CALLS_PREFIX = "reasoning_judge_", "reasoning_judge_calls_"  # backend.reasoning.judge
 
 
 def file_contributions(paths: Sequence[str | Path], rows: pd.DataFrame) -> list[dict]:

@@ -10,6 +10,7 @@
 | ``settings`` | the social_eval app's typed session settings (``SocialSettings``, ``social_settings``) |
 | ``forms`` | the rating form as pure functions: fields, checks, gold scoring, task plan, the long and wide export rows |
 | ``report`` | export columns (``RATING_CELLS``, ``EXPORT_COLUMNS``, ``rating_cells``) and the metrics: means, agreement, human vs model |
+| ``model_scores`` | model ratings against people's: intervals over episodes, the spread of k samples against the error, the admission line |
 | ``quality`` | the quality per annotator read from the exports (time, gold passed, distance from the others), for the report, its figure and the admin page |
 | ``figures`` | the report's figures (``report_figures``): agreement, people against models, the quality per annotator |
 | ``sotopia_release`` | reading the released Sotopia-π human evaluation |

@@ -46,7 +46,7 @@ import pandas as pd
 from backend.core import agreement, calibration, unit_bootstrap
 from backend.core.csvio import read_csv_any, truthy_cell
 from backend.core.jsonable import jsonable
-from backend.social import sotopia_release
+from backend.social import model_scores, sotopia_release
 from backend.social.episodes import parse_episode_data
 from backend.social.quality import (
     QUALITY_FLOOR_S,
@@ -235,29 +235,11 @@ def dimension_statistics(rows: pd.DataFrame, *, seed: int = unit_bootstrap.DEFAU
     human, model = item_mean.to_numpy(), item_model.to_numpy(dtype=float)
     error = np.abs(human - model)
     spread = (
-        units["model_spread"].first().to_numpy(dtype=float)
-        if "model_spread" in rows
-        else np.full(len(item_mean), np.nan)
+        units["model_spread"].first().to_numpy(dtype=float) if "model_spread" in rows else np.full(len(human), np.nan)
     )
-    has_spread = ~np.isnan(spread) & ~np.isnan(error)
-    spread_rho = (
-        agreement.compare_with_model(spread[has_spread], error[has_spread])["spearman"]
-        if has_spread.any()
-        else math.nan
+    bounds = model_scores.interval_bounds(
+        values, human, model, item_mean.index.get_level_values(0).astype(str), seed=seed
     )
-    episodes, episode_of_item = np.unique(item_mean.index.get_level_values(0).astype(str), return_inverse=True)
-    weights = unit_bootstrap.cluster_weights(unit_bootstrap.unit_draws(len(episodes), seed=seed), episode_of_item)
-    replicates = dict(
-        alpha=unit_bootstrap.alpha_replicates(values, weights),
-        pearson=unit_bootstrap.pearson_replicates(human, model, weights),
-        spearman=unit_bootstrap.spearman_replicates(human, model, weights),
-        diff=unit_bootstrap.mean_replicates(human - model, weights),
-        mae=unit_bootstrap.mean_replicates(error, weights),
-    )
-    bounds = {}
-    for key, found in replicates.items():
-        low, high = unit_bootstrap.interval(found)
-        bounds.update({f"{key}_low": low, f"{key}_high": high})
     return dict(
         n_episodes=int(rows["episode_id"].nunique()),
         n_items=int(len(item_mean)),
@@ -274,7 +256,7 @@ def dimension_statistics(rows: pd.DataFrame, *, seed: int = unit_bootstrap.DEFAU
         spearman=comparison["spearman"],
         diff=comparison["mean_difference"],
         mae=float(np.nanmean(error)) if has_model.any() else math.nan,
-        spread_rho=spread_rho,
+        spread_rho=model_scores.spread_against_error(spread, error),
         **bounds,
     )
 
@@ -354,27 +336,6 @@ def episode_model_scores(data: Any, *, source: str) -> dict[str, list[dict[str, 
     }
 
 
-EPISODES_SUFFIX = ".episodes.json"  # backend.social.annotator: <stem>.episodes.json beside <stem>.csv
-
-
-def model_spreads(path: Path) -> dict[tuple[str, int, str], float]:
-    """The model annotator's spread per (episode, agent, dimension) from its CSV beside the episode file
-    (``<stem>.csv`` beside ``<stem>.episodes.json``); empty when there is none, or when it predates k samples."""
-    if not path.name.endswith(EPISODES_SUFFIX):
-        return {}
-    beside = path.with_name(path.name[: -len(EPISODES_SUFFIX)] + ".csv")
-    if not beside.is_file():
-        return {}
-    table = read_csv_any(beside, dtype=str, keep_default_na=False)
-    if not {"episode_id", "agent_index", "dimension", "status", "rating_spread"} <= set(table.columns):
-        return {}
-    table = table[(table["status"] == "answered") & (table["rating_spread"] != "")]
-    return {
-        (row["episode_id"], int(row["agent_index"]), row["dimension"]): float(row["rating_spread"])
-        for _, row in table.iterrows()
-    }
-
-
 def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     """Read exports / release tables and optional model-rating JSON files into one ratings frame.
 
@@ -390,7 +351,7 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
             data = _decoded(path)
             if _is_episode_file(data):  # an episode file whose agents carry model_ratings (a model annotator's)
                 found = episode_model_scores(data, source=path.name)
-                spreads.update(model_spreads(path))
+                spreads.update(model_scores.model_spreads(path))
             elif isinstance(data, list):
                 focus = sotopia_release.read_focus_agents(path)
                 notes["contributions"].append(dict(file=path.name, what="focus agents", units=len(focus), note=""))
@@ -443,30 +404,6 @@ def load_ratings(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, dict]:
     return ratings, notes
 
 
-def admissions(table: pd.DataFrame, admit_at: float) -> list[dict[str, Any]]:
-    """Per group and dimension (scope ``both``) with model ratings: the admission line of the model's ratings
-    (`backend.core.calibration.admission` of the lower bound of Spearman's rho)."""
-    rows = table[(table["scope"] == "both") & (table["n_model"] > 0)]
-    return [
-        dict(
-            group=row["group"],
-            dimension=row["dimension"],
-            spearman=row["spearman"],
-            **calibration.admission(row["spearman_low"], admit_at),
-        )
-        for _, row in rows.iterrows()
-    ]
-
-
-def _interval_text(table: pd.DataFrame, key: str) -> list[str]:
-    def number(value: float) -> str:
-        return "-" if pd.isna(value) else f"{value:.2f}"
-
-    return [
-        f"[{number(low)}, {number(high)}]" for low, high in zip(table[f"{key}_low"], table[f"{key}_high"], strict=True)
-    ]
-
-
 def report(
     paths: Sequence[str | Path],
     *,
@@ -478,7 +415,7 @@ def report(
     calibration.admission(math.nan, admit_at)  # refuses a threshold outside [-1, 1] before any work
     ratings, notes = load_ratings(paths)
     table = summarise(ratings)
-    admitted = admissions(table, admit_at)
+    admitted = model_scores.admissions(table, admit_at)
     regular, gold = ratings[~ratings["is_gold"]], ratings[ratings["is_gold"]]
     header = dict(
         annotations=int(regular["annotation"].nunique()),
@@ -518,7 +455,7 @@ def report(
     for (group, scope), rows in table.groupby(["group", "scope"], sort=False):
         rows = rows.copy()
         for key in ("alpha", "pearson", "spearman", "diff", "mae"):
-            rows[f"{key}_ci"] = _interval_text(rows, key)
+            rows[f"{key}_ci"] = model_scores.interval_text(rows, key)
         lines += ["", f"== {group} / {scope} ({int(rows['n_episodes'].max())} episodes) =="]
         lines.append(rows[columns].to_string(index=False, float_format=lambda value: f"{value:.2f}", na_rep="-"))
         if rows["n_model"].sum() > 0:

@@ -13,7 +13,7 @@ import pytest
 from backend.__main__ import main as backend_main
 from backend.reasoning.judge import load_judged_logs, output_paths, read_calls
 from backend.reasoning.judge import main as judge_main
-from backend.reasoning.judge_prompts import _first_numeric_sentence, build_messages
+from backend.reasoning.judge_prompts import build_messages
 from backend.reasoning.report import report
 from tests.apps.test_payoff_reasoning_field import Judge, export_text
 from tests.support import PROJECT_ROOT
@@ -41,7 +41,7 @@ def judgement(log, orig_cor: int) -> str:
     if len(log.attempts) > 1:
         found["fin_cor"] = 1
     if not orig_cor:
-        found.update(err_type=["pa"], sentences=[_first_numeric_sentence(log, "f")])
+        found.update(err_type=["pa"], sentences=["f0"])  # the first answer's first sentence
     return json.dumps(found)
 
 
