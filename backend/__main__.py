@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 import tempfile
@@ -415,8 +416,10 @@ def _by_server(server_of: dict[Path, str]) -> dict[str, list[Path]]:
 
 def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[str], files: list[Path]) -> None:
     """The figures, tables and manifests asked for (``backend.core.publish``), from the report's JSON data of the
-    rows kept (``files``); the manifest names the files as given."""
+    rows kept (``files``); the manifests name the files, the command line and the options as a release's manifest
+    does (``publish.public_record``: no folder of this machine, session codes pseudonymised)."""
     from backend.core import publish
+    from backend.core.servers import check_servers
 
     options = dict(
         json=args.json,
@@ -433,6 +436,14 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
     if args.servers is not None:
         options["servers"] = args.servers
     options = {key: str(value) if isinstance(value, Path) else value for key, value in options.items()}
+    if not (args.figures or args.latex or args.markdown or args.manifest):
+        return
+    # the manifests go out with the tables: no folder of this machine, no session code (as a release's manifest)
+    csvs = [path for path in args.files if path.suffix.lower() != ".json"]
+    servers = check_servers(args.servers.split(","), files=len(csvs)) if args.servers is not None else None
+    public = publish.public_record(
+        args.files, argv=argv, options=options, environ=os.environ, sessions=args.session, servers=servers
+    )
     if args.figures or args.latex or args.markdown:
         extra = {"include_contradictions": True} if args.include_contradictions else {}  # as the text report
         if args.admit_at is not None:
@@ -442,16 +453,19 @@ def _publish(reporter: str, args: argparse.Namespace, output: str, argv: list[st
             reporter,
             data,
             paths=args.files,
-            argv=argv,
-            options=options,
+            argv=public.argv,
+            options=public.options,
             figures=args.figures,
             latex=args.latex,
             markdown=args.markdown,
             game_ids=args.game,
             rows_read=files,
+            input_names=public.names,
         )
     if args.manifest:
-        publish.write_report_manifest(args.manifest, paths=args.files, argv=argv, options=options)
+        publish.write_report_manifest(
+            args.manifest, paths=args.files, argv=public.argv, options=public.options, input_names=public.names
+        )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import hashlib
 import json
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,37 @@ def build_manifest(
         ],
         "outputs": [str(path) for path in outputs],
     }
+
+
+def public_argv(
+    argv: Sequence[str], paths: Sequence[Path], names: Sequence[str], scrub: Callable[[str], str]
+) -> list[str]:
+    """The command line as a published manifest records it (a release's, a report's): each input as its released
+    name (``names``), every other path (absolute, or naming a file or folder that exists, e.g. ``--out``,
+    ``--codebook``) as its last part, and every identifier of the exports in any argument pseudonymised (``scrub``):
+    no folder of the researcher's machine and no session code is published.
+
+    >>> from backend.core.release import Pseudonymiser
+    >>> ids = Pseudonymiser(b"k", {"sess0001": "S-1"})
+    >>> public_argv(["release", "--out=/home/ann/out", "/home/ann/x_sess0001.csv", "--name", "A/B sess0001"],
+    ...             [Path("/home/ann/x_sess0001.csv")], ["x_S-1.csv"], ids.replace)
+    ['release', '--out=out', 'x_S-1.csv', '--name', 'A/B S-1']
+    """
+    released = {path: name for path, name in zip(paths, names, strict=True)}
+
+    def public(value: str) -> str:
+        path = Path(value)
+        if path in released:
+            return released[path]
+        if value and (path.is_absolute() or (len(path.parts) > 1 and path.exists())):
+            value = path.name
+        return scrub(value)
+
+    out = []
+    for token in map(str, argv):
+        option, equals, value = token.partition("=")
+        out.append(option + equals + public(value) if token.startswith("--") and equals else public(token))
+    return out
 
 
 def write_manifest(folder: str | Path, manifest: Mapping[str, Any]) -> Path:

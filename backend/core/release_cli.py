@@ -12,7 +12,7 @@ Bundle layout::
 The pseudonym key is read from ``RELEASE_PSEUDONYM_KEY``; the command refuses to run without it, and refuses an
 ``--out`` folder that is not empty (a release is never mixed with an older one). Nothing in the bundle names a folder
 of the researcher's machine or an identifier of the exports: the manifest records each input by its released name and
-the command line with paths cut to their last part (``public_argv``).
+the command line with paths cut to their last part (``backend.core.manifest.public_argv``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from backend.core import data_card, manifest, publish, release
 from backend.core.figures import write_figures
+from backend.core.manifest import public_argv
 from backend.core.runs import write_rows
 from backend.core.servers import check_servers, label_export, people_on_several_servers
 
@@ -138,6 +139,10 @@ def make_release(
                 text = built.ids.replace(text, server=server)
             return text
 
+        if descriptions:  # a researcher's meaning may quote a code ("see notes of session fihlp1iq")
+            descriptions = {
+                column: scrub(text) if isinstance(text, str) else text for column, text in descriptions.items()
+            }
         written = [file for table in tables.values() for file in write_table(table, out / "data")]
         figure_files, missing = release_figures(read, out / "figures") if figures else ([], [])
     written += figure_files
@@ -172,36 +177,6 @@ def make_release(
     )
     written.append(manifest.write_manifest(out, record))
     return written
-
-
-def public_argv(
-    argv: Sequence[str], paths: Sequence[Path], names: Sequence[str], scrub: Callable[[str], str]
-) -> list[str]:
-    """The command line as the release's manifest records it: each input as its released name (``names``), every
-    other path (absolute, or naming a file or folder that exists, e.g. ``--out``, ``--codebook``) as its last part,
-    and every identifier of the exports in any argument pseudonymised (``scrub``): no folder of the researcher's
-    machine and no session code is published.
-
-    >>> ids = release.Pseudonymiser(b"k", {"sess0001": "S-1"})
-    >>> public_argv(["release", "--out=/home/ann/out", "/home/ann/x_sess0001.csv", "--name", "A/B sess0001"],
-    ...             [Path("/home/ann/x_sess0001.csv")], ["x_S-1.csv"], ids.replace)
-    ['release', '--out=out', 'x_S-1.csv', '--name', 'A/B S-1']
-    """
-    released = {path: name for path, name in zip(paths, names, strict=True)}
-
-    def public(value: str) -> str:
-        path = Path(value)
-        if path in released:
-            return released[path]
-        if value and (path.is_absolute() or (len(path.parts) > 1 and path.exists())):
-            value = path.name
-        return scrub(value)
-
-    out = []
-    for token in map(str, argv):
-        option, equals, value = token.partition("=")
-        out.append(option + equals + public(value) if token.startswith("--") and equals else public(token))
-    return out
 
 
 def run_release(

@@ -422,6 +422,66 @@ def test_the_release_manifest_names_no_folder_of_the_machine_and_no_session_code
         assert "sess0001" not in text and "alice" not in text and str(tmp_path) not in text, file.name
 
 
+# --- red-team F10: a report's manifests, a researcher's codebook meanings ---
+
+
+def _games_export(folder, code="sess0001"):
+    from backend.dond.export import DOND_GAMES_COLUMNS
+
+    row = dict.fromkeys(DOND_GAMES_COLUMNS, "")
+    row.update(session_code=code, game_id=f"{code}-g1", participant_code="abcd1234", outcome="unfinished")
+    folder.mkdir(parents=True, exist_ok=True)
+    return _export(folder, f"dond_custom_export_dond_games_{code}.csv", [dict(row, mode="semi", model="scripted")])
+
+
+@pytest.mark.parametrize("servers", [None, "lab1"], ids=["one server", "several servers"])
+@pytest.mark.parametrize("keyed", [True, False], ids=["release key", "no key"])
+def test_the_report_manifests_name_no_folder_of_the_machine_and_no_session_code(tmp_path, monkeypatch, servers, keyed):
+    """/tmp/rt: ``report --latex D --markdown D --manifest F --session CODE file.csv`` wrote the machine's paths and
+    the session code into three manifests."""
+    from backend.__main__ import main
+
+    home = tmp_path / "home" / "alice"
+    path = _games_export(home / "private-exports")
+    monkeypatch.delenv("RELEASE_PSEUDONYM_KEY", raising=False)
+    if keyed:
+        monkeypatch.setenv("RELEASE_PSEUDONYM_KEY", KEY.decode())
+    session = "lab1:sess0001" if servers else "sess0001"
+    argv = ["report", "--latex", str(home / "tex"), "--markdown", str(home / "md"), "--manifest", str(home / "m.json")]
+    argv += ["--session", session, str(path)] + (["--servers", servers] if servers else [])
+    assert main(argv) == 0
+    manifests = [home / "m.json", home / "tex" / "manifest.json", home / "md" / "manifest.json"]
+    for manifest in manifests:
+        text = manifest.read_text(encoding="utf-8")
+        assert "sess0001" not in text and "alice" not in text and str(tmp_path) not in text, manifest
+        record = json.loads(text)
+        [code] = record["options"]["session"]
+        assert re.fullmatch(r"S-[0-9a-f]{16}", code)
+        if keyed:  # the release's pseudonym of that session
+            assert code == release.pseudonym(session, kind="session", key=KEY)
+        assert [entry["path"] for entry in record["inputs"]] == [f"dond_custom_export_dond_games_{code}.csv"]
+        assert record["inputs"][0]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert (record["options"]["latex"], record["options"]["markdown"]) == ("tex", "md")
+        assert f"--session {code} dond_custom_export_dond_games_{code}.csv" in record["command"]
+        assert ("RELEASE_PSEUDONYM_KEY" in record["options"]["pseudonyms"]) and (
+            record["options"]["pseudonyms"].startswith("keyed with") == keyed
+        )
+
+
+def test_a_researchers_codebook_meanings_name_no_session_code_on_the_card(tmp_path):
+    """/tmp/rt/cb.json: ``release --codebook`` put "see /home/alice/notes fihlp1iq" onto README.md as written."""
+    from backend.core.release_cli import make_release
+
+    path = _games_export(tmp_path / "exports", code="fihlp1iq")
+    descriptions = {"outcome": "see /home/alice/notes fihlp1iq", ("games", "mode"): "fihlp1iq's mode"}
+    out = tmp_path / "bundle"
+    make_release([path], out, key=KEY, argv=["release"], descriptions=descriptions, figures=False)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    session = release.pseudonym("fihlp1iq", kind="session", key=KEY)
+    assert "fihlp1iq" not in card
+    assert f"| see /home/alice/notes {session} |" in card and f"| {session}'s mode |" in card
+
+
 def _unescaped_pipes(line: str) -> int:
     return len(re.findall(r"(?<!\\)(?:\\\\)*\|", line))
 
