@@ -84,11 +84,16 @@ def interval(replicates: Any, *, confidence: float = CONFIDENCE) -> tuple[float,
 
 
 def _weights(weights: Any, n: int) -> np.ndarray:
-    w = np.asarray(weights, dtype=float)
+    w = weights if isinstance(weights, np.ndarray) and weights.dtype == float else np.asarray(weights, dtype=float)
     w = w[None, :] if w.ndim == 1 else w
     if w.ndim != 2 or w.shape[1] != n:
         raise ValueError(f"weights must have one column per unit ({n}), got shape {w.shape}.")
     return w
+
+
+def _kept(w: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The weights of the kept units (no copy when every unit is kept: the weights of 1000 resamples are large)."""
+    return w if keep.all() else w[:, keep]
 
 
 def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -157,14 +162,24 @@ def _paired(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Row-wise weighted Pearson; ``a``, ``b`` are 1-D (shared) or resamples x units."""
+    """Row-wise weighted Pearson from weighted raw moments; ``a``, ``b`` are 1-D (shared by every resample: matrix
+    products) or resamples x units (one pass each, no temporaries of that size)."""
+
+    def moment(x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+        if x.ndim == 1 and (y is None or y.ndim == 1):
+            return w @ (x if y is None else x * y)
+        x2 = np.broadcast_to(x, w.shape)
+        return (
+            np.einsum("ij,ij->i", w, x2) if y is None else np.einsum("ij,ij,ij->i", w, x2, np.broadcast_to(y, w.shape))
+        )
+
     total = w.sum(axis=1)
-    mean_a = _divide((w * a).sum(axis=1), total)
-    mean_b = _divide((w * b).sum(axis=1), total)
-    da, db = a - mean_a[:, None], b - mean_b[:, None]
-    cov, var_a, var_b = (w * da * db).sum(axis=1), (w * da**2).sum(axis=1), (w * db**2).sum(axis=1)
+    mean_a, mean_b = _divide(moment(a), total), _divide(moment(b), total)
+    cov = _divide(moment(a, b), total) - mean_a * mean_b
+    var_a = _divide(moment(a, a), total) - mean_a**2
+    var_b = _divide(moment(b, b), total) - mean_b**2
     scale = np.maximum(np.abs(a).max(initial=1.0), np.abs(b).max(initial=1.0)) ** 2
-    ok = (total >= 3) & (var_a > 1e-12 * scale * np.maximum(total, 1)) & (var_b > 1e-12 * scale * np.maximum(total, 1))
+    ok = (total >= 3) & (var_a > 1e-10 * scale) & (var_b > 1e-10 * scale)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = cov / np.sqrt(var_a * var_b)
     return np.where(ok, np.clip(r, -1.0, 1.0), np.nan)
@@ -178,7 +193,7 @@ def pearson_replicates(x: Any, y: Any, weights: Any) -> np.ndarray:
     [0.9648]
     """
     a, b, keep = _paired(x, y)
-    w = _weights(weights, a.size)[:, keep]
+    w = _kept(_weights(weights, a.size), keep)
     return _weighted_pearson(a[keep], b[keep], w)
 
 
@@ -201,7 +216,7 @@ def spearman_replicates(x: Any, y: Any, weights: Any) -> np.ndarray:
     """
     a, b, keep = _paired(x, y)
     a, b = a[keep], b[keep]
-    w = _weights(weights, keep.size)[:, keep]
+    w = _kept(_weights(weights, keep.size), keep)
     return _weighted_pearson(_ranks(a, w), _ranks(b, w), w)
 
 
@@ -214,7 +229,7 @@ def mean_replicates(values: Any, weights: Any) -> np.ndarray:
     """
     v = np.asarray(values, dtype=float)
     keep = ~np.isnan(v)
-    w = _weights(weights, v.size)[:, keep]
+    w = _kept(_weights(weights, v.size), keep)
     return _divide(w @ v[keep], w.sum(axis=1))
 
 
