@@ -106,31 +106,46 @@ FREE_TEXT_COLUMNS = {
     "parse_error",
 }
 MIN_IDENTIFIER_CHARS = 4  # shorter values (a stray "1") are not searched for inside other cells
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-PHONE = re.compile(r"(?<![\w.])\+?\d(?:[\s/().-]?\d){6,14}(?![\w.])")
-PROLIFIC_ID = re.compile(r"\b[0-9a-fA-F]{24}\b")
+
+
+@dataclass(frozen=True)
+class ViewPattern:
+    """A regular expression looked for in a text's matching view (``matching_view``: any dash as "-", zero-width
+    characters left out, full-width digits as digits, escaped line breaks as spaces); ``sub`` replaces what it finds
+    in the text as written (``_masked``), ``search`` finds it in the view.
+
+    >>> ViewPattern(re.compile("a-b")).sub("[x]", "a\u2013b, a\u200b-b")
+    '[x], [x]'
+    """
+
+    regex: re.Pattern
+
+    def search(self, text: str) -> re.Match | None:
+        return self.regex.search(matching_view(text)[0])
+
+    def sub(self, mask: str | Callable[[re.Match], str], text: str) -> str:
+        return _masked(text, self.regex, mask)
+
+
+EMAIL = ViewPattern(re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"))
+PHONE = ViewPattern(re.compile(r"(?<![\w.])\+?\d(?:[\s/().-]?\d){6,14}(?![\w.])"))
+PROLIFIC_ID = ViewPattern(re.compile(r"\b[0-9a-fA-F]{24}\b"))
 # A Prolific ID typed in groups ("5f3c 2a1b 9d8e ...", "5F3C–2A1B–...", "5f3c, 2a1b, ...", split across lines): 24 to
 # 32 hex digits, any of them parted by a gap (``ID_GAP``: up to 16 spaces or line breaks, with up to three of
 # ``- . _ , / : ; | + · • * ~`` among them), standing alone (no letter or digit glued to either end), and not a release
-# pseudonym (``P-`` and 16 hex digits). It is looked for in the text's matching view (``matching_view``: Unicode
-# dashes as "-", zero-width characters dropped, full-width digits as digits, escaped line breaks as spaces). Whether
-# a run is an ID: ``_grouped_id`` (letters and digits both).
+# pseudonym (``P-`` and 16 hex digits). Whether a run is an ID: ``_grouped_id`` (letters and digits both).
 ID_GAP = r"(?>\s{0,16}(?:[-._,/:;|+\u00b7\u2022*~]{1,3}\s{0,16})?)"
-GROUPED_ID = re.compile(
-    r"(?<![0-9A-Za-z])(?!(?<=[PXQTS]-)[0-9a-f]{16}(?![0-9A-Za-z]))"
-    rf"[0-9a-fA-F](?:{ID_GAP}[0-9a-fA-F]){{23,31}}(?![0-9A-Za-z])"
+GROUPED_ID = ViewPattern(
+    re.compile(
+        r"(?<![0-9A-Za-z])(?!(?<=[PXQTS]-)[0-9a-f]{16}(?![0-9A-Za-z]))"
+        rf"[0-9a-fA-F](?:{ID_GAP}[0-9a-fA-F]){{23,31}}(?![0-9A-Za-z])"
+    )
 )
+MASKS = ((EMAIL, "[email]"), (PROLIFIC_ID, "[id]"), (GROUPED_ID, lambda found: _grouped_id(found)), (PHONE, "[phone]"))
 # A Prolific ID glued to a word ("myid5f1a...", "ID5F1A..."): a run of 24 to 32 hex digits (a 40-digit hash is
 # longer) inside a longer word; the whole word is masked when the run holds letters and digits (``_glued_id``).
-GLUED_ID = re.compile(
-    r"(?<![0-9A-Za-z])[0-9A-Za-z]*?(?<![0-9A-Fa-f])(?P<hex>[0-9A-Fa-f]{24,32})(?![0-9A-Fa-f])[0-9A-Za-z]*"
-)
-MASKS = (
-    (EMAIL, "[email]"),
-    (PROLIFIC_ID, "[id]"),
-    (GROUPED_ID, lambda found: _grouped_id(found)),
-    (GLUED_ID, lambda found: _glued_id(found)),
-    (PHONE, "[phone]"),
+GLUED_ID = ViewPattern(
+    re.compile(r"(?<![0-9A-Za-z])[0-9A-Za-z]*?(?<![0-9A-Fa-f])(?P<hex>[0-9A-Fa-f]{24,32})(?![0-9A-Fa-f])[0-9A-Za-z]*")
 )
 # What the matching view leaves out or reads otherwise (``matching_view``).
 DASHES = "\u2212\u2053\u2e3a\u2e3b\u30fc\uff70"  # minus, swung dash, two- and three-em dashes, prolonged sound marks
@@ -245,8 +260,8 @@ def mask_text(text: str) -> str:
     'ID [id] and [id]'
     """
     for pattern, mask in MASKS:
-        text = _masked(text, pattern, mask)
-    return text
+        text = pattern.sub(mask, text)
+    return GLUED_ID.sub(lambda found: _glued_id(found), text)
 
 
 def record_kind(columns: Iterable[str]) -> str | None:
