@@ -75,7 +75,7 @@ def test_run_each_never_exceeds_the_concurrency_and_counts_statuses():
         asyncio.run(runs.run_each([1], work, concurrency=0, progress=None, on_done=lambda n, r: "x"))
 
 
-def test_run_command_refuses_bad_input_as_a_usage_error_and_returns_finishs_status(capsys):
+def test_run_command_refuses_bad_input_as_a_usage_error_and_returns_finishs_status(capsys, tmp_path):
     import argparse
 
     parser = argparse.ArgumentParser(prog="runner")
@@ -90,9 +90,10 @@ def test_run_command_refuses_bad_input_as_a_usage_error_and_returns_finishs_stat
         seen["progress"] = progress
         return args.items
 
-    assert runs.run_command(parser, ["--items", "3", "--out", "x", "--quiet"], start, lambda n, s: n + 1) == 4
+    out = str(tmp_path / "x")  # the run's manifest goes there, never into the checkout
+    assert runs.run_command(parser, ["--items", "3", "--out", out, "--quiet"], start, lambda n, s: n + 1) == 4
     assert seen["progress"] is None
-    for argv in (["--items", "-1", "--out", "x"], ["--items", "1", "--out", "x", "--concurrency", "0"]):
+    for argv in (["--items", "-1", "--out", out], ["--items", "1", "--out", out, "--concurrency", "0"]):
         with pytest.raises(SystemExit) as refused:
             runs.run_command(parser, argv, start, lambda n, s: 0)
         assert refused.value.code == 2
