@@ -29,7 +29,6 @@ import hashlib
 import hmac
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from backend.core.csvio import read_csv_any, truthy_cell
+from backend.core.text_view import ViewPattern
 
 RELEASE_KEY_VARIABLE = "RELEASE_PSEUDONYM_KEY"
 MIN_KEY_BYTES = 16
@@ -108,25 +108,6 @@ FREE_TEXT_COLUMNS = {
 MIN_IDENTIFIER_CHARS = 4  # shorter values (a stray "1") are not searched for inside other cells
 
 
-@dataclass(frozen=True)
-class ViewPattern:
-    """A regular expression looked for in a text's matching view (``matching_view``: any dash as "-", zero-width
-    characters left out, full-width digits as digits, escaped line breaks as spaces); ``sub`` replaces what it finds
-    in the text as written (``_masked``), ``search`` finds it in the view.
-
-    >>> ViewPattern(re.compile("a-b")).sub("[x]", "a\u2013b, a\u200b-b")
-    '[x], [x]'
-    """
-
-    regex: re.Pattern
-
-    def search(self, text: str) -> re.Match | None:
-        return self.regex.search(matching_view(text)[0])
-
-    def sub(self, mask: str | Callable[[re.Match], str], text: str) -> str:
-        return _masked(text, self.regex, mask)
-
-
 EMAIL = ViewPattern(re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"))
 PHONE = ViewPattern(re.compile(r"(?<![\w.])\+?\d(?:[\s/().-]?\d){6,14}(?![\w.])"))
 PROLIFIC_ID = ViewPattern(re.compile(r"\b[0-9a-fA-F]{24}\b"))
@@ -147,10 +128,6 @@ MASKS = ((EMAIL, "[email]"), (PROLIFIC_ID, "[id]"), (GROUPED_ID, lambda found: _
 GLUED_ID = ViewPattern(
     re.compile(r"(?<![0-9A-Za-z])[0-9A-Za-z]*?(?<![0-9A-Fa-f])(?P<hex>[0-9A-Fa-f]{24,32})(?![0-9A-Fa-f])[0-9A-Za-z]*")
 )
-# What the matching view leaves out or reads otherwise (``matching_view``).
-DASHES = "\u2212\u2053\u2e3a\u2e3b\u30fc\uff70"  # minus, swung dash, two- and three-em dashes, prolonged sound marks
-INVISIBLE_CATEGORIES = ("Cf", "Mn")  # zero-width spaces and joiners, soft hyphens, direction marks; combining marks
-ESCAPED_BREAKS = re.compile(r"\\+[nrt]?")  # an export's "\n" (backslash, n) and JSON's "\\n"
 INTEGER = re.compile(r"^-?(?:0|[1-9]\d*)$")
 
 
@@ -200,57 +177,10 @@ def _glued_id(found: re.Match) -> str:
     return "[id]" if any(c.isalpha() for c in run) and any(c.isdigit() for c in run) else found.group(0)
 
 
-def matching_view(text: str) -> tuple[str, list[int] | None]:
-    r"""The text the masks look at, and for each of its characters the index of the character of ``text`` it came
-    from (None: the same index). Each character is read in Unicode's compatibility form (NFKC: full-width digits as
-    digits, a no-break space as a space), dashes as "-", invisible characters (zero-width spaces and joiners, soft
-    hyphens, direction and combining marks) left out, and backslash escapes of line breaks and tabs (``\n``, as the
-    exports write a line break, and JSON's ``\\n``) as spaces: "5f3c–2a1b" and "5f3c\u200b2a1b" read "5f3c-2a1b" and
-    "5f3c2a1b".
-
-    >>> matching_view("id\u00a0\uff15f3c\u20132a\u200b1b")
-    ('id 5f3c-2a1b', [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12])
-    >>> matching_view("a\\nb")
-    ('a  b', None)
-    """
-    origin = None
-    if not text.isascii():
-        chars, origin = [], []
-        for at, char in enumerate(text):
-            for read in unicodedata.normalize("NFKC", char):
-                category = unicodedata.category(read)
-                if category in INVISIBLE_CATEGORIES:
-                    continue
-                chars.append("-" if category == "Pd" or read in DASHES else read)
-                origin.append(at)
-        text = "".join(chars)
-    return ESCAPED_BREAKS.sub(lambda found: " " * len(found.group(0)), text), origin
-
-
-def _masked(text: str, pattern: re.Pattern, mask: str | Callable[[re.Match], str]) -> str:
-    """``text`` with each match of ``pattern`` in its matching view (``matching_view``) replaced by ``mask`` (or what
-    ``mask(match)`` gives; a match it gives back unchanged stays as written), from the first to the last character
-    of ``text`` the match was read from."""
-    view, origin = matching_view(text)
-    pieces, done = [], 0
-    for found in pattern.finditer(view):
-        replacement = mask(found) if callable(mask) else mask
-        if replacement == found.group(0):
-            continue
-        start, end = (
-            (found.start(), found.end()) if origin is None else (origin[found.start()], origin[found.end() - 1] + 1)
-        )
-        if start < done:  # two matches read from one character (a ligature): the first one masked it
-            continue
-        pieces += [text[done:start], replacement]
-        done = end
-    return "".join(pieces) + text[done:] if pieces else text
-
-
 def mask_text(text: str) -> str:
     """Free text with e-mail addresses, 24-hex IDs (Prolific's, also typed in groups: ``GROUPED_ID``, or glued to a
-    word: ``GLUED_ID``) and phone numbers masked, as they read in the text's matching view (``matching_view``: any
-    dash, zero-width characters, full-width digits).
+    word: ``GLUED_ID``) and phone numbers masked, as they read in the text's matching view (``backend.core.text_view``:
+    any dash, zero-width characters, full-width digits).
 
     >>> mask_text("write to a.b@uni.de or +49 30 1234567, id 5f1a2b3c4d5e6f7a8b9c0d1e")
     'write to [email] or [phone], id [id]'
