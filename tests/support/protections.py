@@ -421,6 +421,22 @@ PROTECTIONS = (
         "tests/system/test_cost_cap.py::test_a_live_dond_study_at_its_cap_ends_the_game_pays_the_stated_rule_and_says_so",
     ),
     Protection(
+        "judge-admitted-at-lower-bound",
+        "a model judge is admitted on a lucky point estimate of its agreement with people",
+        "backend/reasoning/judge_scores.py",
+        '    found["admission"] = calibration.admission(intervals["kappa_people"][0], admit_at)\n',
+        '    found["admission"] = calibration.admission(found["kappa_people"], admit_at)\n',
+        "tests/apps/test_judge_calibration.py::test_a_judge_with_three_samples_reports_confidence_ece_brier_and_admission_against_peoples_export",
+    ),
+    Protection(
+        "bootstrap-spearman-ties",
+        "a resample's rank correlation ignores duplicated units, so agreement intervals are wrong",
+        "backend/core/unit_bootstrap.py",
+        "    return (below + (per_value + 1) / 2)[:, group]\n",
+        "    return (below + 1)[:, group]\n",
+        "tests/backend/core/test_calibration.py::test_correlations_and_differences_of_each_resample_equal_scipy_on_the_duplicated_pairs",
+    ),
+    Protection(
         "pay-as-shown",
         "an edit of the money per point after people saw their bonus rewrites the bonus file",
         "study_flow/pay.py",
