@@ -30,7 +30,9 @@ def report_data(records, session_rubric, settings):
     regular = ratings[~ratings["is_gold"]]
     summary = []
     if not regular.empty:
-        summary = social_report.summarise(regular, dimensions=session_rubric.keys, pooled_group=None)
+        # Without the bootstrap: this page is drawn under oTree's lock, which every participant's page waits for
+        # (the intervals took about 6 s of a 15 s draw at 21,000 ratings); the report and paper tables carry them.
+        summary = social_report.summarise(regular, dimensions=session_rubric.keys, pooled_group=None, intervals=False)
         summary = [jsonable(row) for row in summary.to_dict("records")]
     qualities = social_quality.annotator_qualities(
         social_quality.annotation_table(table), ratings, floor_s=settings.quality_floor_s

@@ -222,9 +222,11 @@ def _scope_rows(rows: pd.DataFrame, scope: str) -> pd.DataFrame:
     return rows
 
 
-def dimension_statistics(rows: pd.DataFrame, *, seed: int = unit_bootstrap.DEFAULT_SEED) -> dict[str, float]:
+def dimension_statistics(
+    rows: pd.DataFrame, *, seed: int = unit_bootstrap.DEFAULT_SEED, intervals: bool = True
+) -> dict[str, float]:
     """All figures for the rows of one group, scope and dimension, with their intervals over episodes (see the
-    module docstring)."""
+    module docstring); ``intervals=False`` leaves the bootstrap out (the live admin page, which must stay fast)."""
     units = rows.groupby(["episode_id", "agent"], sort=True)
     item_mean = units["rating"].mean()
     item_model = units["model_rating"].first()
@@ -237,8 +239,10 @@ def dimension_statistics(rows: pd.DataFrame, *, seed: int = unit_bootstrap.DEFAU
     spread = (
         units["model_spread"].first().to_numpy(dtype=float) if "model_spread" in rows else np.full(len(human), np.nan)
     )
-    bounds = model_scores.interval_bounds(
-        values, human, model, item_mean.index.get_level_values(0).astype(str), seed=seed
+    bounds = (
+        model_scores.interval_bounds(values, human, model, item_mean.index.get_level_values(0).astype(str), seed=seed)
+        if intervals
+        else {}
     )
     return dict(
         n_episodes=int(rows["episode_id"].nunique()),
@@ -267,8 +271,10 @@ def summarise(
     dimensions: Sequence[str] | None = None,
     pooled_group: str | None = "(all)",
     include_gold: bool = False,
+    intervals: bool = True,
 ) -> pd.DataFrame:
-    """One row of ``dimension_statistics`` per (group, scope, dimension), overall score included.
+    """One row of ``dimension_statistics`` per (group, scope, dimension), overall score included (``intervals``: with
+    the bootstrap intervals, as the report and the paper tables show them).
 
     ``dimensions`` defaults to those present, in order of appearance; ``pooled_group`` adds a group pooling every
     group when there is more than one (None: do not).
@@ -295,7 +301,8 @@ def summarise(
                 subset = scoped[scoped["dimension"] == dimension]
                 if subset.empty:
                     continue
-                records.append(dict(group=group, scope=scope, dimension=dimension, **dimension_statistics(subset)))
+                figures = dimension_statistics(subset, intervals=intervals)
+                records.append(dict(group=group, scope=scope, dimension=dimension, **figures))
     return pd.DataFrame.from_records(records)
 
 
