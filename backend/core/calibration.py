@@ -182,3 +182,27 @@ def admission(low: float, threshold: float = DEFAULT_ADMISSION_THRESHOLD) -> dic
     verb = "clears" if admitted else "is below"
     text = f"{'admitted' if admitted else 'not admitted'}: the lower bound {low:.2f} {verb} {threshold:.2f}"
     return dict(admitted=admitted, low=float(low), threshold=threshold, text=text)
+
+
+def check_samples(samples: int, settings: Any) -> None:
+    """Refuse a sample count below 1, or several samples at temperature 0 from a real model (``settings``: the
+    runner's ``LLMSettings``): K copies of one answer would read as full confidence. The scripted agent may repeat.
+
+    >>> from types import SimpleNamespace
+    >>> check_samples(3, SimpleNamespace(model="scripted", temperature=0.0))
+    >>> check_samples(2, SimpleNamespace(model="m", temperature=0.7))
+    >>> check_samples(3, SimpleNamespace(model="m", temperature=0.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: --samples 3 needs --temperature above 0: at temperature 0 the samples repeat one answer.
+    >>> check_samples(0, SimpleNamespace(model="scripted", temperature=0.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: --samples must be a whole number of at least 1, got 0.
+    """
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"--samples must be a whole number of at least 1, got {samples!r}.")
+    if samples > 1 and settings.temperature == 0 and settings.model != "scripted":
+        raise ValueError(
+            f"--samples {samples} needs --temperature above 0: at temperature 0 the samples repeat one answer."
+        )

@@ -110,7 +110,7 @@ async def judge_log(
 ) -> dict[str, Any]:
     """Ask for a judgement of one log ``samples`` times; return its calls row (`CALL_COLUMNS`): judged (the
     majority verdict with its votes and confidence), unparseable (no sample judged) or error (a call failed)."""
-    check_samples(samples, settings)
+    calibration.check_samples(samples, settings)
     totals = CallTotals()  # tokens summed over the asks; blank when the endpoint reported none (the scripted model)
     rows = []
     for _ in range(samples):
@@ -132,24 +132,6 @@ async def judge_log(
         confidence=round(votes["confidence"], 6),
         sample_verdicts="#".join(str(row["orig_cor"]) for row in judged),
     )
-
-
-def check_samples(samples: int, settings: LLMSettings) -> None:
-    """Refuse a sample count below 1, or several samples at temperature 0 from a real model (K copies of one answer
-    would read as full confidence).
-
-    >>> check_samples(3, LLMSettings(model="scripted", temperature=0.0))
-    >>> check_samples(3, LLMSettings(model="m", temperature=0.0))
-    Traceback (most recent call last):
-    ...
-    ValueError: --samples 3 needs --temperature above 0: at temperature 0 the samples repeat one answer.
-    """
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise ValueError(f"--samples must be a whole number of at least 1, got {samples!r}.")
-    if samples > 1 and settings.temperature == 0 and settings.model != "scripted":
-        raise ValueError(
-            f"--samples {samples} needs --temperature above 0: at temperature 0 the samples repeat one answer."
-        )
 
 
 async def _judge_once(
@@ -278,7 +260,7 @@ async def run_judge(
     """Judge every log not yet judged (or found unparseable) in the calls file, ``samples`` times each; write both
     files as calls finish."""
     runs.check_parse_retries(parse_retries)
-    check_samples(samples, settings)
+    calibration.check_samples(samples, settings)
     if separator not in SEPARATORS:
         raise ValueError(f"separator must be one of {SEPARATORS!r}, got {separator!r}.")
     check_remark_chars(remark_chars)

@@ -151,23 +151,6 @@ def _unit_rows(
     return rows
 
 
-def check_samples(samples: int, settings: LLMSettings) -> None:
-    """Refuse a sample count below 1, or several samples at temperature 0 from a real model.
-
-    >>> check_samples(2, LLMSettings(model="m", temperature=0.7))
-    >>> check_samples(0, LLMSettings(model="scripted"))
-    Traceback (most recent call last):
-    ...
-    ValueError: --samples must be a whole number of at least 1, got 0.
-    """
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise ValueError(f"--samples must be a whole number of at least 1, got {samples!r}.")
-    if samples > 1 and settings.temperature == 0 and settings.model != "scripted":
-        raise ValueError(
-            f"--samples {samples} needs --temperature above 0: at temperature 0 the samples repeat one answer."
-        )
-
-
 async def ask_unit(
     unit: Unit,
     rubric: Rubric,
@@ -182,7 +165,7 @@ async def ask_unit(
     ``COLUMNS``), all with the unit's status: answered (the samples' median and spread), unparseable (no sample
     answered after ``parse_retries`` re-asks each) or error (a call failed for good)."""
     runs.check_parse_retries(parse_retries)
-    check_samples(samples, settings)
+    calibration.check_samples(samples, settings)
     messages = build_messages(
         unit.episode,
         unit.agent_index,
@@ -358,7 +341,7 @@ async def annotate(
             samples=samples,
         )
 
-    check_samples(samples, settings)
+    calibration.check_samples(samples, settings)
     with runs.RowAppender(summary.csv_path, columns=COLUMNS) as out:
 
         def store(unit: Unit, rows: list[dict[str, Any]]) -> str:
