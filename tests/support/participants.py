@@ -131,3 +131,18 @@ class Visitor(Person):
             cookies={"study_ids": urllib.parse.quote(json.dumps(ids))},
             params={"participant_label": pid},
         )
+
+
+def answer_one_bias_question(person: Person) -> None:
+    """A bias_tests participant on the consent page consents, reads the instructions and answers until one answer is
+    stored."""
+    person.submit(dict(consent_given="True")).submit({})
+    for _ in range(3):
+        if person.page == "Choice":
+            person.submit(dict(choice=0, confidence=60))
+            return
+        offered = re.findall(
+            r'class="form-check-input bias-argument" type="checkbox" id="[^"]+" value="([^"]+)"', person.html
+        )
+        person.submit(dict(selected_arguments=",".join(offered[:2])))
+    raise AssertionError(person.url)

@@ -19,7 +19,7 @@ import websockets
 
 from backend import codebook
 from tests.support.harness import base_env, export_rows, scratch_project, session_start_links, start_server
-from tests.support.participants import Person
+from tests.support.participants import Person, answer_one_bias_question
 from tests.system.test_csv_neutralisation import (
     answer_bias_tests,
     judge_in_payoff_reasoning,
@@ -51,16 +51,7 @@ def create_demo_session(server_url: str, config: str) -> str:
 def answer_in_demo(server_url: str, code: str) -> None:
     """The first demo participant answers one bias question."""
     person = Person(session_start_links(server_url, code)[0], code)
-    person.submit(dict(consent_given="True")).submit({})
-    for _ in range(3):
-        if person.page == "Choice":
-            person.submit(dict(choice=0, confidence=60))
-            return
-        offered = re.findall(
-            r'class="form-check-input bias-argument" type="checkbox" id="[^"]+" value="([^"]+)"', person.html
-        )
-        person.submit(dict(selected_arguments=",".join(offered[:2])))
-    raise AssertionError(person.url)
+    answer_one_bias_question(person)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from backend.core.csvio import FORMULA_STARTS
 from bias_tests.exports import MODEL_ONLY_COLUMNS
 from study_flow.config import key_words
 from tests.support.harness import export_rows
+from tests.support.participants import answer_one_bias_question
 from tests.system.test_csv_neutralisation import (
     REASONING,
     answer_bias_tests,
@@ -39,16 +40,7 @@ APPS = ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
 def answer_a_bias_question(server_url: str) -> None:
     """One bias_tests participant answers until one answer is stored."""
     [person] = visitors(server_url, "bias_tests", 1, "Q")
-    person.submit(dict(consent_given="True")).submit({})
-    for _ in range(3):
-        if person.page == "Choice":
-            person.submit(dict(choice=0, confidence=60))
-            return
-        offered = re.findall(
-            r'class="form-check-input bias-argument" type="checkbox" id="[^"]+" value="([^"]+)"', person.html
-        )
-        person.submit(dict(selected_arguments=",".join(offered[:2])))
-    raise AssertionError(person.url)
+    answer_one_bias_question(person)
 
 
 @pytest.fixture(scope="module")

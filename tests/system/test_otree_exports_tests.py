@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from tests.support.harness import create_session, rest, rest_headers, session_start_links
-from tests.support.participants import Person
+from tests.support.participants import Person, answer_one_bias_question
 from tests.system.test_export_codebook import create_demo_session
 
 
@@ -129,20 +129,6 @@ def test_the_annotation_reports_leave_a_tester_out_and_say_so(otree_server, conf
     rest(url, "POST", f"/api/participant_vars/{tester.code}", json={"vars": {"is_test": True}}).raise_for_status()
     report = requests.get(f"{url}/AdminReport/{code}", timeout=60).text
     assert re.search(r'id="tests-left-out">1 test participant\(s\)', report), report[-3000:]
-
-
-def answer_one_bias_question(person: Person) -> None:
-    """A bias_tests participant consents, reads the instructions and answers until one answer is stored."""
-    person.submit(dict(consent_given="True")).submit({})
-    for _ in range(3):
-        if person.page == "Choice":
-            person.submit(dict(choice=0, confidence=60))
-            return
-        offered = re.findall(
-            r'class="form-check-input bias-argument" type="checkbox" id="[^"]+" value="([^"]+)"', person.html
-        )
-        person.submit(dict(selected_arguments=",".join(offered[:2])))
-    raise AssertionError(person.url)
 
 
 def respondents(report: str) -> list[str]:
