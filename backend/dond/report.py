@@ -63,6 +63,7 @@ import pandas as pd
 from backend.core import stats
 from backend.core.csvio import read_csv_any
 from backend.core.jsonable import jsonable
+from backend.core.llm.costs import CostSum
 from backend.dond import debiasing, effects
 from backend.dond.protocol import PLAYER_METRICS
 
@@ -193,6 +194,34 @@ def pairings(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"pairing": pairing, "players": players, "condition": condition}, index=frame.index)
 
 
+def model_cost(group: pd.DataFrame) -> dict[str, Any]:
+    """What the model calls of these games cost, from the export's ``llm_cost`` (empty while a price is unknown) and
+    ``llm_calls``: ``cost`` (None while any game with calls has no price), ``cost_per_game``, ``cost_currency`` and
+    ``cost_text`` (``backend.core.llm.costs.CostSum``; a game without calls costs nothing). Empty without the columns
+    (an export from before the price table).
+
+    >>> games = pd.DataFrame({"llm_cost": ["0.5", "", "0.25"], "llm_calls": ["2", "0", "1"],
+    ...                       "llm_cost_currency": ["EUR", "EUR", "EUR"]})
+    >>> model_cost(games)["cost"], model_cost(games)["cost_per_game"], model_cost(games)["cost_text"]
+    (0.75, 0.25, '0.7500 EUR')
+    >>> model_cost(games.assign(llm_calls=["2", "3", "1"]))["cost_text"]
+    'unknown (1 of 3 games unpriced; 0.7500 EUR known)'
+    """
+    if "llm_cost" not in group or "llm_calls" not in group:
+        return {}
+    currencies = sorted({str(c) for c in group.get("llm_cost_currency", pd.Series(dtype=str)) if str(c)})
+    spent = CostSum(", ".join(currencies), unit="games")
+    for cost, calls in zip(group["llm_cost"].astype(str), group["llm_calls"].astype(str), strict=True):
+        spent.add(float(cost) if cost.strip() else (0.0 if calls.strip() in ("", "0") else None))
+    total = spent.total
+    return dict(
+        cost=total,
+        cost_per_game=total / len(group) if total is not None and len(group) else None,
+        cost_currency=spent.currency,
+        cost_text=spent.text(),
+    )
+
+
 def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> list[dict[str, Any]]:
     """One dict per mode × language × model pairing × condition with every statistic, plain and debiased (see the
     module doc); ``pairings`` says who played and in which condition."""
@@ -219,6 +248,7 @@ def summarise(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> li
             "condition": condition,
             "games": len(group),
             "cells": sorted(set(cells)),
+            **model_cost(group),
         }
         for name in STATISTICS:
             row[name] = _nanmean(values[name])
@@ -437,6 +467,12 @@ def report(paths: Sequence[str | Path], *, as_json: bool = False) -> str:
     if not rows:
         return "No finished DoND games in the file(s)."
     text = _text_table(rows)
+    if any("cost_text" in row for row in rows):
+        text += "\n\nModel costs (the price table's, llm_cost): " + "; ".join(
+            f"{row['mode']}/{row['language']}/{row['condition']}: {row['cost_text']}"
+            for row in rows
+            if "cost_text" in row
+        )
     if agency:
         text += "\n\n" + _agency_text_table(agency)
     if treated:

@@ -194,6 +194,7 @@ class CostSum:
     known: float = 0.0
     calls: int = 0
     unknown: int = 0
+    unit: str = "calls"  # what is added up, as ``text`` names it (a report adds games)
 
     def add(self, cost: float | None) -> None:
         self.calls += 1
@@ -209,7 +210,9 @@ class CostSum:
     def text(self) -> str:
         if not self.unknown:
             return money(self.known, self.currency)
-        return f"unknown ({self.unknown} of {self.calls} calls unpriced; {money(self.known, self.currency)} known)"
+        return (
+            f"unknown ({self.unknown} of {self.calls} {self.unit} unpriced; {money(self.known, self.currency)} known)"
+        )
 
 
 @dataclass(frozen=True)

@@ -314,3 +314,18 @@ def test_aborts_for_an_unreachable_model_are_reported_apart_from_rule_aborts(tmp
     assert cli.main(["report", str(path)]) == 0
     text = capsys.readouterr().out
     assert "LLM error/rules" in text and "0.33/0.33" in text
+
+
+def test_the_report_says_what_the_model_calls_cost_and_an_unpriced_game_is_unknown_never_free(tmp_path):
+    priced = [
+        game(1, "success", 100.0, llm_calls=4, llm_cost="0.5", llm_cost_currency="EUR"),
+        game(2, "lose", 0.0, llm_calls=2, llm_cost="0.25", llm_cost_currency="EUR"),
+    ]
+    rows = json.loads(dond_report.report([write_csv(tmp_path / "g.csv", priced)], as_json=True))
+    assert [(row["cost"], row["cost_per_game"], row["cost_currency"]) for row in rows] == [(0.75, 0.375, "EUR")]
+    assert "Model costs (the price table's, llm_cost): semi/en/default: 0.7500 EUR" in dond_report.report(
+        [tmp_path / "g.csv"]
+    )
+    unpriced = [*priced, game(1, "success", 90.0, llm_calls=3, llm_cost="", llm_cost_currency="EUR")]
+    (row,) = json.loads(dond_report.report([write_csv(tmp_path / "u.csv", unpriced)], as_json=True))
+    assert row["cost"] is None and row["cost_text"] == "unknown (1 of 3 games unpriced; 0.7500 EUR known)"
