@@ -1,0 +1,171 @@
+"""One study on two servers behind nginx, started by ``python -m backend.core.study_servers`` as a lab starts it.
+
+Arrivals come by the one Prolific URL (nginx's redirector on loopback): each Prolific ID lands on one server and
+stays there when it comes back (another browser, Prolific's own PROLIFIC_PID form of the link), the places are
+shared out (each server's session has its share, with the same completion code), and Ctrl-C stops both servers and
+nginx. On PostgreSQL (CI's second run) each server gets a database of its own beside the run's.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import pytest
+import requests
+
+from tests.support import PROJECT_ROOT
+from tests.support.harness import base_env, deployment_mode, ensure_debian_package, free_port, own_database, rest
+
+ROOM = "social_eval_study"
+PLACES = 24  # 12 a server
+STUDY = "S1"
+PIDS = [f"{n:024x}" for n in range(1, 17)]  # Prolific IDs are 24 hex digits
+
+
+def _front_door_port() -> int:
+    """A port P with P, P+1, P+2, P+101 and P+102 free (the front door, the servers nginx serves, the servers)."""
+    for _ in range(50):
+        port = free_port()
+        if port + 102 > 65535:
+            continue
+        try:
+            for offset in (0, 1, 2, 101, 102):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port + offset))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free run of ports")
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    ensure_debian_package("/usr/sbin/nginx", "nginx")
+    folder = tmp_path_factory.mktemp("study-servers")
+    port = _front_door_port()
+    env = deployment_mode(base_env(LAB_NEW_PARTICIPANTS_PER_ADDRESS="100000", LAB_ADMIT_ARRIVALS_PER_S="100000"))
+    with own_database(env) as env:
+        command = [
+            *(sys.executable, "-m", "backend.core.study_servers", "--servers", "2"),
+            *("--config", "social_eval", "--room", ROOM, "--places", str(PLACES)),
+            *("--completion-code", "DONE42", "--study-id", STUDY, "--set", "annotators_per_episode=2"),
+            *("--port", str(port), "--listen", "127.0.0.1", "--public-host", "127.0.0.1", "--folder", str(folder)),
+        ]
+        log = folder / "command.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 120
+            while "Ready." not in log.read_text(errors="replace"):
+                assert process.poll() is None, log.read_text(errors="replace")[-3000:]
+                assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+                time.sleep(0.3)
+            yield dict(port=port, process=process, log=log, env=env)
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+            _drop_server_databases(env)
+
+
+def _drop_server_databases(env: dict) -> None:
+    url = env.get("DATABASE_URL", "")
+    if not url or url.startswith("sqlite"):
+        return
+    import psycopg2
+
+    admin = psycopg2.connect(url)
+    admin.autocommit = True
+    try:
+        with admin.cursor() as cursor:
+            for n in (1, 2):
+                cursor.execute(f"DROP DATABASE IF EXISTS {url.rpartition('/')[2]}_server{n} WITH (FORCE)")
+    finally:
+        admin.close()
+
+
+def _arrive(port: int, pid: str, *, prolific_form: bool = False) -> tuple[int, str]:
+    """A person opening the Prolific URL in a fresh browser: (the port of the server they landed on, their code)."""
+    http = requests.Session()
+    ids = dict(STUDY_ID=STUDY, SESSION_ID=f"X{pid[-4:]}")
+    ids.update(PROLIFIC_PID=pid) if prolific_form else ids.update(participant_label=pid)
+    front = http.get(f"http://127.0.0.1:{port}/room/{ROOM}", params=ids, allow_redirects=False, timeout=30)
+    assert front.status_code == 302, front.text
+    target = urllib.parse.urlsplit(front.headers["Location"])
+    assert target.path == f"/room/{ROOM}" and urllib.parse.parse_qs(target.query) == {k: [v] for k, v in ids.items()}
+    welcome = http.get(front.headers["Location"], timeout=30)
+    assert welcome.status_code == 200 and "welcome_page_ok" in welcome.text
+    # what the welcome page's script does: the PID as participant_label, then on with welcome_page_ok
+    forward = dict(participant_label=pid, STUDY_ID=STUDY, SESSION_ID=ids["SESSION_ID"], welcome_page_ok=1)
+    page = http.get(f"{target.scheme}://{target.netloc}/room/{ROOM}", params=forward, timeout=30)
+    assert page.status_code == 200, page.text[:500]
+    landed = urllib.parse.urlsplit(page.url)
+    assert landed.port == target.port, "oTree's own redirects left the server nginx chose"
+    code = re.fullmatch(r"/p/(\w+)/social_eval/Consent/1", landed.path)
+    assert code, page.url
+    return landed.port, code.group(1)
+
+
+def _sessions(study) -> dict[int, dict]:
+    """Each server's session (REST, through nginx), by the port nginx serves it at."""
+    found = {}
+    for port in (study["port"] + 1, study["port"] + 2):
+        (summary,) = rest(f"http://127.0.0.1:{port}", "GET", "/api/sessions").json()
+        found[port] = rest(f"http://127.0.0.1:{port}", "POST", f"/api/get_session/{summary['code']}", json={}).json()
+    return found
+
+
+def test_each_prolific_id_lands_on_one_server_and_stays_there_and_places_are_shared_out(study):
+    port = study["port"]
+    first = {pid: _arrive(port, pid) for pid in PIDS}
+    servers = {server for server, _ in first.values()}
+    assert servers == {port + 1, port + 2}, "both servers take arrivals"
+
+    # back again: another browser, and Prolific's own form of the link
+    assert {pid: _arrive(port, pid) for pid in PIDS} == first
+    assert {pid: _arrive(port, pid, prolific_form=True) for pid in PIDS[:4]} == {p: first[p] for p in PIDS[:4]}
+
+    sessions = _sessions(study)
+    assert len({session["code"] for session in sessions.values()}) == 2
+    for server, session in sessions.items():
+        assert len(session["participants"]) == PLACES // 2, "each server has its share of the places"
+        assert session["config"]["completion_code"] == "DONE42"
+        assert session["config"]["prolific_study_id"] == STUDY
+        assert session["config"]["annotators_per_episode"] == 2
+        labelled = {p["label"]: p["code"] for p in session["participants"] if p["label"]}
+        assert labelled == {pid: code for pid, (where, code) in first.items() if where == server}
+
+
+def test_the_front_door_answers_room_links_only(study):
+    port = study["port"]
+    for path in ("/admin", "/SessionStartLinks/x", "/api/sessions"):
+        assert requests.get(f"http://127.0.0.1:{port}{path}", allow_redirects=False, timeout=30).status_code == 404
+
+
+def test_ctrl_c_stops_both_servers_and_nginx(study):
+    port, process = study["port"], study["process"]
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 0
+    deadline = time.monotonic() + 10
+    while any(_answers(port + offset) for offset in (0, 1, 2, 101, 102)):
+        assert time.monotonic() < deadline, "a server or nginx still answers after Ctrl-C"
+        time.sleep(0.2)
+    log = study["log"].read_text(errors="replace")
+    assert all(f"{name}.1 stopped" in log for name in ("server1", "server2", "nginx")), log[-2000:]
