@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backend.core.llm import costs
+from backend.core.llm.cache import ResponseCache
 
 Unit = TypeVar("Unit")
 
@@ -58,6 +59,7 @@ class CostPlan:
     why: str = ""
     estimate: costs.Estimate | None = None
     cap: costs.SpendingCap = field(default_factory=costs.SpendingCap)
+    cache: ResponseCache | None = None  # --cache DIR: the run's response cache
 
 
 PLAN: contextvars.ContextVar[CostPlan | None] = contextvars.ContextVar("cost_plan", default=None)
@@ -148,7 +150,8 @@ async def estimate_work(
 
 def add_cost_options(parser: argparse.ArgumentParser) -> None:
     """``--prices FILE`` (a JSON price table, ``backend.core.llm.costs``), ``--max-cost AMOUNT`` (the run's spending
-    cap, in the table's currency) and ``--estimate-only``."""
+    cap, in the table's currency), ``--estimate-only`` and ``--cache DIR`` (the opt-in response cache,
+    ``backend.core.llm.cache``)."""
 
     def amount(text: str) -> float:
         try:
@@ -170,6 +173,14 @@ def add_cost_options(parser: argparse.ArgumentParser) -> None:
         f"estimate passes it (exit status {COST_CAP_EXIT}); no call past it is made",
     )
     parser.add_argument("--estimate-only", action="store_true", help="print the estimated cost and ask nothing")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="response cache (backend.core.llm.cache): answers kept in DIR by their full request; a rerun asks "
+        "nothing already answered and those calls cost 0 (default: no cache)",
+    )
 
 
 def cost_plan(args: argparse.Namespace) -> CostPlan | None:
@@ -178,7 +189,8 @@ def cost_plan(args: argparse.Namespace) -> CostPlan | None:
         return None
     table = costs.load_price_table(args.prices)
     cap = costs.SpendingCap(limit=args.max_cost, table=table)
-    return CostPlan(table=table, limit=args.max_cost, estimate_only=args.estimate_only, cap=cap)
+    cache = ResponseCache(args.cache) if getattr(args, "cache", None) is not None else None
+    return CostPlan(table=table, limit=args.max_cost, estimate_only=args.estimate_only, cap=cap, cache=cache)
 
 
 def cost_summary(plan: CostPlan) -> str:
@@ -191,7 +203,8 @@ def cost_summary(plan: CostPlan) -> str:
         parts.append(f"cap {costs.money(plan.limit, plan.table.currency)}")
     if plan.cap.refused:
         parts.append(f"{plan.cap.refused} calls refused at the cap")
-    return "; ".join(parts) + "."
+    line = "; ".join(parts) + "."
+    return line if plan.cache is None else f"{line}\n{plan.cache.text()}"
 
 
 def write_manifest(out: Path, plan: CostPlan, argv: Sequence[str] | None, seconds: float) -> None:
@@ -221,6 +234,14 @@ def write_manifest(out: Path, plan: CostPlan, argv: Sequence[str] | None, second
             calls_of_unknown_cost=spent.unknown,
             refused_at_cap=plan.cap.refused,
             calls=plan.cap.seen,
+            cache=None
+            if plan.cache is None
+            else dict(
+                folder=str(plan.cache.folder),
+                hits=plan.cache.hits,
+                stored=plan.cache.stored,
+                corrupt=plan.cache.corrupt,
+            ),
         )
     )
     Path(out).mkdir(parents=True, exist_ok=True)

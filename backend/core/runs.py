@@ -25,7 +25,7 @@ from typing import Any, TextIO, TypeVar
 
 from backend.core import run_costs
 from backend.core.csvio import neutralise_row, restore_row
-from backend.core.llm import costs
+from backend.core.llm import cache, costs
 from backend.core.progress import ProgressBar
 
 Unit = TypeVar("Unit")
@@ -311,6 +311,7 @@ def run_command(
         if plan is not None:  # set in the run's own task: every task it starts inherits both
             run_costs.PLAN.set(plan)
             costs.SPENDING.set(plan.cap)
+            cache.CACHE.set(plan.cache)  # --cache DIR, else None: nothing is cached
         return await start(args, None if getattr(args, "quiet", False) else sys.stderr)
 
     try:

@@ -34,7 +34,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from backend.core.llm import costs
+from backend.core.llm import cache, costs
 from backend.core.llm.context import fitted_limit, forget_contexts
 from backend.core.llm.reasoning import (
     ReasoningSplitter,
@@ -355,6 +355,16 @@ async def stream(
     if costs.dry_run(record, settings.token_limit(max_tokens)):
         yield record
         return
+    kept = cache.CACHE.get()
+    if kept is not None:
+        asked = _asked(messages, settings, options, settings.token_limit(max_tokens), response_schema)
+        key = cache.request_key(asked)
+        if kept.answer(key, record):  # nothing is sent, nothing reserved: it costs 0
+            if record.reply:
+                yield TextDelta(record.reply)
+            record.streamed, record.latency_s = stream_reply, time.monotonic() - started
+            yield record
+            return
     limit = await fitted_limit(settings, messages, settings.token_limit(max_tokens))
     cap, held = costs.hold(record, limit, spend)
     if cap is not None and held is None:  # refused: nothing is sent
@@ -367,8 +377,24 @@ async def stream(
     finally:
         if held is not None:
             cap.settle(held, record)
+    if kept is not None:
+        kept.keep(key, asked, record)  # a success only
     record.latency_s = time.monotonic() - started
     yield record
+
+
+def _asked(messages, settings: LLMSettings, options, limit: int, response_schema) -> dict:
+    """The request as the caller asks it, for the response cache's key (``cache.full_request``)."""
+    return cache.full_request(
+        settings.model,
+        messages,
+        temperature=settings.temperature,
+        seed=settings.seed,
+        max_tokens=limit,
+        response_schema=response_schema,
+        options=options,
+        endpoint=endpoint_host(settings.base_url),
+    )
 
 
 async def _paid_call(record, messages, settings, options, limit, response_schema, stream_reply):

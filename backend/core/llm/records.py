@@ -44,6 +44,7 @@ class CallRecord:
     sampling: dict[str, Any] = field(default_factory=dict)
     endpoint: str = ""
     product_version: str = ""
+    cached: bool = False  # answered from a runner's response cache (backend.core.llm.cache): nothing sent, cost 0
 
     @property
     def ok(self) -> bool:
@@ -61,13 +62,18 @@ class CallRecord:
 @dataclass
 class CallTotals:
     """What the calls made for one unit of a run (an ask and its re-asks) add up to: ``calls``, ``attempts``,
-    ``latency_s`` and tokens (None while no call reported them), and the thinking of each call.
+    ``latency_s`` and tokens (None while no call reported them), the thinking of each call, and their ``cost`` by
+    the running price table (``backend.core.llm.costs.record_cost`` with the table of the context's spending cap,
+    which a runner sets; without one every price is unknown): None as soon as one call's cost is unknown;
+    ``cached`` counts the calls a response cache answered (they cost 0).
 
     >>> totals = CallTotals()
     >>> totals.add(CallRecord(model="m", messages=[], attempts=2, latency_s=0.5, prompt_tokens=10, reasoning="hm"))
     >>> totals.add(CallRecord(model="m", messages=[], attempts=1, latency_s=0.25))
     >>> totals.cells(), totals.thinking
-    ({'calls': 2, 'attempts': 3, 'latency_s': 0.75, 'prompt_tokens': 10, 'completion_tokens': ''}, 'hm')
+    ({'calls': 2, 'attempts': 3, 'latency_s': 0.75, 'prompt_tokens': 10, 'completion_tokens': '', 'cost': '', 'cached_calls': 0}, 'hm')
+    >>> scripted = CallTotals(); scripted.add(CallRecord(model="scripted", messages=[])); scripted.cells()["cost"]
+    0.0
     """
 
     calls: int = 0
@@ -76,8 +82,16 @@ class CallTotals:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     thoughts: list[str] = field(default_factory=list)
+    cost: float | None = 0.0
+    cached: int = 0
 
     def add(self, record: CallRecord) -> None:
+        from backend.core.llm import costs
+
+        cap = costs.SPENDING.get()
+        cost = costs.record_cost(record, cap.table if cap is not None else costs.EMPTY_TABLE)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        self.cached += int(record.cached)
         self.calls += 1
         self.attempts += record.attempts
         self.latency_s += record.latency_s
@@ -93,13 +107,15 @@ class CallTotals:
         return "\n\n".join(part for part in self.thoughts if part)
 
     def cells(self) -> dict[str, Any]:
-        """CSV cells: latency rounded to milliseconds, unknown token counts empty."""
+        """CSV cells: latency rounded to milliseconds, unknown token counts and cost empty."""
         return dict(
             calls=self.calls,
             attempts=self.attempts,
             latency_s=round(self.latency_s, 3),
             prompt_tokens="" if self.prompt_tokens is None else self.prompt_tokens,
             completion_tokens="" if self.completion_tokens is None else self.completion_tokens,
+            cost="" if self.cost is None else round(self.cost, 8),
+            cached_calls=self.cached,
         )
 
 
