@@ -161,6 +161,7 @@ def custom_export_dond_events(players):
                 game_id=meta["game_id"],
                 people=people,
                 focal_role=game.focal_role,
+                prices=_prices(game.subsession.session.config),
             )
         except Exception as error:  # noqa: BLE001  (the events are read tolerantly; this is the last defence)
             yield unreadable_row(game, EVENTS, error)

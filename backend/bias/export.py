@@ -54,12 +54,15 @@ EXPORT_COLUMNS = (
     "answer_source",  # models: how the answer was read (backend.bias.replies.ANSWER_SOURCES); empty for people
     "problem",  # models: why a reply was not an answer (unparseable, error), or what a fallback replaced
     "reasoning",  # models: a reasoning model's thinking, kept apart from the reply and never parsed
+    "cost",  # models: what the answer's calls cost by --prices; 0 when the response cache answered; empty unknown
+    "cached_calls",  # models: how many of them the response cache (--cache) answered
 )
 
 # Columns added after the first release: files written before them are read with these cells empty.
 IDENTIFIER_COLUMNS = ("participant_code", "prolific_pid", "study_id", "answered_at")
 MODEL_ANSWER_COLUMNS = ("answer_mode", "answer_source", "problem", "reasoning")
-ADDED_COLUMNS = IDENTIFIER_COLUMNS + MODEL_ANSWER_COLUMNS
+COST_COLUMNS = ("cost", "cached_calls")  # issue 37
+ADDED_COLUMNS = IDENTIFIER_COLUMNS + MODEL_ANSWER_COLUMNS + COST_COLUMNS
 ESCAPED_COLUMNS = ("raw_reply", "problem", "reasoning")  # model text, kept on one line (backend.core.csvio.escape_text)
 
 

@@ -145,6 +145,8 @@ def _row(job: Job, model: str, status: str, totals: CallTotals, reply: str, **an
         model=model,
         run=job.run,
         attempts=totals.attempts,
+        cost=totals.cells()["cost"],
+        cached_calls=totals.cached,
         seconds=round(totals.latency_s, 3),
         reasoning=totals.thinking,
         answered_at=iso_utc(time.time()),

@@ -18,6 +18,8 @@ MODEL_ONLY_COLUMNS = (
     "answer_source",
     "problem",
     "reasoning",
+    "cost",
+    "cached_calls",
 )
 
 KNOWN = by_name(

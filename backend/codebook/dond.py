@@ -115,6 +115,22 @@ KNOWN = by_name(
     Column("latency_s", "number", "seconds", "A model call's time to answer."),
     Column("prompt_tokens", "integer", "tokens", "A model call's prompt tokens."),
     Column("completion_tokens", "integer", "tokens", "A model call's completion tokens."),
+    Column(
+        "call_cost",
+        "number",
+        "currency",
+        "A model call's cost by the price table (session key llm_prices_file, a runner's --prices): its prompt and "
+        "completion tokens times the model's prices per million; 0 for a call answered from a runner's response "
+        "cache, one never sent (the spending cap) and the offline scripted model; empty while its price or tokens "
+        "are unknown (never counted as free). A game's llm_cost is their sum.",
+    ),
+    Column(
+        "llm_cached",
+        "0/1",
+        "",
+        "A model call: 1 when a runner's response cache (--cache) answered it with a reply stored for the same full "
+        "request (nothing was sent; its tokens are the first call's, its cost 0); 0 for a call sent.",
+    ),
     Column("finish_reason", "text", "", "Why the model stopped (stop, length, ...)."),
     Column("llm_error_kind", "text", "", "A failed call's kind (timeout, connection, ...)."),
     Column("purpose", "text", "", "What a model call was for: note, message or probe."),

@@ -130,6 +130,9 @@ DOND_EVENTS_COLUMNS = [
     "latency_s",
     "prompt_tokens",
     "completion_tokens",
+    "call_cost",  # of an llm_call: its cost by the price table; 0 cached or never sent; empty while unknown
+    "llm_cost_currency",
+    "llm_cached",  # of an llm_call: 1 when a runner's response cache answered it (nothing was sent)
     "attempts",
     "finish_reason",
     "llm_error_kind",
@@ -183,9 +186,11 @@ def event_row(
     game_id: str,
     seq: int,
     person: Mapping[str, str] | None = None,
+    prices: costs.PriceTable = costs.EMPTY_TABLE,
 ) -> dict[str, Any]:
     """One ``dond_events`` row from a stored event (mapping or object with the same attribute names); ``person``
-    gives its ``participant_code``, ``prolific_pid`` and ``study_id``.
+    gives its ``participant_code``, ``prolific_pid`` and ``study_id``; an ``llm_call`` gets its cost by ``prices``
+    (`call_cost_cells`).
 
     >>> row = event_row({"kind": "message", "role": "A", "actor": "human", "text": "hi\\nthere", "created_at": 0.5}, session_code="s", game_id="g", seq=0)
     >>> row["text"], row["proposal"], row["created_at"], list(row) == DOND_EVENTS_COLUMNS
@@ -209,8 +214,32 @@ def event_row(
         proposal=proposal,
         created_at=_time(event_value(event, "created_at")),
         **_person_columns(person),
+        **call_cost_cells(event, prices),
     )
     return row
+
+
+def call_cost_cells(event: Mapping[str, Any] | Any, prices: costs.PriceTable) -> dict[str, Any]:
+    """The cost cells of one event: for an ``llm_call``, what it cost by ``prices`` (0 when a response cache answered
+    it or it was never sent; empty while its price or tokens are unknown), the currency and whether it was cached;
+    empty for every other event.
+
+    >>> table = costs.PriceTable.model_validate({"currency": "USD", "models": {"m": {"input_per_million": 2,
+    ...                                          "output_per_million": 8}}})
+    >>> call = {"kind": "llm_call", "model": "m", "prompt_tokens": 1000, "completion_tokens": 500}
+    >>> call_cost_cells(call, table), call_cost_cells({**call, "llm_cached": True}, table)["call_cost"]
+    ({'call_cost': 0.006, 'llm_cost_currency': 'USD', 'llm_cached': 0}, 0.0)
+    >>> call_cost_cells({**call, "model": "x"}, table)["call_cost"], call_cost_cells({"kind": "message"}, table)
+    ('', {'call_cost': '', 'llm_cost_currency': '', 'llm_cached': ''})
+    """
+    if event_value(event, "kind") != "llm_call":
+        return dict(call_cost="", llm_cost_currency="", llm_cached="")
+    cached = str(event_value(event, "llm_cached") or "").strip().lower() in ("1", "true")
+    if cached or event_value(event, "llm_error_kind") in costs.NOT_SENT:
+        cost: float | None = 0.0
+    else:
+        cost = costs.call_cost(*(event_value(event, name) for name in ("model", "prompt_tokens", "completion_tokens")), prices)
+    return dict(call_cost=costs.cell(cost), llm_cost_currency=prices.currency, llm_cached=int(cached))
 
 
 def _number(value: Any) -> float:
@@ -266,8 +295,10 @@ def event_rows(
     game_id: str,
     people: Mapping[str, Mapping[str, str]] | None = None,
     focal_role: str = "A",
+    prices: costs.PriceTable = costs.EMPTY_TABLE,
 ) -> list[dict[str, Any]]:
-    """The ``dond_events`` rows of one game, with the notes-protocol analysis columns filled in.
+    """The ``dond_events`` rows of one game, with the notes-protocol analysis columns filled in and each model call's
+    cost by ``prices``.
 
     ``people`` maps each role a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id``; an
     event of a role nobody plays (the LLM's, the system's) gets those of ``focal_role``.
@@ -280,7 +311,9 @@ def event_rows(
     rows = []
     for seq, event in enumerate(events):
         person = people.get(event_value(event, "role") if event is not None else None) or people.get(focal_role)
-        row = event_row(event or {}, session_code=session_code, game_id=game_id, seq=seq, person=person)
+        row = event_row(
+            event or {}, session_code=session_code, game_id=game_id, seq=seq, person=person, prices=prices
+        )
         extra = next(analysis) if seq not in flagged else {}
         row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
         row["integrity"] = flagged.get(seq, "")
@@ -390,8 +423,8 @@ def game_row(
     spent = costs.CostSum(prices.currency)  # by ``prices``; unknown (empty) while a call's price or tokens are
     for event in events:
         if event_value(event, "kind") == "llm_call" and event_value(event, "llm_error_kind") not in costs.NOT_SENT:
-            names = ("model", "prompt_tokens", "completion_tokens")
-            spent.add(costs.call_cost(*(event_value(event, name) for name in names), prices))
+            cost = call_cost_cells(event, prices)["call_cost"]
+            spent.add(None if cost == "" else cost)
     row["llm_cost"], row["llm_cost_currency"] = costs.cell(spent.total), prices.currency
     llm_models = dict(llm_models or {})
     row.update(

@@ -98,6 +98,9 @@ def call_event(role: str, record: CallRecord, *, purpose: str = "message", turn:
         "finish_reason": record.finish_reason,
         "llm_error_kind": record.error_kind,
         "error": record.error,
+        # answered by a runner's response cache (--cache): only then, as a live study never caches (its Event rows
+        # have no such column)
+        **({"llm_cached": True} if record.cached else {}),
     }
 
 

@@ -25,6 +25,7 @@ representative. Each games row carries its condition columns; game ids of a cond
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import sys
@@ -153,18 +154,34 @@ def plan_matches(
     return matches
 
 
+def row_prices() -> costs.PriceTable:
+    """The running plan's price table (``--prices``), else none (every price unknown)."""
+    plan = run_costs.PLAN.get()
+    return plan.table if plan is not None else costs.EMPTY_TABLE
+
+
 def finished_games(out_dir: Path) -> set[str]:
-    """The ids of games with a games row; events of other games (interrupted) are removed from the events file."""
+    """The ids of games with a games row; events of other games (interrupted) are removed from the events file. A
+    file from before a column was added is rewritten with the column (empty), so the rows appended next line up."""
     what = "the DoND export"
     added = ("llm_cost", "llm_cost_currency")  # columns of issue 37: a folder from before still resumes
+    added_events = ("call_cost", "llm_cost_currency", "llm_cached")
     path = out_dir / GAMES_FILE
-    games = {row["game_id"] for row in runs.read_rows(path, columns=DOND_GAMES_COLUMNS, optional=added, what=what)}
+    rows = runs.read_rows(path, columns=DOND_GAMES_COLUMNS, optional=added, what=what)
+    if rows and _header(path) != DOND_GAMES_COLUMNS:
+        runs.write_rows(path, rows, columns=DOND_GAMES_COLUMNS)
+    games = {row["game_id"] for row in rows}
     events_path = out_dir / EVENTS_FILE
-    events = runs.read_rows(events_path, columns=DOND_EVENTS_COLUMNS, what=what)
+    events = runs.read_rows(events_path, columns=DOND_EVENTS_COLUMNS, optional=added_events, what=what)
     kept = [row for row in events if row["game_id"] in games]
-    if len(kept) != len(events):
+    if len(kept) != len(events) or (events and _header(events_path) != DOND_EVENTS_COLUMNS):
         runs.write_rows(events_path, kept, columns=DOND_EVENTS_COLUMNS)
     return games
+
+
+def _header(path: Path) -> list[str]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return next(csv.reader(handle), [])
 
 
 def pilot_of(out_dir: Path, games: set[str]) -> costs.Measured:
@@ -366,9 +383,9 @@ async def run_selfplay(
             llm_models=models,
             protocol=protocol,
             treatment=match.treatment(),
-            prices=plan.table if (plan := run_costs.PLAN.get()) is not None else costs.EMPTY_TABLE,
+            prices=row_prices(),
         )
-        return event_rows(events, instance, config, **meta), row
+        return event_rows(events, instance, config, **meta, prices=row_prices()), row
 
     with (
         runs.RowAppender(out / EVENTS_FILE, columns=DOND_EVENTS_COLUMNS) as events_out,

@@ -70,6 +70,9 @@ STATUSES = ("judged", "unparseable", "error")
 FINAL_STATUSES = ("judged", "unparseable")  # kept on a resumed run; "error" is asked again
 # The k-sample columns (backend.core.calibration.vote_summary); optional when a file of an earlier version is resumed.
 SAMPLE_COLUMNS = ("samples", "votes_correct", "p_correct", "confidence", "sample_verdicts")
+# What the log's calls cost by --prices (empty while unknown; 0 for calls the response cache answered) and how many
+# the cache answered (issue 37); optional when a file of an earlier version is resumed.
+COST_COLUMNS = ("cost", "cached_calls")
 
 CALL_COLUMNS = (
     "file",
@@ -91,6 +94,7 @@ CALL_COLUMNS = (
     "latency_s",
     "prompt_tokens",
     "completion_tokens",
+    *COST_COLUMNS,
     "max_tokens",
     "judged_at",
     *SAMPLE_COLUMNS,
@@ -125,7 +129,10 @@ async def judge_log(
     chosen = next(row for row in judged if int(row["orig_cor"]) == votes["verdict"])
     return dict(
         chosen,
-        **{key: rows[-1][key] for key in ("asks", "attempts", "latency_s", "prompt_tokens", "completion_tokens")},
+        **{
+            key: rows[-1][key]
+            for key in ("asks", "attempts", "latency_s", "prompt_tokens", "completion_tokens", *COST_COLUMNS)
+        },
         samples=votes["samples"],
         votes_correct=votes["votes_correct"],
         p_correct=round(votes["p_correct"], 6),
@@ -200,7 +207,7 @@ def output_paths(out_dir: str | Path, model: str) -> tuple[Path, Path]:
 def read_calls(path: Path) -> list[dict[str, str]]:
     """The calls rows of an earlier run (cells restored exactly as they were before neutralisation); a file written
     before k samples existed reads with the sample columns empty."""
-    return runs.read_rows(path, columns=CALL_COLUMNS, optional=SAMPLE_COLUMNS, what="the judge's calls file")
+    return runs.read_rows(path, columns=CALL_COLUMNS, optional=SAMPLE_COLUMNS + COST_COLUMNS, what="the judge's calls file")
 
 
 def protocol_header(separator: str) -> str:

@@ -87,6 +87,9 @@ from backend.social.rubrics import Rubric, load_rubric
 FINAL_STATUSES = ("answered", "unparseable")
 # The k-sample columns (backend.core.calibration.rating_summary); optional when a file of an earlier version is resumed.
 SAMPLE_COLUMNS = ("samples", "rating_spread", "sample_ratings")
+# What the unit's calls cost by --prices (empty while unknown; 0 for calls the response cache answered) and how many
+# the cache answered (issue 37); optional when a file of an earlier version is resumed.
+COST_COLUMNS = ("cost", "cached_calls")
 
 COLUMNS = [
     *RATING_CELLS,
@@ -101,6 +104,7 @@ COLUMNS = [
     "latency_s",
     "prompt_tokens",
     "completion_tokens",
+    *COST_COLUMNS,
     "max_tokens",
     "rubric",
     "answered_at",
@@ -239,7 +243,7 @@ def read_finished(path: Path, units: Sequence[Unit], rubric: Rubric) -> list[dic
     """The rows of an earlier run for planned units that need no new call: every dimension of the rubric present with
     an answered or unparseable status. Cells come back exactly as before neutralisation. A file of another layout
     or rubric is refused (pick another ``--out``)."""
-    rows = runs.read_rows(path, columns=COLUMNS, optional=SAMPLE_COLUMNS, what="the annotator's output")
+    rows = runs.read_rows(path, columns=COLUMNS, optional=SAMPLE_COLUMNS + COST_COLUMNS, what="the annotator's output")
     label = rubric_label(rubric)
     other = sorted({row["rubric"] for row in rows} - {label})
     if other:
