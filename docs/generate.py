@@ -184,6 +184,7 @@ TOOLS = (
     ("python -m backend.social.annotator", "backend.social.annotator"),
     ("python -m backend.reasoning.judge", "backend.reasoning.judge"),
     ("python -m backend.core.llm.fake_server", "backend.core.llm.fake_server"),
+    ("python -m backend.core.study_servers", "backend.core.study_servers"),
 )
 
 

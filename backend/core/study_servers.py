@@ -313,16 +313,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--room", required=True, help="the study's room, e.g. social_eval_study")
     parser.add_argument("--places", type=int, required=True, help="places over all servers (each gets its share)")
     parser.add_argument("--spare", type=int, default=0, help="extra places on every server (for returns)")
-    parser.add_argument("--completion-code", default="", help="Prolific's completion code (the same on every server)")
-    parser.add_argument("--screenout-code", default="", help="Prolific's screen-out code (the same on every server)")
-    parser.add_argument("--study-id", default="", help="Prolific's study id: links with another STUDY_ID are refused")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any other session key")
+    parser.add_argument("--completion-code", help="Prolific's completion code (the same on every server)")
+    parser.add_argument("--screenout-code", help="Prolific's screen-out code (the same on every server)")
+    parser.add_argument("--study-id", help="Prolific's study id: links with another STUDY_ID are refused")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="any other session key")
     parser.add_argument("--port", type=int, default=8000, help="the front door; server i is at PORT+i")
-    parser.add_argument("--listen", default="", help="nginx's address (default: every address of the machine)")
-    parser.add_argument("--public-host", default="", help="the machine's name in the printed URLs (default: its name)")
-    parser.add_argument("--certificate", default="", help="TLS certificate (fullchain.pem); without it plain HTTP")
-    parser.add_argument("--certificate-key", default="", help="TLS key (privkey.pem)")
-    parser.add_argument("--folder", default="study-servers", help="the databases, logs and nginx's configuration")
+    parser.add_argument("--listen", help="nginx's address (default: every address of the machine)")
+    parser.add_argument("--public-host", help="the machine's name in the printed URLs (default: its name)")
+    parser.add_argument("--certificate", help="TLS certificate (fullchain.pem); without it plain HTTP")
+    parser.add_argument("--certificate-key", help="TLS key (privkey.pem)")
+    parser.add_argument(
+        "--folder", default="study-servers", help="the servers' folders and databases, nginx's configuration"
+    )
     return parser
 
 
@@ -367,10 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("Give both --certificate and --certificate-key, or neither.")
     servers = servers_of(args.servers, args.port)
     keys = session_keys(
-        args.set,
-        completion_code=args.completion_code,
-        screenout_code=args.screenout_code,
-        prolific_study_id=args.study_id,
+        args.set or [],
+        completion_code=args.completion_code or "",
+        screenout_code=args.screenout_code or "",
+        prolific_study_id=args.study_id or "",
     )
     folder = Path(args.folder).resolve()
     (folder / "nginx").mkdir(parents=True, exist_ok=True)
@@ -380,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     databases, new = _databases(servers, folder)
     tls = (args.certificate, args.certificate_key) if args.certificate else ()
     (folder / "nginx.conf").write_text(
-        nginx_config(servers, port=args.port, folder=folder, listen=args.listen, tls=tls)
+        nginx_config(servers, port=args.port, folder=folder, listen=args.listen or "", tls=tls)
     )
     (folder / "Procfile").write_text(
         procfile(servers, databases, folder=folder, python_bin=Path(sys.executable).parent)
