@@ -65,6 +65,12 @@ def test_a_live_dond_study_at_its_cap_ends_the_game_pays_the_stated_rule_and_say
     assert game["outcome"] == "aborted" and game["abort_reason"].startswith("llm_cost_cap")
     assert game["pay_rule"] == "model_failure_half_total" and int(game["bonus_points"]) > 0
     assert float(game["llm_cost"]) == pytest.approx(5010.0)  # the game's cost, by the price table
+    calls = [row for row in dond_export(lab.url, "custom_export_dond_events", person.session_code)]
+    calls = [row for row in calls if row["kind"] == "llm_call"]
+    sent = [row for row in calls if row["llm_error_kind"] != "cost_cap"]
+    assert len(sent) == 1 and float(sent[0]["call_cost"]) == pytest.approx(5010.0)  # each call's cost (issue 37)
+    assert {row["llm_cost_currency"] for row in calls} == {"EUR"} and {row["llm_cached"] for row in calls} == {"0"}
+    assert all(float(row["call_cost"]) == 0 for row in calls if row not in sent)  # never sent: it cost nothing
 
     admin = logged_in(lab.url, lab.password)
     status = admin.get(f"{lab.url}/StudyStatus/{person.session_code}", timeout=30).text

@@ -2,7 +2,8 @@
 
 Modules: ``settings`` (LLMSettings, token budgets, runner options), ``client`` (the calls: retries, structured
 output, endpoint quirks), ``reasoning`` (thinking kept apart from replies), ``records`` (CallRecord, TextDelta),
-``replies`` (JSON objects in replies), ``fake_server`` (a scriptable OpenAI-compatible server for faults).
+``replies`` (JSON objects in replies), ``fake_server`` (a scriptable OpenAI-compatible server for faults), ``costs``
+(prices, estimates, spending caps), ``cache`` (a runner's opt-in response cache keyed by the full request).
 
 - ``LLMSettings.from_config(session_config)`` reads ``llm_model``, ``llm_temperature``, ``llm_timeout_s``,
   ``llm_max_retries`` (and the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``LLM_MAX_CONCURRENCY``).

@@ -231,3 +231,29 @@ def test_each_row_of_the_other_runners_costs_the_price_table_times_its_calls_tok
             calls = int(row[calls_column])
             assert float(row["cost"]) == pytest.approx(calls * PER_CALL), (name, row)
             assert row["cached_calls"] == "0", name
+
+
+def test_a_selfplay_folder_from_before_the_cost_columns_resumes_with_its_rows_lined_up(llm_server, prices, tmp_path):
+    llm_server.responder = known_tokens
+    argv = ["--model-a", "m", "--base-url", llm_server.base_url, "--quiet", "--prices", str(prices)]
+    assert selfplay.main([*argv, "--instances", "1", "--out", str(tmp_path)]) == 0
+    old = {"dond_events.csv": ("call_cost", "llm_cost_currency", "llm_cached"), "dond_games.csv": ("llm_cost",)}
+    for name, dropped in old.items():  # as a run before issue 37 wrote them
+        rows = read_csv(tmp_path / name)
+        columns = [column for column in rows[0] if column not in dropped]
+        with (tmp_path / name).open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+    assert selfplay.main([*argv, "--instances", "2", "--out", str(tmp_path)]) == 0
+    events = read_csv(tmp_path / "dond_events.csv")
+    kinds = {"message", "proposal", "llm_call", "violation", "reprompt", "abort", "llm_error", "note", "probe"}
+    assert {row["kind"] for row in events} <= kinds
+    new_calls = [row for row in events if row["kind"] == "llm_call" and row["game_id"].startswith("i1")]
+    assert new_calls and all(float(row["call_cost"]) == pytest.approx(PER_CALL) for row in new_calls)
+    games = read_csv(tmp_path / "dond_games.csv")
+    assert len(games) == 4 and all(row["outcome"] for row in games)
+    assert all(None not in row for row in [*events, *games])  # no row longer than its header
+    for game in (row for row in games if row["game_id"].startswith("i1")):
+        own = [float(row["call_cost"]) for row in new_calls if row["game_id"] == game["game_id"]]
+        assert game["llm_cost_currency"] == "USD" and float(game["llm_cost"]) == pytest.approx(sum(own))
