@@ -1,12 +1,13 @@
-"""The Bargain page's live method: the person's move checked and stored, the LLM's turns streamed back, the partner
-checks of person-vs-person games, and the per-participant rate limit."""
+"""The Bargain page's live method: the person's move checked and stored, the LLM's turns streamed back, and the
+partner checks of person-vs-person games. Live messages per participant are limited before oTree, by the server's
+one budget (lab_server/budgets.py, session key live_messages_per_minute)."""
 
 import logging
 import time
 import types
 
 from backend import dond
-from backend.core import clock, rate_limit
+from backend.core import clock
 from backend.core.llm import LLMSettings, costs, start_stream
 from backend.core.stored_text import storable
 from backend.dond import game as dond_game
@@ -36,24 +37,6 @@ from .views import page_text, payloads
 logger = logging.getLogger("dond")
 DELTA_INTERVAL_S = 0.05
 STORED_ERROR_CHARS = 1000  # longest error text stored for a refused input
-
-# Live-message times per participant, for the sliding-window limit: in memory, as the limit protects this
-# process (a restart forgets them, which is harmless).
-LIVE_MESSAGE_TIMES: dict[int, list[float]] = {}
-
-
-def too_fast(player):
-    """The refusal payload when the participant exceeds live_messages_per_minute, else None (the message counts)."""
-    now, code = time.monotonic(), player.participant_id
-    times = rate_limit.prune(LIVE_MESSAGE_TIMES.get(code, ()), now, window_s=60.0)
-    settings = settings_of(player.session)
-    wait = rate_limit.wait_seconds(times, now, limit=settings.live_messages_per_minute, window_s=60.0)
-    if wait > 0:
-        LIVE_MESSAGE_TIMES[code] = times
-        message = texts(settings.language)["error_rate_limited"].format(seconds=max(1, round(wait)))
-        return {player.id_in_group: {"type": "rejected", "kind": "rate_limited", "message": message}}
-    LIVE_MESSAGE_TIMES[code] = [*times, now]
-    return None
 
 
 def rejected(player, game, error):
@@ -114,9 +97,6 @@ def check_partner(player, game):
 
 async def live_bargain(player, data):
     """Messages and proposals of the person; the LLM's turns stream back (async: other people are never blocked)."""
-    if refusal := too_fast(player):
-        yield refusal  # refused before any database work or model call
-        return
     try:
         async for payload in bargain_steps(player, data):
             yield payload

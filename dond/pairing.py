@@ -2,7 +2,6 @@
 
 from backend.core import clock
 
-from .live import too_fast
 from .storage import create_game, settings_of
 
 HEARTBEAT_STALE_S = 15  # a waiting page sends a heartbeat every 3 s: one silent this long has been closed
@@ -14,15 +13,11 @@ INSTRUCTIONS_HEARTBEAT_S = 20  # the Instructions page's heartbeat: well inside 
 def live_heartbeat(player, data):
     """Person vs person, Instructions page: someone reading is still there (``last_seen``), so a partner who reached
     the Bargain page first never takes them for gone (``live.check_partner``)."""
-    if refusal := too_fast(player):
-        return refusal
     player.last_seen = clock.now()
 
 
 def live_pairing(player, data):
     """Pair the player with whoever has waited longest and still sends heartbeats; else wait, up to the timeout."""
-    if refusal := too_fast(player):
-        return refusal
     now = clock.now()
     player.last_seen = now
     if not player.pairing_started_at:

@@ -2,27 +2,34 @@
 
 Measured before (production mode, issue 23): four participants waiting on DoND's Pairing page, six sockets each,
 sending ``{"type": "ping"}`` for 15 s took a neighbour's page from p95 30-45 ms to 718-751 ms; one participant
-sending 500 KB frames on Bargain took it from 63 to 269 ms. ``limits`` caps sockets, not messages; the app's own
-``live_messages_per_minute`` runs only after oTree has parsed the frame and looked up participant, page, player and
-group, and for a synchronous live method (Pairing) all of that runs under oTree's global page lock, which every page
-request needs.
+sending 500 KB frames on Bargain took it from 63 to 269 ms. ``limits`` caps sockets, not messages, and a limit inside
+an app runs only after oTree has parsed the frame and looked up participant, page, player and group (for a
+synchronous live method, Pairing, under oTree's global page lock, which every page request needs).
 
 So every frame of a participant's socket (``limits.PARTICIPANT_SOCKET_PATHS``), and every handshake of one, is
-counted here in token buckets, before oTree decodes it or takes any lock:
+counted here in token buckets, before oTree decodes it or takes any lock. This is the one limit on live messages
+(issue 36, docs/decisions/0004-one-limit-on-live-messages.md): no app keeps a second one.
 
-- ``LAB_LIVE_MESSAGES_PER_MINUTE`` (default 60) per participant, with bursts of a sixth of it (10). An honest page
-  sends less: Pairing one message every 3 s (20 a minute), Bargain a ping every 5 s (12) plus what the person types
-  (the app itself refuses more than 30 a minute), each page opening one or two sockets.
+- Per participant, ``live_messages_per_minute`` of their session where its config sets it (any app; learned when
+  one of their pages is drawn, ``remember_live_budget``), else ``LAB_LIVE_MESSAGES_PER_MINUTE`` (default 60); in
+  bursts of a sixth of it (10), at least ``MIN_BURST`` (5: a page's opening). A new socket costs one message. An
+  honest page sends less: Pairing one message every 3 s (20 a minute), Bargain a ping every 5 s (12) plus what the
+  person types, each page opening two sockets (its live and auto-advance ones).
 - ``LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE`` (default 6,000, bursts of 1,000) per client address, so a class of a
   hundred on Pairing behind one NAT address (2,000 a minute) fits three times over.
 - ``LAB_LIVE_BYTES_PER_MINUTE`` (default 1 MiB) per participant, with bursts of one largest frame
   (``LAB_MAX_FORM_BYTES``); an honest page sends a few kilobytes a minute.
 
-A frame over budget is dropped and its socket closed (code 1008, "policy violation"); a handshake over budget is
-refused (HTTP 403) without anything of oTree running. Trying over a participant's budget costs budget too (down to
-minus one burst), so a client that keeps flooding stays shut out until it pauses; the address budget is not charged
-for refused messages, so one flooding participant does not shut out a lab behind the same address. oTree's page
-script reopens a closed socket, which waits for the budget to refill.
+A message of a live page (``/live``) over the participant's budget is dropped and answered, on that socket, as the
+page's own live method answers a refusal: ``{"type": "rejected", "kind": "rate_limited", "message": ...}``, "please
+wait N seconds" in the participant's language (the DoND page shows it and puts the unsent text back); the socket
+stays open. Only a client that sends ``REFUSALS_BEFORE_CLOSE`` (10) more after being told to wait, with none
+passing in between, has its socket closed (code 1008, "policy violation"); so does a frame over the address or byte
+budget, and any frame over budget on the other participant sockets (wait pages, chat), which have no live method to
+answer. A handshake over budget is refused (HTTP 403) without anything of oTree running. Trying over a
+participant's budget costs budget too (down to minus one burst), so a client that keeps flooding stays shut out
+until it pauses; the address budget is not charged for refused messages, so one flooding participant does not shut
+out a lab behind the same address. oTree's page script reopens a closed socket, which waits for the budget to refill.
 
 One more stall, found while measuring: oTree sends a synchronous live method's reply to every socket of the
 participant while it holds its page lock. A send to a socket that is closing waits for the close handshake (10 s and
@@ -72,6 +79,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import math
 import re
 import time
@@ -90,6 +98,10 @@ _PARTICIPANT_PAGE = re.compile(r"/(?:p|InitializeParticipant|OutOfRangeNotificat
 _ENTRY_LINKS = ("/room/", "/join/")  # oTree answers them with a redirect to the new participant's start link
 MAX_KNOWN = 200_000  # participant codes known to exist at once (then forgotten all together, and learned again)
 MAX_LANGUAGES = 100_000  # participant codes whose page language is remembered at once
+LIVE_KEY = "live_messages_per_minute"  # the session key (study_flow.config) that sets a session's live budget
+REFUSALS_BEFORE_CLOSE = 10  # polite refusals in a row on a live page before its socket is closed
+CLOSE = math.inf  # LiveBudgets.check: the socket is closed, not answered
+MIN_BURST = 5  # a page's opening fits any session's budget: its two sockets, its first message and two more
 
 
 class TokenBuckets:
@@ -152,27 +164,73 @@ class TokenBuckets:
 
 
 class LiveBudgets:
-    """The live-socket budgets of one server process (settings read once, at start)."""
+    """The live-socket budgets of one server process (settings read once, at start).
 
-    def __init__(self) -> None:
-        per_minute = positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
+    ``check(participant, address, size=..., now=...)`` spends one message (and ``size`` bytes): None when it passes;
+    else the seconds the participant should wait (their message budget is spent: the page is told so), or ``CLOSE``
+    (an address or byte budget is spent, or the participant was refused ``REFUSALS_BEFORE_CLOSE`` times in a row).
+    A participant whose session sets ``live_messages_per_minute`` (``remember_live_budget``) has that rate, in
+    bursts of a sixth of it (at least ``MIN_BURST``); every other participant has the server's.
+
+    >>> budgets = LiveBudgets(per_minute=60)
+    >>> remember_live_budget("slow", {"live_messages_per_minute": 6})  # bursts of 5
+    >>> [budgets.check("participant_code=slow", "a", now=0.0) for _ in range(7)][-3:]  # a refusal costs one too
+    [None, 20.0, 30.0]
+    >>> [budgets.check("participant_code=fast", "a", now=0.0) for _ in range(11)][-2:]  # the server's: bursts of 10
+    [None, 2.0]
+    >>> [budgets.check("participant_code=slow", "a", now=0.0) for _ in range(9)][-2:]  # told to wait 10 times
+    [60.0, inf]
+    >>> budgets.check("participant_code=slow", "a", now=60.0)  # it paused: the count starts again
+    """
+
+    def __init__(self, *, per_minute: float | None = None) -> None:
+        self.per_minute = per_minute or positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
         per_address = positive_setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE", MESSAGES_PER_ADDRESS_PER_MINUTE)
         bytes_per_minute = positive_setting("LAB_LIVE_BYTES_PER_MINUTE", BYTES_PER_MINUTE)
         largest_frame = positive_setting("LAB_MAX_FORM_BYTES")
-        self.messages = TokenBuckets(per_minute=per_minute, capacity=max(1.0, per_minute * BURST_FRACTION))
+        self._messages: dict[float, TokenBuckets] = {}  # per rate: one bucket set per distinct per-minute figure
+        self.messages = self.messages_at(self.per_minute)
         # Not charged when refused: one flooding participant must not shut out a whole lab behind its address.
         self.address_messages = TokenBuckets(
             per_minute=per_address, capacity=max(1.0, per_address * BURST_FRACTION), charge_refused=False
         )
         self.bytes = TokenBuckets(per_minute=bytes_per_minute, capacity=max(largest_frame, bytes_per_minute / 6))
+        self._refused: dict[str, int] = {}  # participant -> messages refused in a row
+
+    def messages_at(self, per_minute: float) -> TokenBuckets:
+        """The message buckets of participants whose budget is ``per_minute`` (bursts of a sixth, ``MIN_BURST`` at
+        least)."""
+        if per_minute not in self._messages:
+            capacity = max(MIN_BURST, per_minute * BURST_FRACTION)
+            self._messages[per_minute] = TokenBuckets(per_minute=per_minute, capacity=capacity)
+        return self._messages[per_minute]
+
+    def messages_of(self, participant: str) -> TokenBuckets:
+        """The message buckets of ``participant`` (a socket key): their session's rate, else the server's."""
+        code = participant.partition("participant_code=")[2]
+        per_minute = _live_rates.get(code) if code else None
+        return self.messages_at(per_minute) if per_minute else self.messages
+
+    def check(self, participant: str, address: str, *, size: int = 0, now: float | None = None) -> float | None:
+        now = time.monotonic() if now is None else now
+        messages = self.messages_of(participant)
+        if not messages.take(participant, now=now):
+            refused = self._refused.get(participant, 0) + 1
+            if len(self._refused) >= MAX_TRACKED:
+                self._refused.clear()
+            self._refused[participant] = refused
+            return CLOSE if refused > REFUSALS_BEFORE_CLOSE else max(1.0, messages.wait_s(participant, now=now))
+        self._refused.pop(participant, None)
+        if not self.address_messages.take(address, now=now):
+            return CLOSE
+        # A frame above the largest allowed is limits' to refuse (close code 1009): it costs one full bucket here.
+        if size and not self.bytes.take(participant, min(size, self.bytes.capacity), now=now):
+            return CLOSE
+        return None
 
     def allows(self, participant: str, address: str, *, size: int = 0) -> bool:
         """Spend one message (and ``size`` bytes) of the participant's and the address's budgets, if both have it."""
-        now = time.monotonic()
-        if not self.messages.take(participant, now=now) or not self.address_messages.take(address, now=now):
-            return False
-        # A frame above the largest allowed is limits' to refuse (close code 1009): it costs one full bucket here.
-        return self.bytes.take(participant, min(size, self.bytes.capacity), now=now) if size else True
+        return self.check(participant, address, size=size) is None
 
     async def websocket(self, app, scope, receive, send) -> None:
         participant = participant_socket_key(scope.get("path", ""), scope.get("query_string", b""))
@@ -185,19 +243,30 @@ class LiveBudgets:
             return
 
         closing = False
+        polite = scope.get("path") == "/live"  # a live page: its script shows a refusal (other sockets have none)
+
+        def language() -> str:
+            return _languages.get(participant.partition("participant_code=")[2]) or accepted_language(scope)
 
         async def budgeted():
             nonlocal closing
             if closing:  # a send to this socket timed out: its client reads nothing, so it is dropped
                 return {"type": "websocket.disconnect", "code": CLOSE_CODE}
-            message = await receive()
-            if message["type"] == "websocket.receive":
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
                 size = len(message.get("text") or "") + len(message.get("bytes") or b"")
-                if not self.allows(participant, address, size=size):
-                    closing = True
-                    await send({"type": "websocket.close", "code": CLOSE_CODE})
-                    return {"type": "websocket.disconnect", "code": CLOSE_CODE}
-            return message
+                wait_s = self.check(participant, address, size=size)
+                if wait_s is None:
+                    return message
+                if polite and wait_s != CLOSE:  # answered as the page's live method answers a refusal
+                    await bounded_send({"type": "websocket.send", "text": live_refusal(language(), wait_s)})
+                    if not closing:
+                        continue
+                closing = True
+                await send({"type": "websocket.close", "code": CLOSE_CODE})
+                return {"type": "websocket.disconnect", "code": CLOSE_CODE}
 
         async def bounded_send(message):
             nonlocal closing
@@ -271,6 +340,46 @@ def remember_language(code: str, language: str) -> None:
         if len(_languages) >= MAX_LANGUAGES:
             _languages.clear()
         _languages[code] = language
+
+
+_live_rates: dict[str, float] = {}  # participant code -> the live_messages_per_minute of their session
+
+
+def remember_live_budget(code: str, config) -> None:
+    """Note the ``live_messages_per_minute`` of the session ``config`` of participant ``code`` (``languages`` calls
+    this when it draws one of their pages), so their live messages are counted at that rate; a session that sets
+    none leaves them at the server's.
+
+    >>> remember_live_budget("abc", {"live_messages_per_minute": 12}); _live_rates["abc"]
+    12.0
+    >>> remember_live_budget("abc", {}); "abc" in _live_rates
+    False
+    """
+    found = (config or {}).get(LIVE_KEY)
+    try:
+        per_minute = float(found) if found not in (None, "") else None
+    except (TypeError, ValueError):  # checked at creation; a row that should not hold this is read as unset
+        per_minute = None
+    if per_minute is None or not per_minute > 0 or per_minute == math.inf:
+        _live_rates.pop(code, None)
+    elif _live_rates.get(code) != per_minute:
+        if len(_live_rates) >= MAX_LANGUAGES:
+            _live_rates.clear()
+        _live_rates[code] = per_minute
+
+
+def live_refusal(language: str, wait_s: float) -> str:
+    """The frame that answers a live message over budget: oTree's live reply, with the refusal a page's live method
+    would give (``{"type": "rejected", "kind": "rate_limited", "message": ...}``), in ``language``.
+
+    >>> json.loads(live_refusal("de", 2.4))["live_method_payload"]["message"]
+    'Sie senden zu schnell. Bitte warten Sie 3 Sekunden und versuchen Sie es erneut.'
+    """
+    import study_flow
+
+    message = study_flow.messages(language)["live_too_fast"].format(seconds=max(1, math.ceil(wait_s)))
+    payload = {"type": "rejected", "kind": "rate_limited", "message": message}
+    return json.dumps({"otree_success": True, "live_method_payload": payload})
 
 
 def too_many_requests_page(language: str, again_url: str) -> bytes:

@@ -138,10 +138,11 @@ def _translated_context(get_context_data):
         found.setdefault("study_heading", study_heading(session))
         found.setdefault("page_language", language)  # <html lang> (_templates/otree/Base_UserFacing.html)
         code = getattr(getattr(self, "participant", None), "code", None)
-        if code:  # their "too many requests" page (budgets) is in this language too
-            from .budgets import remember_language
+        if code:  # their "too many requests" page and live refusals (budgets) are in this language too
+            from .budgets import remember_language, remember_live_budget
 
             remember_language(code, language)
+            remember_live_budget(code, getattr(session, "config", None))  # their session's live budget, if it sets one
         return translate_context(found, language)
 
     return get_context_data_in_language

@@ -35,6 +35,10 @@ def validate_shared_config(config: dict[str, Any]) -> None:
     Traceback (most recent call last):
     ...
     ValueError: The session key 'completion_code' must be text of letters, digits, - or _ (at most 64 characters), not "=cmd|' /C calc'!A0".
+    >>> validate_shared_config({"live_messages_per_minute": 0})  # any app's: the server's one live budget
+    Traceback (most recent call last):
+    ...
+    ValueError: The session key 'live_messages_per_minute' must be a whole number from 1 to 10000, not 0.
     """
 
     def code(key):
@@ -52,6 +56,8 @@ def validate_shared_config(config: dict[str, Any]) -> None:
         "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
         "prolific_study_id": code,
         "consent_within_s": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=7 * 24 * 3600),
+        # The one live-message budget (lab_server/budgets.py counts it; docs/decisions/0004-one-limit-on-live-messages.md)
+        "live_messages_per_minute": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=10_000),
         "llm_model": lambda key: session_keys.text(config, key, max_chars=200, pattern=r"[^\x00-\x1f]+"),
         "llm_temperature": lambda key: session_keys.number(config, key, minimum=0, maximum=2),
         "llm_timeout_s": lambda key: session_keys.number(config, key, minimum=1, maximum=600),
@@ -205,6 +211,10 @@ SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
         "Optional: links whose STUDY_ID differs are refused and take no place.",
     ),
     "consent_within_s": ("Seconds to give consent", "A place with no consent answer by then goes back; 0: never."),
+    "live_messages_per_minute": (
+        "Live messages per minute (limit)",
+        "Per participant, in bursts of a sixth; more get 'please wait'. Unset: LAB_LIVE_MESSAGES_PER_MINUTE (60).",
+    ),
     "allow_material_language_mismatch": (
         "Allow material in another language",
         "Tick to accept a rubric, episodes, items or logs declared in another language than the pages.",

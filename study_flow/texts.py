@@ -102,6 +102,7 @@ MESSAGES = {
             "opens the study again by itself, where you were."
         ),
         "requests_again": "Open the page again",
+        "live_too_fast": "You are sending messages too quickly. Please wait {seconds} seconds and try again.",
     },
     "de": {
         "study_title": "Forschungsstudie",
@@ -205,6 +206,7 @@ MESSAGES = {
             "öffnet die Studie von selbst wieder, dort, wo Sie waren."
         ),
         "requests_again": "Seite erneut öffnen",
+        "live_too_fast": "Sie senden zu schnell. Bitte warten Sie {seconds} Sekunden und versuchen Sie es erneut.",
     },
     "it": {
         "study_title": "Studio di ricerca",
@@ -305,6 +307,7 @@ MESSAGES = {
             "riapre da sola lo studio al punto in cui si trovava."
         ),
         "requests_again": "Riapri la pagina",
+        "live_too_fast": "Sta inviando messaggi troppo in fretta. Attenda {seconds} secondi e riprovi.",
     },
 }
 

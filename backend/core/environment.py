@@ -128,7 +128,8 @@ _TABLE = (
         "Limits",
         "60 (bursts of 10)",
         "lab_server/budgets.py",
-        "Live-socket messages per participant per minute, counted before oTree's lock; over it the socket closes.",
+        "Live-socket messages per participant per minute, counted before oTree's lock, for sessions whose config sets "
+        "no live_messages_per_minute (the one live budget; over it a live page says 'please wait').",
     ),
     (
         "LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE",

@@ -119,7 +119,6 @@ class DondSettings:
     llm_word_limit: int = _key(_PLAIN.word_limit, _whole(2, 1000))  # stated in the notes protocol's prompts
     llm_probe_external: bool = _key(_PLAIN.probe_external, session_keys.flag)  # ask which split the other accepts
     llm_blocking: bool = _key(False, session_keys.flag)  # benchmark only: each model call blocks the server
-    live_messages_per_minute: int = _key(30, _whole(1, 10_000))  # per participant; more are refused
     llm_requests_per_game: int = _key(60, _whole(1, 10_000))  # per LLM player and game; at the limit it aborts
 
     @property
@@ -148,7 +147,7 @@ class DondSettings:
 
 KEYS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(DondSettings))
 # What the admin's "Create session" form shows, so a study can change it per session: the keys up to the LLM protocol
-# (the later ones, benchmark switch and rate limits, are added to a config to change them). A person-vs-person
+# (the later ones, benchmark switch and the request limit, are added to a config to change them). A person-vs-person
 # config leaves out the keys only an LLM player reads.
 LLM_ONLY_KEYS: tuple[str, ...] = (
     "clembench_exact",
@@ -273,7 +272,6 @@ KEY_WORDS: Mapping[str, tuple[str, str]] = {
         "Leave off in a study: every call would stall the server.",
     ),
     "clembench_exact": ("Exactly as clembench", "Tick to switch off every departure from the reference game."),
-    "live_messages_per_minute": ("Messages per minute (limit)", "More messages from one participant are refused."),
     "llm_requests_per_game": ("Model calls per game (limit)", "At this many calls the game is stopped."),
     "partner_leaves": (
         "When a partner leaves",

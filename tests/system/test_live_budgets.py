@@ -132,3 +132,59 @@ def test_flooders_who_read_nothing_do_not_stall_a_neighbours_page(server):
         assert slowest < 5, f"the neighbour's page took {slowest:.1f} s during the flood"
 
     run_async(scenario())
+
+
+# One rule for live messages (issue 36, docs/decisions/0004-one-limit-on-live-messages.md): the session key
+# live_messages_per_minute sets the server's budget for that session's participants, and a message over it is
+# answered on the page (a refusal in the participant's language), not with a closed socket.
+
+
+def _bargainer_of(server, **config):
+    session = create_session(server.url, "dond_llm", 1, first_mover="human", **config)
+    [link] = session_start_links(server.url, session["code"])
+    return advance_to_bargain(link)
+
+
+async def _pings(socket, count: int) -> list[dict]:
+    """Send ``count`` pings at once; one answer per ping (a state, or a refusal)."""
+    for _ in range(count):
+        await socket.send(PING)
+    answers = []
+    while len(answers) < count:
+        payload = json.loads(await asyncio.wait_for(socket.recv(), 30)).get("live_method_payload") or {}
+        if payload.get("type") in ("state", "rejected"):
+            answers.append(payload)
+    return answers
+
+
+def test_a_sessions_live_messages_per_minute_raises_the_servers_budget(server):
+    person = _bargainer_of(server, live_messages_per_minute=600)  # bursts of 100; the server's own: 10
+
+    async def scenario():
+        async with websockets.connect(person.live_url, open_timeout=30) as socket:
+            answers = await _pings(socket, 30)
+            assert [answer["type"] for answer in answers] == ["state"] * 30
+            assert await _close_code(socket, within_s=2) is None
+
+    run_async(scenario())
+
+
+def test_a_message_over_the_sessions_budget_is_refused_politely_in_the_participants_language(server):
+    person = _bargainer_of(server, live_messages_per_minute=12, language="de")  # bursts of 5: the socket and 4
+
+    async def scenario():
+        async with websockets.connect(person.live_url, open_timeout=30) as socket:
+            answers = await _pings(socket, 8)
+            assert [answer["type"] for answer in answers].count("state") == 4
+            refused = [answer for answer in answers if answer["type"] == "rejected"]
+            assert len(refused) == 4 and all(answer["kind"] == "rate_limited" for answer in refused)
+            assert all("Sie senden zu schnell. Bitte warten Sie" in answer["message"] for answer in refused)
+            assert await _close_code(socket, within_s=2) is None  # an honest fast typist keeps the page's socket
+            # A client that keeps sending after ten refusals in a row is closed as a flood.
+            with contextlib.suppress(websockets.exceptions.ConnectionClosed):
+                for _ in range(20):
+                    await socket.send(PING)
+                    await asyncio.sleep(0.01)
+            assert await _close_code(socket) == 1008
+
+    run_async(scenario())

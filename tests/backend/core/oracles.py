@@ -35,22 +35,6 @@ def interval_alpha_reference(values_per_unit: Sequence[Sequence[float]]) -> floa
     return math.nan if expected == 0 else 1 - observed / expected
 
 
-def naive_wait_seconds(times: Sequence[float], now: float, *, limit: int, window_s: float) -> float:
-    """Reference for ``wait_seconds`` (test oracle): the smallest candidate wait ``w`` (0, or the moment one recent
-    action leaves the window) after which fewer than ``limit`` of the recent actions are still inside it.
-
-    >>> naive_wait_seconds([0.0, 1.0, 2.0], 2.5, limit=3, window_s=10)
-    7.5
-    """
-    recent = [t for t in times if now - window_s < t <= now]
-    candidates = sorted({0.0, *(t + window_s - now for t in recent)})
-    for wait in candidates:
-        # t leaves exactly at t + window_s; the tolerance keeps float rounding from counting it a moment longer
-        if sum(1 for t in recent if t > now + wait - window_s + 1e-9) < limit:
-            return wait
-    return candidates[-1]
-
-
 def choose_item_reference(item_ids, rows, *, participant, per_item, now, timeout_s):
     """The assignment policy straight from its definition, one row at a time (test oracle for ``choose_item``):
     the participant's first live reservation, else among items not finished by them and below ``per_item`` (None: no
