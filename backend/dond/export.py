@@ -238,7 +238,9 @@ def call_cost_cells(event: Mapping[str, Any] | Any, prices: costs.PriceTable) ->
     if cached or event_value(event, "llm_error_kind") in costs.NOT_SENT:
         cost: float | None = 0.0
     else:
-        cost = costs.call_cost(*(event_value(event, name) for name in ("model", "prompt_tokens", "completion_tokens")), prices)
+        cost = costs.call_cost(
+            *(event_value(event, name) for name in ("model", "prompt_tokens", "completion_tokens")), prices
+        )
     return dict(call_cost=costs.cell(cost), llm_cost_currency=prices.currency, llm_cached=int(cached))
 
 
@@ -311,9 +313,7 @@ def event_rows(
     rows = []
     for seq, event in enumerate(events):
         person = people.get(event_value(event, "role") if event is not None else None) or people.get(focal_role)
-        row = event_row(
-            event or {}, session_code=session_code, game_id=game_id, seq=seq, person=person, prices=prices
-        )
+        row = event_row(event or {}, session_code=session_code, game_id=game_id, seq=seq, person=person, prices=prices)
         extra = next(analysis) if seq not in flagged else {}
         row.update({name: escape_text(str(value)) for name, value in extra.items() if name in ANALYSIS_COLUMNS})
         row["integrity"] = flagged.get(seq, "")

@@ -207,7 +207,9 @@ def output_paths(out_dir: str | Path, model: str) -> tuple[Path, Path]:
 def read_calls(path: Path) -> list[dict[str, str]]:
     """The calls rows of an earlier run (cells restored exactly as they were before neutralisation); a file written
     before k samples existed reads with the sample columns empty."""
-    return runs.read_rows(path, columns=CALL_COLUMNS, optional=SAMPLE_COLUMNS + COST_COLUMNS, what="the judge's calls file")
+    return runs.read_rows(
+        path, columns=CALL_COLUMNS, optional=SAMPLE_COLUMNS + COST_COLUMNS, what="the judge's calls file"
+    )
 
 
 def protocol_header(separator: str) -> str:

@@ -13,7 +13,7 @@ broken-off or dry-run call is never kept, so a failure is never replayed as an a
   held (reply, reasoning, tokens, finish reason, served model, fingerprint, sampling, max_tokens, endpoint, product
   version, structured output). Written to a temporary file and renamed: a reader sees a whole entry or none.
 - **A cached answer** is recorded as such (``CallRecord.cached``, ``attempts`` 0): its tokens are the original
-  call's, its cost is 0 (``costs.record_cost``) and no cap counts it.
+  call's, its cost is 0 (``records.record_cost``) and no cap counts it.
 - **A corrupted entry** (not JSON, another key, a missing or mistyped field) is ignored: the call is made as if it
   were absent, its record says so (``extra["cache_corrupt"]``), `ResponseCache.corrupt` counts it, and the fresh
   answer replaces the entry. It is never fatal.

@@ -149,23 +149,6 @@ def call_cost(model: str, prompt_tokens: Any, completion_tokens: Any, table: Pri
     return (prompt * price.input_per_million + completion * price.output_per_million) / 1_000_000
 
 
-def record_cost(record: Any, table: PriceTable) -> float | None:
-    """What the call of a ``CallRecord`` cost: 0 when it was answered from the response cache (``cached``) or never
-    sent (`NOT_SENT`), else `call_cost` of its model and reported tokens (None: unknown).
-
-    >>> from backend.core.llm.records import CallRecord
-    >>> table = PriceTable.model_validate({"currency": "USD", "models": {"m": {"input_per_million": 2,
-    ...                                    "output_per_million": 8}}})
-    >>> call = CallRecord(model="m", messages=[], prompt_tokens=1000, completion_tokens=500)
-    >>> record_cost(call, table), record_cost(CallRecord(model="m", messages=[], prompt_tokens=1000,
-    ...     completion_tokens=500, cached=True), table), record_cost(CallRecord(model="m", messages=[]), table)
-    (0.006, 0.0, None)
-    """
-    if getattr(record, "cached", False) or getattr(record, "error_kind", None) in NOT_SENT:
-        return 0.0
-    return call_cost(record.model, record.prompt_tokens, record.completion_tokens, table)
-
-
 def _tokens(value: Any) -> int | None:
     if value is None or value == "":
         return None

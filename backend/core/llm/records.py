@@ -63,7 +63,7 @@ class CallRecord:
 class CallTotals:
     """What the calls made for one unit of a run (an ask and its re-asks) add up to: ``calls``, ``attempts``,
     ``latency_s`` and tokens (None while no call reported them), the thinking of each call, and their ``cost`` by
-    the running price table (``backend.core.llm.costs.record_cost`` with the table of the context's spending cap,
+    the running price table (`record_cost` with the table of the context's spending cap,
     which a runner sets; without one every price is unknown): None as soon as one call's cost is unknown;
     ``cached`` counts the calls a response cache answered (they cost 0).
 
@@ -89,7 +89,7 @@ class CallTotals:
         from backend.core.llm import costs
 
         cap = costs.SPENDING.get()
-        cost = costs.record_cost(record, cap.table if cap is not None else costs.EMPTY_TABLE)
+        cost = record_cost(record, cap.table if cap is not None else costs.EMPTY_TABLE)
         self.cost = None if cost is None or self.cost is None else self.cost + cost
         self.cached += int(record.cached)
         self.calls += 1
@@ -117,6 +117,25 @@ class CallTotals:
             cost="" if self.cost is None else round(self.cost, 8),
             cached_calls=self.cached,
         )
+
+
+def record_cost(record: CallRecord, table: Any) -> float | None:
+    """What the call of a ``CallRecord`` cost: 0 when it was answered from the response cache (``cached``) or never
+    sent (``costs.NOT_SENT``), else ``costs.call_cost`` of its model and reported tokens (None: unknown).
+
+    >>> from backend.core.llm.costs import PriceTable
+    >>> table = PriceTable.model_validate({"currency": "USD", "models": {"m": {"input_per_million": 2,
+    ...                                    "output_per_million": 8}}})
+    >>> call = CallRecord(model="m", messages=[], prompt_tokens=1000, completion_tokens=500)
+    >>> record_cost(call, table), record_cost(CallRecord(model="m", messages=[], prompt_tokens=1000,
+    ...     completion_tokens=500, cached=True), table), record_cost(CallRecord(model="m", messages=[]), table)
+    (0.006, 0.0, None)
+    """
+    from backend.core.llm import costs
+
+    if getattr(record, "cached", False) or getattr(record, "error_kind", None) in costs.NOT_SENT:
+        return 0.0
+    return costs.call_cost(record.model, record.prompt_tokens, record.completion_tokens, table)
 
 
 SAMPLING_KEYS = ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty", "stop", "n", "logprobs")

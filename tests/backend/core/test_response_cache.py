@@ -16,6 +16,7 @@ import pytest
 from backend.core.llm import LLMSettings, complete, costs
 from backend.core.llm.cache import CACHE, ResponseCache, request_key
 from backend.core.llm.fake_server import DEMO_RESPONDER, Reply, responder_named
+from backend.core.llm.records import record_cost
 from backend.dond import selfplay
 
 PRICES = {"currency": "USD", "models": {"m": {"input_per_million": 1.0, "output_per_million": 4.0}}}
@@ -141,7 +142,9 @@ def test_the_other_runners_rerun_from_the_cache_without_a_request_and_with_the_s
 def test_only_a_successful_answer_is_kept_so_a_failure_is_never_replayed(llm_server, tmp_path):
     cache = ResponseCache(tmp_path / "cache")
     settings = LLMSettings(model="m", base_url=llm_server.base_url, max_retries=0)
-    llm_server.script(Reply(status=400, error_message="no"), Reply("Hello there.", prompt_tokens=7, completion_tokens=3))
+    llm_server.script(
+        Reply(status=400, error_message="no"), Reply("Hello there.", prompt_tokens=7, completion_tokens=3)
+    )
     failed = cached_call(settings, cache)
     assert failed.error_kind == "http_error" and not failed.cached and cache.stored == 0
     answered = cached_call(settings, cache)
@@ -149,8 +152,8 @@ def test_only_a_successful_answer_is_kept_so_a_failure_is_never_replayed(llm_ser
     again = cached_call(settings, cache)
     assert len(llm_server.requests) == 2  # the third call was answered from the cache
     assert again.cached and again.attempts == 0 and again.reply == "Hello there."
-    assert (again.prompt_tokens, again.completion_tokens) == (7, 3) and costs.record_cost(again, TABLE) == 0.0
-    assert costs.record_cost(answered, TABLE) == pytest.approx((7 + 3 * 4) / 1e6)
+    assert (again.prompt_tokens, again.completion_tokens) == (7, 3) and record_cost(again, TABLE) == 0.0
+    assert record_cost(answered, TABLE) == pytest.approx((7 + 3 * 4) / 1e6)
 
 
 def test_the_key_is_the_full_request_so_another_setting_or_endpoint_is_asked_again(llm_server, tmp_path):
