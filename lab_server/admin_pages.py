@@ -29,10 +29,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import lab_server.otree_internals as otree_internals
 from backend.core.participant_status import STATUSES, classify, duration, progress
 from study_flow import test_data
-
-from . import otree_internals
 
 DEFAULT_INACTIVE_AFTER_S = 3600
 
@@ -221,7 +220,7 @@ def costs_vars(session) -> dict:
 
 def places_vars(session) -> dict:
     """The places handed back for want of a consent answer, and those held without one now (``places``)."""
-    from . import places
+    import lab_server.places as places
 
     limit = places.consent_within_s(session)
     return dict(
@@ -234,7 +233,7 @@ def places_vars(session) -> dict:
 def admission_vars() -> dict:
     """The admission gate's counts for the whole server (``admission``): arrivals waiting now, let in after waiting,
     the longest wait, the threshold."""
-    from . import admission
+    import lab_server.admission as admission
 
     gate = admission.GATE
     return gate.summary() if gate is not None else {}

@@ -624,7 +624,9 @@ GATE: Gate | None = None
 
 
 def install() -> None:
-    from . import headers, places
+    import lab_server.headers as headers
+    import lab_server.places as places
+
     from .limits import positive_setting
     from .otree_internals import around_app
 

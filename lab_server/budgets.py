@@ -505,7 +505,8 @@ class PageBudgets:
 
 
 def install() -> None:
-    from . import headers
+    import lab_server.headers as headers
+
     from .otree_internals import around_app
 
     budgets = LiveBudgets()

@@ -33,7 +33,7 @@ import logging
 import threading
 import time
 
-from . import otree_internals
+import lab_server.otree_internals as otree_internals
 
 logger = logging.getLogger(__name__)
 _creating = threading.local()

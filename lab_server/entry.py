@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import functools
 
+import lab_server.admission as admission
+import lab_server.places as places
 import study_flow
 
-from . import admission, places
 from .refusals import refusal_page
 
 # participant.vars key: the room a participant entered through (the study a PID may do once).

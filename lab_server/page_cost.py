@@ -239,7 +239,7 @@ def write_ahead(connection) -> str:
 
 def sqlite_file_write_ahead(metadata, connection, **_) -> None:
     """After oTree creates its tables at start-up: a SQLite database file goes to write-ahead logging."""
-    from . import otree_internals
+    import lab_server.otree_internals as otree_internals
 
     if connection.engine.url.get_backend_name() != "sqlite" or otree_internals.IN_MEMORY:
         return
@@ -263,7 +263,7 @@ async def _serving(app, scope, receive, send):
 
 
 def install() -> None:
-    from . import otree_internals
+    import lab_server.otree_internals as otree_internals
 
     otree_internals.replace("otree.database:AnyModel.objects_get", _fast_objects_get)
     otree_internals.replace("otree.database:AnyModel.objects_exists", _fast_objects_exists)

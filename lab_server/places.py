@@ -30,7 +30,8 @@ from collections import defaultdict, deque
 
 import sqlalchemy
 
-from . import otree_internals
+import lab_server.otree_internals as otree_internals
+
 from .limits import positive_setting
 from .refusals import refusal_page
 

@@ -26,11 +26,11 @@ import io
 import time
 from collections.abc import Callable
 
+import lab_server.admin_pages as admin_pages
+import lab_server.otree_internals as otree_internals
 from backend.core import cost_check, launch_check, prolific, room_check, workload
 from study_flow import pay, test_data
 from study_flow.workload import currency
-
-from . import admin_pages, otree_internals
 
 CHECK_TIMEOUT_S = 10.0
 TEST_STUDY_ID = "test_link"
@@ -176,7 +176,7 @@ def takeover_chain(session) -> list[dict]:
     so on back; each with ``working_now``, that session's people still working, counted now (the recorded counts stay
     as written). A session no longer on the server (``gone``) ends the chain; so does a record of another room, or a
     loop back to a session already read (``loop`` on the last record read), which creation never writes."""
-    from . import creation
+    import lab_server.creation as creation
 
     chain: list[dict] = []
     seen = {session.code}
@@ -201,7 +201,7 @@ def takeover_chain(session) -> list[dict]:
 def later_takers(session) -> list[str]:
     """The sessions a room passed to after the one that took it from ``session`` (``ROOM_TAKEN_BY``), oldest
     first, by each one's own record; read as far as the records go (at most ``CHAIN_LIMIT``, never in a loop)."""
-    from . import creation
+    import lab_server.creation as creation
 
     found: list[str] = []
     record = _record(session, creation.ROOM_TAKEN_BY)
@@ -241,9 +241,8 @@ def register_launch_facts(app: str, facts_of: Callable) -> None:
 
 def session_facts(session) -> dict:
     """What the launch check needs from a session, apart from the model call."""
+    import lab_server.creation as creation
     from study_flow import test_data
-
-    from . import creation
 
     config = session.config
     apps = list(config.get("app_sequence") or [])

@@ -22,10 +22,11 @@ from typing import Any
 
 from otree.api import ExtraModel, models
 
+import study_flow.lookups as lookups
+import study_flow.tallies as tallies
 from backend.core import assignment
 from backend.core.csvio import iso_utc
 
-from . import lookups, tallies
 from .entry import identifiers
 from .tallies import policy_can_read, policy_rows  # noqa: F401  (the rows' readers live beside the tallies)
 
@@ -117,7 +118,7 @@ def log_rows(Assignment, players) -> Iterator[dict[str, Any]]:
     with the participant's identifiers (empty for a participant not among ``players``), the study columns
     (``test_data.session_cells``) and ``integrity`` (what was wrong with a stored row; its readable cells are kept).
     Rows of test participants are left out of an export of all sessions (``test_data.exported``)."""
-    from . import test_data
+    import study_flow.test_data as test_data
 
     sessions, participants = {}, {}
     studied = test_data.exported(players)

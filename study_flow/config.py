@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import study_flow.spending as spending
 from backend.core import session_keys
 from backend.core.material_language import MISMATCH_KEY
 
-from . import spending
 from .entry import CODE_PATTERN, PARTICIPANT_ID_FORMATS
 from .texts import SHARED_LANGUAGES
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import pay
+import study_flow.pay as pay
+
 from .entry import completion_url, record_arrival
 from .hooks import AppHooks, in_last_app, is_first_app, is_last_round, tasks_over
 from .texts import messages

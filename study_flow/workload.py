@@ -9,9 +9,9 @@ the documented default times. The pay is ``participation_fee`` in the server's c
 
 from __future__ import annotations
 
+import study_flow.pay as pay
 from backend.core import workload
 
-from . import pay
 from .hooks import app_name
 from .texts import messages
 

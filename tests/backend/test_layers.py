@@ -137,3 +137,62 @@ def test_a_deliberate_upward_import_is_found(tmp_path, path, source, says):
     (tmp_path / path).write_text(source)
     (found,) = violations(tmp_path)
     assert found.startswith(f"{path}:") and says in found, found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the product it imports (``from pkg import sub`` names both ``pkg`` and ``pkg.sub``)."""
+    modules = {
+        module_name(path, root): path
+        for path in sorted(root.rglob("*.py"))
+        if not SKIPPED & set(path.relative_to(root).parts) and owner(module_name(path, root)) is not None
+    }
+    return {
+        name: {target for _, target in imports_of(path, root) if target in modules and target != name}
+        for name, path in modules.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_between_files_outside_one_app():
+    """Modules import each other in no loop (an app's own modules may: oTree loads an app as one unit)."""
+    outside_apps = [group for group in circles(import_graph(PROJECT_ROOT)) if group[0].split(".")[0] not in APPS]
+    assert outside_apps == []
+
+
+def test_a_deliberate_circle_is_found(tmp_path):
+    (tmp_path / "study_flow").mkdir()
+    (tmp_path / "study_flow" / "__init__.py").write_text("from .a import x\n")
+    (tmp_path / "study_flow" / "a.py").write_text("from . import b\nx = 1\n")
+    (tmp_path / "study_flow" / "b.py").write_text("")
+    assert circles(import_graph(tmp_path)) == [["study_flow", "study_flow.a"]]

@@ -34,7 +34,8 @@ import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from backend.core.llm import cache, costs
+import backend.core.llm.cache as cache
+import backend.core.llm.costs as costs
 from backend.core.llm.context import fitted_limit, forget_contexts
 from backend.core.llm.reasoning import (
     ReasoningSplitter,

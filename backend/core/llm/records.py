@@ -86,7 +86,7 @@ class CallTotals:
     cached: int = 0
 
     def add(self, record: CallRecord) -> None:
-        from backend.core.llm import costs
+        import backend.core.llm.costs as costs
 
         cap = costs.SPENDING.get()
         cost = record_cost(record, cap.table if cap is not None else costs.EMPTY_TABLE)
@@ -131,7 +131,7 @@ def record_cost(record: CallRecord, table: Any) -> float | None:
     ...     completion_tokens=500, cached=True), table), record_cost(CallRecord(model="m", messages=[]), table)
     (0.006, 0.0, None)
     """
-    from backend.core.llm import costs
+    import backend.core.llm.costs as costs
 
     if getattr(record, "cached", False) or getattr(record, "error_kind", None) in costs.NOT_SENT:
         return 0.0
