@@ -282,6 +282,20 @@ class ServerClock:
 
 
 @contextlib.contextmanager
+def production_lab(llm_base_url: str) -> Iterator[RunningServer]:
+    """``otree prodserver`` as a lab deploys it (``deployment_mode``), its model calls going to ``llm_base_url``, on a
+    database of its own; ``server.env`` and ``server.password`` (the admin's) for the tests that log in or restart."""
+    env = deployment_mode(base_env(OPENAI_BASE_URL=llm_base_url, OPENAI_API_KEY="sk-test-not-a-real-key"))
+    with own_database(env) as env:
+        server = start_server(kind="prodserver", env=env)
+        server.env, server.password = env, env["OTREE_ADMIN_PASSWORD"]
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@contextlib.contextmanager
 def own_database(env: dict[str, str]) -> Iterator[dict[str, str]]:
     """On a database server, a fresh empty database for one run (dropped afterwards); SQLite envs pass through.
 

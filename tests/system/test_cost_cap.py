@@ -13,7 +13,7 @@ import pytest
 from backend.core.llm.fake_server import Reply
 from tests.support.admin import logged_in
 from tests.support.dond_integrity import dond_export
-from tests.support.harness import base_env, deployment_mode, own_database, run_async, start_server
+from tests.support.harness import production_lab, run_async
 from tests.support.live import chat_until_the_model_replies, payload_of, send_until
 from tests.support.participants import people
 
@@ -25,13 +25,8 @@ CAP = 3000
 
 @pytest.fixture(scope="module")
 def lab(_llm_server_instance):
-    env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
-    env = deployment_mode(env)
-    with own_database(env) as env:
-        server = start_server(kind="prodserver", env=env)
-        server.env, server.password = env, env["OTREE_ADMIN_PASSWORD"]
+    with production_lab(_llm_server_instance.base_url) as server:
         yield server
-        server.stop()
 
 
 def test_a_live_dond_study_at_its_cap_ends_the_game_pays_the_stated_rule_and_says_so(lab, llm_server, tmp_path):

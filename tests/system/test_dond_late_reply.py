@@ -25,9 +25,7 @@ from backend.core.llm.fake_server import Reply
 from tests.support.admin import advance_slowest, logged_in
 from tests.support.dond_integrity import dond_export, everything_loads
 from tests.support.harness import (
-    base_env,
-    deployment_mode,
-    own_database,
+    production_lab,
     run_async,
     start_server,
     uses_server_database,
@@ -42,13 +40,8 @@ REPLY_DELAY_S = 12
 
 @pytest.fixture(scope="module")
 def lab(_llm_server_instance):
-    env = base_env(OPENAI_BASE_URL=_llm_server_instance.base_url, OPENAI_API_KEY="sk-test-not-a-real-key")
-    env = deployment_mode(env)
-    with own_database(env) as env:
-        server = start_server(kind="prodserver", env=env)
-        server.env, server.password = env, env["OTREE_ADMIN_PASSWORD"]
+    with production_lab(_llm_server_instance.base_url) as server:
         yield server
-        server.stop()
 
 
 def test_a_reply_after_the_time_limit_is_a_late_call_and_every_page_and_export_works(lab, llm_server):

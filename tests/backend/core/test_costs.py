@@ -16,9 +16,8 @@ from backend.core.llm.fake_server import DEMO_RESPONDER, Reply, responder_named
 from backend.core.run_costs import COST_CAP_EXIT
 from backend.dond import selfplay
 from tests.support import PROJECT_ROOT
+from tests.support.prices import TABLE, price_file
 
-PRICES = {"currency": "USD", "models": {"m": {"input_per_million": 1.0, "output_per_million": 4.0}}}
-TABLE = costs.PriceTable.model_validate(PRICES)
 MESSAGES = [{"role": "user", "content": "Say hello."}]
 
 
@@ -29,9 +28,7 @@ def _api_key(monkeypatch):
 
 @pytest.fixture
 def prices(tmp_path) -> Path:
-    path = tmp_path / "prices.json"
-    path.write_text(json.dumps(PRICES), encoding="utf-8")
-    return path
+    return price_file(tmp_path)
 
 
 def settings_for(server, **overrides) -> LLMSettings:

@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from backend.core.llm import LLMSettings, complete, costs
+from backend.core.llm import LLMSettings, complete
 from backend.core.llm.cache import CACHE, ResponseCache, request_key
 from backend.core.llm.fake_server import DEMO_RESPONDER, Reply, responder_named
 from backend.core.llm.records import record_cost
 from backend.dond import selfplay
+from tests.support.prices import TABLE, price_file
 
-PRICES = {"currency": "USD", "models": {"m": {"input_per_million": 1.0, "output_per_million": 4.0}}}
-TABLE = costs.PriceTable.model_validate(PRICES)
 MESSAGES = [{"role": "user", "content": "Say hello."}]
 PER_CALL = (700 * 1.0 + 40 * 4.0) / 1e6  # a call of known_tokens by PRICES
 # What may differ between a run and its cached rerun: times, the cached mark and what the call cost.
@@ -48,9 +47,7 @@ def _api_key(monkeypatch):
 
 @pytest.fixture
 def prices(tmp_path) -> Path:
-    path = tmp_path / "prices.json"
-    path.write_text(json.dumps(PRICES), encoding="utf-8")
-    return path
+    return price_file(tmp_path)
 
 
 def known_tokens(request):
