@@ -44,12 +44,11 @@ def test_person_plays_a_full_game_against_the_streaming_llm(otree_server, llm_se
     assert page.evaluate("window.__injected") is None
 
     # The reply streams: the typing bubble grows before the stored message replaces it.
-    typing = page.locator(".dond-msg.typing .dond-text")
-    typing.wait_for()
-    page.wait_for_function("document.querySelector('.dond-msg.typing .dond-text').textContent.length > 0")
-    first = typing.inner_text()
+    # Each read is one script run: the bubble can be replaced between a count() and an inner_text() (it was, on CI).
+    bubble = "document.querySelector('.dond-msg.typing .dond-text')?.textContent || null"
+    first = page.wait_for_function(bubble).json_value()
     page.wait_for_timeout(400)
-    later = typing.inner_text() if typing.count() else LLM_CHAT
+    later = page.evaluate(bubble) or LLM_CHAT  # the stored message replaced the bubble: the whole reply
     assert len(first) < len(later) <= len(LLM_CHAT) and LLM_CHAT.startswith(later)
     page.locator(".dond-msg.other:not(.typing) .dond-text").first.wait_for()
     assert page.locator(".dond-msg.other:not(.typing) .dond-text").first.inner_text() == LLM_CHAT
