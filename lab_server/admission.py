@@ -65,6 +65,8 @@ import time
 from collections import deque
 from urllib.parse import parse_qsl
 
+from backend.core.rate_limit import TokenBuckets
+
 BURST_S = 15.0  # this many seconds' worth of the arrival rate may come in at once (a class of 60 entering together)
 PAST_MAX_EVERY_S = 2.0  # past the longest wait, on a saturated server: one person every this many seconds
 LINE_BURST_S = 1.0  # while people wait in line, at most this many seconds' worth at once: one at a time, evenly
@@ -235,7 +237,8 @@ class Gate:
         self.arrivals_per_s = arrivals_per_s
         self._burst = max(1.0, arrivals_per_s * BURST_S)
         self._line_burst = max(1.0, arrivals_per_s * LINE_BURST_S)
-        self._tokens, self._refilled = self._burst, float("-inf")
+        # The server's one limiter; a refusal costs nothing (the next arrival is let in as soon as the rate allows).
+        self._arrivals = TokenBuckets(per_minute=arrivals_per_s * 60, capacity=self._burst, charge_refused=False)
         self.max_in_flight = max_in_flight
         self.target_s = target_s
         self.page_s = 0.0  # the recent time of participants' pages (a moving average), and when it was last fed
@@ -472,13 +475,7 @@ class Gate:
     def _take_token(self, now: float) -> bool:
         """One admission out of the arrival rate's budget, if there is one (a token bucket of ``BURST_S`` seconds,
         of ``LINE_BURST_S`` while people wait in line)."""
-        burst = self._line_burst if self._waiting else self._burst
-        self._tokens = min(burst, self._tokens + max(0.0, now - self._refilled) * self.arrivals_per_s)
-        self._refilled = now
-        if self._tokens < 1:
-            return False
-        self._tokens -= 1
-        return True
+        return self._arrivals.take("arrivals", now=now, capacity=self._line_burst if self._waiting else self._burst)
 
     def retry_after(self, ticket: str, *, now: float, uniform=random.uniform) -> float:
         """Seconds until a waiting arrival should ask again: half its expected wait (those ahead of it in line at
@@ -634,7 +631,7 @@ def install() -> None:
 
     GATE = gate = Gate(
         # one client brings at most this many new people (places) in ten minutes: more waiting is no use to it
-        max_waiting_per_address=places.budget().per_window,
+        max_waiting_per_address=int(places.budget().capacity),
         max_in_flight=int(positive_setting("LAB_ADMIT_MAX_IN_FLIGHT")),
         max_wait_s=positive_setting("LAB_ADMIT_MAX_WAIT_S"),
         target_s=positive_setting("LAB_ADMIT_TARGET_MS") / 1000,

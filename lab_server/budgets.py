@@ -7,8 +7,9 @@ an app runs only after oTree has parsed the frame and looked up participant, pag
 synchronous live method, Pairing, under oTree's global page lock, which every page request needs).
 
 So every frame of a participant's socket (``limits.PARTICIPANT_SOCKET_PATHS``), and every handshake of one, is
-counted here in token buckets, before oTree decodes it or takes any lock. This is the one limit on live messages
-(issue 36, docs/decisions/0004-one-limit-on-live-messages.md): no app keeps a second one.
+counted here in token buckets (the server's one limiter, ``backend.core.rate_limit.TokenBuckets``), before oTree
+decodes it or takes any lock. This is the one limit on live messages (issue 36,
+docs/decisions/0004-one-limit-on-live-messages.md): no app keeps a second one.
 
 - Per participant, ``live_messages_per_minute`` of their session where its config sets it (any app; learned when
   one of their pages is drawn, ``remember_live_budget``), else ``LAB_LIVE_MESSAGES_PER_MINUTE`` (default 60); in
@@ -85,6 +86,8 @@ import re
 import time
 from urllib.parse import urlsplit
 
+from backend.core.rate_limit import MAX_TRACKED, TokenBuckets
+
 from .limits import accepted_language, client_address, participant_socket_key, positive_setting, refuse_socket
 
 MESSAGES_PER_MINUTE = 60
@@ -93,7 +96,6 @@ BYTES_PER_MINUTE = 1024 * 1024
 BURST_FRACTION = 1 / 6  # a bucket holds ten seconds' worth of its rate
 CLOSE_CODE = 1008  # policy violation
 SEND_TIMEOUT_S = 0.5  # longest wait for room in a participant socket's buffer (an honest browser reads at once)
-MAX_TRACKED = 100_000  # keys tracked at once before full buckets are forgotten
 _PARTICIPANT_PAGE = re.compile(r"/(?:p|InitializeParticipant|OutOfRangeNotification)/([^/]+)")
 _ENTRY_LINKS = ("/room/", "/join/")  # oTree answers them with a redirect to the new participant's start link
 MAX_KNOWN = 200_000  # participant codes known to exist at once (then forgotten all together, and learned again)
@@ -102,65 +104,6 @@ LIVE_KEY = "live_messages_per_minute"  # the session key (study_flow.config) tha
 REFUSALS_BEFORE_CLOSE = 10  # polite refusals in a row on a live page before its socket is closed
 CLOSE = math.inf  # LiveBudgets.check: the socket is closed, not answered
 MIN_BURST = 5  # a page's opening fits any session's budget: its two sockets, its first message and two more
-
-
-class TokenBuckets:
-    """Token buckets by key: each holds at most ``capacity`` tokens and refills ``per_minute / 60`` tokens a second.
-
-    ``take(key, amount, now=t)`` spends ``amount`` tokens if the bucket of ``key`` holds them (a new key starts
-    full) and answers True; else it answers False and, with ``charge_refused``, still spends them, down to
-    ``-capacity``, so a client that keeps sending over its budget stays shut out until it pauses. After ``n`` seconds of silence a bucket holds
-    ``min(capacity, left + n * per_minute / 60)``: from empty, the next token comes after ``60 / per_minute`` s;
-    from ``-capacity``, after ``(capacity + 1) * 60 / per_minute`` s.
-
-    >>> buckets = TokenBuckets(per_minute=60, capacity=2)
-    >>> [buckets.take("p1", now=0.0) for _ in range(3)]  # two pass; the third leaves the bucket at -1
-    [True, True, False]
-    >>> buckets.take("p1", now=1.0), buckets.take("p2", now=1.0)  # -1 + 1 s of refill = 0: still nothing
-    (False, True)
-    >>> buckets.take("p1", now=4.0)  # -1 + 3 s of refill = 2
-    True
-    >>> buckets.take("p1", amount=3, now=100.0)  # more than a full bucket never passes
-    False
-    """
-
-    def __init__(self, *, per_minute: float, capacity: float, charge_refused: bool = True) -> None:
-        if per_minute <= 0 or capacity <= 0:
-            raise ValueError("A token bucket needs a positive rate per minute and a positive capacity.")
-        self.rate_per_s = per_minute / 60.0
-        self.capacity = float(capacity)
-        self.charge_refused = charge_refused
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, time they were counted)
-
-    def take(self, key: str, amount: float = 1.0, *, now: float) -> bool:
-        tokens, then = self._buckets.get(key, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - then) * self.rate_per_s)
-        if tokens < amount:
-            # Trying over budget costs too (down to minus a full bucket): a client that keeps trying stays shut out.
-            self._buckets[key] = (max(tokens - amount, -self.capacity) if self.charge_refused else tokens, now)
-            return False
-        self._buckets[key] = (tokens - amount, now)
-        if len(self._buckets) > MAX_TRACKED:
-            self._forget_full(now)
-        return True
-
-    def wait_s(self, key: str, amount: float = 1.0, *, now: float) -> float:
-        """Seconds until the bucket of ``key`` holds ``amount`` tokens again (0.0: it holds them now).
-
-        >>> buckets = TokenBuckets(per_minute=60, capacity=1)
-        >>> buckets.take("p1", now=0.0), buckets.take("p1", now=0.0)  # the second leaves the bucket at -1
-        (True, False)
-        >>> buckets.wait_s("p1", now=0.5), buckets.wait_s("p2", now=0.5)
-        (1.5, 0.0)
-        """
-        tokens, then = self._buckets.get(key, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - then) * self.rate_per_s)
-        return max(0.0, (amount - tokens) / self.rate_per_s)
-
-    def _forget_full(self, now: float) -> None:
-        for key, (tokens, then) in list(self._buckets.items()):
-            if tokens + (now - then) * self.rate_per_s >= self.capacity:
-                del self._buckets[key]
 
 
 class LiveBudgets:

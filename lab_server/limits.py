@@ -2,7 +2,8 @@
 
 Measured before these limits (production mode): one client opened 3,000 ``/live`` sockets for one participant (server
 memory 252 -> 927 MB, other people's pages 15 ms -> 4 s), and the admin login refused 200 wrong passwords in 1.2 s and
-then let the right one in. oTree serves everything from one process, so the counts below live in that process.
+then let the right one in. oTree serves everything from one process, so the counts below live in that process (the
+login lockout: ``backend.core.rate_limit.AttemptThrottle``, beside the server's one limiter).
 
 - **Sockets per participant.** A participant's page needs one or two sockets (``/live``, ``/auto_advance``, a wait
   page, ``/chat``); a few open tabs need a few more. At most ``LAB_SOCKETS_PER_PARTICIPANT`` (default 6) sockets per
@@ -46,13 +47,13 @@ import time
 from collections import defaultdict
 from urllib.parse import parse_qs
 
+from backend.core.rate_limit import AttemptThrottle
+
 # Websocket paths a participant's pages open, and the query parameter that names the participant there.
 PARTICIPANT_SOCKET_PATHS = frozenset(
     {"/live", "/trial", "/auto_advance", "/wait_page", "/subsession_wait_page", "/group_by_arrival_time", "/chat"}
 )
 _PARTICIPANT_PARAMETERS = ("participant_code", "participant_id")
-FORGET_FAILURES_AFTER_S = 15 * 60
-LONGEST_LOCKOUT_S = 60 * 60
 OVERALL_FACTOR = 100
 LONGEST_OVERALL_LOCKOUT_S = 60
 WAITING_SOCKETS_PER_ADDRESS = 20
@@ -87,52 +88,6 @@ def positive_setting(name: str, default: float | None = None) -> float:
     if value <= 0:
         raise SystemExit(f"The environment variable {name} must be a positive number, not {raw!r}.")
     return value
-
-
-class AttemptThrottle:
-    """Failed attempts per key; after ``free_attempts`` failures the key is locked out for a doubling time.
-
-    >>> throttle = AttemptThrottle(free_attempts=2, lockout_s=10)
-    >>> throttle.failed("1.2.3.4", now=0); throttle.retry_after("1.2.3.4", now=1)
-    0
-    >>> throttle.failed("1.2.3.4", now=1); throttle.retry_after("1.2.3.4", now=2)
-    9
-    >>> throttle.retry_after("1.2.3.4", now=12), throttle.retry_after("5.6.7.8", now=2)
-    (0, 0)
-    >>> throttle.failed("1.2.3.4", now=12); throttle.retry_after("1.2.3.4", now=12)
-    20
-    >>> throttle.succeeded("1.2.3.4"); throttle.retry_after("1.2.3.4", now=13)
-    0
-    """
-
-    def __init__(self, *, free_attempts: int, lockout_s: float, longest_lockout_s: float = LONGEST_LOCKOUT_S) -> None:
-        if free_attempts < 1 or lockout_s <= 0:
-            raise ValueError("An attempt throttle needs at least one free attempt and a positive lockout time.")
-        self.free_attempts = free_attempts
-        self.lockout_s = lockout_s
-        self.longest_lockout_s = longest_lockout_s
-        self._failures: dict[str, tuple[int, float]] = {}  # key -> (consecutive failures, time of the last)
-
-    def retry_after(self, key: str, *, now: float) -> int:
-        """Whole seconds until ``key`` may try again (0: it may try now)."""
-        count, last = self._failures.get(key, (0, 0.0))
-        if count < self.free_attempts:
-            return 0
-        lockout = min(self.lockout_s * 2 ** min(count - self.free_attempts, 32), self.longest_lockout_s)
-        remaining = last + lockout - now
-        return max(0, int(remaining + 0.999))
-
-    def failed(self, key: str, *, now: float) -> None:
-        count, last = self._failures.get(key, (0, 0.0))
-        if now - last > FORGET_FAILURES_AFTER_S:
-            count = 0
-        self._failures[key] = (count + 1, now)
-        if len(self._failures) > 10_000:  # a flood of addresses must not grow this without bound
-            oldest = min(self._failures, key=lambda item: self._failures[item][1])
-            del self._failures[oldest]
-
-    def succeeded(self, key: str) -> None:
-        self._failures.pop(key, None)
 
 
 def participant_socket_key(path: str, query_string: bytes) -> str | None:

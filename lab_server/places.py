@@ -8,9 +8,10 @@ PID's shape only. Here, for a visitor who would take a *new* place (a returning 
    appends to the link as ``STUDY_ID``) gives a place only to a link carrying that ``STUDY_ID``; any other gets a page
    in the session's language (``wrong_study``, HTTP 403) and no place.
 2. **New places per address.** One client address takes at most ``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` (default 60)
-   new places per room (or session) in ``LAB_NEW_PARTICIPANTS_WINDOW_S`` (default 600) seconds; more get a page
-   (``busy``, HTTP 429). A lab whose class enters behind one NAT address fits up to 60 people in ten minutes; a
-   bigger class raises the number (e.g. ``LAB_NEW_PARTICIPANTS_PER_ADDRESS=200``).
+   new places per room (or session) at once, and then one more every ``LAB_NEW_PARTICIPANTS_WINDOW_S`` (default 600)
+   seconds divided by that number (10 s): that many per window on average (a token bucket of the server's one
+   limiter, ``budget``); more get a page (``busy``, HTTP 429). A lab whose class enters behind one NAT address fits
+   60 people at once; a bigger class raises the number (e.g. ``LAB_NEW_PARTICIPANTS_PER_ADDRESS=200``).
 3. **Places handed back.** A place taken through a room or session-wide link whose visitor has not answered the
    consent page within the session key ``consent_within_s`` (default 1800 s; 0: never) is handed back before the next
    new visitor is placed: the participant row is reset (no label, not visited, no vars) and gets a new participant
@@ -26,11 +27,11 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import time
-from collections import defaultdict, deque
 
 import sqlalchemy
 
 import lab_server.otree_internals as otree_internals
+from backend.core.rate_limit import TokenBuckets
 
 from .limits import positive_setting
 from .refusals import refusal_page
@@ -55,46 +56,24 @@ _RESET = dict(
 )
 
 
-class NewPlaceBudget:
-    """New places per key (address and room) in a sliding window of ``window_s`` seconds.
+_budget: TokenBuckets | None = None
 
-    >>> budget = NewPlaceBudget(per_window=2, window_s=60)
-    >>> budget.allows("a", now=0), budget.taken("a", now=0), budget.taken("a", now=1), budget.allows("a", now=2)
-    (True, None, None, False)
-    >>> budget.allows("b", now=2), budget.allows("a", now=61)
-    (True, True)
+
+def budget() -> TokenBuckets:
+    """New places per address and room (``_budget_key``): ``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` at once, refilled
+    over ``LAB_NEW_PARTICIPANTS_WINDOW_S`` (one more every window / number seconds), in the server's one limiter.
+
+    >>> places = TokenBuckets(per_minute=2 * 60 / 60, capacity=2)  # 2 per minute: bursts of 2, then one every 30 s
+    >>> places.wait_s("a r", now=0), places.take("a r", now=0), places.take("a r", now=0), places.wait_s("a r", now=0)
+    (0.0, True, True, 30.0)
+    >>> places.wait_s("b r", now=0), places.wait_s("a r", now=30)
+    (0.0, 0.0)
     """
-
-    def __init__(self, *, per_window: int, window_s: float) -> None:
-        self.per_window, self.window_s = per_window, window_s
-        self._times: dict[str, deque] = defaultdict(deque)
-
-    def _recent(self, key: str, now: float) -> deque:
-        times = self._times[key]
-        while times and now - times[0] >= self.window_s:
-            times.popleft()
-        return times
-
-    def allows(self, key: str, *, now: float) -> bool:
-        allowed = len(self._recent(key, now)) < self.per_window
-        if not self._times[key]:
-            del self._times[key]
-        return allowed
-
-    def taken(self, key: str, *, now: float) -> None:
-        self._recent(key, now).append(now)
-
-
-_budget: NewPlaceBudget | None = None
-
-
-def budget() -> NewPlaceBudget:
     global _budget
     if _budget is None:
-        _budget = NewPlaceBudget(
-            per_window=max(1, int(positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS"))),
-            window_s=positive_setting("LAB_NEW_PARTICIPANTS_WINDOW_S"),
-        )
+        per_window = max(1, int(positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS")))
+        window_s = positive_setting("LAB_NEW_PARTICIPANTS_WINDOW_S")
+        _budget = TokenBuckets(per_minute=per_window * 60 / window_s, capacity=per_window)
     return _budget
 
 
@@ -128,7 +107,7 @@ def new_place_refusal(request, session, room_name: str | None):
     wanted = session.config.get("prolific_study_id") or ""
     if wanted and request.query_params.get("STUDY_ID") != wanted:
         return refusal_page("wrong_study", session, status_code=403)
-    if not budget().allows(_budget_key(request, session, room_name), now=time.time()):
+    if budget().wait_s(_budget_key(request, session, room_name), now=time.time()) > 0:
         return refusal_page("busy", session, status_code=429)
     return None
 
@@ -136,7 +115,7 @@ def new_place_refusal(request, session, room_name: str | None):
 def place_taken(request, session, room_name: str | None, participant) -> None:
     """Count a new place given to ``participant`` against the address and remember when it was taken."""
     now = time.time()
-    budget().taken(_budget_key(request, session, room_name), now=now)
+    budget().take(_budget_key(request, session, room_name), now=now)  # given: counted even past the budget
     participant.vars[PLACE_TAKEN_AT] = now
 
 

@@ -426,7 +426,8 @@ def test_someone_reloading_past_the_longest_wait_keeps_their_place_and_the_oldes
     gate = Gate(max_in_flight=1, max_wait_s=300, arrivals_per_s=1, key=b"k")
     gate.in_flight = 1  # saturated all along
     early, late = gate.decide(None, now=0.0)[1], gate.decide(None, now=100.0)[1]
-    gate._tokens = 0.0  # the rate's budget spent by others
+    while gate._take_token(100.0):  # the rate's budget spent by others
+        pass
     for second in range(1, 301 + int(FORGET_AFTER_S) + 20, 5):  # both reload every 5 s, for longer than the bound
         for ticket in (late, early):  # the later one always asks first
             admitted, retry = gate.decide(ticket, now=float(second))
@@ -435,7 +436,8 @@ def test_someone_reloading_past_the_longest_wait_keeps_their_place_and_the_oldes
                 assert ticket == early, second  # the longest waiting comes in first
                 break
         else:
-            gate._tokens = 0.0
+            while gate._take_token(float(second)):
+                pass
             continue
         break
     else:
