@@ -30,7 +30,8 @@ process, so the only lever is how fast new people come in. This gate holds them 
   needed; thousands reloading every few seconds were a load of their own) with every
   query parameter kept (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``, ``participant_label``) plus the ticket
   ``lab_wait``; a link lets the participant retry at once.
-- **Fairness.** The ticket is signed (HMAC with a key of this process) and says when the arrival first waited. While
+- **Fairness.** The ticket is signed (``itsdangerous``, with a key of this process) and says when the arrival first
+  waited. While
   anyone waits, a fresh arrival waits too (it queues behind them), and when room frees up the arrivals that have
   waited longest come in first (those within ``FAIR_WINDOW_S`` of the oldest waiting ticket; a ticket not seen for
   ``FORGET_AFTER_S`` is dropped, the tab was closed). Nobody is refused in the end: a ticket older than
@@ -41,7 +42,7 @@ process, so the only lever is how fast new people come in. This gate holds them 
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
   entry (the room's welcome page forwards to itself) and a reload are not held again. The cookie's signature covers
   the entry link and the participant label it admitted (``admitted_for``): with another PID or through another link
-  it is no admission, that arrival is new and waits like any other (one cookie, got while the server was quiet, had
+  it is no admission (the link and PID are the signature's salt), that arrival is new and waits like any other (one cookie, got while the server was quiet, had
   brought five new PIDs past an honest arrival waiting in line). The gate strips ``lab_wait``
   before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
   ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let in through an
@@ -54,7 +55,6 @@ process, so the only lever is how fast new people come in. This gate holds them 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import html
 import json
 import logging
@@ -64,6 +64,8 @@ import secrets
 import time
 from collections import deque
 from urllib.parse import parse_qsl
+
+from itsdangerous import BadData, URLSafeSerializer
 
 from backend.core.rate_limit import TokenBuckets
 
@@ -124,7 +126,8 @@ def without_ticket(query_string: bytes) -> bytes:
 
 
 def query_value(query_string: bytes, name: str) -> str | None:
-    """The first value of ``name`` in a raw query (tickets and cookies hold only ``[0-9a-z.]``: no decoding needed).
+    """The first value of ``name`` in a raw query (tickets and cookies hold only ``[0-9A-Za-z._-]``: no decoding
+    needed).
 
     >>> query_value(b"a=1&lab_wait=5.ab.cd", "lab_wait"), query_value(b"a=1", "lab_wait")
     ('5.ab.cd', None)
@@ -279,15 +282,17 @@ class Gate:
         return bool(label) and (path.rstrip("/"), label) in self._inside
 
     # -- tickets ------------------------------------------------------------------------------------------------
-    def _signature(self, body: str, purpose: str) -> str:
-        return hmac.new(self._key, f"{purpose}:{body}".encode(), hashlib.sha256).hexdigest()[:20]
+    def _signer(self, purpose: str) -> URLSafeSerializer:
+        """Signs and reads tickets for ``purpose`` (the salt: a value signed for one purpose is none for another)."""
+        return URLSafeSerializer(self._key, salt=purpose, signer_kwargs={"digest_method": hashlib.sha256})
 
     def ticket(self, *, now: float, purpose: str = TICKET) -> str:
         """A signed ticket saying this arrival first waited at ``now`` (``purpose`` ``admitted_for(link, label)``: that
         this link and PID were let in then); a ticket signed for one purpose is none for another (a waiting ticket is
-        no admission, an admission of one PID none of another)."""
-        body = f"{int(now * 1000)}.{secrets.token_hex(4)}"
-        return f"{body}.{self._signature(body, purpose)}"
+        no admission, an admission of one PID none of another). The time is the gate's clock (``time.monotonic``, as
+        every ``now`` here), carried in the signed payload with a random part that tells two tickets apart; how old
+        a ticket may be is the caller's rule (``decide``, ``admits``)."""
+        return self._signer(purpose).dumps([int(now * 1000), secrets.token_hex(4)])
 
     def issued(self, ticket: str | None, *, purpose: str = TICKET) -> float | None:
         """When a valid ticket (or admitted cookie, ``purpose`` ``admitted_for(link, label)``) was issued, in seconds;
@@ -306,13 +311,27 @@ class Gate:
         >>> gate.issued(cookie, purpose=admitted_for("/room/r", "bb02"))  # another PID: no admission
         >>> gate.issued(cookie, purpose=admitted_for("/join/code", "aa01"))
         """
-        if not ticket or ticket.count(".") != 2 or not ticket.isascii():  # compare_digest refuses other text
+        if not ticket:
             return None
-        body, _, signature = ticket.rpartition(".")
-        if not hmac.compare_digest(signature, self._signature(body, purpose)):
+        try:
+            milliseconds, _ = self._signer(purpose).loads(ticket)
+        except (BadData, TypeError, ValueError):  # forged, tampered with, another key or purpose, or not ours
             return None
-        milliseconds = body.partition(".")[0]
-        return int(milliseconds) / 1000 if milliseconds.isdigit() else None
+        return milliseconds / 1000 if isinstance(milliseconds, int) and milliseconds >= 0 else None
+
+    def admits(self, cookie: str | None, path: str, label: str, *, now: float) -> bool:
+        """Whether the cookie ``lab_admitted`` lets ``label`` in through the entry link ``path`` now: signed for that
+        link and PID (``admitted_for``), by this process, less than ``ADMITTED_FOR_S`` ago.
+
+        >>> gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+        >>> cookie = gate.ticket(now=100.0, purpose=admitted_for("/room/r", "aa01"))
+        >>> gate.admits(cookie, "/room/r/", "aa01", now=700.0), gate.admits(cookie, "/room/r", "bb02", now=101.0)
+        (True, False)
+        >>> gate.admits(cookie, "/room/r", "aa01", now=701.0)  # ADMITTED_FOR_S (600 s) later: expired
+        False
+        """
+        passed = self.issued(cookie, purpose=admitted_for(path, label))
+        return passed is not None and now - passed <= ADMITTED_FOR_S
 
     # -- the load -----------------------------------------------------------------------------------------------
     def started(self, *, now: float) -> None:
@@ -654,10 +673,9 @@ def install() -> None:
             label = label_of(scope.get("query_string", b""))
             # The cookie admits the link and the PID it was given for, no other (admitted_for).
             cookie = cookie_value(scope.get("headers", ()), ADMITTED_COOKIE)
-            passed = gate.issued(cookie, purpose=admitted_for(path, label))
             if gate.inside(path, label):  # a participant returning to their place (a new tab, the link again)
                 pass
-            elif passed is None or now - passed > ADMITTED_FOR_S:
+            elif not gate.admits(cookie, path, label, now=now):
                 client = scope.get("client") or ("unknown", 0)
                 ticket = query_value(scope.get("query_string", b""), TICKET)
                 admitted, ticket = gate.decide(ticket, now=now, address=places.address_key(client[0]))

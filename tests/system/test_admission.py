@@ -501,3 +501,36 @@ def test_one_address_gets_the_busy_page_beyond_its_places_in_line(server):
     assert status == 429 and italian["busy_title"] in text and '<html lang="it">' in text
     other = requests.get(room_link(server, "ee" * 12), timeout=30)  # another address: in line, not refused
     assert other.status_code == 200 and italian["busy_title"] not in other.text
+
+
+def test_a_forged_tampered_foreign_or_expired_ticket_or_cookie_admits_nobody():
+    """Tickets and admission cookies are signed (itsdangerous, a key of this process, salted with their purpose):
+    one whose payload was changed (an earlier first wait, to jump the line), whose signature was made up, signed by
+    another process (before a restart), signed for another purpose, or an admission older than ``ADMITTED_FOR_S``
+    is none."""
+    import base64
+    import json
+
+    from lab_server.admission import ADMITTED_FOR_S, Gate, admitted_for
+
+    gate, restarted = Gate(max_in_flight=1, max_wait_s=60, key=b"k"), Gate(max_in_flight=1, max_wait_s=60, key=b"o")
+    ticket = gate.ticket(now=500.0)
+    assert gate.issued(ticket) == 500.0
+    payload, _, signature = ticket.rpartition(".")
+    earlier = base64.urlsafe_b64encode(json.dumps([1000, "00000000"]).encode()).decode().rstrip("=")
+    for bad in (f"{earlier}.{signature}", f"{payload}.{changed(signature)}", f"{payload}.", "500000.ab.forged", "x"):
+        assert gate.issued(bad) is None, bad
+    assert restarted.issued(ticket) is None and restarted.issued(restarted.ticket(now=5.0)) == 5.0
+
+    cookie = gate.ticket(now=500.0, purpose=admitted_for("/room/r", "aa01"))
+    assert gate.admits(cookie, "/room/r", "aa01", now=500.0 + ADMITTED_FOR_S)
+    assert not gate.admits(cookie, "/room/r", "aa01", now=501.0 + ADMITTED_FOR_S)  # expired
+    assert not gate.admits(ticket, "/room/r", "aa01", now=501.0)  # a waiting ticket is no admission
+    assert not restarted.admits(cookie, "/room/r", "aa01", now=501.0)
+    payload, _, signature = cookie.rpartition(".")
+    assert not gate.admits(f"{payload}.{changed(signature)}", "/room/r", "aa01", now=501.0)
+
+
+def changed(signature: str) -> str:
+    """``signature`` with its first character changed (the last one's lowest bits are base64's padding)."""
+    return ("B" if signature[0] == "A" else "A") + signature[1:]
