@@ -47,6 +47,7 @@ import time
 from collections import defaultdict
 from urllib.parse import parse_qs
 
+import study_flow
 from backend.core.rate_limit import AttemptThrottle
 
 # Websocket paths a participant's pages open, and the query parameter that names the participant there.
@@ -60,14 +61,7 @@ WAITING_SOCKETS_PER_ADDRESS = 20
 MAX_REST_BODY_BYTES = 32 * 1024 * 1024
 MAX_OTHER_BODY_BYTES = 1024 * 1024
 BODY_TIMEOUT_S = 60  # a request body not complete within this gets HTTP 408 (a slow client holds a connection)
-_SLOW_BODY_TEXT = "The request took too long to arrive. Please send it again."
 WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
-
-_REFUSED_FORM_TEXT = {
-    "en": "Your answer is too large to be sent. Please go back, shorten it and send it again.",
-    "de": "Ihre Antwort ist zu groß, um gesendet zu werden. Bitte gehen Sie zurück, kürzen Sie sie und senden Sie sie erneut.",
-    "it": "La risposta è troppo grande per essere inviata. Torni indietro, la accorci e la invii di nuovo.",
-}
 
 
 def positive_setting(name: str, default: float | None = None) -> float:
@@ -185,12 +179,13 @@ def client_address(scope) -> str:
 
 
 def accepted_language(scope) -> str:
-    """The first of en, de, it in the request's ``Accept-Language``, else English."""
+    """The first available language (``study_flow.SHARED_LANGUAGES``: the catalogues') in the request's
+    ``Accept-Language``, else English."""
     for name, value in scope.get("headers", ()):
         if name == b"accept-language":
             for part in value.decode("latin-1").lower().split(","):
                 code = part.strip()[:2]
-                if code in _REFUSED_FORM_TEXT:
+                if code in study_flow.SHARED_LANGUAGES:
                     return code
     return "en"
 
@@ -347,7 +342,7 @@ class Limits:
         store NUL, and the form would have failed with HTTP 500 and lost the participant's answer."""
 
         async def limited(scope, receive, send) -> None:
-            refusal = _REFUSED_FORM_TEXT[accepted_language(scope)]
+            refusal = study_flow.messages(accepted_language(scope))["refused_form"]
             for name, value in scope.get("headers", ()):
                 if name == b"content-length" and (not value.isdigit() or int(value) > limit):
                     await _send_page(send, 413, refusal)
@@ -358,7 +353,7 @@ class Limits:
                 try:
                     message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
                 except TimeoutError:
-                    await _send_page(send, 408, _SLOW_BODY_TEXT)
+                    await _send_page(send, 408, study_flow.messages(accepted_language(scope))["slow_body"])
                     return
                 messages.append(message)
                 if message["type"] != "http.request":

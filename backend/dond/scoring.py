@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from backend.core.catalogues import english, translated
 from backend.dond.rules import check_mode
 
 OUTCOMES = ("success", "lose", "aborted")
@@ -195,24 +196,15 @@ def person_bonus(
     return model_failure_bonus(rule.removeprefix("model_failure_").removeprefix("partner_left_"), counts, own_values)
 
 
-# The sentence the Results page (and the instructions) state the rule with; {points} is the bonus it pays.
-MODEL_FAILURE_PAY_TEXT = {
-    "en": {
-        "half_total": "If the game breaks off because the other side fails, you receive half the total value of all items to you, rounded up "
-        "({points} points): what an even split is worth.",
-        "zero": "If the game breaks off because the other side fails, no bonus is paid.",
+# The sentence the Results page (and the instructions) state the rule with; {points} is the bonus it pays (English
+# source of these messages of the ``dond`` catalogue).
+MODEL_FAILURE_PAY_TEXT = english(
+    "dond",
+    {
+        "model_failure_pay.half_total": "If the game breaks off because the other side fails, you receive half the total value of all items to you, rounded up ({points} points): what an even split is worth.",
+        "model_failure_pay.zero": "If the game breaks off because the other side fails, no bonus is paid.",
     },
-    "de": {
-        "half_total": "Bricht das Spiel ab, weil die Gegenseite versagt, erhalten Sie die Hälfte des Gesamtwerts aller Gegenstände für "
-        "Sie, aufgerundet ({points} Punkte): so viel ist eine gleichmäßige Aufteilung wert.",
-        "zero": "Bricht das Spiel ab, weil die Gegenseite versagt, wird kein Bonus gezahlt.",
-    },
-    "it": {
-        "half_total": "Se il gioco si interrompe perché l'altra parte non risponde correttamente, Lei riceve la metà del valore totale di tutti gli oggetti per Lei, "
-        "arrotondata per eccesso ({points} punti): quanto vale una divisione equa.",
-        "zero": "Se il gioco si interrompe perché l'altra parte non risponde correttamente, non viene pagato alcun bonus.",
-    },
-}
+)
 
 
 def model_failure_pay_statement(
@@ -224,7 +216,9 @@ def model_failure_pay_statement(
     'If the game breaks off because the other side fails, you receive half the total value of all items to you, rounded up (5 points): what an even split is worth.'
     """
     points_paid = model_failure_bonus(model_failure_pay, counts, own_values)
-    return MODEL_FAILURE_PAY_TEXT[language][model_failure_pay].format(points=points_paid)
+    return translated(MODEL_FAILURE_PAY_TEXT, language)[f"model_failure_pay.{model_failure_pay}"].format(
+        points=points_paid
+    )
 
 
 def quality_score(improvement: float, normaliser: float) -> float:

@@ -28,6 +28,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from backend.core.catalogues import english, translated
+
 VISIBILITIES = ("own", "llm_sees_other", "person_sees_llm", "both")
 HUMAN_VISIBILITIES = ("own", "both")  # person vs person: the two sides are alike
 SELFPLAY_VISIBILITIES = ("own", "both")  # model vs model: both sides are models
@@ -185,27 +187,17 @@ def llm_view(treatment: Treatment, opponent: str) -> LLMView:
     )
 
 
-# What the person is told about the model's description when disclose_description is on (formal: Sie, Lei).
-DISCLOSED_DESCRIPTION = {
-    "en": {
-        "none": "Your counterpart negotiates as a representative.",
-        "average": "Your counterpart negotiates as a representative with average negotiation skills.",
-        "expert": "Your counterpart negotiates as a representative who is highly experienced at negotiating.",
-        "awful": "Your counterpart negotiates as a representative who negotiates very poorly.",
+# What the person is told about the model's description when disclose_description is on (English source of these
+# messages of the ``dond`` catalogue; German and Italian formal: Sie, Lei).
+DISCLOSED_DESCRIPTION = english(
+    "dond",
+    {
+        "disclosed_description.none": "Your counterpart negotiates as a representative.",
+        "disclosed_description.average": "Your counterpart negotiates as a representative with average negotiation skills.",
+        "disclosed_description.expert": "Your counterpart negotiates as a representative who is highly experienced at negotiating.",
+        "disclosed_description.awful": "Your counterpart negotiates as a representative who negotiates very poorly.",
     },
-    "de": {
-        "none": "Ihr Gegenüber verhandelt als Vertretung.",
-        "average": "Ihr Gegenüber verhandelt als Vertretung mit durchschnittlichem Verhandlungsgeschick.",
-        "expert": "Ihr Gegenüber verhandelt als Vertretung und ist im Verhandeln sehr erfahren.",
-        "awful": "Ihr Gegenüber verhandelt als Vertretung und verhandelt sehr schlecht.",
-    },
-    "it": {
-        "none": "La Sua controparte negozia come rappresentante.",
-        "average": "La Sua controparte negozia come rappresentante con capacità di negoziazione nella media.",
-        "expert": "La Sua controparte negozia come rappresentante con grande esperienza nelle trattative.",
-        "awful": "La Sua controparte negozia come rappresentante e negozia molto male.",
-    },
-}
+)
 
 
 def disclosed_description(treatment: Treatment, language: str) -> str:
@@ -218,7 +210,7 @@ def disclosed_description(treatment: Treatment, language: str) -> str:
     """
     if not treatment.disclose_description:
         return ""
-    return DISCLOSED_DESCRIPTION[language][treatment.agent_description]
+    return translated(DISCLOSED_DESCRIPTION, language)[f"disclosed_description.{treatment.agent_description}"]
 
 
 DEFAULT = Treatment()

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from backend.core.catalogues import Plural, PluralText, english, translated
 from backend.core.csvio import escape_text
 from backend.core.stored_text import typed_length
 from backend.social.cells import ANNOTATION_CELLS, EXPORT_COLUMNS, rating_cells
@@ -22,93 +23,45 @@ MAX_REASONING_CHARS = 5000  # one explanation; a forged form could otherwise sto
 AGENTS = (1, 2)
 
 
-# What a participant is told about their own input, in the session's language (en, de, it; German "Sie", Italian
-# the formal "Lei"). Counts pick ``<key>_one`` or ``<key>_many``.
-MESSAGES = {
-    "en": {
-        "reason_missing": "Please explain your rating.",
-        "rating_missing": "Please choose a rating on the scale.",
-        "quiz_unanswered": "Please answer every question (not answered yet: {questions}).",
-        "reason_short": "Please explain your rating in at least {minimum} characters (you wrote {count}).",
-        "reason_long": "Please keep this explanation to at most {maximum} characters (you wrote {count}).",
-        "quiz_wrong_one": "Question {questions} is not right yet.",
-        "quiz_wrong_many": "Questions {questions} are not right yet.",
-        "quiz_retry_one": "Please re-read the guideline at the top of this page and try again (1 attempt left).",
-        "quiz_retry_many": (
-            "Please re-read the guideline at the top of this page and try again ({count} attempts left)."
+# What a participant is told about their own input: the English source of these messages of the ``social_eval``
+# catalogue (locale/<language>/LC_MESSAGES/social_eval.po); a count picks a Plural's form by the language's rule.
+MESSAGES = english(
+    "social_eval",
+    {
+        "form.reason_missing": "Please explain your rating.",
+        "form.rating_missing": "Please choose a rating on the scale.",
+        "form.quiz_unanswered": "Please answer every question (not answered yet: {questions}).",
+        "form.reason_short": "Please explain your rating in at least {minimum} characters (you wrote {count}).",
+        "form.reason_long": "Please keep this explanation to at most {maximum} characters (you wrote {count}).",
+        "form.and": "and",
+        "form.rating_range": "Choose a whole number from {minimum} to {maximum}.",
+        "form.quiz_wrong": Plural(
+            "Question {questions} is not right yet.",
+            "Questions {questions} are not right yet.",
         ),
-        "and": "and",
-        "reservation_lost_one": (
-            "This page was open for more than 1 minute, so the conversation was given to someone else and your "
-            "ratings of it cannot be used. Please rate the conversation shown now instead."
+        "form.quiz_retry": Plural(
+            "Please re-read the guideline at the top of this page and try again ({count} attempt left).",
+            "Please re-read the guideline at the top of this page and try again ({count} attempts left).",
         ),
-        "reservation_lost_many": (
-            "This page was open for more than {count} minutes, so the conversation was given to someone else and "
-            "your ratings of it cannot be used. Please rate the conversation shown now instead."
-        ),
-    },
-    "de": {
-        "reason_missing": "Bitte begründen Sie Ihre Bewertung.",
-        "rating_missing": "Bitte wählen Sie eine Bewertung auf der Skala.",
-        "quiz_unanswered": "Bitte beantworten Sie jede Frage (noch offen: {questions}).",
-        "reason_short": "Bitte begründen Sie Ihre Bewertung mit mindestens {minimum} Zeichen (Sie haben {count} geschrieben).",
-        "reason_long": "Bitte kürzen Sie diese Begründung auf höchstens {maximum} Zeichen (Sie haben {count} geschrieben).",
-        "quiz_wrong_one": "Frage {questions} ist noch nicht richtig beantwortet.",
-        "quiz_wrong_many": "Die Fragen {questions} sind noch nicht richtig beantwortet.",
-        "quiz_retry_one": (
-            "Bitte lesen Sie die Anleitung oben auf dieser Seite noch einmal und versuchen Sie es erneut "
-            "(noch 1 Versuch)."
-        ),
-        "quiz_retry_many": (
-            "Bitte lesen Sie die Anleitung oben auf dieser Seite noch einmal und versuchen Sie es erneut "
-            "(noch {count} Versuche)."
-        ),
-        "and": "und",
-        "reservation_lost_one": (
-            "Diese Seite war länger als 1 Minute geöffnet. Das Gespräch wurde deshalb einer anderen Person gegeben, "
-            "und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das jetzt "
-            "angezeigte Gespräch."
-        ),
-        "reservation_lost_many": (
-            "Diese Seite war länger als {count} Minuten geöffnet. Das Gespräch wurde deshalb einer anderen Person "
-            "gegeben, und Ihre Bewertungen dazu können nicht verwendet werden. Bitte bewerten Sie stattdessen das "
-            "jetzt angezeigte Gespräch."
+        "form.reservation_lost": Plural(
+            "This page was open for more than {count} minute, so the conversation was given to someone else and your ratings of it cannot be used. Please rate the conversation shown now instead.",
+            "This page was open for more than {count} minutes, so the conversation was given to someone else and your ratings of it cannot be used. Please rate the conversation shown now instead.",
         ),
     },
-    "it": {
-        "reason_missing": "La preghiamo di motivare la Sua valutazione.",
-        "rating_missing": "La preghiamo di scegliere una valutazione sulla scala.",
-        "quiz_unanswered": "La preghiamo di rispondere a ogni domanda (ancora senza risposta: {questions}).",
-        "reason_short": (
-            "La preghiamo di motivare la Sua valutazione con almeno {minimum} caratteri (ne ha scritti {count})."
-        ),
-        "reason_long": "La preghiamo di limitare questa motivazione a {maximum} caratteri (ne ha scritti {count}).",
-        "quiz_wrong_one": "La risposta alla domanda {questions} non è ancora corretta.",
-        "quiz_wrong_many": "Le risposte alle domande {questions} non sono ancora corrette.",
-        "quiz_retry_one": ("Rilegga le istruzioni in cima a questa pagina e riprovi (resta 1 tentativo)."),
-        "quiz_retry_many": ("Rilegga le istruzioni in cima a questa pagina e riprovi (restano {count} tentativi)."),
-        "and": "e",
-        "reservation_lost_one": (
-            "Questa pagina è rimasta aperta per più di 1 minuto, quindi la conversazione è stata assegnata a "
-            "un'altra persona e le Sue valutazioni non possono essere usate. Valuti invece la conversazione "
-            "mostrata ora."
-        ),
-        "reservation_lost_many": (
-            "Questa pagina è rimasta aperta per più di {count} minuti, quindi la conversazione è stata assegnata a "
-            "un'altra persona e le Sue valutazioni non possono essere usate. Valuti invece la conversazione "
-            "mostrata ora."
-        ),
-    },
-}
+)
 
 
-def message(key: str, *, language: str | None = None, **values: Any) -> str:
-    """A participant message in ``language`` (``en``, ``de`` or ``it``; anything else gives English).
+def message(key: str, *, language: str | None = None, count: int | None = None, **values: Any) -> str:
+    """A participant message in ``language`` (an available one; anything else gives English); a plural message's
+    form is the one ``count`` takes.
 
     >>> message("reason_short", language="de", minimum=20, count=5)
     'Bitte begründen Sie Ihre Bewertung mit mindestens 20 Zeichen (Sie haben 5 geschrieben).'
     """
-    return MESSAGES.get(language or "en", MESSAGES["en"])[key].format(**values)
+    text = translated(MESSAGES, language)[f"form.{key}"]
+    if isinstance(text, PluralText):
+        text = text(count)
+    return text.format(**values, **({} if count is None else {"count": count}))
 
 
 def reservation_lost_message(minutes: int, *, language: str | None = None) -> str:
@@ -120,8 +73,7 @@ def reservation_lost_message(minutes: int, *, language: str | None = None) -> st
     >>> reservation_lost_message(30, language="it").split(", quindi")[0]
     'Questa pagina è rimasta aperta per più di 30 minuti'
     """
-    key = "reservation_lost_one" if minutes == 1 else "reservation_lost_many"
-    return message(key, language=language, count=minutes)
+    return message("reservation_lost", language=language, count=minutes)
 
 
 def joined(numbers: Sequence[int], language: str | None = None) -> str:
@@ -148,12 +100,8 @@ def quiz_retry_message(wrong: Sequence[int], attempts_left: int, *, language: st
     """
     numbers = [str(n) for n in wrong]
     joined_numbers = joined(wrong, language)
-    which = message(
-        "quiz_wrong_one" if len(numbers) == 1 else "quiz_wrong_many", language=language, questions=joined_numbers
-    )
-    retry = message(
-        "quiz_retry_one" if attempts_left == 1 else "quiz_retry_many", language=language, count=attempts_left
-    )
+    which = translated(MESSAGES, language)["form.quiz_wrong"](len(numbers)).format(questions=joined_numbers)
+    retry = message("quiz_retry", language=language, count=attempts_left)
     return f"{which} {retry}"
 
 
@@ -265,8 +213,9 @@ def reason_problem(text: Any, *, min_chars: int, max_chars: int = MAX_REASONING_
     return None
 
 
-def rating_errors(values: Mapping[str, Any], rubric: Rubric) -> dict[str, str]:
-    """Per rating field, a message when the value is missing, not whole or outside the dimension's range.
+def rating_errors(values: Mapping[str, Any], rubric: Rubric, *, language: str | None = None) -> dict[str, str]:
+    """Per rating field, a message (in ``language``) when the value is missing, not whole or outside the dimension's
+    range.
 
     (oTree's own min/max validation does the same for the browser; this guards any other caller.)
     """
@@ -276,9 +225,9 @@ def rating_errors(values: Mapping[str, Any], rubric: Rubric) -> dict[str, str]:
             name = rating_field(agent, slot)
             value = values.get(name)
             if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-                errors[name] = "Please choose a rating."
+                errors[name] = message("rating_missing", language=language)
             elif not float(value).is_integer() or not dimension.contains(value):
-                errors[name] = f"Choose a whole number from {dimension.min} to {dimension.max}."
+                errors[name] = message("rating_range", language=language, minimum=dimension.min, maximum=dimension.max)
     return errors
 
 

@@ -6,11 +6,12 @@ button values, options and the tab title), leaves out what is not ours to transl
 participant typed; hidden elements; oTree's debug panel, which only a devserver shows), and returns every word found
 in the English vocabulary of ``language``.
 
-The English vocabulary of a language: every word (3 or more letters, lower-cased) of our English texts (each module of
-``TEXT_MODULES`` that exists: every table keyed by languages, at any depth of its module-level values) and of oTree's built-in English
-strings (its ``django.pot``), minus the words that also occur in that language's own texts (``Prolific``,
-``JavaScript``, Prolific's "Return submission" button). Add an app's texts module to ``TEXT_MODULES`` and call
-``assert_no_english(page, language)`` on its pages. Every app's browser tests use this one check.
+The English vocabulary of a language: every word (3 or more letters, lower-cased) of our English texts (the source
+texts of every gettext catalogue, ``locale/<domain>.pot``) and of oTree's built-in English strings (its
+``django.pot``), minus the words that also occur in that language's own catalogues (``Prolific``, ``JavaScript``,
+Prolific's "Return submission" button). Call ``assert_no_english(page, language)`` on an app's pages: every app's
+browser tests use this one check, and so does the walk in a language made at test time
+(tests/system/test_new_language.py).
 
 Material: ``data-material`` is skipped for a researcher's own material. A session on our bundled social_eval material
 (which we ship in en/de/it) is checked with ``material=True``: the marked elements are read too, and the vocabulary adds
@@ -26,17 +27,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from backend.core import catalogues
 from tests.support import PROJECT_ROOT
 
-# Our texts modules, by path (loaded from their files: importing an app package would import oTree).
-TEXT_MODULES = (
-    "study_flow/texts.py",
-    "dond/texts.py",
-    "social_eval/texts.py",
-    "bias_tests/texts.py",
-    "payoff_reasoning_eval/texts.py",
-    "backend/social/forms.py",
-)
 LANGUAGES = ("en", "de", "it")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|<[^<>]*>|&[a-z]+;")
 _WORD = re.compile(r"[^\W\d_]{3,}")
@@ -108,33 +101,32 @@ def load_texts(relative: str):
     return module
 
 
-def _tables(value, language: str) -> Iterable:
-    """The ``language`` entry of every table keyed by languages (one with an ``"en"`` entry) in ``value``, at any
-    depth (social_eval's ``ENDPOINTS`` keeps one per dimension).
+def catalogue_table(domain: str, language: str) -> dict[str, str | tuple[str, ...]]:
+    """``{key: text}`` of one catalogue: the template's English ``msgid`` for ``en``, else the language's
+    ``msgstr`` (a plural message: its forms); empty when the language has no catalogue of ``domain``.
 
-    >>> list(_tables({"x": (0, 1, {"en": {"low": "low"}, "de": {"low": "niedrig"}})}, "de"))
-    [{'low': 'niedrig'}]
+    >>> catalogue_table("dond", "de")["bargain_title"], catalogue_table("dond", "en")["bargain_title"]
+    ('Verhandlung', 'Negotiation')
     """
-    if isinstance(value, dict) and "en" in value and language in value:
-        yield value[language]
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _tables(item, language)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _tables(item, language)
+    from babel.messages.pofile import read_po
+
+    path = catalogues.pot_path(domain) if language == "en" else catalogues.po_path(domain, language)
+    if path is None:
+        return {}
+    with path.open("rb") as handle:
+        catalog = read_po(handle)
+    return {
+        message.context: (message.id if language == "en" else message.string)
+        for message in catalog
+        if message.id and message.context
+    }
 
 
-def language_tables(language: str) -> Iterable[tuple[str, object]]:
-    """``(where, table)`` for every table of ``language`` in our texts modules (``TEXT_MODULES``): mostly a dict of
-    text keys, ``where`` names the module and its variable."""
-    for relative in TEXT_MODULES:
-        module = load_texts(relative)
-        if module is None:
-            continue
-        for name, value in vars(module).items():
-            if not name.startswith("__"):
-                yield from ((f"{relative}: {name}", table) for table in _tables(value, language))
+def language_tables(language: str) -> Iterable[tuple[str, dict]]:
+    """``(where, table)`` for the catalogue of every domain in ``language`` (`catalogue_table`): ``where`` names
+    the domain."""
+    for domain in catalogues.DOMAINS:
+        yield f"{domain} ({language})", catalogue_table(domain, language)
 
 
 def all_strings(value) -> list[str]:
@@ -144,7 +136,7 @@ def all_strings(value) -> list[str]:
 
 @functools.cache
 def texts_of(language: str) -> tuple[str, ...]:
-    """Every string of our texts modules in ``language``."""
+    """Every text of our catalogues in ``language`` (English: the templates' source texts)."""
     return tuple(text for _, table in language_tables(language) for text in _strings(table))
 
 
