@@ -5,8 +5,9 @@ what the room's welcome page does in a browser (keep the Prolific ids in the ``s
 link with the PID as ``participant_label``), and then walks the study at human pace (``bench/pace.py``): consent,
 instructions, every rating page, to the completion page. A person shown the waiting page of a busy server
 (``lab_server/admission.py``) does what it says: waits the ``Refresh`` delay and reloads the URL it names, until let
-in. A rating page is filled as a person would from what the page shows: one of its choices for every rating, and a
-reason of at least the length its field asks for.
+in. Behind a front door (``--host`` the redirector of ``python -m backend.core.study_servers``) the person follows
+its redirect to one server and stays there, as a browser does. A rating page is filled as a person would from what
+the page shows: one of its choices for every rating, and a reason of at least the length its field asks for.
 
 ``bench/admission.py`` runs this file (it starts the server, creates the session, reads the server's CPU time and
 prints the figures), in Locust's own environment (``backend/core/tool_envs.py``); Locust's user count and spawn
@@ -55,8 +56,19 @@ STUDY_PAGES = ("Consent", "Instructions", "Rate")
 # What this process saw: page steps of people let in (seconds) and when each began (Unix time), waits at the door
 # (seconds) and when each person was let in, waiting pages, errors, walks ended (or cut short by the run's end) and
 # walks that reached the completion page.
+# Through a front door (nginx's redirector, ``bench/admission.py --servers N``), ``servers`` names the server
+# (``host:port``) each person was let in on, in the order of ``waits``.
 RESULTS = dict(
-    latencies=[], steps_at=[], admitted_at=[], waits=[], waiting_pages=0, errors=[], finished=0, completed=0, arrived=0
+    latencies=[],
+    steps_at=[],
+    admitted_at=[],
+    waits=[],
+    servers=[],
+    waiting_pages=0,
+    errors=[],
+    finished=0,
+    completed=0,
+    arrived=0,
 )
 
 
@@ -176,20 +188,26 @@ class Person(FastHttpUser):
     def _walk(self, rng: random.Random, pid: str, ids: dict) -> None:
         room = f"/room/{ROOM}?" + urllib.parse.urlencode(ids)
         began = time.perf_counter()
-        welcome, _, waited_welcome = self._get(room, "room link (Prolific URL)")
+        welcome, at, waited_welcome = self._get(room, "room link (Prolific URL)")
         if welcome.status_code != 200:
             raise RuntimeError(f"the room link answered {welcome.status_code}")
         # what the welcome page's script does: the ids in a cookie, then the room link with the PID as label
         self._cookie(
             "study_ids", urllib.parse.quote(json.dumps(dict(pid=pid, study_id=STUDY_ID, session_id=ids["SESSION_ID"])))
         )
-        label_link = f"/room/{ROOM}?" + urllib.parse.urlencode(
-            dict(participant_label=pid, STUDY_ID=STUDY_ID, SESSION_ID=ids["SESSION_ID"], welcome_page_ok=1)
+        # on the server that showed the welcome page (behind a front door, the one it redirected to), as a browser
+        label_link = (
+            urllib.parse.urljoin(at, f"/room/{ROOM}")
+            + "?"
+            + urllib.parse.urlencode(
+                dict(participant_label=pid, STUDY_ID=STUDY_ID, SESSION_ID=ids["SESSION_ID"], welcome_page_ok=1)
+            )
         )
         response, url, waited = self._get(label_link, "room link (welcome page forward)")
         waited += waited_welcome
         RESULTS["waits"].append(waited)
         RESULTS["admitted_at"].append(time.time())
+        RESULTS["servers"].append(urllib.parse.urlsplit(url).netloc)
         if not waited:  # let in at once: the entry was a page step (two requests)
             _step(began)
         page = page_name(url)
