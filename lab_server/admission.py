@@ -22,7 +22,7 @@ process, so the only lever is how fast new people come in. This gate holds them 
   sockets, ``/InitializeParticipant/...``, static files, the admin pages) always passes, so their pages stay fast.
 - **The waiting page** (``global/AdmissionWait.html``, texts ``admission_*`` in ``study_flow.MESSAGES``) is in the
   room's session language once the room has been entered (``remember_language``), else the browser's
-  (``Accept-Language``: en, de, it), else English. It is rendered once per language and served from memory without
+  (``Accept-Language``, by its q-values), else English. It is rendered once per language and served from memory without
   oTree's page lock, the database or a template engine (HTTP 200, ``Cache-Control: no-store``: a 503 would be
   replaced by many proxies' own error page, which has no way back, and Prolific only ever shows the participant
   the page). It reloads its own URL after half the arrival's expected wait (those ahead of it at the recent
@@ -42,12 +42,13 @@ process, so the only lever is how fast new people come in. This gate holds them 
 - **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
   entry (the room's welcome page forwards to itself) and a reload are not held again. The cookie's signature covers
   the entry link and the participant label it admitted (``admitted_for``): with another PID or through another link
-  it is no admission (the link and PID are the signature's salt), that arrival is new and waits like any other (one cookie, got while the server was quiet, had
-  brought five new PIDs past an honest arrival waiting in line). The gate strips ``lab_wait``
-  before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry`` and
-  ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let in through an
-  entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same link later (a new
-  tab, the Prolific link opened again after the cookie ran out) is someone returning to their place and passes.
+  it is no admission (the link and PID are the signature's salt), that arrival is new and waits like any other (one
+  cookie, got while the server was quiet, had brought five new PIDs past an honest arrival waiting in line). The gate
+  strips ``lab_wait`` before oTree sees the request; what oTree does with the link (its place, the Prolific checks of
+  ``entry`` and ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let
+  in through an entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same
+  link later (a new tab, the Prolific link opened again after the cookie ran out) is someone returning to their place
+  and passes.
 - **For the researcher.** ``summary()`` (the study status page) and a log line when arrivals start waiting and when
   the last one is in: how many wait now, how many were let in after waiting, the longest wait.
 """
@@ -557,13 +558,14 @@ def remember_language(path: str, language: str | None) -> None:
 
 
 def page_language(path: str, scope) -> str:
-    """The study's language for this entry link when known, else the browser's (en, de, it), else English."""
+    """The study's language for this entry link when known, else the one the browser prefers of the shared pages'
+    (``Accept-Language`` with its q-values, ``limits.accepted_language``), else English."""
     import study_flow
 
     from .limits import accepted_language
 
     language = _languages.get(path.rstrip("/"))
-    return language if language in study_flow.MESSAGES else accepted_language(scope)
+    return language if language in study_flow.MESSAGES else accepted_language(scope, study_flow.SHARED_LANGUAGES)
 
 
 def expected_text(language: str, seconds: float) -> str:

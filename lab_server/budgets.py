@@ -189,7 +189,10 @@ class LiveBudgets:
         polite = scope.get("path") == "/live"  # a live page: its script shows a refusal (other sockets have none)
 
         def language() -> str:
-            return _languages.get(participant.partition("participant_code=")[2]) or accepted_language(scope)
+            import study_flow
+
+            code = participant.partition("participant_code=")[2]
+            return _languages.get(code) or accepted_language(scope, study_flow.SHARED_LANGUAGES)
 
         async def budgeted():
             nonlocal closing
@@ -415,9 +418,11 @@ class PageBudgets:
                 self.requests.take(code, now=time.monotonic())  # this request counts for the participant too
             await app(scope, receive, send)
             return
+        import study_flow
+
         wait_s = max(1, math.ceil(self.retry_after(path, address=address, now=time.monotonic())))
         code = page_participant(path) or ""
-        language = _languages.get(code) or accepted_language(scope)
+        language = _languages.get(code) or accepted_language(scope, study_flow.SHARED_LANGUAGES)
         raw_path = (scope.get("raw_path") or path.encode()).decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
         again_url = raw_path + ("?" + query if query else "")

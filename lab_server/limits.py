@@ -47,6 +47,9 @@ import time
 from collections import defaultdict
 from urllib.parse import parse_qs
 
+from werkzeug.datastructures import LanguageAccept
+from werkzeug.http import parse_accept_header
+
 import study_flow
 from backend.core.rate_limit import AttemptThrottle
 
@@ -178,16 +181,20 @@ def client_address(scope) -> str:
     return client[0] if client else "unknown"
 
 
-def accepted_language(scope) -> str:
-    """The first available language (``study_flow.SHARED_LANGUAGES``: the catalogues') in the request's
-    ``Accept-Language``, else English."""
-    for name, value in scope.get("headers", ()):
-        if name == b"accept-language":
-            for part in value.decode("latin-1").lower().split(","):
-                code = part.strip()[:2]
-                if code in study_flow.SHARED_LANGUAGES:
-                    return code
-    return "en"
+def accepted_language(scope, available) -> str:
+    """The language of ``available`` that the request's ``Accept-Language`` prefers most, by its q-values (werkzeug's
+    ``LanguageAccept.best_match``: an exact tag first, else a regional variant's language), else English.
+
+    >>> def asking(header): return {"headers": [(b"accept-language", header.encode())]}
+    >>> accepted_language(asking("en;q=0.1, de;q=0.9"), ("en", "de", "it"))
+    'de'
+    >>> accepted_language(asking("de-CH, fr;q=0.5"), ("en", "de", "it")), accepted_language(asking("fr"), ("en", "it"))
+    ('de', 'en')
+    >>> accepted_language(asking("fr, it;q=0.3, de;q=0"), ("en", "de", "it")), accepted_language({}, ("en", "de"))
+    ('it', 'en')
+    """
+    header = ",".join(value.decode("latin-1") for name, value in scope.get("headers", ()) if name == b"accept-language")
+    return parse_accept_header(header, LanguageAccept).best_match(list(available), default="en")
 
 
 async def _send_page(send, status: int, text: str, *, headers: dict[str, str] | None = None) -> None:
@@ -342,7 +349,8 @@ class Limits:
         store NUL, and the form would have failed with HTTP 500 and lost the participant's answer."""
 
         async def limited(scope, receive, send) -> None:
-            refusal = study_flow.messages(accepted_language(scope))["refused_form"]
+            texts = study_flow.messages(accepted_language(scope, study_flow.SHARED_LANGUAGES))
+            refusal = texts["refused_form"]
             for name, value in scope.get("headers", ()):
                 if name == b"content-length" and (not value.isdigit() or int(value) > limit):
                     await _send_page(send, 413, refusal)
@@ -353,7 +361,7 @@ class Limits:
                 try:
                     message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
                 except TimeoutError:
-                    await _send_page(send, 408, study_flow.messages(accepted_language(scope))["slow_body"])
+                    await _send_page(send, 408, texts["slow_body"])
                     return
                 messages.append(message)
                 if message["type"] != "http.request":

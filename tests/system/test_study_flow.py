@@ -14,7 +14,7 @@ import pytest
 import study_flow
 
 MODULES = ("texts", "entry", "config", "hooks", "pages")
-LAB_SERVER_MODULES = ("languages", "creation", "admission")
+LAB_SERVER_MODULES = ("languages", "creation", "admission", "budgets", "places")
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -27,6 +27,21 @@ def test_doctests(name):
 def test_lab_server_doctests(name):
     result = doctest.testmod(importlib.import_module(f"lab_server.{name}"), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_the_browsers_q_values_choose_the_language_of_the_pages_before_otree():
+    """``Accept-Language`` is read with its q-values (werkzeug): ``en;q=0.1, de;q=0.9`` prefers German, which the
+    hand-written reading (the first language named) had answered with English; a regional variant alone counts as its
+    language, and a language refused with ``q=0`` is never chosen."""
+    from lab_server import admission, limits
+
+    def asking(header: str) -> dict:
+        return {"headers": [(b"user-agent", b"x"), (b"accept-language", header.encode())]}
+
+    assert limits.accepted_language(asking("en;q=0.1, de;q=0.9"), study_flow.SHARED_LANGUAGES) == "de"
+    assert admission.page_language("/room/never_entered", asking("en;q=0.1, de;q=0.9")) == "de"
+    assert limits.accepted_language(asking("it-CH"), study_flow.SHARED_LANGUAGES) == "it"
+    assert limits.accepted_language(asking("de;q=0, fr"), study_flow.SHARED_LANGUAGES) == "en"
 
 
 class Player(SimpleNamespace):
