@@ -150,6 +150,14 @@ def test_the_scan_finds_a_sentence_added_outside_the_catalogues(relative, added,
     assert any(expected in finding for finding in text_scan.findings_in(relative, source + added))
 
 
+def test_the_scan_finds_a_word_added_to_a_participant_template():
+    path = catalogues.ROOT / "_templates" / "global" / "Completion.html"
+    relative = path.relative_to(catalogues.ROOT).as_posix()
+    text = path.read_text(encoding="utf-8")
+    assert text_scan.template_findings(relative, text) == []
+    assert text_scan.template_findings(relative, text.replace("</p>", " Thank you</p>", 1)) != []
+
+
 def test_a_language_is_added_by_its_catalogues_alone(tmp_path, monkeypatch):
     """The pseudo-language ``xx`` (tests/support/pseudo_language.py) in a folder given by LAB_LOCALE_DIRS: it is
     available, and every text of every source table reads in it, none in English; one message fewer, and it is not."""

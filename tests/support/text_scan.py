@@ -7,6 +7,8 @@ Three rules, each over Python's syntax tree (docstrings, comments and the Englis
   outside its source tables: a table of sentences added beside them is found;
 - ``table``: no module of the product (but `MODEL_WORDS`) holds a dict with two or more language codes as keys whose values hold a
   phrase (the per-language table the catalogues replaced: ``{"en": "Please ...", "de": "Bitte ..."}``);
+- ``template``: a participant page's template (``_templates/global/``, oTree's participant base templates we override,
+  every app's page templates but its admin report) has no word outside its tags, expressions and comments;
 - ``sentence``: the modules that build what a participant reads (`PARTICIPANT_MODULES`) hold no English sentence
   literal (a capital letter, then two or more words), except in ``raise`` (a researcher's error), a model field's
   ``doc=`` (the codebook), a logging call or a regular expression, and the few `KNOWN` ones, each with its reason.
@@ -134,6 +136,31 @@ def findings_in(relative: str, source: str) -> list[str]:
     return sorted(found, key=lambda line: (line.split(":")[0], int(line.split(":")[1])))
 
 
+_TEMPLATE_CODE = re.compile(
+    r"\{%\s*comment\s*%\}.*?\{%\s*endcomment\s*%\}|\{#.*?#\}|<script.*?</script>|<style.*?</style>|\{\{.*?\}\}|\{%.*?%\}"
+    r"|<[^>]*>|&[a-z]+;|&#\d+;",
+    re.S,
+)
+
+
+def template_findings(relative: str, text: str) -> list[str]:
+    """A participant template's words outside its code (template tags, expressions, comments, HTML tags).
+
+    >>> template_findings("x.html", "<p>{{ t.intro }}</p>{# a note #}"), template_findings("x.html", "<b>Next</b>")
+    ([], ["x.html: template: ['Next']"])
+    """
+    found = re.findall(r"[^\W\d_]{2,}", _TEMPLATE_CODE.sub(" ", text))
+    return [f"{relative}: template: {found[:10]}"] if found else []
+
+
+def participant_templates() -> list[Path]:
+    apps = ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
+    found = sorted((ROOT / "_templates" / "global").glob("*.html"))
+    found += [ROOT / "_templates" / "otree" / "Base_UserFacing.html"]
+    found += [path for app in apps for path in sorted((ROOT / app).glob("*.html")) if "admin" not in path.name]
+    return found
+
+
 def product_modules() -> list[Path]:
     return [
         path
@@ -148,4 +175,6 @@ def stray_texts() -> list[str]:
     found = []
     for path in product_modules():
         found += findings_in(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))
+    for path in participant_templates():
+        found += template_findings(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"))
     return found
