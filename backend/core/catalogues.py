@@ -11,7 +11,7 @@ older (``python -m backend.core.catalogues compile`` does all of them; the serve
 A language is available when every domain has a catalogue for it that translates every message of the domain's
 template (`languages`): adding a language is a folder of ``.po`` files, no code. ``LAB_LOCALE_DIRS`` (folders
 separated by ``os.pathsep``) are searched before the repository's ``locale/``. Why gettext, and why this layout:
-docs/decisions/0005-gettext-catalogues.md.
+docs/decisions/0006-gettext-catalogues.md.
 
 >>> table = english("study_flow", {"consent_title": "Consent"})
 >>> translated(table, "de")["consent_title"], translated(table, "en")["consent_title"]
