@@ -1,5 +1,6 @@
 """Command line entry: ``python -m backend report FILE... [--json] [--session CODE]... [--include-tests]``, and
-``python -m backend launch-check|bonus|review --server URL --session CODE`` (``backend/core/admin_client.py``).
+``python -m backend launch-check|bonus|review --server URL --session CODE`` (``backend/core/admin_client.py``; one
+study on several servers: a ``--server``/``--session`` pair per server gives one answer over all).
 
 Test rows (an export's ``is_test`` column: demo sessions, test links) are left out unless ``--include-tests``;
 ``--session`` keeps only the sessions named (``backend/core/report_rows.py``). What was left out goes to stderr.
@@ -310,8 +311,14 @@ def main(argv: list[str] | None = None) -> int:
         ("review", "the review list of a session (CSV: status, reason, completion code, bonus)"),
     ):
         page = sub.add_parser(name, help=text + "; from a running server, password in OTREE_ADMIN_PASSWORD")
-        page.add_argument("--server", required=True, help="the server's URL, e.g. https://lab.example.org")
-        page.add_argument("--session", required=True, help="the session code")
+        page.add_argument(
+            "--server",
+            required=True,
+            action="append",
+            help="the server's URL, e.g. https://lab.example.org; one study on several servers: --server and "
+            "--session once per server, in pairs, for one answer over all (docs/multi-server.md)",
+        )
+        page.add_argument("--session", required=True, action="append", help="the session code (on that server)")
     report.add_argument("--figures", type=Path, help="write the report's figures (SVG, PNG) into this folder")
     report.add_argument("--latex", type=Path, help="write the report's paper tables (LaTeX) into this folder")
     report.add_argument("--markdown", type=Path, help="write the report's paper tables (Markdown) into this folder")
@@ -368,18 +375,38 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _from_server(parser, args) -> int:
-    """``launch-check``, ``bonus`` and ``review``: what the server's researcher pages compute, fetched."""
+    """``launch-check``, ``bonus`` and ``review``: what the server's researcher pages compute, fetched; for one study
+    on several servers (``--server``/``--session`` pairs) one answer over all: each server's launch check under its
+    name (exit status 1 when any has a problem), one bonus file (``servers.one_bonus_file``: a person paid by two
+    servers is flagged on stderr), one review list with a ``server`` column (``servers.one_review_list``)."""
+    from backend.core import servers
     from backend.core.admin_client import AdminClient, launch_check_table
 
-    try:
-        text = AdminClient(args.server).fetch(args.command, args.session)
-    except (ValueError, OSError) as error:
-        parser.exit(2, f"python -m backend {args.command}: {error}\n")
+    if len(args.server) != len(args.session):
+        parser.error(f"give --server and --session in pairs: {len(args.server)} servers, {len(args.session)} sessions")
+    texts = []
+    for server, session in zip(args.server, args.session, strict=True):
+        try:
+            texts.append((server, AdminClient(server).fetch(args.command, session)))
+        except (ValueError, OSError) as error:
+            where = f"{server}: " if len(args.server) > 1 else ""
+            parser.exit(2, f"python -m backend {args.command}: {where}{error}\n")
     if args.command == "launch-check":
-        text, status = launch_check_table(text)
-        print(text)
-        return status
-    print(text, end="")
+        statuses = []
+        for (server, text), session in zip(texts, args.session, strict=True):
+            table, status = launch_check_table(text)
+            print(f"{server} (session {session}):\n{table}" if len(texts) > 1 else table)
+            statuses.append(status)
+        return max(statuses)
+    if len(texts) == 1:
+        print(texts[0][1], end="")
+    elif args.command == "bonus":
+        lines, flags = servers.one_bonus_file(texts)
+        for flag in flags:
+            print(f"Flagged: {flag}", file=sys.stderr)
+        print("".join(line + "\n" for line in lines), end="")
+    else:
+        print(servers.one_review_list(texts), end="")
     return 0
 
 

@@ -164,3 +164,65 @@ def people_on_several_servers(
                 f"{sum(len(codes) for codes in servers.values())} participants."
             )
     return notes
+
+
+def one_bonus_file(files: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """Prolific's bulk-bonus lines of several servers as one file, from (server, the server's bonus file) pairs; and
+    a sentence for each Prolific ID that has a line on more than one server. Prolific takes one line per ID: such a
+    person gets one line, the sum of what each server pays them (each server's own line is what its pages stated).
+
+    >>> lines, flags = one_bonus_file([("lab1", "a" * 24 + ",0.50\\n" + "b" * 24 + ",1.00\\n"),
+    ...                                 ("lab2", "c" * 24 + ",0.25\\n" + "a" * 24 + ",0.30\\n")])
+    >>> lines
+    ['aaaaaaaaaaaaaaaaaaaaaaaa,0.80', 'bbbbbbbbbbbbbbbbbbbbbbbb,1.00', 'cccccccccccccccccccccccc,0.25']
+    >>> flags
+    ['Prolific ID aaaaaaaaaaaaaaaaaaaaaaaa has a bonus on 2 servers: lab1 0.50, lab2 0.30; one line pays the sum, 0.80.']
+    """
+    from decimal import Decimal
+
+    from backend.core.prolific import money
+
+    paid: dict[str, list[tuple[str, Decimal]]] = {}
+    for server, text in files:
+        for line in text.splitlines():
+            if line.strip():
+                pid, _, amount = line.strip().partition(",")
+                paid.setdefault(pid, []).append((server, money(amount)))
+    lines, flags = [], []
+    for pid, amounts in sorted(paid.items()):
+        total = sum((amount for _, amount in amounts), Decimal("0"))
+        lines.append(f"{pid},{total}")
+        if len(amounts) > 1:
+            each = ", ".join(f"{server} {amount}" for server, amount in amounts)
+            flags.append(
+                f"Prolific ID {pid} has a bonus on {len(amounts)} servers: {each}; one line pays the sum, {total}."
+            )
+    return lines, flags
+
+
+def one_review_list(files: Sequence[tuple[str, str]]) -> str:
+    """The review lists (CSV) of several servers as one, from (server, the server's review list) pairs: a first
+    column ``server`` naming each row's server, the header once, every cell as the server wrote it (a participant's
+    code is looked up on its server).
+
+    >>> print(one_review_list([("lab1", "prolific_pid,status\\naa,finished\\n"), ("lab2", "prolific_pid,status\\nbb,returned\\n")]), end="")
+    server,prolific_pid,status
+    lab1,aa,finished
+    lab2,bb,returned
+    """
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header: list[str] | None = None
+    for server, text in files:
+        rows = list(csv.reader(io.StringIO(text)))
+        if not rows:
+            continue
+        if header is None:
+            header = rows[0]
+            writer.writerow(["server", *header])
+        elif rows[0] != header:
+            raise ValueError(f"The review list of {server} has other columns than the first server's: {rows[0]}.")
+        writer.writerows([server, *row] for row in rows[1:])
+    return out.getvalue()

@@ -38,6 +38,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,13 +204,14 @@ def postgres_url(base_url: str, server: Server) -> str:
 
 def procfile(servers: list[Server], databases: dict[str, str], *, folder: Path, python_bin: Path) -> str:
     """honcho's Procfile: one line per oTree server (in its own folder; its PostgreSQL database, or without one its
-    folder's SQLite file; its loopback port) and one for nginx.
+    folder's SQLite file; a secret key of its own, so no server takes another's cookies; its loopback port) and one
+    for nginx.
 
     >>> text = procfile(servers_of(2, 8000), {"server1": "", "server2": "postgresql://h/s_server2"},
     ...                 folder=Path("/d"), python_bin=Path("/v/bin"))
     >>> print(text)
-    server1: cd /d/server1 && unset DATABASE_URL && exec /v/bin/otree prodserver 127.0.0.1:8101
-    server2: cd /d/server2 && export DATABASE_URL='postgresql://h/s_server2' && exec /v/bin/otree prodserver 127.0.0.1:8102
+    server1: cd /d/server1 && unset DATABASE_URL && export SECRET_KEY="$SECRET_KEY-server1" && exec /v/bin/otree prodserver 127.0.0.1:8101
+    server2: cd /d/server2 && export DATABASE_URL='postgresql://h/s_server2' && export SECRET_KEY="$SECRET_KEY-server2" && exec /v/bin/otree prodserver 127.0.0.1:8102
     nginx: exec /usr/sbin/nginx -c /d/nginx.conf
     <BLANKLINE>
     """
@@ -218,8 +220,8 @@ def procfile(servers: list[Server], databases: dict[str, str], *, folder: Path, 
         url = databases[server.name]
         database = f"export DATABASE_URL='{url}'" if url else "unset DATABASE_URL"
         lines.append(
-            f"{server.name}: cd {folder / server.name} && {database} && exec {python_bin / 'otree'} prodserver "
-            f"127.0.0.1:{server.internal_port}"
+            f'{server.name}: cd {folder / server.name} && {database} && export SECRET_KEY="$SECRET_KEY-{server.name}" '
+            f"&& exec {python_bin / 'otree'} prodserver 127.0.0.1:{server.internal_port}"
         )
     return "\n".join([*lines, f"nginx: exec {NGINX} -c {folder / 'nginx.conf'}"]) + "\n"
 
@@ -405,22 +407,37 @@ def main(argv: list[str] | None = None) -> int:
         scheme = "https" if tls else "http"
         host = args.public_host or os.uname().nodename
         print(f"Prolific study URL: {study_url(scheme, host, args.port, args.room)}", flush=True)
-        for server, share in zip(servers, shares(args.places, len(servers)), strict=True):
+        places = dict(zip([server.name for server in servers], shares(args.places, len(servers)), strict=True))
+
+        def session_of(server: Server) -> tuple[str, str]:
+            """(the server's session code, what was done): created when its database is new, else the one kept."""
             base = f"http://127.0.0.1:{server.internal_port}"
-            if server.name in new:
-                payload = dict(
-                    session_config_name=args.config,
-                    num_participants=share + args.spare,
-                    room_name=args.room,
-                    modified_session_config_fields=keys,
-                )
-                session = _request(base + "/api/sessions", rest_key=env["OTREE_REST_KEY"], data=payload, timeout=1800)
-                what = f"session {session['code']} created, {share + args.spare} places"
-            else:
-                what = "database kept from an earlier run (no session created)"
+            if server.name not in new:
+                kept = _request(base + "/api/sessions", rest_key=env["OTREE_REST_KEY"]) or [{}]
+                return kept[-1].get("code", ""), "database kept from an earlier run (no session created)"
+            payload = dict(
+                session_config_name=args.config,
+                num_participants=places[server.name] + args.spare,
+                room_name=args.room,
+                modified_session_config_fields=keys,
+            )
+            session = _request(base + "/api/sessions", rest_key=env["OTREE_REST_KEY"], data=payload, timeout=1800)
+            return session["code"], f"session {session['code']} created, {places[server.name] + args.spare} places"
+
+        with ThreadPoolExecutor(max_workers=len(servers)) as pool:  # each server creates its own session at once
+            made = list(pool.map(session_of, servers))
+        pairs = []
+        for server, (code, what) in zip(servers, made, strict=True):
             where = f"{scheme}://{host}:{server.public_port}"
             database = databases[server.name].split("@")[-1] or folder / server.name / "db.sqlite3"
             print(f"{server.name}: {where} ({what}); database {database}", flush=True)
+            pairs += ["--server", where, "--session", code] if code else []
+        print(f"The launch check of every server: python -m backend launch-check {' '.join(pairs)}", flush=True)
+        print(
+            "After the study, one bonus file and one review list over all servers: python -m backend bonus (review) "
+            "with the same --server and --session pairs.",
+            flush=True,
+        )
         print("Ready. Ctrl-C stops every server and nginx.", flush=True)
         honcho.wait()
         return honcho.returncode or 0

@@ -2,12 +2,17 @@
 
 Arrivals come by the one Prolific URL (nginx's redirector on loopback): each Prolific ID lands on one server and
 stays there when it comes back (another browser, Prolific's own PROLIFIC_PID form of the link), the places are
-shared out (each server's session has its share, with the same completion code), and Ctrl-C stops both servers and
-nginx. On PostgreSQL (CI's second run) each server gets a database of its own beside the run's.
+shared out (each server's session has its share, with the same completion code), the launch check the command
+prints covers every server, people who finish on either server are in one report, one review list, one bonus file
+and one release over both, no server takes another's admin login, and Ctrl-C stops both servers and nginx. On
+PostgreSQL (CI's second run) each server gets a database of its own beside the run's.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 import signal
 import socket
@@ -21,6 +26,8 @@ import requests
 
 from tests.support import PROJECT_ROOT
 from tests.support.harness import base_env, deployment_mode, ensure_debian_package, free_port, own_database, rest
+from tests.support.participants import Person
+from tests.support.social import RUBRIC
 
 ROOM = "social_eval_study"
 PLACES = 24  # 12 a server
@@ -157,6 +164,124 @@ def test_the_front_door_answers_room_links_only(study):
     port = study["port"]
     for path in ("/admin", "/SessionStartLinks/x", "/api/sessions"):
         assert requests.get(f"http://127.0.0.1:{port}{path}", allow_redirects=False, timeout=30).status_code == 404
+
+
+def _backend(study, *arguments: str, **env: str) -> subprocess.CompletedProcess:
+    """``python -m backend ARGUMENTS`` as the researcher runs it, the study's admin password in the environment."""
+    line = [sys.executable, "-m", "backend", *arguments]
+    environment = dict(study["env"], **env)
+    return subprocess.run(line, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=300)
+
+
+def _pairs(study) -> list[str]:
+    """``--server URL --session CODE`` for every server, from REST."""
+    return [
+        item
+        for port, session in _sessions(study).items()
+        for item in ("--server", f"http://127.0.0.1:{port}", "--session", session["code"])
+    ]
+
+
+def test_the_launch_check_the_command_prints_covers_every_server(study):
+    printed = re.search(r"^The launch check of every server: python -m backend (.*)$", study["log"].read_text(), re.M)
+    assert printed, study["log"].read_text()[-2000:]
+    assert printed.group(1).split() == ["launch-check", *_pairs(study)]
+    together = _backend(study, *printed.group(1).split())
+    apart = []
+    for port, session in _sessions(study).items():
+        alone = _backend(study, "launch-check", "--server", f"http://127.0.0.1:{port}", "--session", session["code"])
+        assert alone.stdout.strip(), alone.stderr
+        apart.append((f"http://127.0.0.1:{port} (session {session['code']}):\n{alone.stdout}", alone.returncode))
+    assert together.stdout == "".join(text for text, _ in apart), together.stderr
+    assert together.returncode == max(status for _, status in apart)
+
+
+def _rating_form(page: str) -> dict[str, str]:
+    form = {}
+    for agent in (1, 2):
+        for slot, dimension in enumerate(RUBRIC.dimensions, start=1):
+            form[f"rating_{agent}_{slot}"] = str(dimension.max if agent == 1 else dimension.min)
+            form[f"reason_{agent}_{slot}"] = "The agent keeps its word, as the turns show."
+    return form
+
+
+def _finish(server_port: int, code: str) -> None:
+    """A participant already in on ``server_port`` walks the study to the completion page."""
+    person = Person(f"http://127.0.0.1:{server_port}/InitializeParticipant/{code}")
+    while person.page in ("Consent", "Instructions"):
+        person.submit(dict(consent_given="True") if person.page == "Consent" else {})
+    while person.page == "Rate":
+        before = person.url
+        person.submit(_rating_form(person.html))
+        assert person.url != before, "the rating form was refused"
+    assert person.page == "Completion", person.url
+
+
+def test_one_report_review_list_bonus_file_and_release_over_both_servers(study, tmp_path):
+    port = study["port"]
+    landed = {pid: _arrive(port, pid) for pid in PIDS}
+    finished = {}
+    for server in (port + 1, port + 2):
+        for pid in [pid for pid, (where, _) in landed.items() if where == server][:2]:
+            _finish(*landed[pid])
+            finished[pid] = server
+    url = {server: f"http://127.0.0.1:{server}" for server in (port + 1, port + 2)}
+
+    review = _backend(study, "review", *_pairs(study))
+    assert review.returncode == 0, review.stderr
+    rows = list(csv.DictReader(io.StringIO(review.stdout)))
+    assert {(row["prolific_pid"], row["server"]) for row in rows} == {(p, url[w]) for p, (w, _) in landed.items()}
+    done = {row["prolific_pid"]: row for row in rows if row["status"] == "finished"}
+    assert {pid: row["server"] for pid, row in done.items()} == {pid: url[w] for pid, w in finished.items()}
+    assert {row["completion_code"] for row in done.values()} == {"DONE42"}
+
+    bonus = _backend(study, "bonus", *_pairs(study))
+    each = [_backend(study, "bonus", "--server", url[s], "--session", c["code"]) for s, c in _sessions(study).items()]
+    assert bonus.returncode == 0 and bonus.stdout == "".join(sorted(e.stdout for e in each)), bonus.stderr
+
+    files, names = [], []
+    for server, session in _sessions(study).items():
+        exported = rest(
+            url[server],
+            "GET",
+            "/api/export_app_custom",
+            params=dict(app="social_eval", function_name="custom_export_ratings_long", session_code=session["code"]),
+        )
+        assert exported.status_code == 200, exported.text[:300]
+        files.append(tmp_path / f"server{server - port}.csv")
+        files[-1].write_bytes(exported.content)
+        names.append(f"server{server - port}")
+    report = _backend(study, "report", *map(str, files), "--servers", ",".join(names), "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["annotators"] == len(finished) == 4
+
+    bundle = tmp_path / "bundle"
+    release = _backend(
+        study,
+        *("release", "--out", str(bundle), "--no-figures", *map(str, files), "--servers", ",".join(names)),
+        RELEASE_PSEUDONYM_KEY="k" * 64,
+    )
+    assert release.returncode == 0, release.stderr
+    import pandas as pd
+
+    released = pd.read_parquet(bundle / "data" / "ratings.parquet")
+    assert released["annotator"].nunique() == 4
+    assert {name.split("-")[0] for name in released["source_file"]} == set(names)
+
+
+def test_no_server_takes_another_servers_admin_login(study):
+    port = study["port"]
+    browser = requests.Session()  # one browser: cookies per host, not per port
+    form = browser.get(f"http://127.0.0.1:{port + 1}/login", timeout=30).text
+    token = re.search(r'name="csrftoken" value="([^"]+)"', form).group(1)
+    password = study["env"]["OTREE_ADMIN_PASSWORD"]
+    login = dict(username="admin", password=password, csrftoken=token)
+    assert "/login" not in browser.post(f"http://127.0.0.1:{port + 1}/login", data=login, timeout=30).url
+    sessions = _sessions(study)
+    mine = browser.get(f"http://127.0.0.1:{port + 1}/ReviewList/{sessions[port + 1]['code']}", timeout=30)
+    assert mine.status_code == 200 and "/login" not in mine.url
+    other = browser.get(f"http://127.0.0.1:{port + 2}/ReviewList/{sessions[port + 2]['code']}", timeout=30)
+    assert "/login" in other.url, "server2 took server1's login cookie"
 
 
 def test_ctrl_c_stops_both_servers_and_nginx(study):
