@@ -51,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,25 @@ def top_process(pattern: str) -> int:
     if len(tops) != 1:
         raise RuntimeError(f"{len(tops)} processes match {pattern!r}, not one")
     return tops[0]
+
+
+def local_postgres(url: str) -> int | None:
+    """The pid of the PostgreSQL server on this machine that ``url`` names (its postmaster: every connection's
+    process is its child), or None (SQLite, another machine, or no cluster found). Its share of a core counts every
+    database of the cluster, so run on a quiet machine.
+
+    >>> local_postgres(""), local_postgres("postgresql://u:p@db.example.org/study")
+    (None, None)
+    """
+    host = urllib.parse.urlsplit(url).hostname if url else None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    port = str(urllib.parse.urlsplit(url).port or 5432)
+    for pid_file in Path("/var/lib/postgresql").glob("*/*/postmaster.pid"):
+        lines = pid_file.read_text().splitlines()
+        if len(lines) > 3 and lines[3].strip() == port:
+            return int(lines[0])
+    return None
 
 
 @dataclass
@@ -402,6 +422,9 @@ def main(argv=None) -> int:
             LAB_LAUNCH_OUT=str(results_path),
         )
         watched = dict(study.servers, **({"nginx": study.nginx} if study.nginx else {}))
+        postgres = local_postgres(args.database_url)
+        if postgres:
+            watched["postgres"] = postgres
         profilers = [
             start_profiler(pid, Path(args.profile + (f".{name}" if args.servers else "")))
             for name, pid in study.servers.items()
@@ -466,7 +489,18 @@ def main(argv=None) -> int:
         f"wall time {wall:.0f} s; page steps of those let in: {steps} ({steps / wall:.1f}/s); server CPU "
         f"{1000 * server_cpu / max(steps, 1):.1f} ms per page step ({100 * server_cpu / wall:.0f}% of a core, all "
         f"servers); Locust {100 * generator_cpu / wall:.0f}% of a core"
-        + (f"; nginx {100 * cpu['nginx'] / wall:.1f}% of a core" if "nginx" in cpu else "")
+        + (
+            f"; nginx {100 * cpu['nginx'] / wall:.1f}% of a core ({1000 * cpu['nginx'] / max(steps, 1):.2f} ms per "
+            "page step)"
+            if "nginx" in cpu
+            else ""
+        )
+        + (
+            f"; PostgreSQL {100 * cpu['postgres'] / wall:.0f}% of a core "
+            f"({1000 * cpu['postgres'] / max(steps, 1):.1f} ms per page step)"
+            if "postgres" in cpu
+            else ""
+        )
     )
     print(f"page step ms (let in): p50 {p50:.0f}  p95 {p95:.0f}  p99 {p99:.0f}  max {top:.0f}")
     let_in = len(out["waits"])
