@@ -505,10 +505,13 @@ def main(argv=None) -> int:
     print(f"page step ms (let in): p50 {p50:.0f}  p95 {p95:.0f}  p99 {p99:.0f}  max {top:.0f}")
     let_in = len(out["waits"])
     span = max(out["admitted_at"], default=started) - started
+    later = [at for at in out["admitted_at"] if at >= started + 60]  # past the first minute's burst
+    last = max(later, default=0.0)
+    sustained = len(later) / (last - started - 60) if len(later) > 1 and last > started + 60 else 0.0
     print(
         f"let in: {let_in} of {arrivals} ({waited} after waiting) in {span:.0f} s: "
-        f"{let_in / max(span, 1e-9):.2f} admitted arrivals per second; waited s: p50 {w50:.1f}  p95 {w95:.1f}  "
-        f"max {wmax:.1f}; waiting pages served: {out['waiting_pages']}"
+        f"{let_in / max(span, 1e-9):.2f} admitted arrivals per second ({sustained:.2f} from the second minute on); "
+        f"waited s: p50 {w50:.1f}  p95 {w95:.1f}  max {wmax:.1f}; waiting pages served: {out['waiting_pages']}"
     )
     if args.servers:
         landed = [study.addresses.get(where, where) for where in out.get("servers", [])]
