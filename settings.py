@@ -5,13 +5,14 @@ import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
+from backend.core import session_keys
 from backend.core.llm.settings import who_plays
 from backend.dond.settings import DondSettings
 from backend.dond.settings import form_defaults as dond_form_defaults
-from backend.reasoning.protocol import RULES, SEPARATORS
 from backend.reasoning.task import DEFAULTS as REASONING_DEFAULTS
+from backend.reasoning.task import TaskKeys
 from backend.social.settings import DEFAULTS as SOCIAL_DEFAULTS
-from study_flow.config import ENTRY_KEY_DEFAULTS, choices_of, config_doc
+from study_flow.config import ENTRY_KEY_DEFAULTS, config_doc
 from study_flow.workload import use_currency
 
 # oTree serves each page in a worker thread while its event loop keeps reading other requests; with Python's default
@@ -77,8 +78,8 @@ LLM_KEYS = dict(
     llm_max_retries=2,  # retries after a timeout, connection error, HTTP 429 or 5xx
 )
 # Keys with a fixed set of values (oTree's form shows free text): each config's description lists the allowed values.
-_DOND_CHOICES = choices_of(DondSettings)  # mode, opponent, first_mover, the treatments, llm_protocol...
-_PAYOFF_CHOICES = dict(csv_separator=SEPARATORS, aggregation_rule=RULES)
+_DOND_CHOICES = session_keys.choices(DondSettings)  # mode, opponent, first_mover, the treatments, llm_protocol...
+_PAYOFF_CHOICES = session_keys.choices(TaskKeys)
 
 
 def _config(name, display_name, app, participants, summary, readme, keys, choices=None):

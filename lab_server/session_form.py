@@ -1,8 +1,8 @@
 """The admin's Create-session page in a researcher's words: each session key shows its label and one line of help.
 
-oTree's form lists each editable key of a config by its raw name (``max_messages``). The words come from the settings
-modules, where each key is defined once (``study_flow.config.key_words``: each app's ``KEY_WORDS`` beside its
-settings class, and the shared keys); the key's name stays beside the label, as the REST API and settings.py use it.
+oTree's form lists each editable key of a config by its raw name (``max_messages``). The words come from the keys'
+models, where each key is defined once (``study_flow.config.key_words``: each field's title and description, of the
+app's model and of the shared keys'); the key's name stays beside the label, as the REST API and settings.py use it.
 """
 
 from __future__ import annotations

@@ -6,11 +6,12 @@ options, payment), checked and typed before a session exists (``lab_server/creat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import ConfigDict
 
 import study_flow.spending as spending
 from backend.core import session_keys
-from backend.core.material_language import MISMATCH_KEY
 
 from .entry import CODE_PATTERN, PARTICIPANT_ID_FORMATS
 from .texts import SHARED_LANGUAGES
@@ -23,8 +24,185 @@ from .texts import SHARED_LANGUAGES
 ENTRY_KEY_DEFAULTS: dict[str, Any] = dict(prolific_study_id="", consent_within_s=1800)
 
 
+W, N, F, T, K = session_keys.Whole, session_keys.Number, session_keys.Flag, session_keys.Text, session_keys.key
+_ID_FORMATS = tuple(PARTICIPANT_ID_FORMATS)
+
+
+class SharedKeys(session_keys.Keys):
+    """The keys every app shares, each with its label, help and bounds; a config sets them per study ("per config":
+    no default here, settings.py's SESSION_CONFIG_DEFAULTS gives them)."""
+
+    model_config = ConfigDict(validate_default=False)
+
+    study_title: T = K(
+        None,
+        "Study title",
+        "Shown at the top of every page; empty: 'Research study' in the session's language.",
+        max_chars=200,
+    )
+    consent: F = K(None, "Ask for consent", "Tick to show the consent page first; who declines is screened out.")
+    consent_text: T = K(
+        None,
+        "Consent text",
+        "Your information above the consent question: duration, pay, contact.",
+        max_chars=20_000,
+    )
+    completion_code: T = K(
+        None,
+        "Prolific completion code",
+        "Where finishers are sent back to Prolific; without it they get no code.",
+        max_chars=64,
+        pattern=CODE_PATTERN,
+        describe="letters, digits, - or _",
+    )
+    screenout_code: T = K(
+        None,
+        "Prolific screen-out code",
+        "Where people who are screened out are sent back to Prolific.",
+        max_chars=64,
+        pattern=CODE_PATTERN,
+        describe="letters, digits, - or _",
+    )
+    completion_redirect_seconds: W = K(
+        None,
+        "Seconds before going back",
+        "The completion page returns to Prolific after this.",
+        ge=0,
+        le=600,
+    )
+    language: Literal[SHARED_LANGUAGES] = K(None, "Language", "Every word the participant sees: en, de or it.")
+    allow_material_language_mismatch: F = K(
+        None,
+        "Allow material in another language",
+        "Tick to accept a rubric, episodes, items or logs declared in another language than the pages.",
+    )
+    participant_id_format: Literal[_ID_FORMATS] = K(
+        None,
+        "Participant IDs",
+        "prolific: only 24-character Prolific IDs may enter; any: any label.",
+    )
+    # The entry guards (lab_server/places.py; docs/security.md), their defaults in ENTRY_KEY_DEFAULTS
+    prolific_study_id: T = K(
+        None,
+        "Prolific study ID",
+        "Optional: links whose STUDY_ID differs are refused and take no place.",
+        max_chars=64,
+        pattern=CODE_PATTERN,
+        describe="letters, digits, - or _",
+    )
+    consent_within_s: W = K(
+        None,
+        "Seconds to give consent",
+        "A place with no consent answer by then goes back; 0: never.",
+        ge=0,
+        le=7 * 24 * 3600,
+    )
+    # The one live-message budget (lab_server/budgets.py counts it; docs/decisions/0004-one-limit-on-live-messages.md)
+    live_messages_per_minute: W = K(
+        None,
+        "Live messages per minute (limit)",
+        "Per participant, in bursts of a sixth; more get 'please wait'. Unset: LAB_LIVE_MESSAGES_PER_MINUTE (60).",
+        ge=1,
+        le=10_000,
+    )
+    llm_model: T = K(
+        None,
+        "Model",
+        "The model's name as your model server knows it.",
+        max_chars=200,
+        pattern=r"[^\x00-\x1f]+",
+    )
+    llm_temperature: N = K(None, "Temperature", "0 answers most predictably; higher varies more (0-2).", ge=0, le=2)
+    llm_timeout_s: N = K(
+        None,
+        "Model time limit (seconds)",
+        "One call that takes longer counts as failed.",
+        ge=1,
+        le=600,
+    )
+    llm_max_retries: W = K(
+        None,
+        "Retries of a failed call",
+        "How often a failed model call is tried again.",
+        ge=0,
+        le=10,
+    )
+    llm_max_tokens: W = K(None, "Longest model reply (tokens)", "Empty or 0: the server's own limit.", ge=1, le=200_000)
+    llm_reasoning_tokens: W = K(
+        None,
+        "Room for thinking (tokens)",
+        "Extra tokens for a reasoning model's thinking; 0: none.",
+        ge=0,
+        le=200_000,
+    )
+    llm_context_tokens: W = K(
+        None,
+        "Model's context (tokens)",
+        "The model's context window; empty: asked of the server.",
+        ge=256,
+        le=10_000_000,
+    )
+    llm_seed: W = K(
+        None,
+        "Model's seed",
+        "Sent with every model call and recorded; empty: none (some providers ignore it).",
+        ge=0,
+        le=2**63 - 1,
+    )
+    llm_prices_file: T = K(
+        None,
+        "Price table (file)",
+        "JSON prices per million tokens (docs/files/prices.json); empty: every price unknown, never free.",
+        max_chars=500,
+        pattern=r"[^\x00-\x1f\x7f]*",
+        describe="a file path",
+    )
+    llm_cost_cap: N = K(
+        None,
+        "Spending cap on model calls",
+        "In the price table's currency; reached, no paid call is made and a game ends (model_failure_pay pays).",
+        ge=0,
+        le=1e9,
+    )
+    real_world_currency_per_point: N = K(
+        None,
+        "Money per point",
+        "What one point of bonus is worth in the study's currency.",
+        ge=0,
+        le=1e6,
+    )
+    participation_fee: N = K(
+        None,
+        "Participation fee",
+        "The fixed pay for taking part, in the study's currency.",
+        ge=0,
+        le=1e6,
+    )
+    min_pay_per_hour: N = K(
+        None,
+        "Lowest pay per hour",
+        "The launch check warns when the estimated pay per hour is below this.",
+        ge=0,
+        le=1e4,
+    )
+    estimated_minutes: W = K(
+        None,
+        "Estimated minutes",
+        "Shown on the consent and instructions pages; 0: our estimate.",
+        ge=0,
+        le=24 * 60,
+    )
+    researcher_contact: T = K(
+        None,
+        "Your contact",
+        "Named on the default consent page for questions (an e-mail address).",
+        max_chars=300,
+        pattern=r"[^\x00-\x1f]*",
+    )
+
+
 def validate_shared_config(config: dict[str, Any]) -> None:
-    """Check (and normalise in place) the session keys every app shares; ``ValueError`` names the first bad key.
+    """Check (and normalise in place) the session keys every app shares; one ``ValueError`` names every bad key.
 
     Runs before a session is created (``lab_server/creation.py``). Keys an app does not use may be absent.
 
@@ -40,65 +218,20 @@ def validate_shared_config(config: dict[str, Any]) -> None:
     ...
     ValueError: The session key 'live_messages_per_minute' must be a whole number from 1 to 10000, not 0.
     """
-
-    def code(key):
-        return session_keys.text(config, key, max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _")
-
-    checks = {
-        "study_title": lambda key: session_keys.text(config, key, max_chars=200),
-        "consent": lambda key: session_keys.flag(config, key),
-        "consent_text": lambda key: session_keys.text(config, key, max_chars=20_000),
-        "completion_code": code,
-        "screenout_code": code,
-        "completion_redirect_seconds": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=600),
-        "language": lambda key: session_keys.choice(config, key, SHARED_LANGUAGES),
-        MISMATCH_KEY: lambda key: session_keys.flag(config, key),
-        "participant_id_format": lambda key: session_keys.choice(config, key, PARTICIPANT_ID_FORMATS),
-        "prolific_study_id": code,
-        "consent_within_s": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=7 * 24 * 3600),
-        # The one live-message budget (lab_server/budgets.py counts it; docs/decisions/0004-one-limit-on-live-messages.md)
-        "live_messages_per_minute": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=10_000),
-        "llm_model": lambda key: session_keys.text(config, key, max_chars=200, pattern=r"[^\x00-\x1f]+"),
-        "llm_temperature": lambda key: session_keys.number(config, key, minimum=0, maximum=2),
-        "llm_timeout_s": lambda key: session_keys.number(config, key, minimum=1, maximum=600),
-        "llm_max_retries": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=10),
-        "llm_max_tokens": lambda key: session_keys.whole_number(config, key, minimum=1, maximum=200_000),
-        "llm_reasoning_tokens": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=200_000),
-        "llm_context_tokens": lambda key: session_keys.whole_number(config, key, minimum=256, maximum=10_000_000),
-        "llm_seed": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=2**63 - 1),
-        "llm_prices_file": lambda key: session_keys.text(
-            config, key, max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"
-        ),
-        "llm_cost_cap": lambda key: session_keys.number(config, key, minimum=0, maximum=1e9),
-        "real_world_currency_per_point": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
-        "participation_fee": lambda key: session_keys.number(config, key, minimum=0, maximum=1e6),
-        "min_pay_per_hour": lambda key: session_keys.number(config, key, minimum=0, maximum=1e4),
-        "estimated_minutes": lambda key: session_keys.whole_number(config, key, minimum=0, maximum=24 * 60),
-        "researcher_contact": lambda key: session_keys.text(config, key, max_chars=300, pattern=r"[^\x00-\x1f]*"),
+    given = {
+        key: value
+        for key, value in config.items()
+        if key in SharedKeys.model_fields and (value or key not in OPTIONAL_LLM_KEYS)  # optional model keys: empty
     }
-    problems = []
-    for key, check in checks.items():
-        if key not in config or (key in OPTIONAL_LLM_KEYS and not config.get(key)):
-            continue  # absent, or one of the optional model keys left empty
-        try:
-            value = check(key)
-        except ValueError as error:
-            problems.append(str(error))
-            continue
-        if key not in ("real_world_currency_per_point", "participation_fee"):  # oTree keeps its currency types
-            config[key] = value
-    if not problems and (problem := spending.config_problem(config)):
-        problems.append(problem)  # the price table read, and a cap that could count the model's calls
-    if problems:
-        raise ValueError(" ".join(problems))
+    keys = session_keys.checked(SharedKeys, given)
+    for key in given.keys() - {"real_world_currency_per_point", "participation_fee"}:  # oTree keeps its currency types
+        config[key] = getattr(keys, key)
+    session_keys.refuse_problems([problem] if (problem := spending.config_problem(config)) else [])
 
 
 # Keys whose value is one of a fixed set: oTree's Create-session form shows them as free text, so each config's
 # description (``config_doc``) names the allowed values, and creation refuses any other with the same list.
-SHARED_CHOICES: dict[str, tuple[str, ...]] = {
-    "language": SHARED_LANGUAGES,
-    "participant_id_format": tuple(PARTICIPANT_ID_FORMATS),
-}
+SHARED_CHOICES: dict[str, tuple[str, ...]] = session_keys.choices(SharedKeys)
 # The session-config keys that only a config with an LLM player reads (``backend.core.llm.LLMSettings``).
 LLM_KEYS: tuple[str, ...] = (
     "llm_model",
@@ -149,105 +282,34 @@ def config_doc(summary: str, config: dict[str, Any], *, choices: dict[str, tuple
     return "<br>".join(parts)
 
 
-def choices_of(settings_class) -> dict[str, tuple[str, ...]]:
-    """The keys of a typed settings dataclass (e.g. ``DondSettings``) whose reader takes one of a fixed set of values
-    (``functools.partial(session_keys.choice, options=...)`` in the field's ``metadata["read"]``), with that set.
+def app_keys() -> dict[str, type[session_keys.Keys]]:
+    """Each app's model of its own session keys (``backend.<domain>``), by app name."""
+    from backend.bias.settings import BiasSettings
+    from backend.dond.settings import DondSettings
+    from backend.reasoning.task import TaskKeys
+    from backend.social.settings import SocialSettings
 
-    >>> from backend.dond.settings import DondSettings
-    >>> choices_of(DondSettings)["mode"]
-    ('semi', 'coop', 'comp')
-    """
-    import dataclasses
-
-    found = {}
-    for field in dataclasses.fields(settings_class):
-        options = getattr(field.metadata.get("read"), "keywords", {}).get("options")
-        if options:
-            found[field.name] = tuple(options)
-    return found
-
-
-# What the admin's Create-session page says of each key every app shares (label, one line of help).
-SHARED_KEY_WORDS: dict[str, tuple[str, str]] = {
-    "study_title": (
-        "Study title",
-        "Shown at the top of every page; empty: 'Research study' in the session's language.",
-    ),
-    "consent": ("Ask for consent", "Tick to show the consent page first; who declines is screened out."),
-    "consent_text": ("Consent text", "Your information above the consent question: duration, pay, contact."),
-    "completion_code": (
-        "Prolific completion code",
-        "Where finishers are sent back to Prolific; without it they get no code.",
-    ),
-    "screenout_code": ("Prolific screen-out code", "Where people who are screened out are sent back to Prolific."),
-    "completion_redirect_seconds": ("Seconds before going back", "The completion page returns to Prolific after this."),
-    "language": ("Language", "Every word the participant sees: en, de or it."),
-    "participant_id_format": ("Participant IDs", "prolific: only 24-character Prolific IDs may enter; any: any label."),
-    "llm_model": ("Model", "The model's name as your model server knows it."),
-    "llm_temperature": ("Temperature", "0 answers most predictably; higher varies more (0-2)."),
-    "llm_timeout_s": ("Model time limit (seconds)", "One call that takes longer counts as failed."),
-    "llm_max_retries": ("Retries of a failed call", "How often a failed model call is tried again."),
-    "llm_max_tokens": ("Longest model reply (tokens)", "Empty or 0: the server's own limit."),
-    "llm_reasoning_tokens": ("Room for thinking (tokens)", "Extra tokens for a reasoning model's thinking; 0: none."),
-    "llm_context_tokens": ("Model's context (tokens)", "The model's context window; empty: asked of the server."),
-    "llm_seed": ("Model's seed", "Sent with every model call and recorded; empty: none (some providers ignore it)."),
-    "llm_prices_file": (
-        "Price table (file)",
-        "JSON prices per million tokens (docs/files/prices.json); empty: every price unknown, never free.",
-    ),
-    "llm_cost_cap": (
-        "Spending cap on model calls",
-        "In the price table's currency; reached, no paid call is made and a game ends (model_failure_pay pays).",
-    ),
-    "real_world_currency_per_point": ("Money per point", "What one point of bonus is worth in the study's currency."),
-    "participation_fee": ("Participation fee", "The fixed pay for taking part, in the study's currency."),
-    "min_pay_per_hour": (
-        "Lowest pay per hour",
-        "The launch check warns when the estimated pay per hour is below this.",
-    ),
-    "estimated_minutes": ("Estimated minutes", "Shown on the consent and instructions pages; 0: our estimate."),
-    "prolific_study_id": (
-        "Prolific study ID",
-        "Optional: links whose STUDY_ID differs are refused and take no place.",
-    ),
-    "consent_within_s": ("Seconds to give consent", "A place with no consent answer by then goes back; 0: never."),
-    "live_messages_per_minute": (
-        "Live messages per minute (limit)",
-        "Per participant, in bursts of a sixth; more get 'please wait'. Unset: LAB_LIVE_MESSAGES_PER_MINUTE (60).",
-    ),
-    "allow_material_language_mismatch": (
-        "Allow material in another language",
-        "Tick to accept a rubric, episodes, items or logs declared in another language than the pages.",
-    ),
-    "researcher_contact": ("Your contact", "Named on the default consent page for questions (an e-mail address)."),
-}
+    return {
+        "dond": DondSettings,
+        "social_eval": SocialSettings,
+        "payoff_reasoning_eval": TaskKeys,
+        "bias_tests": BiasSettings,
+    }
 
 
 def key_words(apps: Sequence[str] | None = None) -> dict[str, tuple[str, str]]:
-    """Every session key's label and one line of help, from the settings modules (one definition per key): the
-    shared keys here and each app's ``KEY_WORDS`` beside its settings class. ``apps``: only these apps' words (a
-    config's ``app_sequence``): two apps may name the same key in their own words (``reservation_timeout_s`` holds
-    a conversation in social_eval and a log in payoff_reasoning_eval).
+    """Every session key's label and one line of help, from the models' fields (one definition per key): each
+    app's, then the shared keys'. ``apps``: only these apps' words (a config's ``app_sequence``): two apps may name
+    the same key in their own words (``reservation_timeout_s`` holds a conversation in social_eval and a log in
+    payoff_reasoning_eval).
 
     >>> key_words()["max_messages"][0], key_words()["completion_code"][0]
     ('Messages per player', 'Prolific completion code')
     >>> key_words(["social_eval"])["reservation_timeout_s"][0], key_words(["payoff_reasoning_eval"])["reservation_timeout_s"][0]
     ('Hold a conversation (seconds)', 'Hold a log (seconds)')
     """
-    from backend.bias.settings import KEY_WORDS as BIAS_WORDS
-    from backend.dond.settings import KEY_WORDS as DOND_WORDS
-    from backend.reasoning.task import KEY_WORDS as REASONING_WORDS
-    from backend.social.settings import KEY_WORDS as SOCIAL_WORDS
-
-    per_app = {
-        "dond": DOND_WORDS,
-        "social_eval": SOCIAL_WORDS,
-        "payoff_reasoning_eval": REASONING_WORDS,
-        "bias_tests": BIAS_WORDS,
-    }
     words: dict[str, tuple[str, str]] = {}
-    for app, module_words in per_app.items():
+    for app, model in app_keys().items():
         if apps is None or app in apps:
-            words.update(module_words)
-    words.update(SHARED_KEY_WORDS)
-    return words
+            words.update(session_keys.words(model))
+    return words | session_keys.words(SharedKeys)

@@ -1,7 +1,7 @@
 """The ``bias_tests`` app's session settings, without oTree: one typed, checked object and the item file it names.
 
-Session-config keys (defaults in ``DEFAULTS``, the only place they are written; ``settings.py`` spreads them into the
-app's configs and overrides what a config changes):
+Session-config keys (the fields of ``BiasSettings``: default, bounds, label and help; ``settings.py`` spreads
+``DEFAULTS`` into the app's configs and overrides what a config changes):
 
 - ``item_file`` (``""``): the item file, relative to the project root or absolute; ``""`` is the bundled sample
   ``backend/bias/data/bias_items.json``.
@@ -22,41 +22,43 @@ ValueError: The session key 'ask_confidence' must be true or false, not 'perhaps
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from backend.bias.items import DEFAULT_ITEMS_PATH, ItemSet, build_sequence, parse_items_text
 from backend.core import material_language, researcher_files, session_keys
 
-DEFAULTS: Mapping[str, Any] = {"item_file": "", "ask_confidence": True, "order_seed": 1}
 MAX_ORDER_SEED = 1_000_000_000
 
 
-@dataclass(frozen=True)
-class BiasSettings:
-    item_file: str  # as the researcher wrote it, stripped; "" = the bundled sample
-    ask_confidence: bool
-    order_seed: int
+class BiasSettings(session_keys.Keys):
+    item_file: session_keys.Text = session_keys.key(  # as the researcher wrote it, stripped; "" = the bundled sample
+        "",
+        "Tests file",
+        "Optional: your own tests (JSON); empty uses the bundled set.",
+        max_chars=1000,
+        pattern=r"[^\x00-\x1f]*",
+    )
+    ask_confidence: session_keys.Flag = session_keys.key(
+        True, "Ask how sure", "Tick to show a 0-100 slider after each answer."
+    )
+    order_seed: session_keys.Whole = session_keys.key(
+        1,
+        "Order (seed)",
+        "Person k's order of tests follows from this number and k: the same number repeats them.",
+        ge=0,
+        le=MAX_ORDER_SEED,
+    )
 
 
-_READERS: dict[str, Callable[[Mapping[str, Any], str], Any]] = {
-    "ask_confidence": session_keys.flag,
-    "order_seed": session_keys.whole_number_reader(0, MAX_ORDER_SEED),
-    "item_file": lambda config, key: session_keys.text(config, key, max_chars=1000, pattern=r"[^\x00-\x1f]*").strip(),
-}
-
-
-def _read_keys(config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    return session_keys.read_keys({**DEFAULTS, **{key: config[key] for key in DEFAULTS if key in config}}, _READERS)
+DEFAULTS: Mapping[str, Any] = BiasSettings().as_config()
 
 
 def bias_settings(config: Mapping[str, Any]) -> BiasSettings:
     """The app's keys of ``config`` (missing keys take ``DEFAULTS``), typed; ValueError names every key at fault."""
-    values, problems = _read_keys(config)
-    session_keys.refuse_problems(problems)
-    return BiasSettings(**values)
+    settings = session_keys.checked(BiasSettings, config)
+    return settings.model_copy(update={"item_file": settings.item_file.strip()})
 
 
 def normalised_config(settings: BiasSettings) -> dict[str, Any]:
@@ -99,32 +101,24 @@ def checked_session(
 ) -> tuple[BiasSettings, str, ItemSet]:
     """The settings, the item file's text and its items; one ValueError naming every problem of the keys and the
     file (the file is read whenever ``item_file`` itself is usable, so both kinds of problem are named at once)."""
-    values, problems = _read_keys(config)
-    text = items = None
-    if "item_file" in values:
-        try:
-            text, items = read_item_file(values["item_file"], project_root=project_root, max_versions=max_versions)
-        except ValueError as error:
-            problems.append(str(error))
-    if items is not None and values["item_file"]:  # our bundled file is English only so far: not checked yet
+    problems, settings, item_file, text, items = [], None, None, None, None
+    try:
+        settings = bias_settings(config)
+    except ValueError as error:
+        problems.append(str(error))
+    try:  # the file is read whenever item_file itself is usable, whatever the other keys
+        item_file = bias_settings({"item_file": config.get("item_file", "")}).item_file
+        text, items = read_item_file(item_file, project_root=project_root, max_versions=max_versions)
+    except ValueError as error:
+        problems += [str(error)] if item_file is not None else []
+    if items is not None and item_file:  # our bundled file is English only so far: not checked yet
         try:
             material_language.check_material_languages(
-                {item_file_path(values["item_file"], project_root=project_root)[2]: items.language},
+                {item_file_path(item_file, project_root=project_root)[2]: items.language},
                 language=material_language.session_language(config),
                 allow_mismatch=material_language.mismatch_allowed(config),
             )
         except ValueError as error:
             problems.append(str(error))
     session_keys.refuse_problems(problems)
-    return BiasSettings(**values), text, items
-
-
-# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
-KEY_WORDS: Mapping[str, tuple[str, str]] = {
-    "item_file": ("Tests file", "Optional: your own tests (JSON); empty uses the bundled set."),
-    "ask_confidence": ("Ask how sure", "Tick to show a 0-100 slider after each answer."),
-    "order_seed": (
-        "Order (seed)",
-        "Person k's order of tests follows from this number and k: the same number repeats them.",
-    ),
-}
+    return settings, text, items

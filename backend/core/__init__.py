@@ -13,7 +13,7 @@
 | ``unit_bootstrap`` | seeded bootstrap intervals of agreement figures, resampling rated units (weighted, all resamples at once) |
 | ``calibration`` | a judge's confidence from k samples (votes, spread), ECE, Brier score, reliability bins, the admission line |
 | ``rate_limit`` | the server's one limiter (``TokenBuckets``: live messages, page requests, new places, the waiting line's pace), the login lockout (``AttemptThrottle``), model requests per game |
-| ``session_keys`` | typed readers of session-config keys, one message style |
+| ``session_keys`` | session keys as pydantic models (field: default, bounds, label, help); one place words their refusals |
 | ``researcher_files`` | reading a researcher's files with plain-word errors |
 | ``script_json`` | JSON that is safe inside an HTML ``<script>`` element |
 | ``stored_text`` | text every supported database can store |

@@ -41,12 +41,18 @@ MAX_TIMEOUT_S = 7 * 24 * 3600
 def reservation_timeout(config: Mapping[str, Any]) -> float:
     """The session key ``reservation_timeout_s``: seconds from 1 to a week, `DEFAULT_TIMEOUT_S` when left out.
 
-    The former minutes key of the payoff app is refused with what to set instead, so an old config cannot silently
-    run with the default.
-
     >>> reservation_timeout({}), reservation_timeout({"reservation_timeout_s": "90"})
     (1800.0, 90.0)
-    >>> reservation_timeout({"reservation_minutes": 30})
+    """
+    refuse_former_minutes(config)
+    return session_keys.checked(Reservation, config).reservation_timeout_s
+
+
+def refuse_former_minutes(config: Mapping[str, Any]) -> None:
+    """The former minutes key of the payoff app is refused with what to set instead, so an old config cannot
+    silently run with the default.
+
+    >>> refuse_former_minutes({"reservation_minutes": 30})
     Traceback (most recent call last):
     ...
     ValueError: The session key 'reservation_minutes' is no longer read: reservations are set in seconds. Set 'reservation_timeout_s' = 1800 instead.
@@ -61,7 +67,18 @@ def reservation_timeout(config: Mapping[str, Any]) -> float:
             "The session key 'reservation_minutes' is no longer read: reservations are set in seconds. "
             f"Set {TIMEOUT_KEY!r} = {hint} instead."
         )
-    return session_keys.number(config, TIMEOUT_KEY, minimum=1, maximum=MAX_TIMEOUT_S, default=DEFAULT_TIMEOUT_S)
+
+
+class Reservation(session_keys.Keys):
+    """The one key of a reservation; an app's own model words it for its tasks (a conversation, a log)."""
+
+    reservation_timeout_s: session_keys.Number = session_keys.key(
+        DEFAULT_TIMEOUT_S,
+        "Hold a task (seconds)",
+        "After this an unfinished task goes to someone else.",
+        ge=1,
+        le=MAX_TIMEOUT_S,
+    )
 
 
 def minutes_shown(timeout_s: float) -> int:

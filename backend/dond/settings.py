@@ -1,7 +1,7 @@
 """The DoND app's session-config keys, each defined once: its type, default, bounds and meaning.
 
-`DondSettings` is the one typed, frozen view of a session's dond keys. Every field carries its default and its reader
-(from `backend.core.session_keys`) with the bounds; there is no other list of keys. ``settings.py`` sets only what a
+`DondSettings` is the one typed, frozen view of a session's dond keys (a pydantic model, `backend.core.session_keys`).
+Every field carries its default, bounds or allowed values, label and help; there is no other list of keys. ``settings.py`` sets only what a
 study changes (or what a researcher should see in the admin's "Create session" form); every key it leaves out takes
 the default below. Times are whole seconds (``*_s``), as in every app.
 
@@ -53,11 +53,9 @@ ValueError: The session key 'model_failure_pay' must be one of half_total, zero,
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from backend.core import researcher_files, session_keys
 from backend.dond import departures, partner, treatments
@@ -70,56 +68,114 @@ MAX_INSTANCES_FILE_BYTES = 5 * 1024 * 1024
 # The counterbalancing cells (backend.dond.game.cell_roles) each value of first_mover cycles through, in order.
 FIRST_MOVER_CELLS: Mapping[str, tuple[int, ...]] = {"counterbalance": (1, 2, 3, 4), "human": (1, 3), "llm": (2, 4)}
 _PLAIN = Protocol()
+_FIRST_MOVERS = tuple(FIRST_MOVER_CELLS)
 
 
-def _key(default: Any, read: Callable[..., Any]) -> Any:
-    """A field of `DondSettings`: its default and its reader ``read(config, key)`` (raises ValueError)."""
-    return dataclasses.field(default=default, metadata={"read": read})
+W, K = session_keys.Whole, session_keys.key
 
 
-_whole = session_keys.whole_number_reader
+class DondSettings(session_keys.Keys):
+    """A session's dond keys, read and checked (see the module docstring); the defaults, bounds and words are the
+    fields'. Comments say what the code does with a key; the label and help are what a researcher reads."""
 
-
-def _one_of(options) -> Callable[..., str]:
-    return functools.partial(session_keys.choice, options=tuple(options))
-
-
-@dataclasses.dataclass(frozen=True)
-class DondSettings:
-    """A session's dond keys, read and checked (see the module docstring); the defaults are the class's."""
-
-    mode: str = _key("semi", _one_of(MODES))  # semi (own points), coop (sum of both), comp (own minus other)
-    language: str = _key("en", _one_of(LANGUAGES))  # every participant-facing word and the LLM's prompts
-    opponent: str = _key("llm", _one_of(("llm", "human")))
-    max_messages: int = _key(5, _whole(1, 50))  # chat messages per player before both must propose
-    first_mover: str = _key("counterbalance", _one_of(FIRST_MOVER_CELLS))  # the cells cycled: FIRST_MOVER_CELLS
-    instance_seed: int = _key(1, _whole(0, 2**31 - 1))  # games 4k..4k+3 play generate_instance(instance_seed + k)
-    instances_file: str = _key(
-        "",  # or a JSON list of instances, relative to the project root: replaces generation
-        functools.partial(session_keys.text, max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"),
+    mode: Literal[MODES] = K(  # semi (own points), coop (sum of both), comp (own minus other)
+        "semi",
+        "Goal of the game",
+        "semi: each side wants its own points; coop: both want the joint points; comp: beat the other.",
     )
-    llm_reprompts: int = _key(2, _whole(0, 10))  # 0 = the reference game's abort on the first violation
-    clembench_exact: bool = _key(False, session_keys.flag)  # every departure of backend.dond.departures off
-    max_message_chars: int = _key(1000, _whole(1, 20_000))  # longest message, from the person or the LLM
-    game_timeout_s: int = _key(1800, _whole(30, DAY_S))  # time limit of the Bargain page
-    turn_timeout_s: int = _key(300, _whole(10, DAY_S))  # person vs person: silent this long on their turn
-    disconnect_timeout_s: int = _key(90, _whole(10, DAY_S))  # person vs person: page closed this long
-    pairing_timeout_s: int = _key(600, _whole(10, DAY_S))  # person vs person: wait for a partner
+    language: Literal[LANGUAGES] = K(
+        "en", "Language", "Every word the participant sees, and the model's prompts: en, de or it."
+    )
+    opponent: Literal["llm", "human"] = K(
+        "llm", "Opponent", "llm: the person bargains with a model; human: two people are paired."
+    )
+    max_messages: W = K(
+        5, "Messages per player", "Chat messages each side may send before both must make a proposal.", ge=1, le=50
+    )
+    first_mover: Literal[_FIRST_MOVERS] = K(  # the cells cycled: FIRST_MOVER_CELLS
+        "counterbalance", "Who opens", "counterbalance: alternate; human or llm: that side always opens."
+    )
+    instance_seed: W = K(  # games 4k..4k+3 play generate_instance(instance_seed + k)
+        1, "Item draw (seed)", "The same number draws the same items and values in the same order.", ge=0, le=2**31 - 1
+    )
+    instances_file: session_keys.Text = K(  # relative to the project root: replaces generation
+        "",
+        "Games file",
+        "Optional: a JSON file of your own games, instead of drawn ones.",
+        max_chars=500,
+        pattern=r"[^\x00-\x1f\x7f]*",
+        describe="a file path",
+    )
+    llm_reprompts: W = K(
+        2, "Model retries after a rule break", "0 ends the game at the model's first rule break.", ge=0, le=10
+    )
+    clembench_exact: session_keys.Flag = K(  # every departure of backend.dond.departures off
+        False, "Exactly as clembench", "Tick to switch off every departure from the reference game."
+    )
+    max_message_chars: W = K(
+        1000, "Longest message", "Characters in one chat message, from the person or the model.", ge=1, le=20_000
+    )
+    game_timeout_s: W = K(  # the Bargain page
+        1800, "Time limit of a game (seconds)", "After this the game ends and the person moves on.", ge=30, le=DAY_S
+    )
+    turn_timeout_s: W = K(
+        300,
+        "Time for one turn (seconds)",
+        "Two people: a partner silent this long on their turn has left.",
+        ge=10,
+        le=DAY_S,
+    )
+    disconnect_timeout_s: W = K(
+        90, "Closed page allowed (seconds)", "Two people: a page closed this long counts as leaving.", ge=10, le=DAY_S
+    )
+    pairing_timeout_s: W = K(
+        600, "Wait for a partner (seconds)", "Two people: how long someone waits to be paired.", ge=10, le=DAY_S
+    )
     # Person vs person, a partner who leaves (backend.dond.partner): end the game, or the session's model (llm_*
     # keys, required then) takes over their side; partner_left_pay: the bonus of the one left behind when it ends.
-    partner_leaves: str = _key("end", _one_of(partner.PARTNER_LEAVES))
-    partner_left_pay: str = _key("half_total", _one_of(partner.PARTNER_LEFT_PAYS))
+    partner_leaves: Literal[partner.PARTNER_LEAVES] = K(
+        "end", "When a partner leaves", "end: the game ends under the pay rule; model: a model takes the seat."
+    )
+    partner_left_pay: Literal[partner.PARTNER_LEFT_PAYS] = K(
+        "half_total", "Pay when the partner left", "half_total: half of one's own item values; zero: no bonus."
+    )
     # Treatments (backend.dond.treatments): whose values each side sees; how the person is told of the opponent
-    value_visibility: str = _key("own", _one_of(treatments.VISIBILITIES))  # or llm_sees_other, person_sees_llm, both
-    opponent_intro: str = _key("auto", _one_of(treatments.OPPONENT_INTROS))  # auto = the truth; ai, person, neutral
-    agent_description: str = _key("none", _one_of(treatments.AGENT_DESCRIPTIONS))  # none = neutral representative
-    disclose_description: bool = _key(False, session_keys.flag)  # the person is told the model's description
-    model_failure_pay: str = _key("half_total", _one_of(treatments.MODEL_FAILURE_PAYS))  # bonus if the model breaks
-    llm_protocol: str = _key(_PLAIN.name, _one_of(PROTOCOLS))  # or notes: a private note before each public reply
-    llm_word_limit: int = _key(_PLAIN.word_limit, _whole(2, 1000))  # stated in the notes protocol's prompts
-    llm_probe_external: bool = _key(_PLAIN.probe_external, session_keys.flag)  # ask which split the other accepts
-    llm_blocking: bool = _key(False, session_keys.flag)  # benchmark only: each model call blocks the server
-    llm_requests_per_game: int = _key(60, _whole(1, 10_000))  # per LLM player and game; at the limit it aborts
+    value_visibility: Literal[treatments.VISIBILITIES] = K(
+        "own", "Who sees whose values", "own: each sees only its own; both, or one side sees the other's."
+    )
+    opponent_intro: Literal[treatments.OPPONENT_INTROS] = K(
+        "auto", "How the opponent is introduced", "auto tells the truth; ai, person or neutral say so instead."
+    )
+    agent_description: Literal[treatments.AGENT_DESCRIPTIONS] = K(
+        "none", "Model's role description", "none: a neutral representative; or a described persona."
+    )
+    disclose_description: session_keys.Flag = K(
+        False, "Show that description", "Tick to tell the person how the model was described."
+    )
+    model_failure_pay: Literal[treatments.MODEL_FAILURE_PAYS] = K(
+        "half_total", "Pay if the model breaks the game", "half_total: half the best joint points; zero: nothing."
+    )
+    llm_protocol: Literal[PROTOCOLS] = K(
+        _PLAIN.name, "How the model is asked", "plain: a reply each turn; notes: a private note before each reply."
+    )
+    llm_word_limit: W = K(  # stated in the notes protocol's prompts
+        _PLAIN.word_limit,
+        "Model's word limit",
+        "The most words the model is told to use in a message or note.",
+        ge=2,
+        le=1000,
+    )
+    llm_probe_external: session_keys.Flag = K(
+        _PLAIN.probe_external,
+        "Ask the model about the other side",
+        "Notes: also ask which split the other would accept.",
+    )
+    llm_blocking: session_keys.Flag = K(
+        False, "Blocking model calls (benchmarks only)", "Leave off in a study: every call would stall the server."
+    )
+    llm_requests_per_game: W = K(  # per LLM player and game
+        60, "Model calls per game (limit)", "At this many calls the game is stopped.", ge=1, le=10_000
+    )
 
     @property
     def first_mover_cells(self) -> tuple[int, ...]:
@@ -136,16 +192,8 @@ class DondSettings:
         """The treatment keys, as each game snapshots them (``backend.dond.treatments``)."""
         return treatments.Treatment.from_config(self.as_config())
 
-    def as_config(self) -> dict[str, Any]:
-        """Every key in its proper type (``"5"`` read as 5), to store back into the session's config.
 
-        >>> dond_settings({"max_messages": "7"}).as_config()["max_messages"]
-        7
-        """
-        return dataclasses.asdict(self)
-
-
-KEYS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(DondSettings))
+KEYS: tuple[str, ...] = tuple(DondSettings.model_fields)
 # What the admin's "Create session" form shows, so a study can change it per session: the keys up to the LLM protocol
 # (the later ones, benchmark switch and the request limit, are added to a config to change them). A person-vs-person
 # config leaves out the keys only an LLM player reads.
@@ -188,40 +236,38 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
 
     Raises one ValueError naming every refused key (sentences joined by a space, in field order).
     """
-    readers = {field.name: field.metadata["read"] for field in dataclasses.fields(DondSettings) if field.name in config}
-    values, problems = session_keys.read_keys(config, readers)
-    if not problems:  # a key that depends on another, checked once both are read
-        opponent = values.get("opponent", DondSettings.opponent)
-        problems = [treatments.visibility_problem(values.get("value_visibility", "own"), opponent)]
-        exact = departures.exact_problem(
-            clembench_exact=values.get("clembench_exact", False),
-            protocol_name=values.get("llm_protocol", _PLAIN.name),
-            probe_external=values.get("llm_probe_external", _PLAIN.probe_external),
-        )
-        problems.append(f"The session key 'clembench_exact': {exact}" if exact else None)
-        if opponent == "human":  # keys only a model player reads: a changed one would be silently ignored
-            problems += [
-                f"The session key {key!r} applies only when opponent is llm (no model plays a person vs person "
-                f"game): remove it or set opponent to llm, not {values[key]!r}."
-                for key in HUMAN_IGNORED_KEYS
-                if key in values and values[key] != getattr(DondSettings, key)
-            ]
-            if values.get("partner_leaves") == "model" and not config.get("llm_model"):
-                problems.append(
-                    "The session key 'partner_leaves' is model, so a model takes over when a partner leaves: "
-                    "set llm_model (and llm_base_url unless OPENAI_BASE_URL is set) to the model that should, "
-                    "or set partner_leaves to end."
-                )
-        else:  # keys only a person-vs-person game reads
-            problems += [
-                f"The session key {key!r} applies only when opponent is human (a partner who leaves): remove it "
-                f"or set opponent to human, not {values[key]!r}."
-                for key in HUMAN_ONLY_KEYS
-                if key in values and values[key] != getattr(DondSettings, key)
-            ]
-        problems = [problem for problem in problems if problem]
-    session_keys.refuse_problems(problems)
-    return DondSettings(**values)
+    settings = session_keys.checked(DondSettings, config)
+    # keys that depend on another, checked once all are read
+    changed = {key for key in KEYS if getattr(settings, key) != DondSettings.model_fields[key].default}
+    problems = [treatments.visibility_problem(settings.value_visibility, settings.opponent)]
+    exact = departures.exact_problem(
+        clembench_exact=settings.clembench_exact,
+        protocol_name=settings.llm_protocol,
+        probe_external=settings.llm_probe_external,
+    )
+    problems.append(f"The session key 'clembench_exact': {exact}" if exact else None)
+    if settings.opponent == "human":  # keys only a model player reads: a changed one would be silently ignored
+        problems += [
+            f"The session key {key!r} applies only when opponent is llm (no model plays a person vs person "
+            f"game): remove it or set opponent to llm, not {getattr(settings, key)!r}."
+            for key in HUMAN_IGNORED_KEYS
+            if key in changed
+        ]
+        if settings.partner_leaves == "model" and not config.get("llm_model"):
+            problems.append(
+                "The session key 'partner_leaves' is model, so a model takes over when a partner leaves: "
+                "set llm_model (and llm_base_url unless OPENAI_BASE_URL is set) to the model that should, "
+                "or set partner_leaves to end."
+            )
+    else:  # keys only a person-vs-person game reads
+        problems += [
+            f"The session key {key!r} applies only when opponent is human (a partner who leaves): remove it "
+            f"or set opponent to human, not {getattr(settings, key)!r}."
+            for key in HUMAN_ONLY_KEYS
+            if key in changed
+        ]
+    session_keys.refuse_problems([problem for problem in problems if problem])
+    return settings
 
 
 def load_instances(path: str, *, language: str, project_root: Path) -> list[Instance]:
@@ -239,43 +285,3 @@ def validated_settings(config: Mapping[str, Any], *, project_root: Path) -> Dond
     if settings.instances_file:
         load_instances(settings.instances_file, language=settings.language, project_root=project_root)
     return settings
-
-
-# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
-KEY_WORDS: Mapping[str, tuple[str, str]] = {
-    "mode": (
-        "Goal of the game",
-        "semi: each side wants its own points; coop: both want the joint points; comp: beat the other.",
-    ),
-    "language": ("Language", "Every word the participant sees, and the model's prompts: en, de or it."),
-    "opponent": ("Opponent", "llm: the person bargains with a model; human: two people are paired."),
-    "max_messages": ("Messages per player", "Chat messages each side may send before both must make a proposal."),
-    "first_mover": ("Who opens", "counterbalance: alternate; human or llm: that side always opens."),
-    "instance_seed": ("Item draw (seed)", "The same number draws the same items and values in the same order."),
-    "instances_file": ("Games file", "Optional: a JSON file of your own games, instead of drawn ones."),
-    "llm_reprompts": ("Model retries after a rule break", "0 ends the game at the model's first rule break."),
-    "max_message_chars": ("Longest message", "Characters in one chat message, from the person or the model."),
-    "game_timeout_s": ("Time limit of a game (seconds)", "After this the game ends and the person moves on."),
-    "turn_timeout_s": ("Time for one turn (seconds)", "Two people: a partner silent this long on their turn has left."),
-    "disconnect_timeout_s": ("Closed page allowed (seconds)", "Two people: a page closed this long counts as leaving."),
-    "pairing_timeout_s": ("Wait for a partner (seconds)", "Two people: how long someone waits to be paired."),
-    "value_visibility": ("Who sees whose values", "own: each sees only its own; both, or one side sees the other's."),
-    "opponent_intro": ("How the opponent is introduced", "auto tells the truth; ai, person or neutral say so instead."),
-    "agent_description": ("Model's role description", "none: a neutral representative; or a described persona."),
-    "disclose_description": ("Show that description", "Tick to tell the person how the model was described."),
-    "model_failure_pay": ("Pay if the model breaks the game", "half_total: half the best joint points; zero: nothing."),
-    "llm_protocol": ("How the model is asked", "plain: a reply each turn; notes: a private note before each reply."),
-    "llm_word_limit": ("Model's word limit", "The most words the model is told to use in a message or note."),
-    "llm_probe_external": ("Ask the model about the other side", "Notes: also ask which split the other would accept."),
-    "llm_blocking": (
-        "Blocking model calls (benchmarks only)",
-        "Leave off in a study: every call would stall the server.",
-    ),
-    "clembench_exact": ("Exactly as clembench", "Tick to switch off every departure from the reference game."),
-    "llm_requests_per_game": ("Model calls per game (limit)", "At this many calls the game is stopped."),
-    "partner_leaves": (
-        "When a partner leaves",
-        "end: the game ends under the pay rule; model: a model takes the seat.",
-    ),
-    "partner_left_pay": ("Pay when the partner left", "half_total: half of one's own item values; zero: no bonus."),
-}

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from backend.core import assignment, material_language, session_keys
 from backend.core.researcher_files import parse_json
@@ -49,23 +49,60 @@ from backend.reasoning.protocol import (
     verdict_errors,
 )
 
-DEFAULTS: Mapping[str, Any] = {
-    "logs_folder": "payoff_reasoning_eval/logs",
-    "logs_upload": "",
-    "default_game": "",
-    "extra_games": "",
-    "judges_per_log": 3,
-    "logs_per_judge": 6,
-    "reservation_timeout_s": assignment.DEFAULT_TIMEOUT_S,
-    "csv_separator": ";",
-    "aggregation_rule": "unanimity",
-    "pilot_overlap": False,
-    "quality_floor_s": 30,
-}
-
-
 MAX_UPLOAD_CHARS = 25_000_000  # the logs_upload JSON text
 MAX_EXTRA_GAMES_CHARS = 100_000
+
+
+T, K = session_keys.Text, session_keys.key
+
+
+class TaskKeys(session_keys.Keys):
+    """The app's session keys as a config gives them; `task_settings` reads the JSON ones and the games."""
+
+    logs_folder: T = K(
+        "payoff_reasoning_eval/logs",
+        "Logs folder",
+        "A folder (or .zip) of the model's reasoning logs to be judged.",
+        max_chars=1000,
+    )
+    logs_upload: Any = K(
+        "",
+        "Logs as text",
+        "Optional: the logs given directly (file name -> text), instead of a folder.",
+        allowed="a JSON object",
+    )
+    default_game: T = K(
+        "", "Game of unnamed logs", "The game a log is about when its file name does not say.", max_chars=40
+    )
+    extra_games: Any = K(
+        "", "More games", "Optional: further 2x2 games (or replacements), as JSON.", allowed="a JSON object"
+    )
+    judges_per_log: session_keys.Whole = K(3, "Judges per log", "How many people judge each log.", ge=1, le=100)
+    logs_per_judge: session_keys.Whole = K(
+        6, "Logs per person", "How many logs each person judges.", ge=1, le="max_logs_per_judge"
+    )
+    reservation_timeout_s: session_keys.Number = K(  # the former minutes: assignment.refuse_former_minutes
+        assignment.DEFAULT_TIMEOUT_S,
+        "Hold a log (seconds)",
+        "After this an unfinished log goes to someone else.",
+        ge=1,
+        le=assignment.MAX_TIMEOUT_S,
+    )
+    csv_separator: Literal[SEPARATORS] = K(
+        ";", "Separator of the protocol file", "The character between columns in the report's download."
+    )
+    aggregation_rule: Literal[RULES] = K(
+        "unanimity", "Combining judges", "unanimity: correct only if all judges agree; majority: if most do."
+    )
+    pilot_overlap: session_keys.Flag = K(
+        False, "Pilot: everyone judges the same", "Tick so agreement between judges can be measured."
+    )
+    quality_floor_s: session_keys.Number = K(
+        30, "Too fast (seconds)", "The admin report flags logs judged faster than this.", ge=0, le=3600
+    )
+
+
+DEFAULTS: Mapping[str, Any] = TaskKeys().as_config()
 
 
 @dataclass(frozen=True)
@@ -122,26 +159,16 @@ def task_settings(config: Mapping[str, Any], *, max_logs_per_judge: int) -> Task
     ...
     ValueError: The session key 'logs_per_judge' must be a whole number from 1 to 30, not 31.
     """
-    merged = {**DEFAULTS, **{key: config[key] for key in DEFAULTS if key in config}}
-    games = games_with(_json_object(merged["extra_games"], key="extra_games", max_chars=MAX_EXTRA_GAMES_CHARS))
-    default_game = session_keys.text(merged, "default_game", max_chars=40) or None
-    if default_game is not None and default_game not in games:
+    assignment.refuse_former_minutes(config)
+    keys = session_keys.checked(TaskKeys, config, max_logs_per_judge=max_logs_per_judge)
+    games = games_with(_json_object(keys.extra_games, key="extra_games", max_chars=MAX_EXTRA_GAMES_CHARS))
+    if keys.default_game and keys.default_game not in games:
         raise ValueError(
-            f"The session key 'default_game' must be a known game ({', '.join(sorted(games))}), not {default_game!r}."
+            f"The session key 'default_game' must be a known game ({', '.join(sorted(games))}), not {keys.default_game!r}."
         )
-    return TaskSettings(
-        logs_folder=session_keys.text(merged, "logs_folder", max_chars=1000),
-        logs_upload=_checked_upload(merged["logs_upload"]),
-        default_game=default_game,
-        games=games,
-        judges_per_log=session_keys.whole_number(merged, "judges_per_log", minimum=1, maximum=100),
-        logs_per_judge=session_keys.whole_number(merged, "logs_per_judge", minimum=1, maximum=max_logs_per_judge),
-        reservation_timeout_s=assignment.reservation_timeout(config),
-        csv_separator=session_keys.choice(merged, "csv_separator", SEPARATORS),
-        aggregation_rule=session_keys.choice(merged, "aggregation_rule", RULES),
-        pilot_overlap=session_keys.flag(merged, "pilot_overlap"),
-        quality_floor_s=session_keys.number(merged, "quality_floor_s", minimum=0, maximum=3600),
-    )
+    values = {name: value for name, value in keys.as_config().items() if name != "extra_games"}
+    upload = _checked_upload(keys.logs_upload)
+    return TaskSettings(**{**values, "logs_upload": upload, "default_game": keys.default_game or None, "games": games})
 
 
 def normalised_config(settings: TaskSettings) -> dict[str, Any]:
@@ -405,19 +432,3 @@ def admin_report(
         protocol_csv_json=script_json(protocol_csv(verdicts, separator=settings.csv_separator)),
         download_name_json=script_json(f"payoff_reasoning_{session_code}.csv"),
     )
-
-
-# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
-KEY_WORDS: Mapping[str, tuple[str, str]] = {
-    "logs_folder": ("Logs folder", "A folder (or .zip) of the model's reasoning logs to be judged."),
-    "logs_upload": ("Logs as text", "Optional: the logs given directly (file name -> text), instead of a folder."),
-    "default_game": ("Game of unnamed logs", "The game a log is about when its file name does not say."),
-    "extra_games": ("More games", "Optional: further 2x2 games (or replacements), as JSON."),
-    "judges_per_log": ("Judges per log", "How many people judge each log."),
-    "logs_per_judge": ("Logs per person", "How many logs each person judges."),
-    "reservation_timeout_s": ("Hold a log (seconds)", "After this an unfinished log goes to someone else."),
-    "csv_separator": ("Separator of the protocol file", "The character between columns in the report's download."),
-    "aggregation_rule": ("Combining judges", "unanimity: correct only if all judges agree; majority: if most do."),
-    "pilot_overlap": ("Pilot: everyone judges the same", "Tick so agreement between judges can be measured."),
-    "quality_floor_s": ("Too fast (seconds)", "The admin report flags logs judged faster than this."),
-}

@@ -28,7 +28,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,23 +43,67 @@ if TYPE_CHECKING:
 MAX_EPISODES_JSON_CHARS = 5_000_000  # pasted into the admin form; larger sets belong in files
 
 
-@dataclass(frozen=True)
-class SocialSettings:
+W, N, F, T, K = session_keys.Whole, session_keys.Number, session_keys.Flag, session_keys.Text, session_keys.key
+
+
+class SocialSettings(session_keys.Keys):
     # In the order the configs in settings.py have always listed them (the wide export's session columns follow it).
-    rubric_file: str = ""
-    episodes: str = ""
-    episodes_json: str = ""
-    annotators_per_episode: int = 2
-    episodes_per_annotator: int = 3
-    attention_checks: int = 0
-    gold_tolerance: float = 2
-    reservation_timeout_s: float = assignment.DEFAULT_TIMEOUT_S
-    min_reasoning_chars: int = 20
-    comprehension_check: bool = False
-    comprehension_attempts: int = 2
-    qualification_mode: bool = False
-    pilot_overlap: bool = False
-    quality_floor_s: float = 60
+    rubric_file: T = K(
+        "", "Rubric file", "Optional: your rubric (dimensions and scales); empty uses the bundled one.", max_chars=500
+    )
+    episodes: T = K(
+        "",
+        "Episodes files or folders",
+        "The conversations to rate, comma-separated; samples: ours, in the session's language.",
+        max_chars=5000,
+    )
+    episodes_json: T = K(
+        "",
+        "Episodes as text",
+        "Optional: the episodes pasted as JSON, instead of a file.",
+        max_chars=MAX_EPISODES_JSON_CHARS,
+    )
+    annotators_per_episode: W = K(2, "Raters per conversation", "How many people rate each conversation.", ge=1, le=100)
+    episodes_per_annotator: W = K(
+        3, "Conversations per person", "How many conversations each person rates.", ge=1, le="max_tasks"
+    )
+    attention_checks: W = K(
+        0,
+        "Attention checks per person",
+        "Conversations with known ratings mixed in to check care.",
+        ge=0,
+        le="max_tasks",
+    )
+    gold_tolerance: N = K(
+        2,
+        "Allowed distance on checks",
+        "A check passes when every rating is within this of the known one.",
+        ge=0,
+        le=2 * SCALE_LIMIT,
+    )
+    reservation_timeout_s: N = K(  # the former minutes: assignment.refuse_former_minutes
+        assignment.DEFAULT_TIMEOUT_S,
+        "Hold a conversation (seconds)",
+        "After this an unfinished conversation goes to someone else.",
+        ge=1,
+        le=assignment.MAX_TIMEOUT_S,
+    )
+    min_reasoning_chars: W = K(
+        20, "Shortest explanation", "Characters each rating's explanation must have.", ge=0, le=2000
+    )
+    comprehension_check: F = K(
+        False, "Comprehension quiz", "Tick to ask questions about the instructions before rating."
+    )
+    comprehension_attempts: W = K(
+        2, "Quiz attempts", "Tries before someone who fails the quiz is screened out.", ge=1, le=20
+    )
+    qualification_mode: F = K(
+        False, "Qualification run", "Tick for a pilot of only the check conversations, to qualify raters."
+    )
+    pilot_overlap: F = K(False, "Pilot: everyone rates the same", "Tick so agreement between raters can be measured.")
+    quality_floor_s: N = K(
+        60, "Too fast (seconds)", "The admin report flags conversations rated faster than this.", ge=0, le=3600
+    )
 
     def handed_out(self, regular_ids: Sequence[str]) -> list[str]:
         """The regular episodes the assignment hands out: all of them, or in a pilot the ones everybody rates."""
@@ -73,12 +116,8 @@ class SocialSettings:
         """Annotators per regular episode for the assignment: None (no cap) in a pilot."""
         return None if self.pilot_overlap else self.annotators_per_episode
 
-    def as_config(self) -> dict[str, Any]:
-        """The typed values, to store in the session config (a form or the REST API may have sent text)."""
-        return asdict(self)
 
-
-DEFAULTS: Mapping[str, Any] = {field.name: field.default for field in fields(SocialSettings)}
+DEFAULTS: Mapping[str, Any] = SocialSettings().as_config()
 
 
 def social_settings(config: Mapping[str, Any], *, max_tasks: int) -> SocialSettings:
@@ -86,26 +125,8 @@ def social_settings(config: Mapping[str, Any], *, max_tasks: int) -> SocialSetti
 
     ``max_tasks``: the app's rounds, the most episodes one annotator can get.
     """
-    whole = session_keys.whole_number_reader
-    readers = dict(
-        annotators_per_episode=whole(1, 100),
-        episodes_per_annotator=whole(1, max_tasks),
-        attention_checks=whole(0, max_tasks),
-        gold_tolerance=lambda config, key: session_keys.number(config, key, minimum=0, maximum=2 * SCALE_LIMIT),
-        reservation_timeout_s=lambda config, key: assignment.reservation_timeout(config),
-        min_reasoning_chars=whole(0, 2000),
-        comprehension_check=session_keys.flag,
-        comprehension_attempts=whole(1, 20),
-        qualification_mode=session_keys.flag,
-        pilot_overlap=session_keys.flag,
-        quality_floor_s=lambda config, key: session_keys.number(config, key, minimum=0, maximum=3600),
-        rubric_file=lambda config, key: session_keys.text(config, key, max_chars=500),
-        episodes=lambda config, key: session_keys.text(config, key, max_chars=5000),
-        episodes_json=lambda config, key: session_keys.text(config, key, max_chars=MAX_EPISODES_JSON_CHARS),
-    )
-    values, problems = session_keys.read_keys({**DEFAULTS, **config}, readers)
-    session_keys.refuse_problems(problems)
-    return SocialSettings(**values)
+    assignment.refuse_former_minutes(config)
+    return session_keys.checked(SocialSettings, config, max_tasks=max_tasks)
 
 
 def _path(value: str, project_root: Path) -> Path:
@@ -216,31 +237,3 @@ def declared_languages(settings: SocialSettings, rubric: Rubric, episodes: Seque
         if declared.get(what) is None:
             declared[what] = episode.language
     return declared
-
-
-# What the admin's Create-session page says of each key (label, one line of help), in a researcher's words.
-KEY_WORDS: Mapping[str, tuple[str, str]] = {
-    "rubric_file": ("Rubric file", "Optional: your rubric (dimensions and scales); empty uses the bundled one."),
-    "episodes": (
-        "Episodes files or folders",
-        "The conversations to rate, comma-separated; samples: ours, in the session's language.",
-    ),
-    "episodes_json": ("Episodes as text", "Optional: the episodes pasted as JSON, instead of a file."),
-    "annotators_per_episode": ("Raters per conversation", "How many people rate each conversation."),
-    "episodes_per_annotator": ("Conversations per person", "How many conversations each person rates."),
-    "attention_checks": ("Attention checks per person", "Conversations with known ratings mixed in to check care."),
-    "gold_tolerance": (
-        "Allowed distance on checks",
-        "A check passes when every rating is within this of the known one.",
-    ),
-    "reservation_timeout_s": (
-        "Hold a conversation (seconds)",
-        "After this an unfinished conversation goes to someone else.",
-    ),
-    "min_reasoning_chars": ("Shortest explanation", "Characters each rating's explanation must have."),
-    "comprehension_check": ("Comprehension quiz", "Tick to ask questions about the instructions before rating."),
-    "comprehension_attempts": ("Quiz attempts", "Tries before someone who fails the quiz is screened out."),
-    "qualification_mode": ("Qualification run", "Tick for a pilot of only the check conversations, to qualify raters."),
-    "pilot_overlap": ("Pilot: everyone rates the same", "Tick so agreement between raters can be measured."),
-    "quality_floor_s": ("Too fast (seconds)", "The admin report flags conversations rated faster than this."),
-}

@@ -36,11 +36,18 @@ def test_the_pages_hold_every_key_column_and_option_of_the_code():
 
 
 def test_a_new_setting_changes_the_generated_page(monkeypatch):
-    """The comparison can fail: a key added to a settings class shows up in the regenerated page."""
-    from backend.social import settings
+    """The comparison can fail: a key added to an app's model shows up in the regenerated page, with its words."""
+    from backend.core import session_keys
+    from backend.social.settings import SocialSettings
+    from study_flow import config
 
-    monkeypatch.setattr(settings, "DEFAULTS", {**settings.DEFAULTS, "brand_new_key": 3})
-    assert "`brand_new_key`" in generate.session_keys_page() != PAGES["session-keys.md"]
+    class Wider(SocialSettings):
+        brand_new_key: session_keys.Whole = session_keys.key(3, "A new key", "Its one line of help.", ge=0, le=9)
+
+    monkeypatch.setattr(config, "app_keys", lambda: {"social_eval": Wider})
+    page = generate.session_keys_page()
+    assert "| `brand_new_key` | `3` | a whole number from 0 to 9 | **A new key**: Its one line of help. |" in page
+    assert page != PAGES["session-keys.md"]
 
 
 _READS = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\(|_setting\()\s*["']([A-Z][A-Z0-9_]+)["']""")
@@ -66,4 +73,6 @@ def test_every_session_key_on_the_page_has_a_meaning_and_allowed_values():
     assert len(rows) > 60
     for row in rows:
         key, _default, allowed, meaning = (cell.strip() for cell in row.strip("|").split(" | "))
-        assert meaning.startswith("**") and allowed, f"{key} has no words (KEY_WORDS) or no allowed values"
+        assert meaning.startswith("**") and allowed, (
+            f"{key} has no words (the field's title and description) or no allowed values"
+        )

@@ -1,28 +1,21 @@
-"""Every session key has a label and one line of help in a researcher's words, defined beside its settings class
-(``KEY_WORDS``) or with the shared keys (study_flow.config); the Create-session page shows them
-(tests/system/test_export_codebook.py)."""
+"""Every session key has a label and one line of help in a researcher's words, on its field of the app's model
+(``backend.core.session_keys``) or of the shared keys' (study_flow.config.SharedKeys); the Create-session page shows
+them (tests/system/test_export_codebook.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import settings
-from backend.bias import settings as bias_settings
-from backend.dond.settings import DondSettings
-from backend.reasoning import task
-from backend.social.settings import SocialSettings
 from study_flow import config as shared
 
 OTREE_KEYS = {"name", "display_name", "app_sequence", "num_demo_participants", "doc", "use_browser_bots"}
 
 
 def test_every_key_of_every_settings_class_has_words():
-    words = shared.key_words()
-    keys = {field.name for field in dataclasses.fields(DondSettings)}
-    keys |= {field.name for field in dataclasses.fields(SocialSettings)}
-    keys |= set(task.DEFAULTS) | set(bias_settings.DEFAULTS) | set(shared.SHARED_KEY_WORDS)
-    assert keys - set(words) == set()
-    assert set(words) - keys == set()  # no words for a key that no longer exists
+    models = [*shared.app_keys().values(), shared.SharedKeys]
+    for model in models:
+        for key, field in model.model_fields.items():
+            assert field.title and field.description, f"{model.__name__}.{key} has no label or help"
+    assert set(shared.key_words()) == {key for model in models for key in model.model_fields}
 
 
 def test_every_key_a_config_shows_on_the_create_session_page_has_words():

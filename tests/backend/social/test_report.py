@@ -183,5 +183,5 @@ def test_the_quality_per_annotator_is_a_figure_of_the_command_and_counted_by_han
     assert drawn["annotator"] == ["#1", "#2", "#3"]  # numbered, no codes drawn
     for key in ("median_seconds", "gold_accuracy", "mean_abs_diff", "flagged"):
         assert drawn[key] == pytest.approx([expected[who][key] for who in ("p1", "p2", "p3")]), key
-    assert drawn["floor_s"] == 60 == social_settings.SocialSettings.quality_floor_s  # the app's default floor
+    assert drawn["floor_s"] == 60 == social_settings.DEFAULTS["quality_floor_s"]  # the app's default floor
     assert "* p3: 1 episodes, median 12.0 s, 1 faster than the floor" in social_report.report([export])

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
+from pydantic import ValidationError
 
 from backend.social.settings import DEFAULTS, SocialSettings, check_material, load_material, social_settings
 from tests.support import PROJECT_ROOT
 
 
-def test_defaults_are_the_dataclass_defaults_and_a_config_overrides_them():
+def test_defaults_are_the_model_defaults_and_a_config_overrides_them():
     assert social_settings({}, max_tasks=15) == SocialSettings()
     assert DEFAULTS["reservation_timeout_s"] == 1800 and DEFAULTS["attention_checks"] == 0
     typed = social_settings({"annotators_per_episode": "3", "qualification_mode": "yes"}, max_tasks=15)
     assert (typed.annotators_per_episode, typed.qualification_mode) == (3, True)
     assert typed.as_config() == {**DEFAULTS, "annotators_per_episode": 3, "qualification_mode": True}
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(ValidationError, match="frozen"):
         typed.annotators_per_episode = 4
 
 
