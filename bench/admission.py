@@ -67,6 +67,7 @@ from tests.support.harness import (  # noqa: E402
     deployment_mode,
     free_port,
     own_database,
+    rest,
     start_server,
 )
 
@@ -316,6 +317,34 @@ def front_door_study(env: dict, arrivals: int, episodes: Path, *, servers: int, 
         _drop_server_databases(env, servers)
 
 
+def one_report(study: Study, folder: Path) -> str:
+    """The first line of one report over every server's ratings export (``python -m backend report ... --servers
+    server1,server2``), as a lab computes it after the study."""
+    files = []
+    for address, name in study.addresses.items():
+        exported = rest(
+            f"http://{address}",
+            "GET",
+            "/api/export_app_custom",
+            params=dict(app="social_eval", function_name="custom_export_ratings_long"),
+        )
+        exported.raise_for_status()
+        files.append(folder / "exports" / name / "ratings_long.csv")
+        files[-1].parent.mkdir(parents=True, exist_ok=True)
+        files[-1].write_bytes(exported.content)
+    command = [
+        sys.executable,
+        "-m",
+        "backend",
+        "report",
+        *map(str, files),
+        "--servers",
+        ",".join(study.addresses.values()),
+    ]
+    done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1800)
+    return (done.stdout.strip().splitlines() or [f"no report: {done.stderr.strip()[-500:]}"])[0]
+
+
 def _drop_server_databases(env: dict, servers: int) -> None:
     """On PostgreSQL, the databases ``study_servers`` made beside the run's own (``<name>_server1``, ...)."""
     url = env.get("DATABASE_URL", "")
@@ -448,6 +477,7 @@ def main(argv=None) -> int:
         cpu = {name: server_cpu_seconds(pid) - cpu_before[name] for name, pid in watched.items()}
         generator_cpu = _children_cpu_seconds() - generator_before
         log = study.log_path.read_text(encoding="utf-8", errors="replace")
+        report = one_report(study, folder) if args.servers else ""
     try:
         out = json.loads(results_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -541,6 +571,8 @@ def main(argv=None) -> int:
     print(f"failed requests: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     print("server log:", *[line for line in log.splitlines() if "waiting" in line or "busy" in line][-3:], sep="\n  ")
     print(f"walks that reached the completion page: {out['completed']} of {arrivals}")
+    if report:
+        print(f"one report over all servers' exports (--servers): {report}")
     met = p95 < 300 and let_in == arrivals == out["completed"] and not errors
     if args.longest_wait_s:
         met = met and wmax <= args.longest_wait_s
