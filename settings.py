@@ -1,11 +1,11 @@
 """oTree settings: session configs (one per study arm; treatments are keys), rooms, and secrets from the environment."""
 
 import html
-import os
 import sys
 
 from backend.bias.settings import DEFAULTS as BIAS_DEFAULTS
 from backend.core import session_keys
+from backend.core.environment import environment
 from backend.core.llm.settings import who_plays
 from backend.dond.settings import DondSettings
 from backend.dond.settings import form_defaults as dond_form_defaults
@@ -20,18 +20,23 @@ from study_flow.workload import use_currency
 # latency of bench/annotation_load.py (100 annotators arriving over 30 s, 10 s pauses) from 420-600 ms to about 310.
 sys.setswitchinterval(0.0005)
 
+# Every environment variable is read here once, typed (backend/core/environment.py); a bad one stops the start.
+try:
+    ENV = environment()
+except ValueError as _error:
+    sys.exit(f"Refusing to start: {_error} See docs/reference/environment.md.")
 # A production server must not start with a default admin password or signing key: data, exports and the
 # REST API would be open, and participant links could be forged.
-IS_PRODUCTION = os.environ.get("OTREE_PRODUCTION", "") not in ("", "0")
+IS_PRODUCTION = ENV.OTREE_PRODUCTION
 if IS_PRODUCTION:
-    _missing = [name for name in ("OTREE_ADMIN_PASSWORD", "SECRET_KEY") if not os.environ.get(name)]
+    _missing = [name for name in ("OTREE_ADMIN_PASSWORD", "SECRET_KEY") if not getattr(ENV, name)]
     if _missing:
         sys.exit(
             "Refusing to start in production mode (OTREE_PRODUCTION is set): the environment variable(s) "
             + " and ".join(_missing)
             + " must be set. See docs/deploying.md."
         )
-    if os.environ.get("LAB_TEST_CLOCK_FILE"):  # backend/core/clock.py: a clock tests move forward
+    if ENV.LAB_TEST_CLOCK_FILE:  # backend/core/clock.py: a clock tests move forward
         sys.exit(
             "Refusing to start in production mode (OTREE_PRODUCTION is set): LAB_TEST_CLOCK_FILE is set, which lets a "
             "file move the server's clock. It is for tests only; unset it."
@@ -39,7 +44,7 @@ if IS_PRODUCTION:
 
 # oTree reads this name from settings (`from settings import *`). In production the default is STUDY: admin pages,
 # data exports and the REST API need the password, only participant links stay open.
-AUTH_LEVEL = os.environ.get("OTREE_AUTH_LEVEL") or ("STUDY" if IS_PRODUCTION else None)
+AUTH_LEVEL = ENV.OTREE_AUTH_LEVEL or ("STUDY" if IS_PRODUCTION else None)
 
 SESSION_CONFIG_DEFAULTS = dict(
     real_world_currency_per_point=0.01,  # oTree's payment settings: money per point, fixed fee
@@ -72,7 +77,7 @@ SESSION_CONFIG_DEFAULTS = dict(
 # Model call options (backend/core/llm; docs/getting-started/models.md), only in configs where an LLM plays: a config
 # for people only carries none of them (study_flow.LLM_KEYS).
 LLM_KEYS = dict(
-    llm_model=os.environ.get("LLM_MODEL", "scripted"),  # sent to the OpenAI-compatible endpoint; scripted: offline
+    llm_model=ENV.LLM_MODEL,  # sent to the OpenAI-compatible endpoint; scripted: offline
     llm_temperature=0.7,  # sampling temperature, 0-2
     llm_timeout_s=30.0,  # seconds before one model call is abandoned
     llm_max_retries=2,  # retries after a timeout, connection error, HTTP 429 or 5xx
@@ -232,10 +237,10 @@ use_currency(REAL_WORLD_CURRENCY_CODE)  # the shared flow's pages and the resear
 USE_POINTS = True
 
 ADMIN_USERNAME = "admin"
-ADMIN_PASSWORD = os.environ.get("OTREE_ADMIN_PASSWORD")
-SECRET_KEY = os.environ.get("SECRET_KEY", "development-only-key-not-for-production")
+ADMIN_PASSWORD = ENV.OTREE_ADMIN_PASSWORD
+SECRET_KEY = ENV.SECRET_KEY or "development-only-key-not-for-production"
 
 DEMO_PAGE_INTRO_HTML = f"""
 People and language models in front of the same tasks. Each session config below runs on the embedded
-SQLite database. {html.escape(who_plays(LLM_KEYS["llm_model"], os.environ.get("OPENAI_BASE_URL")))}
+SQLite database. {html.escape(who_plays(LLM_KEYS["llm_model"], ENV.OPENAI_BASE_URL))}
 """

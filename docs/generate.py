@@ -4,7 +4,8 @@
   and help are the fields'; the allowed values in the words of the sentence that refuses a bad value);
 - export columns: the codebook (``backend.codebook.codebook()``), per export;
 - command-line tools: each tool's own argparse parser;
-- environment variables: ``backend.core.environment.VARIABLES``.
+- environment variables: the model ``backend.core.environment.Environment`` (``VARIABLES``), and the boundary
+  between them and session keys.
 
 Run ``python docs/generate.py`` after changing any of them; tests/backend/test_docs_reference.py fails while a page
 is out of date (it regenerates in memory and compares). ``--check`` only compares.
@@ -211,12 +212,28 @@ def cli_page() -> str:
 
 def environment_page() -> str:
     from backend.core.environment import VARIABLES
+    from study_flow.config import SharedKeys, app_keys
 
+    models = {"every app": SharedKeys, **app_keys()}
+    counts = ", ".join(f"{len(model.model_fields)} of {app}" for app, model in models.items())
+    overridden = [[f"`{v.name}`", f"`{v.session_key}`", v.default] for v in VARIABLES.values() if v.session_key]
     parts = [
         HEADER,
         "# Environment variables\n\n",
         "Every environment variable the product reads (secrets come only from here, never from files in the "
-        'project). Set them before starting the server, e.g. `OTREE_PRODUCTION=1 PATH="$PWD/.venv/bin:$PATH" otree prodserver`.\n\n',
+        'project). Set them before starting the server, e.g. `OTREE_PRODUCTION=1 PATH="$PWD/.venv/bin:$PATH" otree prodserver`. '
+        "They are read once, typed, by one model (`backend/core/environment.py`); a value it cannot use stops the "
+        "start with a sentence naming the variable.\n\n",
+        "## Session keys or environment variables\n\n",
+        "A **session key** is per study: it belongs to a session config (`settings.py`, the Create-session page or the "
+        "REST API), is checked when the session is created and is stored with the session, so its data say how it ran "
+        f"([Session-config keys](session-keys.md); {counts}). An **environment variable** is per server: secrets, the "
+        "database, the model endpoint and the limits that protect the server whatever study runs on it "
+        f"({len(VARIABLES)} below); it is not part of a session's config and the same for every session on the server. "
+        "Where a study may need its own value, the variable is only the server's default for a session key, "
+        "and the session key wins:\n\n",
+        _table(["Environment variable (server default)", "Session key (per study)", "Default"], overridden),
+        "\n",
     ]
     groups: dict[str, list] = {}
     for variable in VARIABLES.values():

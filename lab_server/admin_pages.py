@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import backend.core.environment as environment
 import lab_server.otree_internals as otree_internals
 from backend.core.participant_status import STATUSES, classify, duration, progress
 from study_flow import test_data
@@ -60,15 +59,12 @@ def register_app_page(app: str, page: AppPage) -> None:
 
 
 def inactive_after_s() -> float:
-    raw = os.environ.get("LAB_INACTIVE_AFTER_S", "").strip()
+    """``LAB_INACTIVE_AFTER_S`` (`backend.core.environment`); 0 or less is the default; a value that is not a finite
+    number stops the server ("inf" once passed and broke every status page)."""
     try:
-        value = float(raw) if raw else DEFAULT_INACTIVE_AFTER_S
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):  # "inf" passed float() and then broke every status page (duration of inf)
-        raise SystemExit(
-            f"The environment variable LAB_INACTIVE_AFTER_S must be a finite number of seconds, not {raw!r}."
-        ) from None
+        value = environment.variable("LAB_INACTIVE_AFTER_S")
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     return value if value > 0 else DEFAULT_INACTIVE_AFTER_S
 
 

@@ -127,9 +127,9 @@ class LiveBudgets:
     """
 
     def __init__(self, *, per_minute: float | None = None) -> None:
-        self.per_minute = per_minute or positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE", MESSAGES_PER_MINUTE)
-        per_address = positive_setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE", MESSAGES_PER_ADDRESS_PER_MINUTE)
-        bytes_per_minute = positive_setting("LAB_LIVE_BYTES_PER_MINUTE", BYTES_PER_MINUTE)
+        self.per_minute = per_minute or positive_setting("LAB_LIVE_MESSAGES_PER_MINUTE")
+        per_address = positive_setting("LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE")
+        bytes_per_minute = positive_setting("LAB_LIVE_BYTES_PER_MINUTE")
         largest_frame = positive_setting("LAB_MAX_FORM_BYTES")
         self._messages: dict[float, TokenBuckets] = {}  # per rate: one bucket set per distinct per-minute figure
         self.messages = self.messages_at(self.per_minute)

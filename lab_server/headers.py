@@ -27,8 +27,9 @@ A bad ``LAB_FRAME_ANCESTORS`` stops the server at start with a sentence.
 
 from __future__ import annotations
 
-import os
 import re
+
+import backend.core.environment as environment
 
 PARTICIPANT_PREFIXES = ("/p/", "/room/", "/join/", "/InitializeParticipant/", "/static/")
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|'self'")
@@ -98,14 +99,13 @@ def secure_cookies() -> bool:
     """Whether cookies are marked ``Secure``: in production, unless ``LAB_NO_TLS`` is set."""
     from .otree_internals import otree_settings
 
-    no_tls = os.environ.get("LAB_NO_TLS", "").strip().lower() in ("1", "true", "yes", "on")
-    return not otree_settings.DEBUG and not no_tls
+    return not otree_settings.DEBUG and not environment.variable("LAB_NO_TLS")
 
 
 def configured_ancestors() -> tuple[str, ...]:
     """The origins of ``LAB_FRAME_ANCESTORS``; a bad value stops the server with its sentence."""
     try:
-        return frame_ancestors(os.environ.get("LAB_FRAME_ANCESTORS", ""))
+        return frame_ancestors(environment.variable("LAB_FRAME_ANCESTORS") or "")
     except ValueError as error:
         raise SystemExit(str(error)) from None
 

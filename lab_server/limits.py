@@ -50,6 +50,7 @@ from urllib.parse import parse_qs
 from werkzeug.datastructures import LanguageAccept
 from werkzeug.http import parse_accept_header
 
+import backend.core.environment as environment
 import study_flow
 from backend.core.rate_limit import AttemptThrottle
 
@@ -67,24 +68,13 @@ BODY_TIMEOUT_S = 60  # a request body not complete within this gets HTTP 408 (a 
 WAITING = "all waiting visitors"  # the key counting every socket of a visitor who is not a participant yet
 
 
-def positive_setting(name: str, default: float | None = None) -> float:
-    """A positive number from the environment variable ``name``, or ``default`` (when not given: the variable's
-    default in the reference, ``backend/core/environment.py``, so it is written once); a bad value stops the
-    server."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        if default is None:
-            from backend.core.environment import VARIABLES
-
-            return float(VARIABLES[name].default)
-        return default
+def positive_setting(name: str) -> float:
+    """A positive number from the environment variable ``name`` (its type and default: `backend.core.environment`);
+    a bad value stops the server with the sentence naming it."""
     try:
-        value = float(raw)
-    except ValueError:
-        raise SystemExit(f"The environment variable {name} must be a positive number, not {raw!r}.") from None
-    if value <= 0:
-        raise SystemExit(f"The environment variable {name} must be a positive number, not {raw!r}.")
-    return value
+        return environment.variable(name)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
 
 
 def participant_socket_key(path: str, query_string: bytes) -> str | None:

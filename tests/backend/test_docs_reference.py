@@ -50,7 +50,9 @@ def test_a_new_setting_changes_the_generated_page(monkeypatch):
     assert page != PAGES["session-keys.md"]
 
 
-_READS = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\(|_setting\()\s*["']([A-Z][A-Z0-9_]+)["']""")
+_READS = re.compile(
+    r"""(?:environ(?:\.get)?[\[(]|getenv\(|_setting\(|variable\()\s*["']([A-Z][A-Z0-9_]+)["']|ENV\.([A-Z][A-Z0-9_]+)"""
+)
 
 
 def test_every_environment_variable_the_code_reads_is_listed():
@@ -59,13 +61,27 @@ def test_every_environment_variable_the_code_reads_is_listed():
     read = set()
     for folder in ("backend", "study_flow", "lab_server", "dond", "social_eval", "payoff_reasoning_eval", "bias_tests"):
         for path in (ROOT / folder).rglob("*.py"):
-            read |= set(_READS.findall(path.read_text(encoding="utf-8")))
-    read |= set(_READS.findall((ROOT / "settings.py").read_text(encoding="utf-8")))
+            read |= {"".join(names) for names in _READS.findall(path.read_text(encoding="utf-8"))}
+    read |= {"".join(names) for names in _READS.findall((ROOT / "settings.py").read_text(encoding="utf-8"))}
     from backend.core.release import RELEASE_KEY_VARIABLE
 
     read.add(RELEASE_KEY_VARIABLE)
     assert read, "the scan found nothing: the pattern is wrong"
     assert read - set(VARIABLES) == set(), "read in the code but not in backend/core/environment.py"
+
+
+def test_the_boundary_between_session_keys_and_environment_variables_is_kept():
+    """A variable is a server's default for a session key only when it says so, and names a key that exists."""
+    from backend.core.environment import VARIABLES
+    from study_flow.config import SharedKeys, app_keys
+
+    keys = {key for model in [SharedKeys, *app_keys().values()] for key in model.model_fields}
+    named = {variable.session_key for variable in VARIABLES.values() if variable.session_key}
+    assert named and named <= keys
+    for variable in VARIABLES.values():
+        twin = {key for key in keys if key.upper() in variable.name and len(key) > 8}
+        assert twin <= {variable.session_key}, f"{variable.name} shadows the session key(s) {twin} without saying so"
+    assert "## Session keys or environment variables" in PAGES["environment.md"]
 
 
 def test_every_session_key_on_the_page_has_a_meaning_and_allowed_values():

@@ -34,6 +34,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import backend.core.environment as environment
 import backend.core.llm.cache as cache
 import backend.core.llm.costs as costs
 from backend.core.llm.context import fitted_limit, forget_contexts
@@ -51,7 +52,6 @@ from backend.core.llm.settings import (
 from backend.core.llm.started import StartedStream
 from backend.core.stored_text import storable
 
-DEFAULT_MAX_CONCURRENCY = 32
 MAX_RETRY_AFTER_S = 30.0
 
 
@@ -98,15 +98,8 @@ _caps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def max_concurrency() -> int:
-    """The global cap on concurrent model calls in this process (env ``LLM_MAX_CONCURRENCY``, default 32)."""
-    raw = os.environ.get("LLM_MAX_CONCURRENCY", "")
-    try:
-        value = int(raw) if raw else DEFAULT_MAX_CONCURRENCY
-    except ValueError as error:
-        raise ValueError(f"LLM_MAX_CONCURRENCY must be a whole number, got {raw!r}.") from error
-    if value < 1:
-        raise ValueError(f"LLM_MAX_CONCURRENCY must be at least 1, got {value}.")
-    return value
+    """The global cap on concurrent model calls in this process (``LLM_MAX_CONCURRENCY``, `backend.core.environment`)."""
+    return environment.variable("LLM_MAX_CONCURRENCY")
 
 
 def _concurrency_cap() -> asyncio.Semaphore:
