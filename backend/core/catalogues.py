@@ -437,7 +437,13 @@ def statistics(po: Path) -> tuple[int, int, int]:
 
 def main(argv: list[str]) -> int:
     """``extract`` (write the templates), ``update <language>`` (merge them into its .po files, new ones made),
-    ``compile`` (every .po to its .mo), ``check`` (list what keeps each language incomplete)."""
+    ``compile`` (every .po to its .mo), ``check`` (list what keeps each language incomplete; exit status 1 then).
+
+    >>> main(["check"])
+    de: complete (345 translated)
+    it: complete (345 translated)
+    0
+    """
     command = argv[0] if argv else "check"
     if command == "extract":
         for path in write_templates():
@@ -453,9 +459,12 @@ def main(argv: list[str]) -> int:
         failed = 0
         for folder in locale_dirs():
             for language_dir in sorted(path for path in folder.glob("*") if (path / "LC_MESSAGES").is_dir()):
-                found = [problem for domain in DOMAINS for problem in problems(domain, language_dir.name)]
+                language = language_dir.name
+                found = [problem for domain in DOMAINS for problem in problems(domain, language)]
                 failed += bool(found)
-                print(f"{language_dir.name}: {'complete' if not found else f'{len(found)} problems'}")
+                counts = [statistics(po) for domain in DOMAINS if (po := po_path(domain, language)) is not None]
+                done = sum(count[0] for count in counts)
+                print(f"{language}: {'complete' if not found else f'{len(found)} problems'} ({done} translated)")
                 for problem in found:
                     print(f"  {problem}")
         return 1 if failed else 0
