@@ -11,7 +11,7 @@ Three rules, each over Python's syntax tree (docstrings, comments and the Englis
   every app's page templates but its admin report) has no word outside its tags, expressions and comments;
 - ``sentence``: the modules that build what a participant reads (`PARTICIPANT_MODULES`) hold no English sentence
   literal (a capital letter, then two or more words), except in ``raise`` (a researcher's error), a model field's
-  ``doc=`` (the codebook), a logging call or a regular expression, and the few `KNOWN` ones, each with its reason.
+  ``doc=`` (the codebook), an app's ``doc`` (the admin's), a logging call or a regular expression, and the few `KNOWN` ones, each with its reason.
 
 >>> findings_in("x.py", 'T = {"en": "Please wait.", "de": "Bitte warten."}\\n')
 ['x.py:1: table: a table keyed by languages']
@@ -56,6 +56,10 @@ PARTICIPANT_MODULES = (
     "social_eval/views.py",
     "social_eval/form.py",
     "payoff_reasoning_eval/judging.py",
+    "dond/__init__.py",
+    "social_eval/__init__.py",
+    "payoff_reasoning_eval/__init__.py",
+    "bias_tests/__init__.py",
 )
 # Modules whose per-language tables are a model's words, not ours to a participant: prompts stay where they are (the
 # scripted and demo players' moves are a model's moves, shown as the counterpart's).
@@ -71,6 +75,11 @@ KNOWN = {
     ("lab_server/limits.py", "Too many failed "): "the admin's login and the REST key: researchers",
     ("lab_server/budgets.py", "Too many requests"): "a bot or script hitting the REST API, never a page",
     ("backend/dond/treatments.py", "The session key "): "a launch check's finding: researchers",
+    # Model fields' labels no page shows: the pages write their own question from the catalogue (only Consent renders
+    # {{ formfields }}, and its field is study_flow's, labelled from the catalogue).
+    ("payoff_reasoning_eval/__init__.py", "Is the reasoning of the first"): "a label no page shows",
+    ("payoff_reasoning_eval/__init__.py", "Is the reasoning of the last"): "a label no page shows",
+    ("bias_tests/__init__.py", "Your answer"): "a label no page shows",
 }
 LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(?:_[A-Z]{2})?$")
 PHRASE = re.compile(r"[^\W\d_]{2,}[ \u00a0]+[^\W\d_]{2,}")
@@ -99,6 +108,8 @@ def _skipped(tree: ast.AST) -> set[int]:
             inside = ast.walk(node)
         elif isinstance(node, ast.keyword) and node.arg == "doc":
             inside = ast.walk(node.value)
+        elif isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "doc" for target in node.targets):
+            inside = ast.walk(node.value)  # an app's doc: the admin's description of the app
         found |= {id(child) for child in inside}
     return found
 
