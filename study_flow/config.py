@@ -34,171 +34,70 @@ class SharedKeys(session_keys.Keys):
 
     model_config = ConfigDict(validate_default=False)
 
-    study_title: T = K(
-        None,
-        "Study title",
-        "Shown at the top of every page; empty: 'Research study' in the session's language.",
-        max_chars=200,
-    )
-    consent: F = K(None, "Ask for consent", "Tick to show the consent page first; who declines is screened out.")
-    consent_text: T = K(
-        None,
-        "Consent text",
-        "Your information above the consent question: duration, pay, contact.",
-        max_chars=20_000,
-    )
+    study_title: T = K(None, "Study title", max_chars=200)
+    """Shown at the top of every page; empty: 'Research study' in the session's language."""
+    consent: F = K(None, "Ask for consent")
+    """Tick to show the consent page first; who declines is screened out."""
+    consent_text: T = K(None, "Consent text", max_chars=20_000)
+    """Your information above the consent question: duration, pay, contact."""
     completion_code: T = K(
-        None,
-        "Prolific completion code",
-        "Where finishers are sent back to Prolific; without it they get no code.",
-        max_chars=64,
-        pattern=CODE_PATTERN,
-        describe="letters, digits, - or _",
+        None, "Prolific completion code", max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
     )
+    """Where finishers are sent back to Prolific; without it they get no code."""
     screenout_code: T = K(
-        None,
-        "Prolific screen-out code",
-        "Where people who are screened out are sent back to Prolific.",
-        max_chars=64,
-        pattern=CODE_PATTERN,
-        describe="letters, digits, - or _",
+        None, "Prolific screen-out code", max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
     )
-    completion_redirect_seconds: W = K(
-        None,
-        "Seconds before going back",
-        "The completion page returns to Prolific after this.",
-        ge=0,
-        le=600,
-    )
-    language: Literal[SHARED_LANGUAGES] = K(None, "Language", "Every word the participant sees: en, de or it.")
-    allow_material_language_mismatch: F = K(
-        None,
-        "Allow material in another language",
-        "Tick to accept a rubric, episodes, items or logs declared in another language than the pages.",
-    )
-    participant_id_format: Literal[_ID_FORMATS] = K(
-        None,
-        "Participant IDs",
-        "prolific: only 24-character Prolific IDs may enter; any: any label.",
-    )
+    """Where people who are screened out are sent back to Prolific."""
+    completion_redirect_seconds: W = K(None, "Seconds before going back", ge=0, le=600)
+    """The completion page returns to Prolific after this."""
+    language: Literal[SHARED_LANGUAGES] = K(None, "Language")
+    """Every word the participant sees: en, de or it."""
+    allow_material_language_mismatch: F = K(None, "Allow material in another language")
+    """Tick to accept a rubric, episodes, items or logs declared in another language than the pages."""
+    participant_id_format: Literal[_ID_FORMATS] = K(None, "Participant IDs")
+    """prolific: only 24-character Prolific IDs may enter; any: any label."""
     # The entry guards (lab_server/places.py; docs/security.md), their defaults in ENTRY_KEY_DEFAULTS
     prolific_study_id: T = K(
-        None,
-        "Prolific study ID",
-        "Optional: links whose STUDY_ID differs are refused and take no place.",
-        max_chars=64,
-        pattern=CODE_PATTERN,
-        describe="letters, digits, - or _",
+        None, "Prolific study ID", max_chars=64, pattern=CODE_PATTERN, describe="letters, digits, - or _"
     )
-    consent_within_s: W = K(
-        None,
-        "Seconds to give consent",
-        "A place with no consent answer by then goes back; 0: never.",
-        ge=0,
-        le=7 * 24 * 3600,
-    )
+    """Optional: links whose STUDY_ID differs are refused and take no place."""
+    consent_within_s: W = K(None, "Seconds to give consent", ge=0, le=7 * 24 * 3600)
+    """A place with no consent answer by then goes back; 0: never."""
     # The one live-message budget (lab_server/budgets.py counts it; docs/decisions/0004-one-limit-on-live-messages.md)
-    live_messages_per_minute: W = K(
-        None,
-        "Live messages per minute (limit)",
-        "Per participant, in bursts of a sixth; more get 'please wait'. Unset: LAB_LIVE_MESSAGES_PER_MINUTE (60).",
-        ge=1,
-        le=10_000,
-    )
-    llm_model: T = K(
-        None,
-        "Model",
-        "The model's name as your model server knows it.",
-        max_chars=200,
-        pattern=r"[^\x00-\x1f]+",
-    )
-    llm_temperature: N = K(None, "Temperature", "0 answers most predictably; higher varies more (0-2).", ge=0, le=2)
-    llm_timeout_s: N = K(
-        None,
-        "Model time limit (seconds)",
-        "One call that takes longer counts as failed.",
-        ge=1,
-        le=600,
-    )
-    llm_max_retries: W = K(
-        None,
-        "Retries of a failed call",
-        "How often a failed model call is tried again.",
-        ge=0,
-        le=10,
-    )
-    llm_max_tokens: W = K(None, "Longest model reply (tokens)", "Empty or 0: the server's own limit.", ge=1, le=200_000)
-    llm_reasoning_tokens: W = K(
-        None,
-        "Room for thinking (tokens)",
-        "Extra tokens for a reasoning model's thinking; 0: none.",
-        ge=0,
-        le=200_000,
-    )
-    llm_context_tokens: W = K(
-        None,
-        "Model's context (tokens)",
-        "The model's context window; empty: asked of the server.",
-        ge=256,
-        le=10_000_000,
-    )
-    llm_seed: W = K(
-        None,
-        "Model's seed",
-        "Sent with every model call and recorded; empty: none (some providers ignore it).",
-        ge=0,
-        le=2**63 - 1,
-    )
+    live_messages_per_minute: W = K(None, "Live messages per minute (limit)", ge=1, le=10_000)
+    """Per participant, in bursts of a sixth; more get 'please wait'. Unset: LAB_LIVE_MESSAGES_PER_MINUTE (60)."""
+    llm_model: T = K(None, "Model", max_chars=200, pattern=r"[^\x00-\x1f]+")
+    """The model's name as your model server knows it."""
+    llm_temperature: N = K(None, "Temperature", ge=0, le=2)
+    """0 answers most predictably; higher varies more (0-2)."""
+    llm_timeout_s: N = K(None, "Model time limit (seconds)", ge=1, le=600)
+    """One call that takes longer counts as failed."""
+    llm_max_retries: W = K(None, "Retries of a failed call", ge=0, le=10)
+    """How often a failed model call is tried again."""
+    llm_max_tokens: W = K(None, "Longest model reply (tokens)", ge=1, le=200_000)
+    """Empty or 0: the server's own limit."""
+    llm_reasoning_tokens: W = K(None, "Room for thinking (tokens)", ge=0, le=200_000)
+    """Extra tokens for a reasoning model's thinking; 0: none."""
+    llm_context_tokens: W = K(None, "Model's context (tokens)", ge=256, le=10_000_000)
+    """The model's context window; empty: asked of the server."""
+    llm_seed: W = K(None, "Model's seed", ge=0, le=2**63 - 1)
+    """Sent with every model call and recorded; empty: none (some providers ignore it)."""
     llm_prices_file: T = K(
-        None,
-        "Price table (file)",
-        "JSON prices per million tokens (docs/files/prices.json); empty: every price unknown, never free.",
-        max_chars=500,
-        pattern=r"[^\x00-\x1f\x7f]*",
-        describe="a file path",
+        None, "Price table (file)", max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"
     )
-    llm_cost_cap: N = K(
-        None,
-        "Spending cap on model calls",
-        "In the price table's currency; reached, no paid call is made and a game ends (model_failure_pay pays).",
-        ge=0,
-        le=1e9,
-    )
-    real_world_currency_per_point: N = K(
-        None,
-        "Money per point",
-        "What one point of bonus is worth in the study's currency.",
-        ge=0,
-        le=1e6,
-    )
-    participation_fee: N = K(
-        None,
-        "Participation fee",
-        "The fixed pay for taking part, in the study's currency.",
-        ge=0,
-        le=1e6,
-    )
-    min_pay_per_hour: N = K(
-        None,
-        "Lowest pay per hour",
-        "The launch check warns when the estimated pay per hour is below this.",
-        ge=0,
-        le=1e4,
-    )
-    estimated_minutes: W = K(
-        None,
-        "Estimated minutes",
-        "Shown on the consent and instructions pages; 0: our estimate.",
-        ge=0,
-        le=24 * 60,
-    )
-    researcher_contact: T = K(
-        None,
-        "Your contact",
-        "Named on the default consent page for questions (an e-mail address).",
-        max_chars=300,
-        pattern=r"[^\x00-\x1f]*",
-    )
+    """JSON prices per million tokens (docs/files/prices.json); empty: every price unknown, never free."""
+    llm_cost_cap: N = K(None, "Spending cap on model calls", ge=0, le=1e9)
+    """In the price table's currency; reached, no paid call is made and a game ends (model_failure_pay pays)."""
+    real_world_currency_per_point: N = K(None, "Money per point", ge=0, le=1e6)
+    """What one point of bonus is worth in the study's currency."""
+    participation_fee: N = K(None, "Participation fee", ge=0, le=1e6)
+    """The fixed pay for taking part, in the study's currency."""
+    min_pay_per_hour: N = K(None, "Lowest pay per hour", ge=0, le=1e4)
+    """The launch check warns when the estimated pay per hour is below this."""
+    estimated_minutes: W = K(None, "Estimated minutes", ge=0, le=24 * 60)
+    """Shown on the consent and instructions pages; 0: our estimate."""
+    researcher_contact: T = K(None, "Your contact", max_chars=300, pattern=r"[^\x00-\x1f]*")
+    """Named on the default consent page for questions (an e-mail address)."""
 
 
 def validate_shared_config(config: dict[str, Any]) -> None:

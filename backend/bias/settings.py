@@ -33,23 +33,13 @@ MAX_ORDER_SEED = 1_000_000_000
 
 
 class BiasSettings(session_keys.Keys):
-    item_file: session_keys.Text = session_keys.key(  # as the researcher wrote it, stripped; "" = the bundled sample
-        "",
-        "Tests file",
-        "Optional: your own tests (JSON); empty uses the bundled set.",
-        max_chars=1000,
-        pattern=r"[^\x00-\x1f]*",
-    )
-    ask_confidence: session_keys.Flag = session_keys.key(
-        True, "Ask how sure", "Tick to show a 0-100 slider after each answer."
-    )
-    order_seed: session_keys.Whole = session_keys.key(
-        1,
-        "Order (seed)",
-        "Person k's order of tests follows from this number and k: the same number repeats them.",
-        ge=0,
-        le=MAX_ORDER_SEED,
-    )
+    # as the researcher wrote it, stripped; "" = the bundled sample
+    item_file: session_keys.Text = session_keys.key("", "Tests file", max_chars=1000, pattern=r"[^\x00-\x1f]*")
+    """Optional: your own tests (JSON); empty uses the bundled set."""
+    ask_confidence: session_keys.Flag = session_keys.key(True, "Ask how sure")
+    """Tick to show a 0-100 slider after each answer."""
+    order_seed: session_keys.Whole = session_keys.key(1, "Order (seed)", ge=0, le=MAX_ORDER_SEED)
+    """Person k's order of tests follows from this number and k: the same number repeats them."""
 
 
 DEFAULTS: Mapping[str, Any] = BiasSettings().as_config()

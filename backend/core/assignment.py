@@ -73,12 +73,9 @@ class Reservation(session_keys.Keys):
     """The one key of a reservation; an app's own model words it for its tasks (a conversation, a log)."""
 
     reservation_timeout_s: session_keys.Number = session_keys.key(
-        DEFAULT_TIMEOUT_S,
-        "Hold a task (seconds)",
-        "After this an unfinished task goes to someone else.",
-        ge=1,
-        le=MAX_TIMEOUT_S,
+        DEFAULT_TIMEOUT_S, "Hold a task (seconds)", ge=1, le=MAX_TIMEOUT_S
     )
+    """After this an unfinished task goes to someone else."""
 
 
 def minutes_shown(timeout_s: float) -> int:

@@ -47,234 +47,112 @@ ALLOWED = {
 }
 
 
-def _var(default: Any, group: str, read_by: str, meaning: str, *, shown: str = "", key: str = "") -> Any:
-    """A field: its default, its group on the reference page, who reads it, what it means, (when the default is not
-    a plain value) how the page states the default, and the session key whose server-wide default it is, if any."""
+def _var(default: Any, group: str, read_by: str, *, shown: str = "", key: str = "") -> Any:
+    """A field: its default, its group on the reference page, who reads it, (when the default is not a plain value)
+    how the page states the default, and the session key whose server-wide default it is, if any; what it means is
+    the docstring under it."""
     extra = {"group": group, "read_by": read_by, "shown": shown or str(default), "session_key": key}
-    return Field(default, description=meaning, json_schema_extra=extra)
+    return Field(default, json_schema_extra=extra)
 
 
 class Environment(BaseModel):
     """The environment variables, typed; `environment()` fills it. Defaults: the typed value (``shown`` words it)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", use_attribute_docstrings=True)
 
-    OTREE_PRODUCTION: Production = _var(
-        False,
-        "Server",
-        "settings.py",
-        "1 in production (no debug pages); then OTREE_ADMIN_PASSWORD and SECRET_KEY are required.",
-        shown="unset (development)",
-    )
-    OTREE_AUTH_LEVEL: Text = _var(
-        None,
-        "Server",
-        "settings.py",
-        "STUDY: admin pages, exports and the REST API need the password; DEMO opens the demo page.",
-        shown="STUDY in production, none otherwise",
-    )
-    OTREE_ADMIN_PASSWORD: Text = _var(
-        None,
-        "Server",
-        "settings.py, backend/core/admin_client.py",
-        "Admin password (user admin); the command-line tools that read a running server use it too.",
-        shown="unset",
-    )
-    OTREE_REST_KEY: Text = _var(
-        None,
-        "Server",
-        "oTree",
-        "Key for the REST API (header otree-rest-key) when an auth level is set.",
-        shown="unset",
-    )
-    SECRET_KEY: Text = _var(
-        None,
-        "Server",
-        "settings.py",
-        "Signing key for participant links and cookies; a long random secret in production.",
-        shown="a development-only key",
-    )
-    DATABASE_URL: Text = _var(
-        None,
-        "Server",
-        "oTree",
-        "The database, e.g. postgres://user:pw@host/db in production.",
-        shown="SQLite db.sqlite3",
-    )
-    PORT: Text = _var(None, "Server", "oTree (otree prodserver)", "The port the server listens on.", shown="8000")
-    FORWARDED_ALLOW_IPS: Text = _var(
-        None,
-        "Server",
-        "uvicorn",
-        "Behind a reverse proxy: the proxy's address (and only it), so limits count real clients, not the proxy.",
-        shown="127.0.0.1",
-    )
-    LAB_SOCKETS_PER_PARTICIPANT: Positive = _var(
-        6, "Limits", "lab_server/limits.py", "Open websockets per participant; more are refused at the handshake."
-    )
-    LAB_SOCKETS_PER_ADDRESS: Positive = _var(
-        300,
-        "Limits",
-        "lab_server/limits.py",
-        "Open websockets per client address (a lab behind one address still fits).",
-    )
-    LAB_MAX_WAITING_SOCKETS: Positive = _var(
-        500,
-        "Limits",
-        "lab_server/limits.py",
-        "Visitors waiting in all rooms for a session to open (20 per client address).",
-    )
-    LAB_LOGIN_FREE_ATTEMPTS: Positive = _var(
-        5, "Limits", "lab_server/limits.py", "Failed admin logins (or wrong REST keys) per address before a lockout."
-    )
-    LAB_LOGIN_LOCKOUT_S: Positive = _var(
-        30, "Limits", "lab_server/limits.py", "The first lockout's length in seconds, doubling up to an hour."
-    )
-    LAB_MAX_FORM_BYTES: Positive = _var(
-        524288,
-        "Limits",
-        "lab_server/limits.py",
-        "Largest participant form post or live-socket frame; larger posts get HTTP 413, larger frames close the socket.",
-    )
-    LAB_INACTIVE_AFTER_S: Seconds = _var(
-        3600,
-        "Limits",
-        "lab_server/admin_pages.py",
-        "Seconds without a new page after which an unfinished participant counts as returned (left) on Study status.",
-    )
+    OTREE_PRODUCTION: Production = _var(False, "Server", "settings.py", shown="unset (development)")
+    """1 in production (no debug pages); then OTREE_ADMIN_PASSWORD and SECRET_KEY are required."""
+    OTREE_AUTH_LEVEL: Text = _var(None, "Server", "settings.py", shown="STUDY in production, none otherwise")
+    """STUDY: admin pages, exports and the REST API need the password; DEMO opens the demo page."""
+    OTREE_ADMIN_PASSWORD: Text = _var(None, "Server", "settings.py, backend/core/admin_client.py", shown="unset")
+    """Admin password (user admin); the command-line tools that read a running server use it too."""
+    OTREE_REST_KEY: Text = _var(None, "Server", "oTree", shown="unset")
+    """Key for the REST API (header otree-rest-key) when an auth level is set."""
+    SECRET_KEY: Text = _var(None, "Server", "settings.py", shown="a development-only key")
+    """Signing key for participant links and cookies; a long random secret in production."""
+    DATABASE_URL: Text = _var(None, "Server", "oTree", shown="SQLite db.sqlite3")
+    """The database, e.g. postgres://user:pw@host/db in production."""
+    PORT: Text = _var(None, "Server", "oTree (otree prodserver)", shown="8000")
+    """The port the server listens on."""
+    FORWARDED_ALLOW_IPS: Text = _var(None, "Server", "uvicorn", shown="127.0.0.1")
+    """Behind a reverse proxy: the proxy's address (and only it), so limits count real clients, not the proxy."""
+    LAB_SOCKETS_PER_PARTICIPANT: Positive = _var(6, "Limits", "lab_server/limits.py")
+    """Open websockets per participant; more are refused at the handshake."""
+    LAB_SOCKETS_PER_ADDRESS: Positive = _var(300, "Limits", "lab_server/limits.py")
+    """Open websockets per client address (a lab behind one address still fits)."""
+    LAB_MAX_WAITING_SOCKETS: Positive = _var(500, "Limits", "lab_server/limits.py")
+    """Visitors waiting in all rooms for a session to open (20 per client address)."""
+    LAB_LOGIN_FREE_ATTEMPTS: Positive = _var(5, "Limits", "lab_server/limits.py")
+    """Failed admin logins (or wrong REST keys) per address before a lockout."""
+    LAB_LOGIN_LOCKOUT_S: Positive = _var(30, "Limits", "lab_server/limits.py")
+    """The first lockout's length in seconds, doubling up to an hour."""
+    LAB_MAX_FORM_BYTES: Positive = _var(524288, "Limits", "lab_server/limits.py")
+    """Largest participant form post or live-socket frame; larger posts get HTTP 413, larger frames close the socket."""
+    LAB_INACTIVE_AFTER_S: Seconds = _var(3600, "Limits", "lab_server/admin_pages.py")
+    """Seconds without a new page after which an unfinished participant counts as returned (left) on Study status."""
     LAB_LIVE_MESSAGES_PER_MINUTE: Positive = _var(
-        60,
-        "Limits",
-        "lab_server/budgets.py",
-        "Live-socket messages per participant per minute, counted before oTree's lock, for sessions whose config sets no live_messages_per_minute (the one live budget; over it a live page says 'please wait').",
-        shown="60 (bursts of 10)",
-        key="live_messages_per_minute",
+        60, "Limits", "lab_server/budgets.py", shown="60 (bursts of 10)", key="live_messages_per_minute"
     )
-    LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE: Positive = _var(
-        6000,
-        "Limits",
-        "lab_server/budgets.py",
-        "Live-socket messages per client address per minute (a lab behind one address still fits).",
-    )
-    LAB_LIVE_BYTES_PER_MINUTE: Positive = _var(
-        1048576,
-        "Limits",
-        "lab_server/budgets.py",
-        "Live-socket bytes per participant per minute; over it the socket closes.",
-    )
-    LAB_PAGE_REQUESTS_PER_MINUTE: Positive = _var(
-        300,
-        "Limits",
-        "lab_server/budgets.py",
-        "Plain page requests per participant per minute (bursts of a minute's worth), counted before oTree's page lock; over it the participant gets HTTP 429 with Retry-After and a short page in their language.",
-    )
-    LAB_NEW_PARTICIPANTS_PER_ADDRESS: Positive = _var(
-        60,
-        "Limits",
-        "lab_server/places.py",
-        "New places one client address may take in one room per window; more get a 'try later' page (HTTP 429). Also the page requests a minute one address may make for participant codes the server does not know (lab_server/budgets.py).",
-    )
-    LAB_NEW_PARTICIPANTS_WINDOW_S: Positive = _var(
-        600, "Limits", "lab_server/places.py", "The window, in seconds, of LAB_NEW_PARTICIPANTS_PER_ADDRESS."
-    )
-    LAB_ADMIT_MAX_IN_FLIGHT: Positive = _var(
-        8,
-        "Limits",
-        "lab_server/admission.py",
-        "Requests in flight (waiting for or holding oTree's page lock) at which the server counts as saturated: new arrivals (room and session-wide links) then wait on a light page that lets them in as room frees up.",
-    )
-    LAB_ADMIT_MAX_WAIT_S: Positive = _var(
-        300,
-        "Limits",
-        "lab_server/admission.py",
-        "The longest a new arrival waits on that page before coming in first: after it, the arrival is let in as soon as the server is not saturated (within LAB_ADMIT_ARRIVALS_PER_S), and on a saturated server still one every 2 s, so nobody waits for good.",
-    )
-    LAB_ADMIT_TARGET_MS: Positive = _var(
-        150,
-        "Limits",
-        "lab_server/admission.py",
-        "Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait.",
-    )
-    LAB_ADMIT_MAX_BUSY_PERCENT: Positive = _var(
-        50,
-        "Limits",
-        "lab_server/admission.py",
-        "The server busy (a request in flight) more than this share of the last 20 s or so also makes new arrivals wait: oTree serves one request at a time, so the wait for every page inside grows as 1 / (1 - share). 100 turns this check off.",
-    )
-    LAB_ADMIT_ARRIVALS_PER_S: Positive = _var(
-        4,
-        "Limits",
-        "lab_server/admission.py",
-        "New arrivals come in at most this many a second (15 s worth at once while nobody waits: a class entering together; one second's worth once people wait in line); more wait, on the waiting page, first come first in. An upper bound: below it, LAB_ADMIT_MAX_BUSY_PERCENT decides how many come in (bench/admission.py measures it; about 2 a second for social_eval on 2 cores).",
-    )
-    LAB_FRAME_ANCESTORS: Text = _var(
-        None,
-        "Server",
-        "lab_server/headers.py",
-        "Origins that may frame participant pages (space-separated); admin pages can never be framed.",
-        shown="unset (no framing)",
-    )
-    LAB_NO_TLS: Switch = _var(
-        False,
-        "Server",
-        "lab_server/headers.py",
-        "1 for a lab server without TLS: cookies lose Secure, so anyone on the network can read them (docs/security.md).",
-        shown="unset (cookies Secure in production)",
-    )
-    LLM_MODEL: str = _var(
-        "scripted",
-        "Models",
-        "settings.py",
-        "Default for llm_model in every session config; scripted plays offline without any model server.",
-        key="llm_model",
-    )
-    OPENAI_BASE_URL: Text = _var(
-        None,
-        "Models",
-        "backend/core/llm/settings.py",
-        "Any OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1 for vLLM, llama.cpp or our fake server.",
-        shown="unset (OpenAI's own)",
-    )
-    OPENAI_API_KEY: Text = _var(
-        None,
-        "Models",
-        "backend/core/llm/client.py",
-        "Key for the model endpoint (never shown in pages, exports or logs); not needed for scripted or a local server.",
-        shown="unset (no-key with a base URL)",
-    )
-    LLM_MAX_CONCURRENCY: Count = _var(
-        32, "Models", "backend/core/llm/client.py", "Cap on concurrent model calls in the server process."
-    )
-    RELEASE_PSEUDONYM_KEY: Text = _var(
-        None,
-        "Release",
-        "backend/core/release.py",
-        "The secret (16 bytes or more) that turns participant IDs into pseudonyms in a data release; keep it to link later releases, never publish it.",
-        shown="unset (release refuses)",
-    )
-    XDG_CACHE_HOME: Text = _var(
-        None,
-        "Models",
-        "backend/core/llm/serve.py",
-        "Where python -m backend.core.llm.serve keeps the llama.cpp server it builds and the small model.",
-        shown="~/.cache",
-    )
-    DOND_BOT_EXPECT: Text = _var(
-        None, "Tests", "dond/tests.py", "oTree bots only: the outcome the dond bots must reach.", shown="unset"
-    )
-    DOND_BOT_EXPECT_VIOLATIONS: Text = _var(
-        None, "Tests", "dond/tests.py", "oTree bots only: how many violations the dond bots must see.", shown="unset"
-    )
-    TEST_DATABASE_URL: Text = _var(
-        None, "Tests", "tests/support/harness.py", "Runs the test suite on PostgreSQL.", shown="unset (SQLite)"
-    )
-    LAB_TEST_CLOCK_FILE: Text = _var(
-        None,
-        "Tests",
-        "backend/core/clock.py",
-        "Tests only: a file whose number of seconds moves the server's clock forward (game limits, partners gone, reservations, page countdowns). A production server refuses to start with it.",
-        shown="unset (the real clock)",
-    )
+    """Live-socket messages per participant per minute, counted before oTree's lock, for sessions whose config sets no
+    live_messages_per_minute (the one live budget; over it a live page says 'please wait')."""
+    LAB_LIVE_MESSAGES_PER_ADDRESS_PER_MINUTE: Positive = _var(6000, "Limits", "lab_server/budgets.py")
+    """Live-socket messages per client address per minute (a lab behind one address still fits)."""
+    LAB_LIVE_BYTES_PER_MINUTE: Positive = _var(1048576, "Limits", "lab_server/budgets.py")
+    """Live-socket bytes per participant per minute; over it the socket closes."""
+    LAB_PAGE_REQUESTS_PER_MINUTE: Positive = _var(300, "Limits", "lab_server/budgets.py")
+    """Plain page requests per participant per minute (bursts of a minute's worth), counted before oTree's page lock;
+    over it the participant gets HTTP 429 with Retry-After and a short page in their language."""
+    LAB_NEW_PARTICIPANTS_PER_ADDRESS: Positive = _var(60, "Limits", "lab_server/places.py")
+    """New places one client address may take in one room per window; more get a 'try later' page (HTTP 429). Also the
+    page requests a minute one address may make for participant codes the server does not know
+    (lab_server/budgets.py)."""
+    LAB_NEW_PARTICIPANTS_WINDOW_S: Positive = _var(600, "Limits", "lab_server/places.py")
+    """The window, in seconds, of LAB_NEW_PARTICIPANTS_PER_ADDRESS."""
+    LAB_ADMIT_MAX_IN_FLIGHT: Positive = _var(8, "Limits", "lab_server/admission.py")
+    """Requests in flight (waiting for or holding oTree's page lock) at which the server counts as saturated: new
+    arrivals (room and session-wide links) then wait on a light page that lets them in as room frees up."""
+    LAB_ADMIT_MAX_WAIT_S: Positive = _var(300, "Limits", "lab_server/admission.py")
+    """The longest a new arrival waits on that page before coming in first: after it, the arrival is let in as soon as
+    the server is not saturated (within LAB_ADMIT_ARRIVALS_PER_S), and on a saturated server still one every 2 s, so
+    nobody waits for good."""
+    LAB_ADMIT_TARGET_MS: Positive = _var(150, "Limits", "lab_server/admission.py")
+    """Participants' pages slower than this on average (over about the last 20 pages) also make new arrivals wait."""
+    LAB_ADMIT_MAX_BUSY_PERCENT: Positive = _var(50, "Limits", "lab_server/admission.py")
+    """The server busy (a request in flight) more than this share of the last 20 s or so also makes new arrivals wait:
+    oTree serves one request at a time, so the wait for every page inside grows as 1 / (1 - share). 100 turns this
+    check off."""
+    LAB_ADMIT_ARRIVALS_PER_S: Positive = _var(4, "Limits", "lab_server/admission.py")
+    """New arrivals come in at most this many a second (15 s worth at once while nobody waits: a class entering
+    together; one second's worth once people wait in line); more wait, on the waiting page, first come first in. An
+    upper bound: below it, LAB_ADMIT_MAX_BUSY_PERCENT decides how many come in (bench/admission.py measures it;
+    about 2 a second for social_eval on 2 cores)."""
+    LAB_FRAME_ANCESTORS: Text = _var(None, "Server", "lab_server/headers.py", shown="unset (no framing)")
+    """Origins that may frame participant pages (space-separated); admin pages can never be framed."""
+    LAB_NO_TLS: Switch = _var(False, "Server", "lab_server/headers.py", shown="unset (cookies Secure in production)")
+    """1 for a lab server without TLS: cookies lose Secure, so anyone on the network can read them
+    (docs/security.md)."""
+    LLM_MODEL: str = _var("scripted", "Models", "settings.py", key="llm_model")
+    """Default for llm_model in every session config; scripted plays offline without any model server."""
+    OPENAI_BASE_URL: Text = _var(None, "Models", "backend/core/llm/settings.py", shown="unset (OpenAI's own)")
+    """Any OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1 for vLLM, llama.cpp or our fake server."""
+    OPENAI_API_KEY: Text = _var(None, "Models", "backend/core/llm/client.py", shown="unset (no-key with a base URL)")
+    """Key for the model endpoint (never shown in pages, exports or logs); not needed for scripted or a local server."""
+    LLM_MAX_CONCURRENCY: Count = _var(32, "Models", "backend/core/llm/client.py")
+    """Cap on concurrent model calls in the server process."""
+    RELEASE_PSEUDONYM_KEY: Text = _var(None, "Release", "backend/core/release.py", shown="unset (release refuses)")
+    """The secret (16 bytes or more) that turns participant IDs into pseudonyms in a data release; keep it to link
+    later releases, never publish it."""
+    XDG_CACHE_HOME: Text = _var(None, "Models", "backend/core/llm/serve.py", shown="~/.cache")
+    """Where python -m backend.core.llm.serve keeps the llama.cpp server it builds and the small model."""
+    DOND_BOT_EXPECT: Text = _var(None, "Tests", "dond/tests.py", shown="unset")
+    """oTree bots only: the outcome the dond bots must reach."""
+    DOND_BOT_EXPECT_VIOLATIONS: Text = _var(None, "Tests", "dond/tests.py", shown="unset")
+    """oTree bots only: how many violations the dond bots must see."""
+    TEST_DATABASE_URL: Text = _var(None, "Tests", "tests/support/harness.py", shown="unset (SQLite)")
+    """Runs the test suite on PostgreSQL."""
+    LAB_TEST_CLOCK_FILE: Text = _var(None, "Tests", "backend/core/clock.py", shown="unset (the real clock)")
+    """Tests only: a file whose number of seconds moves the server's clock forward (game limits, partners gone,
+    reservations, page countdowns). A production server refuses to start with it."""
 
 
 def environment(environ: Mapping[str, str] | None = None) -> Environment:
@@ -318,7 +196,13 @@ class Variable:
 def _variable(name: str) -> Variable:
     field = Environment.model_fields[name]
     extra = field.json_schema_extra or {}
-    words = (extra["group"], extra["shown"], extra["read_by"], field.description or "", extra["session_key"])
+    words = (
+        extra["group"],
+        extra["shown"],
+        extra["read_by"],
+        " ".join((field.description or "").split()),
+        extra["session_key"],
+    )
     return Variable(name, *words)  # type: ignore[arg-type]
 
 

@@ -9,8 +9,8 @@ admin's "Create session" form (text typed into a number field) or the REST API (
 (`choices`) and the reference page (`allowed`, docs/generate.py) read the same fields.
 
 >>> class Example(Keys):
-...     max_messages: Whole = key(5, "Messages per player", "Before both must propose.", ge=1, le=50)
-...     language: Literal["en", "de", "it"] = key("en", "Language", "Every word the participant sees.")
+...     max_messages: Whole = key(5, "Messages per player", ge=1, le=50)
+...     language: Literal["en", "de", "it"] = key("en", "Language")
 >>> checked(Example, {"max_messages": "7", "other_app_key": 1}).max_messages
 7
 >>> checked(Example, {"max_messages": 0, "language": "fr"})
@@ -73,7 +73,6 @@ Text = Annotated[str, BeforeValidator(_text)]
 def key(
     default: Any,
     label: str,
-    help: str,  # noqa: A002  (the field's one line of help, as the Create-session page shows it)
     *,
     ge: float | None = None,
     le: float | str | None = None,
@@ -82,7 +81,8 @@ def key(
     describe: str = "",
     allowed: str = "",
 ) -> Any:
-    """A field of a `Keys` model: its default, label and help, and its bounds. ``le`` may name a limit the caller
+    """A field of a `Keys` model: its default, label and bounds (its help is the docstring under it, one line as the
+    Create-session page shows it). ``le`` may name a limit the caller
     passes to `checked` (``le="max_tasks"``: the app's rounds); ``pattern`` must match the whole text, ``describe``
     says in words what it allows; ``allowed`` words a key whose reader is the app's own (a JSON object)."""
     extra = {name: value for name, value in (("describe", describe), ("allowed", allowed)) if value}
@@ -91,7 +91,6 @@ def key(
     return Field(
         default,
         title=label,
-        description=help,
         ge=ge,
         le=le,
         max_length=max_chars,
@@ -104,7 +103,7 @@ class Keys(BaseModel):
     """The base of every app's keys: frozen, other apps' keys ignored, defaults typed too, a bound named by ``le=``
     checked when the caller gives it."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", validate_default=True, use_attribute_docstrings=True)
 
     @field_validator("*")
     @classmethod
@@ -174,7 +173,10 @@ def allowed(model: type[Keys], name: str, **limits: Any) -> str:
 
 def words(model: type[Keys]) -> dict[str, tuple[str, str]]:
     """Each key's label and one line of help, as the Create-session page shows them."""
-    return {name: (field.title or "", field.description or "") for name, field in model.model_fields.items()}
+    return {
+        name: (field.title or "", " ".join((field.description or "").split()))
+        for name, field in model.model_fields.items()
+    }
 
 
 def choices(model: type[Keys]) -> dict[str, tuple[str, ...]]:

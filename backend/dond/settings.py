@@ -78,104 +78,68 @@ class DondSettings(session_keys.Keys):
     """A session's dond keys, read and checked (see the module docstring); the defaults, bounds and words are the
     fields'. Comments say what the code does with a key; the label and help are what a researcher reads."""
 
-    mode: Literal[MODES] = K(  # semi (own points), coop (sum of both), comp (own minus other)
-        "semi",
-        "Goal of the game",
-        "semi: each side wants its own points; coop: both want the joint points; comp: beat the other.",
+    # semi (own points), coop (sum of both), comp (own minus other)
+    mode: Literal[MODES] = K("semi", "Goal of the game")
+    """semi: each side wants its own points; coop: both want the joint points; comp: beat the other."""
+    language: Literal[LANGUAGES] = K("en", "Language")
+    """Every word the participant sees, and the model's prompts: en, de or it."""
+    opponent: Literal["llm", "human"] = K("llm", "Opponent")
+    """llm: the person bargains with a model; human: two people are paired."""
+    max_messages: W = K(5, "Messages per player", ge=1, le=50)
+    """Chat messages each side may send before both must make a proposal."""
+    first_mover: Literal[_FIRST_MOVERS] = K("counterbalance", "Who opens")  # the cells cycled: FIRST_MOVER_CELLS
+    """counterbalance: alternate; human or llm: that side always opens."""
+    # games 4k..4k+3 play generate_instance(instance_seed + k)
+    instance_seed: W = K(1, "Item draw (seed)", ge=0, le=2**31 - 1)
+    """The same number draws the same items and values in the same order."""
+    # relative to the project root: replaces generation
+    instances_file: session_keys.Text = K(
+        "", "Games file", max_chars=500, pattern=r"[^\x00-\x1f\x7f]*", describe="a file path"
     )
-    language: Literal[LANGUAGES] = K(
-        "en", "Language", "Every word the participant sees, and the model's prompts: en, de or it."
-    )
-    opponent: Literal["llm", "human"] = K(
-        "llm", "Opponent", "llm: the person bargains with a model; human: two people are paired."
-    )
-    max_messages: W = K(
-        5, "Messages per player", "Chat messages each side may send before both must make a proposal.", ge=1, le=50
-    )
-    first_mover: Literal[_FIRST_MOVERS] = K(  # the cells cycled: FIRST_MOVER_CELLS
-        "counterbalance", "Who opens", "counterbalance: alternate; human or llm: that side always opens."
-    )
-    instance_seed: W = K(  # games 4k..4k+3 play generate_instance(instance_seed + k)
-        1, "Item draw (seed)", "The same number draws the same items and values in the same order.", ge=0, le=2**31 - 1
-    )
-    instances_file: session_keys.Text = K(  # relative to the project root: replaces generation
-        "",
-        "Games file",
-        "Optional: a JSON file of your own games, instead of drawn ones.",
-        max_chars=500,
-        pattern=r"[^\x00-\x1f\x7f]*",
-        describe="a file path",
-    )
-    llm_reprompts: W = K(
-        2, "Model retries after a rule break", "0 ends the game at the model's first rule break.", ge=0, le=10
-    )
-    clembench_exact: session_keys.Flag = K(  # every departure of backend.dond.departures off
-        False, "Exactly as clembench", "Tick to switch off every departure from the reference game."
-    )
-    max_message_chars: W = K(
-        1000, "Longest message", "Characters in one chat message, from the person or the model.", ge=1, le=20_000
-    )
-    game_timeout_s: W = K(  # the Bargain page
-        1800, "Time limit of a game (seconds)", "After this the game ends and the person moves on.", ge=30, le=DAY_S
-    )
-    turn_timeout_s: W = K(
-        300,
-        "Time for one turn (seconds)",
-        "Two people: a partner silent this long on their turn has left.",
-        ge=10,
-        le=DAY_S,
-    )
-    disconnect_timeout_s: W = K(
-        90, "Closed page allowed (seconds)", "Two people: a page closed this long counts as leaving.", ge=10, le=DAY_S
-    )
-    pairing_timeout_s: W = K(
-        600, "Wait for a partner (seconds)", "Two people: how long someone waits to be paired.", ge=10, le=DAY_S
-    )
+    """Optional: a JSON file of your own games, instead of drawn ones."""
+    llm_reprompts: W = K(2, "Model retries after a rule break", ge=0, le=10)
+    """0 ends the game at the model's first rule break."""
+    # every departure of backend.dond.departures off
+    clembench_exact: session_keys.Flag = K(False, "Exactly as clembench")
+    """Tick to switch off every departure from the reference game."""
+    max_message_chars: W = K(1000, "Longest message", ge=1, le=20_000)
+    """Characters in one chat message, from the person or the model."""
+    game_timeout_s: W = K(1800, "Time limit of a game (seconds)", ge=30, le=DAY_S)  # the Bargain page
+    """After this the game ends and the person moves on."""
+    turn_timeout_s: W = K(300, "Time for one turn (seconds)", ge=10, le=DAY_S)
+    """Two people: a partner silent this long on their turn has left."""
+    disconnect_timeout_s: W = K(90, "Closed page allowed (seconds)", ge=10, le=DAY_S)
+    """Two people: a page closed this long counts as leaving."""
+    pairing_timeout_s: W = K(600, "Wait for a partner (seconds)", ge=10, le=DAY_S)
+    """Two people: how long someone waits to be paired."""
     # Person vs person, a partner who leaves (backend.dond.partner): end the game, or the session's model (llm_*
     # keys, required then) takes over their side; partner_left_pay: the bonus of the one left behind when it ends.
-    partner_leaves: Literal[partner.PARTNER_LEAVES] = K(
-        "end", "When a partner leaves", "end: the game ends under the pay rule; model: a model takes the seat."
-    )
-    partner_left_pay: Literal[partner.PARTNER_LEFT_PAYS] = K(
-        "half_total", "Pay when the partner left", "half_total: half of one's own item values; zero: no bonus."
-    )
+    partner_leaves: Literal[partner.PARTNER_LEAVES] = K("end", "When a partner leaves")
+    """end: the game ends under the pay rule; model: a model takes the seat."""
+    partner_left_pay: Literal[partner.PARTNER_LEFT_PAYS] = K("half_total", "Pay when the partner left")
+    """half_total: half of one's own item values; zero: no bonus."""
     # Treatments (backend.dond.treatments): whose values each side sees; how the person is told of the opponent
-    value_visibility: Literal[treatments.VISIBILITIES] = K(
-        "own", "Who sees whose values", "own: each sees only its own; both, or one side sees the other's."
-    )
-    opponent_intro: Literal[treatments.OPPONENT_INTROS] = K(
-        "auto", "How the opponent is introduced", "auto tells the truth; ai, person or neutral say so instead."
-    )
-    agent_description: Literal[treatments.AGENT_DESCRIPTIONS] = K(
-        "none", "Model's role description", "none: a neutral representative; or a described persona."
-    )
-    disclose_description: session_keys.Flag = K(
-        False, "Show that description", "Tick to tell the person how the model was described."
-    )
-    model_failure_pay: Literal[treatments.MODEL_FAILURE_PAYS] = K(
-        "half_total", "Pay if the model breaks the game", "half_total: half the best joint points; zero: nothing."
-    )
-    llm_protocol: Literal[PROTOCOLS] = K(
-        _PLAIN.name, "How the model is asked", "plain: a reply each turn; notes: a private note before each reply."
-    )
-    llm_word_limit: W = K(  # stated in the notes protocol's prompts
-        _PLAIN.word_limit,
-        "Model's word limit",
-        "The most words the model is told to use in a message or note.",
-        ge=2,
-        le=1000,
-    )
-    llm_probe_external: session_keys.Flag = K(
-        _PLAIN.probe_external,
-        "Ask the model about the other side",
-        "Notes: also ask which split the other would accept.",
-    )
-    llm_blocking: session_keys.Flag = K(
-        False, "Blocking model calls (benchmarks only)", "Leave off in a study: every call would stall the server."
-    )
-    llm_requests_per_game: W = K(  # per LLM player and game
-        60, "Model calls per game (limit)", "At this many calls the game is stopped.", ge=1, le=10_000
-    )
+    value_visibility: Literal[treatments.VISIBILITIES] = K("own", "Who sees whose values")
+    """own: each sees only its own; both, or one side sees the other's."""
+    opponent_intro: Literal[treatments.OPPONENT_INTROS] = K("auto", "How the opponent is introduced")
+    """auto tells the truth; ai, person or neutral say so instead."""
+    agent_description: Literal[treatments.AGENT_DESCRIPTIONS] = K("none", "Model's role description")
+    """none: a neutral representative; or a described persona."""
+    disclose_description: session_keys.Flag = K(False, "Show that description")
+    """Tick to tell the person how the model was described."""
+    model_failure_pay: Literal[treatments.MODEL_FAILURE_PAYS] = K("half_total", "Pay if the model breaks the game")
+    """half_total: half the best joint points; zero: nothing."""
+    llm_protocol: Literal[PROTOCOLS] = K(_PLAIN.name, "How the model is asked")
+    """plain: a reply each turn; notes: a private note before each reply."""
+    # stated in the notes protocol's prompts
+    llm_word_limit: W = K(_PLAIN.word_limit, "Model's word limit", ge=2, le=1000)
+    """The most words the model is told to use in a message or note."""
+    llm_probe_external: session_keys.Flag = K(_PLAIN.probe_external, "Ask the model about the other side")
+    """Notes: also ask which split the other would accept."""
+    llm_blocking: session_keys.Flag = K(False, "Blocking model calls (benchmarks only)")
+    """Leave off in a study: every call would stall the server."""
+    llm_requests_per_game: W = K(60, "Model calls per game (limit)", ge=1, le=10_000)  # per LLM player and game
+    """At this many calls the game is stopped."""
 
     @property
     def first_mover_cells(self) -> tuple[int, ...]:

@@ -59,47 +59,31 @@ T, K = session_keys.Text, session_keys.key
 class TaskKeys(session_keys.Keys):
     """The app's session keys as a config gives them; `task_settings` reads the JSON ones and the games."""
 
-    logs_folder: T = K(
-        "payoff_reasoning_eval/logs",
-        "Logs folder",
-        "A folder (or .zip) of the model's reasoning logs to be judged.",
-        max_chars=1000,
+    logs_folder: T = K("payoff_reasoning_eval/logs", "Logs folder", max_chars=1000)
+    """A folder (or .zip) of the model's reasoning logs to be judged."""
+    logs_upload: Any = K("", "Logs as text", allowed="a JSON object")
+    """Optional: the logs given directly (file name -> text), instead of a folder."""
+    default_game: T = K("", "Game of unnamed logs", max_chars=40)
+    """The game a log is about when its file name does not say."""
+    extra_games: Any = K("", "More games", allowed="a JSON object")
+    """Optional: further 2x2 games (or replacements), as JSON."""
+    judges_per_log: session_keys.Whole = K(3, "Judges per log", ge=1, le=100)
+    """How many people judge each log."""
+    logs_per_judge: session_keys.Whole = K(6, "Logs per person", ge=1, le="max_logs_per_judge")
+    """How many logs each person judges."""
+    # the former minutes: assignment.refuse_former_minutes
+    reservation_timeout_s: session_keys.Number = K(
+        assignment.DEFAULT_TIMEOUT_S, "Hold a log (seconds)", ge=1, le=assignment.MAX_TIMEOUT_S
     )
-    logs_upload: Any = K(
-        "",
-        "Logs as text",
-        "Optional: the logs given directly (file name -> text), instead of a folder.",
-        allowed="a JSON object",
-    )
-    default_game: T = K(
-        "", "Game of unnamed logs", "The game a log is about when its file name does not say.", max_chars=40
-    )
-    extra_games: Any = K(
-        "", "More games", "Optional: further 2x2 games (or replacements), as JSON.", allowed="a JSON object"
-    )
-    judges_per_log: session_keys.Whole = K(3, "Judges per log", "How many people judge each log.", ge=1, le=100)
-    logs_per_judge: session_keys.Whole = K(
-        6, "Logs per person", "How many logs each person judges.", ge=1, le="max_logs_per_judge"
-    )
-    reservation_timeout_s: session_keys.Number = K(  # the former minutes: assignment.refuse_former_minutes
-        assignment.DEFAULT_TIMEOUT_S,
-        "Hold a log (seconds)",
-        "After this an unfinished log goes to someone else.",
-        ge=1,
-        le=assignment.MAX_TIMEOUT_S,
-    )
-    csv_separator: Literal[SEPARATORS] = K(
-        ";", "Separator of the protocol file", "The character between columns in the report's download."
-    )
-    aggregation_rule: Literal[RULES] = K(
-        "unanimity", "Combining judges", "unanimity: correct only if all judges agree; majority: if most do."
-    )
-    pilot_overlap: session_keys.Flag = K(
-        False, "Pilot: everyone judges the same", "Tick so agreement between judges can be measured."
-    )
-    quality_floor_s: session_keys.Number = K(
-        30, "Too fast (seconds)", "The admin report flags logs judged faster than this.", ge=0, le=3600
-    )
+    """After this an unfinished log goes to someone else."""
+    csv_separator: Literal[SEPARATORS] = K(";", "Separator of the protocol file")
+    """The character between columns in the report's download."""
+    aggregation_rule: Literal[RULES] = K("unanimity", "Combining judges")
+    """unanimity: correct only if all judges agree; majority: if most do."""
+    pilot_overlap: session_keys.Flag = K(False, "Pilot: everyone judges the same")
+    """Tick so agreement between judges can be measured."""
+    quality_floor_s: session_keys.Number = K(30, "Too fast (seconds)", ge=0, le=3600)
+    """The admin report flags logs judged faster than this."""
 
 
 DEFAULTS: Mapping[str, Any] = TaskKeys().as_config()

@@ -48,62 +48,37 @@ W, N, F, T, K = session_keys.Whole, session_keys.Number, session_keys.Flag, sess
 
 class SocialSettings(session_keys.Keys):
     # In the order the configs in settings.py have always listed them (the wide export's session columns follow it).
-    rubric_file: T = K(
-        "", "Rubric file", "Optional: your rubric (dimensions and scales); empty uses the bundled one.", max_chars=500
+    rubric_file: T = K("", "Rubric file", max_chars=500)
+    """Optional: your rubric (dimensions and scales); empty uses the bundled one."""
+    episodes: T = K("", "Episodes files or folders", max_chars=5000)
+    """The conversations to rate, comma-separated; samples: ours, in the session's language."""
+    episodes_json: T = K("", "Episodes as text", max_chars=MAX_EPISODES_JSON_CHARS)
+    """Optional: the episodes pasted as JSON, instead of a file."""
+    annotators_per_episode: W = K(2, "Raters per conversation", ge=1, le=100)
+    """How many people rate each conversation."""
+    episodes_per_annotator: W = K(3, "Conversations per person", ge=1, le="max_tasks")
+    """How many conversations each person rates."""
+    attention_checks: W = K(0, "Attention checks per person", ge=0, le="max_tasks")
+    """Conversations with known ratings mixed in to check care."""
+    gold_tolerance: N = K(2, "Allowed distance on checks", ge=0, le=2 * SCALE_LIMIT)
+    """A check passes when every rating is within this of the known one."""
+    # the former minutes: assignment.refuse_former_minutes
+    reservation_timeout_s: N = K(
+        assignment.DEFAULT_TIMEOUT_S, "Hold a conversation (seconds)", ge=1, le=assignment.MAX_TIMEOUT_S
     )
-    episodes: T = K(
-        "",
-        "Episodes files or folders",
-        "The conversations to rate, comma-separated; samples: ours, in the session's language.",
-        max_chars=5000,
-    )
-    episodes_json: T = K(
-        "",
-        "Episodes as text",
-        "Optional: the episodes pasted as JSON, instead of a file.",
-        max_chars=MAX_EPISODES_JSON_CHARS,
-    )
-    annotators_per_episode: W = K(2, "Raters per conversation", "How many people rate each conversation.", ge=1, le=100)
-    episodes_per_annotator: W = K(
-        3, "Conversations per person", "How many conversations each person rates.", ge=1, le="max_tasks"
-    )
-    attention_checks: W = K(
-        0,
-        "Attention checks per person",
-        "Conversations with known ratings mixed in to check care.",
-        ge=0,
-        le="max_tasks",
-    )
-    gold_tolerance: N = K(
-        2,
-        "Allowed distance on checks",
-        "A check passes when every rating is within this of the known one.",
-        ge=0,
-        le=2 * SCALE_LIMIT,
-    )
-    reservation_timeout_s: N = K(  # the former minutes: assignment.refuse_former_minutes
-        assignment.DEFAULT_TIMEOUT_S,
-        "Hold a conversation (seconds)",
-        "After this an unfinished conversation goes to someone else.",
-        ge=1,
-        le=assignment.MAX_TIMEOUT_S,
-    )
-    min_reasoning_chars: W = K(
-        20, "Shortest explanation", "Characters each rating's explanation must have.", ge=0, le=2000
-    )
-    comprehension_check: F = K(
-        False, "Comprehension quiz", "Tick to ask questions about the instructions before rating."
-    )
-    comprehension_attempts: W = K(
-        2, "Quiz attempts", "Tries before someone who fails the quiz is screened out.", ge=1, le=20
-    )
-    qualification_mode: F = K(
-        False, "Qualification run", "Tick for a pilot of only the check conversations, to qualify raters."
-    )
-    pilot_overlap: F = K(False, "Pilot: everyone rates the same", "Tick so agreement between raters can be measured.")
-    quality_floor_s: N = K(
-        60, "Too fast (seconds)", "The admin report flags conversations rated faster than this.", ge=0, le=3600
-    )
+    """After this an unfinished conversation goes to someone else."""
+    min_reasoning_chars: W = K(20, "Shortest explanation", ge=0, le=2000)
+    """Characters each rating's explanation must have."""
+    comprehension_check: F = K(False, "Comprehension quiz")
+    """Tick to ask questions about the instructions before rating."""
+    comprehension_attempts: W = K(2, "Quiz attempts", ge=1, le=20)
+    """Tries before someone who fails the quiz is screened out."""
+    qualification_mode: F = K(False, "Qualification run")
+    """Tick for a pilot of only the check conversations, to qualify raters."""
+    pilot_overlap: F = K(False, "Pilot: everyone rates the same")
+    """Tick so agreement between raters can be measured."""
+    quality_floor_s: N = K(60, "Too fast (seconds)", ge=0, le=3600)
+    """The admin report flags conversations rated faster than this."""
 
     def handed_out(self, regular_ids: Sequence[str]) -> list[str]:
         """The regular episodes the assignment hands out: all of them, or in a pilot the ones everybody rates."""

@@ -42,7 +42,8 @@ def test_a_new_setting_changes_the_generated_page(monkeypatch):
     from study_flow import config
 
     class Wider(SocialSettings):
-        brand_new_key: session_keys.Whole = session_keys.key(3, "A new key", "Its one line of help.", ge=0, le=9)
+        brand_new_key: session_keys.Whole = session_keys.key(3, "A new key", ge=0, le=9)
+        """Its one line of help."""
 
     monkeypatch.setattr(config, "app_keys", lambda: {"social_eval": Wider})
     page = generate.session_keys_page()

@@ -38,3 +38,20 @@ def test_the_app_descriptions_shown_on_the_create_session_page_carry_no_develope
     for app in ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests"):
         doc = importlib.import_module(app).doc
         assert "Where things are" not in doc and ".py" not in doc, app
+
+
+def test_the_launch_check_names_only_keys_the_models_define():
+    """The launch check reads a session's keys by name (lab_server/study_pages.py) and names them in its advice
+    (backend/core/launch_check.py): each name is a field of a model, so a renamed key cannot leave it reading nothing."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    models = [shared.SharedKeys, *shared.app_keys().values()]
+    keys = {key for model in models for key in model.model_fields} | OTREE_KEYS | {"name"}
+    pages = (root / "lab_server" / "study_pages.py").read_text(encoding="utf-8")
+    advice = (root / "backend" / "core" / "launch_check.py").read_text(encoding="utf-8")
+    named = set(re.findall(r"config(?:\.get\(|\[)\"([a-z_]+)\"", pages))
+    named |= set(re.findall(r"session key ([a-z_]{4,})", advice))
+    assert len(named) > 10
+    assert named - keys == set()

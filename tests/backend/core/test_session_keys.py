@@ -14,12 +14,18 @@ from study_flow.config import SharedKeys, app_keys
 
 
 class Example(Keys):
-    count: Whole = key(5, "Count", "How many.", ge=1, le=50)
-    share: Number = key(0.5, "Share", "How much.", ge=0, le=2)
-    ticked: Flag = key(False, "Ticked", "Whether.")
-    kind: Literal["a", "b"] = key("a", "Kind", "Which.")
-    code: Text = key("", "Code", "A code.", max_chars=8, pattern=r"[A-Z0-9]*", describe="capitals or digits")
-    rounds: Whole = key(3, "Rounds", "Up to the app's rounds.", ge=1, le="max_rounds")
+    count: Whole = key(5, "Count", ge=1, le=50)
+    """How many."""
+    share: Number = key(0.5, "Share", ge=0, le=2)
+    """How much."""
+    ticked: Flag = key(False, "Ticked")
+    """Whether."""
+    kind: Literal["a", "b"] = key("a", "Kind")
+    """Which."""
+    code: Text = key("", "Code", max_chars=8, pattern=r"[A-Z0-9]*", describe="capitals or digits")
+    """A code."""
+    rounds: Whole = key(3, "Rounds", ge=1, le="max_rounds")
+    """Up to the app's rounds."""
 
 
 @pytest.mark.parametrize(
@@ -65,6 +71,10 @@ def test_a_bound_the_caller_names_is_checked_and_worded():
     assert checked(Example, {"rounds": 4}, max_rounds=4).rounds == 4
     with pytest.raises(ValueError, match=r"^The session key 'rounds' must be a whole number from 1 to 4, not 5\.$"):
         checked(Example, {"rounds": 5}, max_rounds=4)
+
+
+def test_the_label_is_the_fields_and_the_help_its_docstring():
+    assert session_keys.words(Example)["count"] == ("Count", "How many.")
 
 
 def test_every_key_of_every_model_says_what_it_takes():
