@@ -17,4 +17,6 @@
 | ``researcher_files`` | reading a researcher's files with plain-word errors |
 | ``script_json`` | JSON that is safe inside an HTML ``<script>`` element |
 | ``stored_text`` | text every supported database can store |
+| ``catalogues`` | every participant-facing word as gettext catalogues (``locale/``): English source tables (``english``), translated tables (``translated``), the available languages (``languages``) |
+| ``catalogue_tool`` | the catalogues' templates from the code, ``update`` of a language, ``compile``, ``check`` (``python -m backend.core.catalogue_tool``) |
 """

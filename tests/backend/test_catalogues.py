@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from backend.core import catalogues
+from backend.core import catalogue_tool, catalogues
 from tests.support import text_scan
 from tests.support.language_check import LANGUAGES, catalogue_table, load_texts, words
 from tests.support.pseudo_language import write_pseudo_language
@@ -83,14 +83,14 @@ def test_msgfmt_checks_every_catalogue_and_counts_every_message_translated(domai
         ["msgfmt", "--check", "--statistics", "-o", str(tmp_path / "x.mo"), str(po)], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.strip().endswith(f"{len(catalogues.extract(domain))} translated messages."), done.stderr
+    assert done.stderr.strip().endswith(f"{len(catalogue_tool.extract(domain))} translated messages."), done.stderr
 
 
 @pytest.mark.parametrize("domain", catalogues.DOMAINS)
 def test_every_template_is_what_the_code_says(domain):
-    """``python -m backend.core.catalogues extract`` writes them; then ``update de`` / ``update it``."""
-    assert catalogues.pot_path(domain).read_text(encoding="utf-8") == catalogues.template_text(domain), (
-        f"locale/{domain}.pot is out of date: run python -m backend.core.catalogues extract"
+    """``python -m backend.core.catalogue_tool extract`` writes them; then ``update de`` / ``update it``."""
+    assert catalogues.pot_path(domain).read_text(encoding="utf-8") == catalogue_tool.template_text(domain), (
+        f"locale/{domain}.pot is out of date: run python -m backend.core.catalogue_tool extract"
     )
 
 
