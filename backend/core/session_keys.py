@@ -132,7 +132,11 @@ def checked(model: type[Model], config: Mapping[str, Any], **limits: Any) -> Mod
         return model.model_validate(dict(config), context=limits)
     except ValidationError as error:
         names = list(dict.fromkeys(str(problem["loc"][0]) for problem in error.errors()))
-        raise ValueError(" ".join(refusal(model, name, config[name], **limits) for name in names)) from None
+        raise ValueError(
+            " ".join(
+                refusal(model, name, config.get(name, model.model_fields[name].default), **limits) for name in names
+            )
+        ) from None
 
 
 def refusal(model: type[Keys], name: str, value: Any, **limits: Any) -> str:

@@ -71,6 +71,8 @@ def test_a_bound_the_caller_names_is_checked_and_worded():
     assert checked(Example, {"rounds": 4}, max_rounds=4).rounds == 4
     with pytest.raises(ValueError, match=r"^The session key 'rounds' must be a whole number from 1 to 4, not 5\.$"):
         checked(Example, {"rounds": 5}, max_rounds=4)
+    with pytest.raises(ValueError, match=r"^The session key 'rounds' must be a whole number from 1 to 2, not 3\.$"):
+        checked(Example, {}, max_rounds=2)  # the default is over an app's bound: refused, not a KeyError
 
 
 def test_the_label_is_the_fields_and_the_help_its_docstring():
