@@ -26,6 +26,7 @@ import functools
 import gettext
 import io
 import os
+import re
 import string
 from collections.abc import Mapping
 from pathlib import Path
@@ -187,6 +188,42 @@ def placeholders(text: str) -> set[str]:
     return {PLACEHOLDER_FORMS.get(name.split(".")[0].split("[")[0], name) for name in names if name}
 
 
+_MARKUP = re.compile(r"<\s*[A-Za-z/!?]")  # the start of a tag, a comment or a declaration
+
+
+def _fields(text: str) -> set[str]:
+    return {
+        "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        for _, name, spec, conversion in string.Formatter().parse(text)
+        if name is not None
+    }
+
+
+def unsafe_form(text: str, english: tuple[str, ...]) -> str | None:
+    """Why ``text``, a translation of ``english``, would break or change the page it lands on, or None: a brace
+    without its pair or a placeholder written with a format, conversion, attribute or index the English has not (the
+    code's ``str.format`` raises, or shows what it should not), or HTML markup the English has not (some pages print
+    their texts as they are: participant texts are plain text).
+
+    >>> unsafe_form("{n} von {total}", ("{n} of {total}",)), unsafe_form("Weiter :-}", ("Next",))
+    (None, 'a brace without its pair (participant texts hold braces only around placeholders)')
+    >>> unsafe_form("{n:d} von {total}", ("{n} of {total}",)), unsafe_form("<b>Weiter</b>", ("Next",))
+    ('{n:d}: a placeholder is its name in braces, nothing more', 'markup (participant texts are plain text)')
+    >>> unsafe_form("2 < 3 & 4 > 1", ("2 < 3",))
+    """
+    try:
+        fields = _fields(text)
+        source = set().union(*(_fields(other) for other in english))
+    except ValueError:
+        return "a brace without its pair (participant texts hold braces only around placeholders)"
+    for field in sorted(fields - source):
+        if not field[1:-1].isidentifier():
+            return f"{field}: a placeholder is its name in braces, nothing more"
+    if _MARKUP.search(text) and not any(_MARKUP.search(other) for other in english):
+        return "markup (participant texts are plain text)"
+    return None
+
+
 # -- checks and the languages they make available ------------------------------------------------------------------
 
 
@@ -243,6 +280,10 @@ def problems(domain: str, language: str, po: Path | None = None) -> list[str]:
             found.append(f"{where}: {entry.key}: untranslated")
             continue
         expected = set().union(*(placeholders(text) for text in sources))
+        unsafe = next((reason for text in translations_ if (reason := unsafe_form(text, sources))), None)
+        if unsafe:
+            found.append(f"{where}: {entry.key}: {unsafe}")
+            continue
         for text in translations_:
             if placeholders(text) - expected or (placeholders(text) != expected and not isinstance(entry.msgid, tuple)):
                 found.append(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 import lab_server.limits as limits
 import study_flow
 
@@ -31,3 +33,48 @@ def test_a_huge_accept_language_is_read_only_as_far_as_a_browser_sends(monkeypat
     # an honest browser's header is read whole, q-values and all
     browser = "fr-FR,fr;q=0.9,en-US;q=0.8,en;q=0.7,it;q=0.95"
     assert limits.accepted_language(asking(browser), study_flow.SHARED_LANGUAGES) == "it"
+
+
+# -- a lab's own catalogue -----------------------------------------------------------------------------------------
+
+
+def _lab_catalogue(tmp_path, old: str, new: str) -> list[str]:
+    """The check's problems for German's DoND catalogue with ``old`` written as ``new`` (a lab's own edit)."""
+    from backend.core import catalogues
+
+    text = catalogues.po_path("dond", "de").read_text(encoding="utf-8")
+    assert old in text
+    edited = tmp_path / "dond.po"
+    edited.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return catalogues.problems("dond", "de", po=edited)
+
+
+def game_over(german: str) -> str:
+    return f'msgctxt "error_game_over"\nmsgid "The game is over."\nmsgstr "{german}"'
+
+
+GAME_OVER = game_over("Das Spiel ist vorbei.")
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        # formatted by the live method's refusal (.format(limit=...)): a lone brace was a ValueError on every refusal
+        (GAME_OVER, game_over("Das Spiel ist vorbei :-}"), "error_game_over: a brace"),
+        (GAME_OVER, game_over("Das Spiel {ist} vorbei."), "error_game_over: placeholders"),
+        # the placeholder's name kept, but a format of its own: the results page's .format raised
+        ("({score} Punkte)", "({score:d} Punkte)", "paid_success: {score:d}"),
+        ("({score} Punkte)", "({score!x} Punkte)", "paid_success: {score!x}"),
+        ("({score} Punkte)", "({score.__class__} Punkte)", "paid_success: {score.__class__}"),
+        # markup: DoND's and social_eval's pages print their texts as they are (no escaping)
+        (GAME_OVER, game_over("Das Spiel ist <b>vorbei</b>."), "error_game_over: markup"),
+        (GAME_OVER, game_over("<script>alert(1)</script>"), "error_game_over: markup"),
+    ],
+)
+def test_a_translation_that_would_break_or_inject_into_a_page_is_refused_by_the_check(tmp_path, old, new, expected):
+    found = _lab_catalogue(tmp_path, old, new)
+    assert any(expected in problem for problem in found), found
+
+
+def test_plain_punctuation_in_a_translation_passes_the_check(tmp_path):
+    assert _lab_catalogue(tmp_path, GAME_OVER, game_over("Das Spiel ist vorbei (2 < 3 & 4 > 1).")) == []
