@@ -30,8 +30,9 @@ process, so the only lever is how fast new people come in. This gate holds them 
   needed; thousands reloading every few seconds were a load of their own) with every
   query parameter kept (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``, ``participant_label``) plus the ticket
   ``lab_wait``; a link lets the participant retry at once.
-- **Fairness.** The ticket is signed (``itsdangerous``, with a key of this process) and says when the arrival first
-  waited. While
+- **Fairness.** The ticket is signed (``itsdangerous``, with a key of this process) for the entry link and the
+  participant label it waits for (``waiting_for``: passed on with another PID it is a fresh arrival's, at the back of
+  the line) and says when the arrival first waited. While
   anyone waits, a fresh arrival waits too (it queues behind them), and when room frees up the arrivals that have
   waited longest come in first (those within ``FAIR_WINDOW_S`` of the oldest waiting ticket; a ticket not seen for
   ``FORGET_AFTER_S`` is dropped, the tab was closed). Nobody is refused in the end: a ticket older than
@@ -167,6 +168,16 @@ def admitted_for(path: str, label: str) -> str:
     return ADMITTED_COOKIE + json.dumps([path.rstrip("/"), label])
 
 
+def waiting_for(path: str, label: str) -> str:
+    """What a waiting ticket is signed for: the place in line of this label through this entry link (a ticket passed
+    on with another PID, or to another link, is a fresh arrival's: it goes to the back of the line).
+
+    >>> waiting_for("/room/r/", "5f00aa")
+    'lab_wait["/room/r", "5f00aa"]'
+    """
+    return TICKET + json.dumps([path.rstrip("/"), label])
+
+
 def cookie_value(headers, name: str) -> str | None:
     """The value of cookie ``name`` in an ASGI request's headers, or None."""
     for header, value in headers:
@@ -268,8 +279,11 @@ class Gate:
         self._inside: set[tuple[str, str]] = set()  # (entry link, participant label) let in: their place exists
 
     def let_in(self, path: str, label: str) -> None:
-        """Remember that ``label`` came in through the entry link ``path`` (bounded by ``MAX_INSIDE``)."""
-        if label and len(self._inside) < MAX_INSIDE:
+        """Remember that ``label`` came in through the entry link ``path`` (bounded by ``MAX_INSIDE``; only a label oTree
+        takes, ``study_flow.SAFE_LABEL``: a 60 KB label each was gigabytes at the bound)."""
+        import study_flow
+
+        if label and study_flow.SAFE_LABEL.fullmatch(label) and len(self._inside) < MAX_INSIDE:
             self._inside.add((path.rstrip("/"), label))
 
     def inside(self, path: str, label: str) -> bool:
@@ -423,11 +437,13 @@ class Gate:
                 self._by_address.pop(entry[3], None)
         return entry
 
-    def decide(self, ticket: str | None, *, now: float, address: str = "") -> tuple[bool, str]:
+    def decide(self, ticket: str | None, *, now: float, address: str = "", purpose: str = TICKET) -> tuple[bool, str]:
         """Whether a new arrival with ``ticket`` (the ``lab_wait`` it brought, or None) from client ``address`` comes
         in now; when it waits, the ticket its retry carries (the same one, or a new one for a fresh or forged ticket).
-        ``(False, "")``: refused, ``address`` already has ``max_waiting_per_address`` people waiting."""
-        issued = self.issued(ticket)
+        ``purpose`` is what the ticket is signed for (``waiting_for(link, label)``): a ticket of another PID or link is
+        a fresh arrival's. ``(False, "")``: refused, ``address`` already has ``max_waiting_per_address`` people
+        waiting."""
+        issued = self.issued(ticket, purpose=purpose)
         oldest = self._oldest_waiting(now)  # closed tabs (no reload for FORGET_AFTER_S) are out of the line first
         in_line = issued is not None and ticket.rpartition(".")[0] in self._waiting
         if issued is not None and now - issued > self.max_wait_s + FORGET_AFTER_S and not in_line:
@@ -449,7 +465,7 @@ class Gate:
             if (fresh or fair) and self._take_token(now):
                 return (True, "") if fresh else (self._admit(ticket, issued, now), ticket)
         if issued is None:
-            ticket, issued = self.ticket(now=now), now
+            ticket, issued = self.ticket(now=now, purpose=purpose), now
             if not self._waiting:
                 logger.warning(
                     "The server is busy (%d requests in flight, LAB_ADMIT_MAX_IN_FLIGHT=%d; busy %.0f%% of the time "
@@ -680,7 +696,8 @@ def install() -> None:
             elif not gate.admits(cookie, path, label, now=now):
                 client = scope.get("client") or ("unknown", 0)
                 ticket = query_value(scope.get("query_string", b""), TICKET)
-                admitted, ticket = gate.decide(ticket, now=now, address=places.address_key(client[0]))
+                address = places.address_key(client[0])
+                admitted, ticket = gate.decide(ticket, now=now, address=address, purpose=waiting_for(path, label))
                 if not admitted and not ticket:
                     await send_busy_page(scope, send, headers_for=headers_for)
                     return

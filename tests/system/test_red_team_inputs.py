@@ -78,3 +78,37 @@ def test_a_translation_that_would_break_or_inject_into_a_page_is_refused_by_the_
 
 def test_plain_punctuation_in_a_translation_passes_the_check(tmp_path):
     assert _lab_catalogue(tmp_path, GAME_OVER, game_over("Das Spiel ist vorbei (2 < 3 & 4 > 1).")) == []
+
+
+# -- the admission gate --------------------------------------------------------------------------------------------
+
+
+def test_a_waiting_ticket_passed_on_to_another_pid_does_not_jump_the_line():
+    """A retry URL's ticket is the place in line of one PID through one link (as the admission cookie is): once its
+    holder is in, the same ticket with another ``participant_label`` (a forum post of the retry URL) is a fresh
+    arrival, behind everyone waiting, not in at once ahead of them."""
+    from lab_server.admission import Gate, waiting_for
+
+    gate = Gate(max_in_flight=1, max_wait_s=60, arrivals_per_s=1, key=b"k")
+    first, honest, other = (waiting_for("/room/study", pid) for pid in ("aa01", "bb02", "cc03"))
+    gate.in_flight = 1  # saturated: everyone waits
+    _, ticket = gate.decide(None, now=0.0, purpose=first)
+    _, honest_ticket = gate.decide(None, now=1.0, purpose=honest)
+    gate.in_flight = 0
+    assert gate.decide(ticket, now=10.0, purpose=first)[0]  # the first in line comes in
+    passed_on, _ = gate.decide(ticket, now=12.0, purpose=other)  # its URL, another PID
+    assert not passed_on
+    assert gate.decide(honest_ticket, now=12.0, purpose=honest)[0]  # the one who waited is next
+    assert gate.decide(ticket, now=14.0, purpose=first)[0]  # its own holder reloading still passes
+
+
+def test_the_gate_remembers_only_labels_otree_would_take():
+    """Labels let in are remembered (up to MAX_INSIDE): a label of 60 KB (the URL's limit) each was 6 GB at the
+    bound; oTree refuses any label but 1-100 letters, digits, - and _ anyway."""
+    from lab_server.admission import Gate
+
+    gate = Gate(max_in_flight=1, max_wait_s=60, key=b"k")
+    gate.let_in("/room/r", "x" * 60_000)
+    gate.let_in("/room/r", "<b>")
+    gate.let_in("/room/r", "5f00aa-b_c")
+    assert gate.inside("/room/r", "5f00aa-b_c") and len(gate._inside) == 1
