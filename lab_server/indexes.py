@@ -12,6 +12,10 @@ round_number)``, right after oTree creates its tables at start-up (``CREATE INDE
 created before this change gets it at its next start; SQLite and PostgreSQL alike). An index changes no row and no
 result, only how rows are found. Measured in docs/performance.md (``bench/annotation_load.py --baseline``).
 
+The same for the columns an app's lookup of every page step asks by in an ExtraModel's table, which oTree indexes
+not at all: an app asks for them with ``study_flow.lookups.index`` (social_eval: an annotator's assignment row, by
+participant and episode, on every rating page; the episode to show, by its id), and ``statements`` adds them.
+
 The same for ``otree_participant (label)``: a new arrival by a room link looks its Prolific ID up among every
 participant of the database (``entry``: a returning PID is sent back to its place), oTree's own session-wide link
 among the session's.
@@ -20,6 +24,8 @@ among the session's.
 from __future__ import annotations
 
 from sqlalchemy import event, text
+
+from study_flow import lookups
 
 COLUMNS = ("participant_id", "round_number")
 PARTICIPANTS = "otree_participant"
@@ -30,18 +36,27 @@ def statements(tables) -> list[str]:
     for the participants' labels (their Prolific IDs: each new arrival by a room link looks its PID up among all
     participants, to send a returning one back to their place).
 
+    and for the columns an app asked for (``study_flow.lookups.index``, kept in the table's ``info``).
+
     >>> from types import SimpleNamespace as T
     >>> player = T(name="social_eval_player", c=dict(participant_id=1, round_number=2))
-    >>> for statement in statements([player, T(name="otree_session", c=dict(id=1)), T(name=PARTICIPANTS, c={})]):
+    >>> stored = T(name="social_eval_storedepisode", c={}, info={lookups.INDEXED: [("subsession_id", "episode_id")]})
+    >>> tables = [player, T(name="otree_session", c=dict(id=1)), stored, T(name=PARTICIPANTS, c={})]
+    >>> for statement in statements(tables):
     ...     print(statement)
     CREATE INDEX IF NOT EXISTS social_eval_player_participant_round ON social_eval_player (participant_id, round_number)
+    CREATE INDEX IF NOT EXISTS social_eval_storedepisode_subsession_id_episode_id ON social_eval_storedepisode (subsession_id, episode_id)
     CREATE INDEX IF NOT EXISTS otree_participant_label ON otree_participant (label)
     """
-    found = [
-        f"CREATE INDEX IF NOT EXISTS {table.name}_participant_round ON {table.name} ({', '.join(COLUMNS)})"
-        for table in tables
-        if table.name.endswith("_player") and all(column in table.c for column in COLUMNS)
-    ]
+    found = []
+    for table in tables:
+        if table.name.endswith("_player") and all(column in table.c for column in COLUMNS):
+            found.append(
+                f"CREATE INDEX IF NOT EXISTS {table.name}_participant_round ON {table.name} ({', '.join(COLUMNS)})"
+            )
+        for columns in getattr(table, "info", {}).get(lookups.INDEXED, ()):
+            name = f"{table.name}_{'_'.join(columns)}"
+            found.append(f"CREATE INDEX IF NOT EXISTS {name} ON {table.name} ({', '.join(columns)})")
     if any(table.name == PARTICIPANTS for table in tables):
         found.append(f"CREATE INDEX IF NOT EXISTS {PARTICIPANTS}_label ON {PARTICIPANTS} (label)")
     return found

@@ -123,6 +123,12 @@ USED: dict[str, Internal] = {
         "entry renders its refusal page (global/EntryRefused.html) outside any app's page",
         ("template_name", "context"),
     ),
+    "template_loader": Internal(
+        "otree.templating.loader:ibis_loader",
+        "FileLoader",
+        "page_cost renders a page's fragment once (social_eval's rating form rows, the same on every rating page of "
+        "a session) with the loader oTree renders its pages with",
+    ),
     "no_participants_left_http_response": Internal(
         "otree.views.participant:no_participants_left_http_response",
         "function",

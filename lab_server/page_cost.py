@@ -23,6 +23,10 @@ each was kept because ``bench/annotation_load.py --baseline`` showed it side by 
   compiled tree of such inline templates (oTree's ``template_id`` ``UNIDENTIFIED``; a template file is already kept
   by oTree's loader). A compiled tree holds no state of a rendering, which is why oTree's loader shares one tree
   between all requests already.
+- **A page's fragment rendered once.** ``fragment(template, key, context)`` renders a template file into text once
+  per ``key``, which its caller makes of everything the text depends on (social_eval's rating form: the session and
+  the agent; its 14 rows with their scales and guidelines were about 1,400 template variables and 7 ms on every
+  rating page). A template oTree loads anew (its devserver reloads an edited file) is rendered anew.
 - **Static URLs found once.** ``{% static 'x.js' %}`` checks that the file exists on disk and asks the router for its
   URL on every page; the answer for a path that exists is kept (a missing file still fails every time).
 - **SQLite commits without a disk flush each.** A page step ends with a commit, and SQLite's default rollback journal
@@ -38,6 +42,7 @@ each was kept because ``bench/annotation_load.py --baseline`` showed it side by 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from contextvars import ContextVar
 
 import sqlalchemy
@@ -53,6 +58,7 @@ logger = logging.getLogger(__name__)
 INLINE_TEMPLATE_ID = "UNIDENTIFIED"  # what oTree's Template calls a template made from a string in code
 MAX_INLINE_TEMPLATES = 64  # inline template texts remembered (oTree has two; more would be a template built per call)
 MAX_STATIC_PATHS = 4096  # static paths remembered
+MAX_FRAGMENTS = 512  # rendered fragments remembered, the least recently used dropped first (social_eval: ~30 kB each)
 
 
 # -- lookups compiled once ------------------------------------------------------------------------------------------
@@ -188,7 +194,7 @@ def _fast_get_or_404(original):
     return get_or_404
 
 
-# -- inline templates and static URLs found once --------------------------------------------------------------------
+# -- inline templates, fragments and static URLs found once ------------------------------------------------------------
 def _remembering_compile(original):
     compiled = {}
 
@@ -218,6 +224,27 @@ def _remembering_static_url(original):
         return urls[path]
 
     return url_of_static_file
+
+
+FRAGMENTS: OrderedDict = OrderedDict()  # (template name, key) -> (the template as loaded, its text)
+
+
+def fragment(template_name: str, key, context: dict) -> str:
+    """The text of template file ``template_name`` rendered with ``context``, rendered once per hashable ``key``: the
+    caller's key names everything the text depends on (the context is not compared). Rendered again when oTree's
+    loader gives another template (a file its devserver reloaded after an edit)."""
+    import lab_server.otree_internals as otree_internals
+
+    template = otree_internals.template_loader.load(template_name)
+    found = FRAGMENTS.get((template_name, key))
+    if found is not None and found[0] is template:
+        FRAGMENTS.move_to_end((template_name, key))
+        return found[1]
+    text = template.render(context)
+    FRAGMENTS[(template_name, key)] = (template, text)
+    if len(FRAGMENTS) > MAX_FRAGMENTS:
+        FRAGMENTS.popitem(last=False)
+    return text
 
 
 # -- SQLite ---------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from backend.social import forms as social_forms
 from study_flow import (
     assignments,
     consent_given_choices,  # noqa: F401  (oTree finds the consent field's choices here)
+    lookups,
 )
 
 from . import admin, exports, study, tasks, texts, views
@@ -118,6 +119,9 @@ class StoredEpisode(ExtraModel):
     position = models.IntegerField()
     is_gold = models.BooleanField()
     data = models.LongStringField()
+
+
+lookups.index(StoredEpisode, "subsession_id", "episode_id")  # study.episode finds the one to show by its id
 
 
 # FUNCTIONS

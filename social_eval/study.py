@@ -20,6 +20,7 @@ _SETTINGS = {}  # session code -> SocialSettings (the config was checked and typ
 _RUBRICS = {}  # session code -> Rubric, parsed from session.vars on first use (a cache of database content)
 _EPISODES = {}  # (session code, episode id) -> Episode
 _ROOT_IDS = {}  # session code -> id of its round-1 subsession (fixed for the session's life)
+_STUDIES = {}  # session code -> session.vars["social_eval"], as stored at creation (never changed afterwards)
 
 
 def checked(config):
@@ -63,8 +64,12 @@ def settings_of(session) -> SocialSettings:
 
 
 def study(session):
-    """Episode ids of the session: ``regular_ids``, ``gold_ids``; and the ``rubric`` as stored."""
-    return session.vars["social_eval"]
+    """Episode ids of the session: ``regular_ids``, ``gold_ids``; and the ``rubric`` as stored. Read once per process
+    and session: oTree marks a session's vars changed whenever they are read, and writes them back whole (pickled:
+    46 kB with the ids of 3,000 annotators' episodes) with the step that read them, twice per annotator here."""
+    if session.code not in _STUDIES:
+        _STUDIES[session.code] = session.vars["social_eval"]
+    return _STUDIES[session.code]
 
 
 def rubric(session):

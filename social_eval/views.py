@@ -1,5 +1,5 @@
 """What the pages show, as template variables. Every text from a researcher's file or an episode is HTML-escaped
-here (it is data, not markup); the markup itself is in the app's templates (``Rate.html`` with ``rating_row.html``,
+here (it is data, not markup); the markup itself is in the app's templates (``Rate.html`` with ``rating_rows.html``,
 ``Instructions.html`` with ``dimension_help.html``, ``Comprehension.html``).
 """
 
@@ -8,6 +8,7 @@ import html
 import study_flow
 from backend.core import assignment
 from backend.social import forms as social_forms
+from lab_server import page_cost
 
 from . import texts as page_words
 from .study import player_episode, rubric, settings_of
@@ -108,7 +109,7 @@ def episode_view(episode, language="en"):
 
 
 def _rating_row(agent_index, slot, dimension, texts, language):
-    """One rating of the form (``rating_row.html``): its guideline, what the scale's ends mean and every value of
+    """One rating of the form (``rating_rows.html``): its guideline, what the scale's ends mean and every value of
     the dimension's range, negative ones shown with a true minus."""
     rating_name = social_forms.rating_field(agent_index, slot)
     low, high = page_words.endpoints(dimension, language)
@@ -150,6 +151,26 @@ def rating_blocks(session_code, session_rubric, episode, language="en"):
         dict(agent_index=agent_index, agent_name=html.escape(agent.name), rows=rows[agent_index - 1])
         for agent_index, agent in enumerate(episode.agents, start=1)
     ]
+
+
+ROWS_TEMPLATE = "social_eval/rating_rows.html"
+ROWS_CONTEXT = ("t", "min_reasoning_chars", "reasoning_hint")  # what the rows read of the page, fixed per session
+
+
+class _NoErrors:
+    """A form field without errors, as ``{% formfield_errors %}`` reads it."""
+
+    errors = ()
+
+
+def rows_html(session_code, block, page):
+    """The rows of one agent's rating form (``rating_rows.html``) as a form without errors shows them, rendered once
+    per session and agent: they depend only on the session's rubric, language and reasoning settings and on the
+    agent's name (``page``: the page's context, of which the rows read ``ROWS_CONTEXT``). Rate.html renders the rows
+    itself for a form shown again with its errors."""
+    form = {name: _NoErrors for row in block["rows"] for name in (row["reason_field"], row["rating_field"])}
+    context = dict({name: page[name] for name in ROWS_CONTEXT}, block=block, form=form)
+    return page_cost.fragment(ROWS_TEMPLATE, (session_code, block["agent_index"], block["agent_name"]), context)
 
 
 def instructions_vars(player):
@@ -230,10 +251,10 @@ def rate_vars(player, *, task_total):
     )
     if player.episode_id:
         episode = player_episode(player)
-        context.update(
-            episode=episode_view(episode, language),
-            blocks=rating_blocks(player.session.code, session_rubric, episode, language),
-        )
+        blocks = rating_blocks(player.session.code, session_rubric, episode, language)
+        for block in blocks:
+            block["rows_html"] = rows_html(player.session.code, block, context)
+        context.update(episode=episode_view(episode, language), blocks=blocks)
     return context
 
 

@@ -50,6 +50,7 @@ def model(subsession_class: type) -> type:
         is_gold = models.BooleanField()  # a gold item (attention check); the policy hands out the others
 
     tallies.follow(Assignment)  # the policy's counts kept in this process follow every write to its rows
+    lookups.index(Assignment, "subsession_id", "participant_code", "item_id")  # held_rows, on every rating page
     return Assignment
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlalchemy
 from sqlalchemy.ext import baked
 
+INDEXED = "lab_indexed"  # a table's info: the column tuples its lookups ask by (lab_server/indexes.py indexes them)
 BAKERY_SIZE = 1000  # compiled queries kept: one per model, set of names and order (a few dozen in practice)
 
 _bakery = baked.bakery(size=BAKERY_SIZE)
@@ -47,3 +48,19 @@ def rows(session, model, *, ordered: bool = True, **equalities) -> list:
     """``model``'s rows in ``session`` whose columns equal ``equalities`` (plain values, none None), in id order."""
     names = tuple(sorted(equalities))
     return compiled(model, names, ordered=ordered)(session).params(**bound(equalities)).all()
+
+
+def index(model, *columns: str) -> None:
+    """Ask for an index of ``model``'s table on ``columns``, the columns a lookup of every page step asks by (oTree
+    indexes no column of an ExtraModel: its table is read whole for each such lookup); ``lab_server/indexes.py``
+    creates it when oTree creates its tables at start-up.
+
+    >>> from types import SimpleNamespace as T
+    >>> model = T(__table__=T(info={}))
+    >>> index(model, "subsession_id", "episode_id")
+    >>> model.__table__.info[INDEXED]
+    [('subsession_id', 'episode_id')]
+    """
+    wanted = model.__table__.info.setdefault(INDEXED, [])
+    if tuple(columns) not in wanted:
+        wanted.append(tuple(columns))

@@ -25,6 +25,7 @@ from tests.support.harness import (
     export_rows,
     run_bots,
     scratch_project,
+    script_on_server_session,
     session_start_links,
     start_server,
 )
@@ -268,3 +269,52 @@ def test_a_missing_answer_is_refused_in_the_participants_language_not_otrees_eng
     assert "Bitte begründen Sie Ihre Bewertung." in page_text
     annotator.submit(rating_form())
     assert annotator.page == "Completion"
+
+
+def rating_rows(page: str) -> str:
+    """The rating form's rows of a Rate page, without the errors of a refused form."""
+    form = page[page.index('<div class="se-form"') : page.index('name="step_seconds"')]
+    return re.sub(r'<div class="form-control-errors">.*?</div>', "", form, flags=re.S)
+
+
+def test_the_rating_rows_drawn_once_per_session_are_those_the_page_draws_itself(otree_server):
+    """The rows of the rating form are drawn once per session and agent (social_eval/views.rows_html); a form shown
+    again with its errors is drawn by the page itself, and shows the same rows but for the errors."""
+    session = create_session(otree_server.url, "social_eval", 2, episodes_per_annotator=1, attention_checks=0)
+    first, second = (
+        Annotator(link).to_rating_page() for link in session_start_links(otree_server.url, session["code"])
+    )
+    drawn_once = rating_rows(first.html)
+    assert drawn_once.count('class="se-row"') == 2 * len(RUBRIC.dimensions)
+    assert rating_rows(first.reload().html) == drawn_once
+    first.submit({**rating_form(), "reason_1_1": "kurz."})
+    assert first.page == "Rate" and 'class="form-control-errors"' in first.html
+    assert rating_rows(first.html) == drawn_once
+    second.submit({**rating_form(), "reason_2_3": ""})
+    assert second.page == "Rate" and rating_rows(second.html) == rating_rows(second.reload().html)
+
+
+READ_STUDY_TWICE = r"""
+import json, sys
+from lab_server.otree_internals import setup
+setup()
+from lab_server import otree_internals as internals
+internals.save_sqlite_db  # noqa: B018 (sets up the database layer as oTree's command line does)
+import sqlalchemy
+from social_eval import study
+marked = []
+for _ in range(2):  # two page requests, each with a database session of its own
+    internals.db.new_session()
+    session = internals.db.query(internals.Session).filter_by(code=sys.argv[1]).one()
+    ids = study.study(session)["regular_ids"]
+    marked.append(sqlalchemy.inspect(session).modified)
+print(json.dumps(dict(marked=marked, ids=len(ids))))
+"""
+
+
+def test_the_study_material_is_read_without_writing_the_session_back_on_every_step():
+    """oTree marks a session's vars changed when they are read and writes them back whole with the request: the
+    episode ids (46 kB in a session of 3,000) were written twice per annotator. Read once per process now."""
+    result, _ = script_on_server_session("social_eval", 2, READ_STUDY_TWICE)
+    assert result["ids"] > 0
+    assert result["marked"] == [True, False]  # the first reading in this process marks it, as oTree's .vars does

@@ -47,3 +47,44 @@ def test_the_player_of_a_round_is_found_by_the_index_also_in_an_older_database()
             assert INDEX in indexes(engine)
         finally:
             engine.dispose()
+
+
+# The ExtraModel lookups of every rating page (study_flow.lookups.index): an annotator's assignment row, the episode.
+ASKED = {
+    "social_eval_assignment": (
+        "social_eval_assignment_subsession_id_participant_code_item_id",
+        "SELECT id FROM social_eval_assignment WHERE subsession_id = 1 AND participant_code = 'p' AND item_id = 'e' "
+        "AND round_number = 2",
+    ),
+    "social_eval_storedepisode": (
+        "social_eval_storedepisode_subsession_id_episode_id",
+        "SELECT data FROM social_eval_storedepisode WHERE subsession_id = 1 AND episode_id = 'e'",
+    ),
+    "payoff_reasoning_eval_assignment": (
+        "payoff_reasoning_eval_assignment_subsession_id_participant_code_item_id",
+        "SELECT id FROM payoff_reasoning_eval_assignment WHERE subsession_id = 1 AND participant_code = 'p' "
+        "AND item_id = 'e'",
+    ),
+}
+
+
+def test_the_rows_a_rating_page_looks_up_are_found_by_an_index():
+    folder = scratch_project("otree-indexes-")
+    env = base_env()
+    if not env.get("DATABASE_URL"):
+        env["DATABASE_URL"] = f"sqlite:///{folder}/db.sqlite3"
+    with own_database(env) as env:
+        server = start_server(kind="prodserver", env=env, folder=folder)
+        server.stop()
+        engine = engine_of(env, folder)
+        try:
+            for table, (index, query) in ASKED.items():
+                assert index in indexes(engine, table)
+                if engine.url.get_backend_name() == "sqlite":
+                    with engine.connect() as connection:
+                        plan = " ".join(
+                            str(row) for row in connection.execute(sqlalchemy.text(f"EXPLAIN QUERY PLAN {query}"))
+                        )
+                    assert index in plan, plan
+        finally:
+            engine.dispose()
