@@ -112,3 +112,23 @@ def test_the_gate_remembers_only_labels_otree_would_take():
     gate.let_in("/room/r", "<b>")
     gate.let_in("/room/r", "5f00aa-b_c")
     assert gate.inside("/room/r", "5f00aa-b_c") and len(gate._inside) == 1
+
+
+# -- the one limiter -----------------------------------------------------------------------------------------------
+
+
+def test_a_flood_of_new_keys_past_max_tracked_does_not_make_every_take_look_at_every_key():
+    """Past ``MAX_TRACKED`` keys, each take looked at every key for full buckets to forget; while none was full (a
+    flood of new keys, e.g. one per IPv6 address, within one refill) that was 38 ms a take. Now the next look comes
+    once the keys kept have doubled, and full buckets are still forgotten."""
+    from backend.core.rate_limit import MAX_TRACKED, TokenBuckets
+
+    buckets = TokenBuckets(per_minute=60, capacity=10)
+    for n in range(MAX_TRACKED + 1):
+        buckets.take(f"k{n}", now=0.0)
+    started = time.perf_counter()
+    assert all(buckets.take(f"new{n}", now=0.5) for n in range(300))
+    assert time.perf_counter() - started < 1.0  # 11 s without
+    for n in range(MAX_TRACKED + 300):  # ten seconds on: every bucket is full again, and the next look forgets them
+        buckets.take(f"later{n}", now=10.0)
+    assert len(buckets._buckets) <= 2 * MAX_TRACKED + 2
