@@ -11,7 +11,7 @@ texts of every gettext catalogue, ``locale/<domain>.pot``) and of oTree's built-
 ``django.pot``), minus the words that also occur in that language's own catalogues (``Prolific``, ``JavaScript``,
 Prolific's "Return submission" button). Call ``assert_no_english(page, language)`` on an app's pages: every app's
 browser tests use this one check, and so does the walk in a language made at test time
-(tests/system/test_new_language.py).
+(tests/browser/test_new_language.py).
 
 Material: ``data-material`` is skipped for a researcher's own material. A session on our bundled social_eval material
 (which we ship in en/de/it) is checked with ``material=True``: the marked elements are read too, and the vocabulary adds

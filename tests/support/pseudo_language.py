@@ -4,7 +4,7 @@
 (``locale/<domain>.pot``), each text pseudo-localised (`pseudo`): every letter a look-alike accented one, so no word of
 it is an English word, while placeholders, tags and entities stay as they are. Given to a server or a test as
 ``LAB_LOCALE_DIRS=<folder>``, ``xx`` becomes one of the languages (``backend.core.catalogues.languages``) with no
-Python change: tests/backend/test_catalogues.py and tests/system/test_new_language.py.
+Python change: tests/backend/test_catalogues.py and tests/browser/test_new_language.py.
 """
 
 from __future__ import annotations
