@@ -71,7 +71,7 @@ every code of that participant's session is learned. An arrival through a room o
 from the redirect oTree answers with (``/InitializeParticipant/<code>``). So an honest person costs that budget at
 most one request: their first, only when the server has not seen their session since it started; a lab behind one
 address fits even when a whole class of that size comes back at once after a restart (that number is what one
-address may bring into a room per window, docs/security.md). A script of made-up codes reaches oTree at most once a
+address may bring into a room at once, docs/security.md). A script of made-up codes reaches oTree at most once a
 second after its burst. Refused requests are not charged to the address (one flooder behind a lab's address does
 not lock the address out for longer than it floods).
 """
@@ -469,7 +469,7 @@ def install() -> None:
 
     pages = PageBudgets(
         per_minute=positive_setting("LAB_PAGE_REQUESTS_PER_MINUTE"),
-        # What one address may bring into a room per window, as requests a minute for codes not learned yet: a
+        # What one address may bring into a room at once, as requests a minute for codes not learned yet: a
         # whole class behind one address, coming back at once after a restart, fits (docs/security.md).
         unknown_per_minute=positive_setting("LAB_NEW_PARTICIPANTS_PER_ADDRESS"),
     )

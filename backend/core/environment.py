@@ -103,11 +103,12 @@ class Environment(BaseModel):
     """Plain page requests per participant per minute (bursts of a minute's worth), counted before oTree's page lock;
     over it the participant gets HTTP 429 with Retry-After and a short page in their language."""
     LAB_NEW_PARTICIPANTS_PER_ADDRESS: Positive = _var(60, "Limits", "lab_server/places.py")
-    """New places one client address may take in one room per window; more get a 'try later' page (HTTP 429). Also the
-    page requests a minute one address may make for participant codes the server does not know
+    """New places one client address may take in one room at once, then one more every LAB_NEW_PARTICIPANTS_WINDOW_S
+    divided by this number (a token bucket: up to twice the number within one window); more get a 'try later' page
+    (HTTP 429). Also the page requests a minute one address may make for participant codes the server does not know
     (lab_server/budgets.py)."""
     LAB_NEW_PARTICIPANTS_WINDOW_S: Positive = _var(600, "Limits", "lab_server/places.py")
-    """The window, in seconds, of LAB_NEW_PARTICIPANTS_PER_ADDRESS."""
+    """The seconds in which LAB_NEW_PARTICIPANTS_PER_ADDRESS places refill (one every window / number seconds)."""
     LAB_ADMIT_MAX_IN_FLIGHT: Positive = _var(8, "Limits", "lab_server/admission.py")
     """Requests in flight (waiting for or holding oTree's page lock) at which the server counts as saturated: new
     arrivals (room and session-wide links) then wait on a light page that lets them in as room frees up."""

@@ -132,3 +132,35 @@ def test_a_flood_of_new_keys_past_max_tracked_does_not_make_every_take_look_at_e
     for n in range(MAX_TRACKED + 300):  # ten seconds on: every bucket is full again, and the next look forgets them
         buckets.take(f"later{n}", now=10.0)
     assert len(buckets._buckets) <= 2 * MAX_TRACKED + 2
+
+
+def test_what_the_docs_say_of_new_places_per_address_is_what_the_bucket_does():
+    """New places per address became a token bucket: N at once, then one every window / N, so one address may take
+    up to 2N within one window. The manual's tables and the variable's own words had still said N per window (ten
+    minutes): a lab sizing a class behind one NAT address, or judging how many places a script may take, read half."""
+    from pathlib import Path
+
+    from backend.core.environment import VARIABLES
+    from backend.core.rate_limit import TokenBuckets
+
+    number, window = 60, 600.0
+    bucket = TokenBuckets(per_minute=number * 60 / window, capacity=number)
+    taken = 0  # as places.py does: a visitor is refused while the bucket has no token, and a place given is taken
+    for tenth in range(int(window * 10)):
+        if bucket.wait_s("address room", now=tenth / 10) == 0:
+            taken += bucket.take("address room", now=tenth / 10)
+    assert taken == 2 * number - 1
+    root = Path(__file__).resolve().parents[2]
+    words = {
+        "environment": VARIABLES["LAB_NEW_PARTICIPANTS_PER_ADDRESS"].meaning,
+        "busy-launch": next(
+            line
+            for line in (root / "docs/running/busy-launch.md").read_text().splitlines()
+            if "PER_ADDRESS` | 60" in line
+        ),
+        "security": next(
+            line for line in (root / "docs/security.md").read_text().splitlines() if "PER_ADDRESS` | 60" in line
+        ),
+    }
+    for where, text in words.items():
+        assert "at once" in text and "in ten minutes" not in text and "in the window" not in text, where
