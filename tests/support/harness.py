@@ -76,11 +76,11 @@ def ensure_debian_package(path: str, package: str) -> None:
         return
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         raise RuntimeError(f"{path} is missing and cannot be installed here: run `apt-get install {package}` as root.")
-    lock = Path(tempfile.gettempdir()) / f"apt-install-{package}.lock"
+    lock = Path(tempfile.gettempdir()) / "apt-install.lock"  # one for every package: dpkg takes one install at a time
     with lock.open("w") as handle:
         import fcntl
 
-        fcntl.flock(handle, fcntl.LOCK_EX)  # parallel test processes install once
+        fcntl.flock(handle, fcntl.LOCK_EX)  # parallel test processes install once, one package after another
         if not Path(path).exists():
             quiet = dict(stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
             subprocess.run(["apt-get", "update", "-qq"], check=True, **quiet)
