@@ -146,11 +146,14 @@ http {{
         default upgrade;
         ''      close;
     }}
-    # The Prolific ID: our participant_label, else Prolific's PROLIFIC_PID. Never change the list while the study
-    # runs: returning people would be sent to another server.
-    map $arg_participant_label $study_pid {{
-        ''      $arg_prolific_pid;
-        default $arg_participant_label;
+    # The Prolific ID: our participant_label, else Prolific's PROLIFIC_PID, named in the case oTree reads them (nginx's
+    # own $arg_participant_label takes PARTICIPANT_LABEL too: put first, it chose the server while oTree gave the place
+    # to the participant_label after it). Never change the list while the study runs: returning people would be sent
+    # to another server.
+    map $args $study_pid {{
+        "~(?:^|&)participant_label=(?<label>[^&]*)" $label;
+        "~(?:^|&)PROLIFIC_PID=(?<prolific>[^&]*)"   $prolific;
+        default "";
     }}
     split_clients "${{study_pid}}" $study_port {{
 {splits}    }}
@@ -158,6 +161,11 @@ http {{
 server {{
     listen {address}{port}{ssl};
 {certificate}    location /room/ {{
+        # An encoded query (5f%33...) is hashed as written and read by oTree decoded: the same Prolific ID would have a
+        # place on every server it is written for. Prolific's links hold no %: such a link is refused.
+        if ($args ~ "%") {{
+            return 400;
+        }}
         return 302 $scheme://$host:$study_port$request_uri;   # path and query string unchanged
     }}
     location / {{

@@ -164,3 +164,75 @@ def test_what_the_docs_say_of_new_places_per_address_is_what_the_bucket_does():
     }
     for where, text in words.items():
         assert "at once" in text and "in ten minutes" not in text and "in the window" not in text, where
+
+
+# -- one study on several servers: nginx's front door ---------------------------------------------------------------
+
+
+def _front_door(tmp_path):
+    """nginx with study_servers' configuration for two servers on free ports (only its redirector is asked)."""
+    import socket
+    import subprocess
+
+    from backend.core.study_servers import NGINX, nginx_config, servers_of
+    from tests.support.harness import ensure_debian_package, free_port
+
+    ensure_debian_package(NGINX, "nginx")
+    for _ in range(20):
+        port = free_port()
+        if port + 2 < 65536 and all(_free(port + i) for i in (1, 2)):
+            break
+    (tmp_path / "nginx").mkdir()
+    config = tmp_path / "nginx.conf"
+    config.write_text(nginx_config(servers_of(2, port), port=port, folder=tmp_path, listen="127.0.0.1"))
+    process = subprocess.Popen([NGINX, "-c", str(config), "-p", str(tmp_path)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, port
+        except OSError:
+            time.sleep(0.05)
+    process.terminate()
+    raise AssertionError(process.stderr.read().decode())
+
+
+def _free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_one_prolific_id_is_sent_to_one_server_however_its_link_is_written(tmp_path):
+    """The front door hashes the Prolific ID to a server; oTree reads the ID itself. nginx's $arg_participant_label
+    also takes PARTICIPANT_LABEL (first), and hashes 5f%33... as written where oTree decodes it: with either, one
+    person chose the server and took a place on each (each server checks its own places only), the bonus file then
+    paying the sum. Now the ID is read in oTree's case and an encoded query is refused at the door."""
+    import http.client
+
+    process, port = _front_door(tmp_path)
+    try:
+        pid = "5f3c2a1b9d8e7f6a5b4c3d2e"
+
+        def server(query: str) -> str:  # sent as written (requests would decode %35 to 5 first)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", f"/room/study?{query}")
+            answer = connection.getresponse()
+            connection.close()
+            return answer.getheader("Location", "").split("/room/")[0] if answer.status == 302 else "refused"
+
+        home = server(f"participant_label={pid}&STUDY_ID=s1&SESSION_ID=x1")
+        assert home.endswith((str(port + 1), str(port + 2)))
+        chosen = {server(f"PARTICIPANT_LABEL={other}&participant_label={pid}") for other in "abcdefghijklmnop"}
+        assert chosen == {home}
+        assert server(f"participant_label=%35{pid[1:]}") == "refused"
+        assert server(f"participant%5Flabel={pid}") == "refused"
+        assert server(f"PROLIFIC_PID={pid}") == home
+    finally:
+        process.terminate()
+        process.wait(10)
