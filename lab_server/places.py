@@ -107,16 +107,17 @@ def new_place_refusal(request, session, room_name: str | None):
     wanted = session.config.get("prolific_study_id") or ""
     if wanted and request.query_params.get("STUDY_ID") != wanted:
         return refusal_page("wrong_study", session, status_code=403)
-    if budget().wait_s(_budget_key(request, session, room_name), now=time.time()) > 0:
+    # The server's own clock (monotonic), not the wall clock: a wall clock set back an hour (NTP, a VM resumed) left
+    # every address's bucket unrefilled for that hour, a lab behind one address refused after its first burst.
+    if budget().wait_s(_budget_key(request, session, room_name), now=time.monotonic()) > 0:
         return refusal_page("busy", session, status_code=429)
     return None
 
 
 def place_taken(request, session, room_name: str | None, participant) -> None:
     """Count a new place given to ``participant`` against the address and remember when it was taken."""
-    now = time.time()
-    budget().take(_budget_key(request, session, room_name), now=now)  # given: counted even past the budget
-    participant.vars[PLACE_TAKEN_AT] = now
+    budget().take(_budget_key(request, session, room_name), now=time.monotonic())  # given: counted even past it
+    participant.vars[PLACE_TAKEN_AT] = time.time()  # stored: the wall clock (hand_back_stale compares it with UTC)
 
 
 def consent_within_s(session) -> float:

@@ -236,3 +236,26 @@ def test_one_prolific_id_is_sent_to_one_server_however_its_link_is_written(tmp_p
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_new_places_per_address_refill_on_the_servers_clock_not_the_wall_clock(monkeypatch):
+    """The new-place bucket was counted on the wall clock: set back an hour (NTP stepping a drifted clock, a VM
+    resumed), no address refilled for that hour, and a lab behind one address was refused after its first burst."""
+    from types import SimpleNamespace
+
+    import lab_server.places as places
+
+    monkeypatch.setenv("LAB_NEW_PARTICIPANTS_PER_ADDRESS", "2")
+    monkeypatch.setenv("LAB_NEW_PARTICIPANTS_WINDOW_S", "20")  # one more place every 10 s
+    monkeypatch.setattr(places, "_budget", None)
+    wall, steady = [1_000_000.0], [50.0]
+    monkeypatch.setattr(places.time, "time", lambda: wall[0])
+    monkeypatch.setattr(places.time, "monotonic", lambda: steady[0])
+    request = SimpleNamespace(client=SimpleNamespace(host="203.0.113.7"), query_params={})
+    session = SimpleNamespace(code="s1", config={})
+    for _ in range(2):
+        assert places.new_place_refusal(request, session, "lab") is None
+        places.place_taken(request, session, "lab", SimpleNamespace(vars={}))
+    wall[0] -= 3600  # the wall clock set back an hour
+    steady[0] += 11  # 11 s later
+    assert places.new_place_refusal(request, session, "lab") is None
