@@ -382,8 +382,8 @@ def _from_server(parser, args) -> int:
     from backend.core import servers
     from backend.core.admin_client import AdminClient, launch_check_table
 
-    if len(args.server) != len(args.session):
-        parser.error(f"give --server and --session in pairs: {len(args.server)} servers, {len(args.session)} sessions")
+    if problem := servers.pairs_problem(args.server, args.session):  # a pair twice: its bonus summed with itself
+        parser.error(problem)
     texts = []
     for server, session in zip(args.server, args.session, strict=True):
         try:

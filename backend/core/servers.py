@@ -166,6 +166,31 @@ def people_on_several_servers(
     return notes
 
 
+def pairs_problem(servers: Sequence[str], sessions: Sequence[str]) -> str | None:
+    """What is wrong with the ``--server``/``--session`` pairs, or None: not in pairs, or a pair given twice (its URL
+    however written: case, a slash at the end), whose bonus lines would be summed with themselves (`one_bonus_file`):
+    everyone paid twice.
+
+    >>> pairs_problem(["https://lab.example.org", "HTTPS://Lab.Example.org/"], ["abc123", "abc123"])
+    'https://lab.example.org (session abc123) is given twice.'
+    >>> pairs_problem(["https://lab.example.org", "https://lab.example.org"], ["abc123", "def456"])
+    >>> pairs_problem(["https://lab.example.org"], ["abc123", "def456"])
+    'give --server and --session in pairs: 1 servers, 2 sessions'
+    """
+    from urllib.parse import urlsplit
+
+    if len(servers) != len(sessions):
+        return f"give --server and --session in pairs: {len(servers)} servers, {len(sessions)} sessions"
+    given = set()
+    for server, session in zip(servers, sessions, strict=True):
+        parts = urlsplit(server.strip())
+        pair = (f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}", session.strip())
+        if pair in given:
+            return f"{pair[0]} (session {pair[1]}) is given twice."
+        given.add(pair)
+    return None
+
+
 def one_bonus_file(files: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """Prolific's bulk-bonus lines of several servers as one file, from (server, the server's bonus file) pairs; and
     a sentence for each Prolific ID that has a line on more than one server. Prolific takes one line per ID: such a

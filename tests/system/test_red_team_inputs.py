@@ -259,3 +259,28 @@ def test_new_places_per_address_refill_on_the_servers_clock_not_the_wall_clock(m
     wall[0] -= 3600  # the wall clock set back an hour
     steady[0] += 11  # 11 s later
     assert places.new_place_refusal(request, session, "lab") is None
+
+
+def test_the_same_server_and_session_given_twice_is_refused_not_paid_twice(monkeypatch, capsys):
+    """``python -m backend bonus`` over several servers sums what each pair pays a Prolific ID (a person on two
+    servers): the same ``--server``/``--session`` pair given twice (a line copied in a shell script, a slash or a
+    capital more) paid everyone twice, every person merely flagged. Such a pair is refused before anything is
+    fetched; two sessions of one server are still summed."""
+    import backend.__main__ as cli
+    from backend.core import admin_client
+
+    fetched = []
+
+    def fetch(self, command, session):
+        fetched.append(session)
+        return "a" * 24 + ",0.50\n"
+
+    monkeypatch.setattr(admin_client.AdminClient, "__init__", lambda self, server, **_: None)
+    monkeypatch.setattr(admin_client.AdminClient, "fetch", fetch)
+    pairs = ["--server", "https://lab.example.org", "--session", "abc123"]
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["bonus", *pairs, "--server", "HTTPS://Lab.Example.org/", "--session", "abc123"])
+    assert refused.value.code == 2 and not fetched
+    assert "https://lab.example.org (session abc123) is given twice" in capsys.readouterr().err
+    assert cli.main(["bonus", *pairs, "--server", "https://lab.example.org", "--session", "def456"]) == 0
+    assert capsys.readouterr().out == "a" * 24 + ",1.00\n"
