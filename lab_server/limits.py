@@ -44,7 +44,6 @@ import html
 import os
 import re
 import time
-from collections import defaultdict
 from urllib.parse import parse_qs
 
 from werkzeug.datastructures import LanguageAccept
@@ -221,7 +220,8 @@ class Limits:
         self.sockets_per_address = int(positive_setting("LAB_SOCKETS_PER_ADDRESS"))
         free = int(positive_setting("LAB_LOGIN_FREE_ATTEMPTS"))
         lockout = positive_setting("LAB_LOGIN_LOCKOUT_S")
-        self.open_sockets: dict[str, int] = defaultdict(int)
+        # Read with .get: a defaultdict read in a refused handshake's checks left an entry of 0 per made-up code.
+        self.open_sockets: dict[str, int] = {}
         self.known_participants: set[str] = set()
         self.throttles = {
             kind: (
@@ -240,8 +240,8 @@ class Limits:
         if key is not None:
             if (
                 not key  # names no possible participant
-                or self.open_sockets[key] >= self.sockets_per_participant
-                or self.open_sockets[address] >= self.sockets_per_address
+                or self.open_sockets.get(key, 0) >= self.sockets_per_participant
+                or self.open_sockets.get(address, 0) >= self.sockets_per_address
                 or not await self._participant_exists(key)
             ):
                 await refuse_socket(receive, send)
@@ -256,10 +256,10 @@ class Limits:
         waiting_here = f"waiting {address}"
         if (
             waiting == ""  # a room that does not exist
-            or self.open_sockets[waiting] >= self.sockets_per_participant
-            or self.open_sockets[WAITING] >= self.waiting_sockets
-            or self.open_sockets[waiting_here] >= WAITING_SOCKETS_PER_ADDRESS
-            or self.open_sockets[address] >= self.sockets_per_address
+            or self.open_sockets.get(waiting, 0) >= self.sockets_per_participant
+            or self.open_sockets.get(WAITING, 0) >= self.waiting_sockets
+            or self.open_sockets.get(waiting_here, 0) >= WAITING_SOCKETS_PER_ADDRESS
+            or self.open_sockets.get(address, 0) >= self.sockets_per_address
         ):
             await refuse_socket(receive, send)
             return
@@ -268,14 +268,16 @@ class Limits:
     async def _counted(self, app, scope, receive, send, *, keys: list[str]) -> None:
         """Serve a socket while it counts against ``keys``; its slots are freed however it ends."""
         for key in keys:
-            self.open_sockets[key] += 1
+            self.open_sockets[key] = self.open_sockets.get(key, 0) + 1
         try:
             await app(scope, receive, send)
         finally:
             for key in keys:
-                self.open_sockets[key] -= 1
-                if not self.open_sockets[key]:
-                    del self.open_sockets[key]
+                left = self.open_sockets.get(key, 0) - 1
+                if left > 0:
+                    self.open_sockets[key] = left
+                else:
+                    self.open_sockets.pop(key, None)
 
     async def _participant_exists(self, key: str) -> bool:
         """Whether the participant a socket names exists. oTree accepts a socket for any made-up code and keeps it

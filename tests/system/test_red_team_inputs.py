@@ -284,3 +284,39 @@ def test_the_same_server_and_session_given_twice_is_refused_not_paid_twice(monke
     assert "https://lab.example.org (session abc123) is given twice" in capsys.readouterr().err
     assert cli.main(["bonus", *pairs, "--server", "https://lab.example.org", "--session", "def456"]) == 0
     assert capsys.readouterr().out == "a" * 24 + ",1.00\n"
+
+
+def test_a_refused_socket_leaves_nothing_behind_in_the_socket_counts():
+    """The socket caps read their counts from a defaultdict: each handshake refused (a made-up participant code, one
+    over a cap) left an entry of 0 for its code and its address, never removed; 100 made-up codes a second from one
+    address (what its live budget lets through) grew the server by about 50 MB an hour."""
+    import asyncio
+
+    limits_ = limits.Limits()
+
+    async def nobody(key):
+        return False
+
+    limits_._participant_exists = nobody
+
+    async def handshake(code: str) -> list:
+        sent = []
+
+        async def receive():
+            return {"type": "websocket.connect"}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {
+            "type": "websocket",
+            "path": "/live",
+            "query_string": f"participant_code={code}".encode(),
+            "client": ("203.0.113.9", 5000),
+        }
+        await limits_.websocket(None, scope, receive, send)
+        return sent
+
+    for n in range(50):
+        assert asyncio.run(handshake(f"made{n}"))[0]["code"] == 1008
+    assert dict(limits_.open_sockets) == {}
