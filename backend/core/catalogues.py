@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from backend.core import environment
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCALE_DIR = ROOT / "locale"
 SOURCE_LANGUAGE = "en"
@@ -83,8 +85,14 @@ def english(domain: str, table: Mapping) -> SourceTable:
 
 
 def locale_dirs() -> tuple[Path, ...]:
-    """The folders searched for catalogues: ``LAB_LOCALE_DIRS`` first, then the repository's ``locale/``."""
-    extra = [Path(part) for part in os.environ.get(LOCALE_DIRS_VARIABLE, "").split(os.pathsep) if part.strip()]
+    """The folders searched for catalogues: ``LAB_LOCALE_DIRS`` first (``backend.core.environment``), then the
+    repository's ``locale/``.
+
+    >>> locale_dirs()[-1] == LOCALE_DIR
+    True
+    """
+    given = environment.variable(LOCALE_DIRS_VARIABLE) or ""
+    extra = [Path(part) for part in given.split(os.pathsep) if part.strip()]
     return (*extra, LOCALE_DIR)
 
 

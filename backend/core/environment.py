@@ -132,6 +132,12 @@ class Environment(BaseModel):
     LAB_NO_TLS: Switch = _var(False, "Server", "lab_server/headers.py", shown="unset (cookies Secure in production)")
     """1 for a lab server without TLS: cookies lose Secure, so anyone on the network can read them
     (docs/security.md)."""
+    LAB_LOCALE_DIRS: Text = _var(
+        None, "Server", "backend/core/catalogues.py", shown="unset (the repository's locale/ only)"
+    )
+    """Folders of gettext catalogues (<folder>/<language>/LC_MESSAGES/<domain>.po), separated by : (; on Windows),
+    searched before the repository's locale/: a language whose catalogues are complete there is offered to every
+    session (docs/languages.md)."""
     LLM_MODEL: str = _var("scripted", "Models", "settings.py", key="llm_model")
     """Default for llm_model in every session config; scripted plays offline without any model server."""
     OPENAI_BASE_URL: Text = _var(None, "Models", "backend/core/llm/settings.py", shown="unset (OpenAI's own)")
