@@ -12,7 +12,7 @@ from backend.dond import scoring
 from study_flow import test_data
 
 from . import takeover
-from .storage import config_of, instance_of, llm_role, protocol_of, stored_events, treatment_of
+from .storage import config_of, instance_of, llm_role, page_language_of, protocol_of, stored_events, treatment_of
 
 logger = logging.getLogger("dond")
 
@@ -77,7 +77,8 @@ def failure_pay_statement(game, role):
         return ""
     instance = instance_of(game)
     pay = treatment_of(game).model_failure_pay
-    return scoring.model_failure_pay_statement(pay, game.language, instance.counts, instance.values(role))
+    language = page_language_of(game)
+    return scoring.model_failure_pay_statement(pay, language, instance.counts, instance.values(role))
 
 
 def games_rows(subsessions):

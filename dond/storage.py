@@ -43,7 +43,7 @@ def keep_instances(session):
     """The instances file as it is now, checked again, becomes the session's for good: a later edit changes nothing."""
     settings = settings_of(session)
     path = settings.instances_file
-    instances = load_instances(path, language=settings.language) if path else []
+    instances = load_instances(path, language=settings.prompt_language) if path else []
     session.vars[INSTANCES_VAR] = [instance.to_dict() for instance in instances]
 
 
@@ -53,7 +53,7 @@ def instance_for(session, number):
     settings = settings_of(session)
     instances = session.vars.get(INSTANCES_VAR)
     if instances is None and settings.instances_file:  # created before the copy was kept: as it was then
-        loaded = load_instances(settings.instances_file, language=settings.language)
+        loaded = load_instances(settings.instances_file, language=settings.prompt_language)
         instances = [instance.to_dict() for instance in loaded]
     if instances:
         return dond.Instance.from_dict(instances[(number // 4) % len(instances)])
@@ -81,7 +81,8 @@ def create_game(subsession, players, opponent):
         opponent=opponent,
         model=LLMSettings.from_config(session.config).model if opponent == "llm" else "human",
         mode=settings.mode,
-        language=settings.language,
+        language=settings.prompt_language,
+        page_language=settings.language,
         cell=cell,
         focal_role=focal_role,
         opener=opener,
@@ -132,6 +133,12 @@ def config_of(game):
     )
 
 
+def page_language_of(game):
+    """The language of the person's pages in ``game``: the session's ``language``; a game from before the column,
+    its ``language`` (then always the same)."""
+    return getattr(game, "page_language", "") or game.language
+
+
 def treatment_of(game):
     """The game's treatment keys as the session had them when it was created (defaults for an older game)."""
     return Treatment.from_json(getattr(game, "treatment_json", ""))
@@ -166,6 +173,7 @@ SNAPSHOT_FIELDS = [
     "id",
     "mode",
     "language",
+    "page_language",
     "opener",
     "max_messages",
     "llm_reprompts",

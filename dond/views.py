@@ -11,6 +11,7 @@ from study_flow import pay, workload
 
 from . import storage, takeover
 from .exports import bonus_of, failure_pay_statement, game_row
+from .item_names import page_item_words
 from .storage import config_of, events_of, game_of, instance_of
 from .texts import texts
 
@@ -31,7 +32,12 @@ def introduced_as(game):
 
 def page_text(game):
     """The game's texts, the opponent named as the person is told (``dond/texts.py``)."""
-    return texts(game.language, introduced_as(game))
+    return texts(storage.page_language_of(game), introduced_as(game))
+
+
+def item_words(game, instance):
+    """``(singulars, plurals)`` of the game's items as the person's pages name them (``dond/item_names.py``)."""
+    return page_item_words(instance, storage.page_language_of(game), game_language=game.language)
 
 
 def session_text(session):
@@ -66,7 +72,7 @@ def view_for(player, game, events, *, readable=None):
     if readable is None:
         readable, _ = integrity.checked_events(events, config_of(game), counts=instance.counts)
     view = dond_game.participant_view(readable, player.game_role, config_of(game), counts=instance.counts)
-    words, ones = instance.plural(game.language), instance.singular(game.language)
+    ones, words = item_words(game, instance)
     for item in view["chat"]:
         notice = item.pop("notice", None)
         if notice == "you_proposed":
@@ -123,7 +129,7 @@ def game_vars(player):
     per_point = cu(1).to_real_world_currency(player.session)
     rows = [
         dict(word=w, count=c, value=v)
-        for w, c, v in zip(instance.plural(game.language), instance.counts, values, strict=True)
+        for w, c, v in zip(item_words(game, instance)[1], instance.counts, values, strict=True)
     ]
     if shows_other:  # only then do the other's values reach the page
         for row, value in zip(rows, instance.values(dond_game.other_role(player.game_role)), strict=True):
@@ -154,7 +160,8 @@ def bargain_js_vars(player):
     instance = instance_of(game)
     text = page_text(game)
     own = instance.values(player.game_role)
-    names = zip(instance.plural(game.language), instance.singular(game.language), strict=True)
+    ones, words = item_words(game, instance)
+    names = zip(words, ones, strict=True)
     items = zip(instance.item_types, names, instance.counts, own, strict=True)
     timeout_s = storage.settings_of(player.session).game_timeout_s
     draft_prefix = f"dond:{player.participant.code}:"  # the unsent chat message, per participant and game (drafts.js)
@@ -213,7 +220,7 @@ def proposals_table(game, player, state, text):
     instance = instance_of(game)
     me, other = player.game_role, dond_game.other_role(player.game_role)
     mine, theirs = state.proposals[me], state.proposals[other]
-    words = instance.plural(game.language)
+    words = item_words(game, instance)[1]
     rows, over = [], []
     for index, (word, count) in enumerate(zip(words, instance.counts, strict=True)):
         asked = [proposal[index] if proposal is not None else None for proposal in (mine, theirs)]

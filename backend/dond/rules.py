@@ -13,6 +13,8 @@ separate choice of the game (``backend.dond.game``).
 
 from __future__ import annotations
 
+# The game's languages: the model's prompts (data/dond_prompts/<language>/), its item and number words and the
+# proposal format exist in these. A session's pages may be in any language of the catalogues (llm_prompt_language).
 LANGUAGES = ("en", "de", "it")
 MODES = ("semi", "coop", "comp")
 ROLES = ("A", "B")

@@ -57,7 +57,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from backend.core import researcher_files, session_keys
+from backend.core import catalogues, researcher_files, session_keys
 from backend.dond import departures, partner, treatments
 from backend.dond.instances import Instance, entry_lines, instances_from_data
 from backend.dond.protocol import PROTOCOLS, Protocol
@@ -81,8 +81,12 @@ class DondSettings(session_keys.Keys):
     # semi (own points), coop (sum of both), comp (own minus other)
     mode: Literal[MODES] = K("semi", "Goal of the game")
     """semi: each side wants its own points; coop: both want the joint points; comp: beat the other."""
-    language: Literal[LANGUAGES] = K("en", "Language")
-    """Every word the participant sees, and the model's prompts: en, de or it."""
+    # any language with complete catalogues (backend.core.catalogues.languages): the pages' words, item names too
+    language: Literal[catalogues.languages()] = K("en", "Language")
+    """Every word the participant sees; the model's prompts too, unless the next key says another."""
+    # the prompt folders backend/dond/data/dond_prompts/<language>/ (backend.dond.rules.LANGUAGES); see prompt_language
+    llm_prompt_language: Literal[("auto", *LANGUAGES)] = K("auto", "Model's prompt language")
+    """auto: the session's language; en, de or it: the model bargains in that one."""
     opponent: Literal["llm", "human"] = K("llm", "Opponent")
     """llm: the person bargains with a model; human: two people are paired."""
     max_messages: W = K(5, "Messages per player", ge=1, le=50)
@@ -145,6 +149,19 @@ class DondSettings(session_keys.Keys):
     def first_mover_cells(self) -> tuple[int, ...]:
         """The counterbalancing cells games cycle through, in order."""
         return FIRST_MOVER_CELLS[self.first_mover]
+
+    @property
+    def prompt_language(self) -> str:
+        """The game's language: the model's prompts and the proposals and transcripts the game records (the pages
+        follow ``language``). ``llm_prompt_language`` unless auto, else ``language`` when it has prompts, else English
+        (a person-vs-person game in a language without prompts: no model reads them).
+
+        >>> DondSettings(language="de").prompt_language, DondSettings(language="de", llm_prompt_language="en").prompt_language
+        ('de', 'en')
+        """
+        if self.llm_prompt_language != "auto":
+            return self.llm_prompt_language
+        return self.language if self.language in LANGUAGES else "en"
 
     @property
     def protocol(self) -> Protocol:
@@ -230,8 +247,32 @@ def dond_settings(config: Mapping[str, Any]) -> DondSettings:
             for key in HUMAN_ONLY_KEYS
             if key in changed
         ]
+    model_plays = settings.opponent == "llm" or settings.partner_leaves == "model"
+    problems.append(prompt_language_problem(settings.language, settings.llm_prompt_language, model_plays=model_plays))
     session_keys.refuse_problems([problem for problem in problems if problem])
     return settings
+
+
+def prompt_language_problem(language: str, llm_prompt_language: str, *, model_plays: bool) -> str | None:
+    """Why a session whose pages are in ``language`` cannot give a model its prompts, or None: a model plays (or may
+    take over a seat), the language has no prompts and ``llm_prompt_language`` is auto.
+
+    >>> prompt_language_problem("xx", "auto", model_plays=False), prompt_language_problem("xx", "en", model_plays=True)
+    (None, None)
+    >>> print(prompt_language_problem("xx", "auto", model_plays=True))  # doctest: +NORMALIZE_WHITESPACE
+    The session key 'language' is xx, for which the model has no prompts: set the session key llm_prompt_language to
+    en, de or it (the model bargains in that language, the person reads xx), or add the prompts for xx in
+    backend/dond/data/dond_prompts/xx/ and backend/dond/data/negotiation_prompts/xx/ (docs/languages.md).
+    """
+    if not model_plays or llm_prompt_language != "auto" or language in LANGUAGES:
+        return None
+    return (
+        f"The session key 'language' is {language}, for which the model has no prompts: set the session key "
+        f"llm_prompt_language to {', '.join(LANGUAGES[:-1])} or {LANGUAGES[-1]} (the model bargains in that "
+        f"language, the person reads {language}), or add the prompts for {language} in "
+        f"backend/dond/data/dond_prompts/{language}/ and backend/dond/data/negotiation_prompts/{language}/ "
+        "(docs/languages.md)."
+    )
 
 
 def load_instances(path: str, *, language: str, project_root: Path) -> list[Instance]:
@@ -247,5 +288,5 @@ def validated_settings(config: Mapping[str, Any], *, project_root: Path) -> Dond
     """`dond_settings`, then the instances file (when set) read and checked: a ValueError says what is wrong."""
     settings = dond_settings(config)
     if settings.instances_file:
-        load_instances(settings.instances_file, language=settings.language, project_root=project_root)
+        load_instances(settings.instances_file, language=settings.prompt_language, project_root=project_root)
     return settings

@@ -20,7 +20,15 @@ import requests
 import study_flow.texts as shared_texts
 from backend.core import catalogues
 from backend.core.material_language import MISMATCH_KEY
-from tests.support.harness import SHARED_SERVER_ENV, apps_server, create_session, next_page, rest_headers
+from backend.dond.demo_responder import demo as demo_responder
+from tests.support.harness import (
+    SHARED_SERVER_ENV,
+    apps_server,
+    create_session,
+    next_page,
+    rest_headers,
+    session_start_links,
+)
 from tests.support.language_check import assert_no_english, english_words
 from tests.support.pseudo_language import LANGUAGE, write_pseudo_language
 
@@ -138,3 +146,152 @@ def test_the_check_reads_english_on_an_english_page_as_english(new_language_serv
     page.goto(room_url(new_language_server, "bias_study", secrets.token_hex(12)))
     page.wait_for_url("**/p/**")
     assert {"consent", "agree", "study"} <= set(english_words(page, LANGUAGE))
+
+
+# -- DoND in the new language: the pages follow the catalogues, the model its prompts (llm_prompt_language) -------
+
+TYPED = (
+    "Ħȧŀŀǿ, ƀīŧŧḗ"  # what a person types: their own words, not the page's (marked data-own-text, as every chat text)
+)
+
+
+def dond_page(browser, link: str):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.goto(link)
+    page.locator("input[name=consent_given][value=True]").check()
+    return page
+
+
+def on_bargain(page) -> None:
+    page.wait_for_url("**/Bargain/**")
+    page.wait_for_function("document.querySelector('#dond-status').textContent.length > 0")
+
+
+def propose(page, where: str, seen: list[str]) -> None:
+    """Ask for one of the first item, check the page with its confirmation open, confirm."""
+    page.locator("#dond-proposal-fields input").first.fill("1")
+    page.locator("#dond-propose").click()
+    page.locator("#dond-confirm-text").wait_for()
+    checked(page, where, seen)
+    page.locator("#dond-confirm-yes").click()
+
+
+def finish(page, who: str, seen: list[str]) -> None:
+    """Results (both proposals in the table, item words from the catalogue), then the completion page."""
+    page.wait_for_url("**/Results/**", timeout=30_000)
+    assert page.locator("#dond-proposals tbody tr").count() >= 3
+    checked(page, f"{who}: Results", seen)
+    next_page_by(page, ".otree-btn-next")
+    page.locator("#completion-code").wait_for()
+    checked(page, f"{who}: completion", seen)
+
+
+def next_page_by(page, selector: str) -> None:
+    with page.expect_navigation(wait_until="load"):
+        page.locator(selector).first.click()
+
+
+def test_a_dond_game_of_two_people_in_the_new_language_has_no_english_word(new_language_server, browser):
+    """Person vs person needs no prompts: consent, pairing, instructions, a message each way, both secret proposals,
+    Results with the proposal table and completion, for both people, all in ``xx``."""
+    server, seen = new_language_server, []
+    session = create_session(
+        server.url, "dond_human", 2, language=LANGUAGE, max_messages=1, completion_code="DONE2", pairing_timeout_s=600
+    )
+    links = session_start_links(server.url, session["code"])
+    first = dond_page(browser, links[0])
+    checked(first, "A: consent", seen)
+    next_page_by(first, ".otree-btn-next")
+    first.wait_for_url("**/Pairing/**")
+    checked(first, "A: pairing", seen)
+    second = dond_page(browser, links[1])
+    next_page_by(second, ".otree-btn-next")
+    pages = {"A": first, "B": second}
+    for who, page in pages.items():
+        page.wait_for_url("**/Instructions/**", timeout=30_000)
+        assert page.locator("#dond-items tbody tr").count() >= 3  # the items, named by the catalogue
+        checked(page, f"{who}: instructions", seen)
+        next_page_by(page, ".otree-btn-next")
+        on_bargain(page)
+    opener = next(who for who, page in pages.items() if page.locator("#dond-input").is_enabled())
+    order = [opener, "B" if opener == "A" else "A"]
+    for who in order:  # a message each way
+        page = pages[who]
+        page.wait_for_function("!document.querySelector('#dond-input').disabled")
+        page.locator("#dond-input").fill(TYPED)
+        page.locator("#dond-send").click()
+        page.locator(".dond-msg.me .dond-text").first.wait_for()
+    for who in order:
+        pages[who].locator(".dond-msg.other:not(.typing) .dond-text").first.wait_for()
+        checked(pages[who], f"{who}: bargain, a message each way", seen)
+    for who in order:  # the opener proposes first, then the other
+        pages[who].locator("#dond-propose").wait_for(state="visible", timeout=20_000)
+        pages[who].wait_for_function("!document.querySelector('#dond-propose').disabled")
+        propose(pages[who], f"{who}: bargain, proposal confirmed", seen)
+    for who, page in pages.items():
+        finish(page, who, seen)
+        page.context.close()
+    assert len(seen) >= 12, seen
+
+
+def test_a_dond_game_against_a_model_in_the_new_language_has_no_english_word_on_the_page(
+    new_language_server, llm_server, browser
+):
+    """Person vs model in ``xx``: the model reads its English prompts (``llm_prompt_language=en``) and writes English,
+    the person reads ``xx``. The model's chat bubbles (and their copy for screen readers) are the model's words, not
+    the page's: like a person's typed text they are marked ``data-own-text`` and left out of the check; every other
+    word of the pages, the item names included, is checked."""
+    server, seen = new_language_server, []
+    llm_server.responder = demo_responder  # bargains in the prompts' language, then proposes
+    session = create_session(
+        server.url,
+        "dond_llm",
+        1,
+        language=LANGUAGE,
+        llm_prompt_language="en",
+        llm_model="test-model",
+        first_mover="human",
+        completion_code="DONE3",
+    )
+    page = dond_page(browser, session_start_links(server.url, session["code"])[0])
+    checked(page, "consent", seen)
+    next_page_by(page, ".otree-btn-next")
+    page.wait_for_url("**/Instructions/**")
+    checked(page, "instructions", seen)
+    next_page_by(page, ".otree-btn-next")
+    on_bargain(page)
+    page.locator("#dond-input").fill(TYPED)
+    page.locator("#dond-send").click()
+    reply = page.locator(".dond-msg.other:not(.typing) .dond-text").first
+    reply.wait_for(timeout=30_000)
+    assert english_text(reply.inner_text())  # the model bargains in English: its words are left out, not absent
+    page.wait_for_function("!document.querySelector('#dond-propose').disabled")
+    checked(page, "bargain, a message each way", seen)
+    propose(page, "bargain, proposal confirmed", seen)
+    finish(page, "person", seen)
+    assert [request["messages"][0]["content"] for request in llm_server.requests][0].count("Proposal:") >= 1
+    assert len(seen) >= 6, seen
+    page.context.close()
+
+
+def english_text(text: str) -> bool:
+    return bool({"the", "and", "you", "for", "items", "would", "like"} & set(re.findall(r"[a-z]+", text.lower())))
+
+
+def test_a_dond_session_with_a_model_in_a_language_without_prompts_is_refused_naming_the_key(new_language_server):
+    """No prompts for ``xx``: creating a person-vs-model session is refused at creation with a sentence that names
+    llm_prompt_language and the prompt folder a lab would add; with the key it is created (the walk above)."""
+    response = requests.post(
+        new_language_server.url + "/api/sessions",
+        json=dict(
+            session_config_name="dond_llm",
+            num_participants=1,
+            modified_session_config_fields={"language": LANGUAGE, "llm_model": "test-model"},
+        ),
+        headers=rest_headers(),
+        timeout=30,
+    )
+    assert response.status_code >= 400
+    assert "llm_prompt_language" in response.text and f"dond_prompts/{LANGUAGE}/" in response.text

@@ -124,7 +124,13 @@
       items.slice(heard).forEach(function (item) {
         if (item.who === 'me') { return; }
         var line = document.createElement('p');
-        line.textContent = (item.who === 'other' ? T.other + ': ' : '') + item.text;
+        var said = document.createElement('span');
+        if (item.who === 'other') {  // the other's words, as in their bubble: theirs, not the page's
+          line.textContent = T.other + ': ';
+          said.dataset.ownText = '';
+        }
+        said.textContent = item.text;
+        line.appendChild(said);
         announce.appendChild(line);
       });
     }
