@@ -110,12 +110,14 @@ def pot_path(domain: str) -> Path:
 
 
 def compile_po(po: Path) -> Path | None:
-    """Compile ``po`` to the ``.mo`` beside it when that is missing or older; its path (None when not writable)."""
+    """Compile ``po`` to the ``.mo`` beside it unless that was compiled from it (the ``.mo`` carries the ``.po``'s
+    time: a ``.po`` replaced by an older file, unzipped or copied with its time, is compiled again too); its path
+    (None when not writable)."""
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 
-    mo = po.with_suffix(".mo")
-    if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
+    mo, source = po.with_suffix(".mo"), po.stat()
+    if mo.is_file() and mo.stat().st_mtime_ns == source.st_mtime_ns:
         return mo
     with po.open("rb") as handle:
         catalog = read_po(handle)
@@ -124,6 +126,7 @@ def compile_po(po: Path) -> Path | None:
     try:
         partial = mo.with_suffix(f".mo.{os.getpid()}")
         partial.write_bytes(buffer.getvalue())
+        os.utime(partial, ns=(source.st_atime_ns, source.st_mtime_ns))
         partial.replace(mo)
     except OSError:
         return None
@@ -261,7 +264,8 @@ def _template_entries(path: Path, mtime_ns: int) -> tuple[Entry, ...]:
 
 def problems(domain: str, language: str, po: Path | None = None) -> list[str]:
     """What keeps ``language``'s catalogue of ``domain`` from being complete: a message of the template missing,
-    fuzzy or untranslated, a placeholder not the template's, a Babel checker's error. Empty: complete.
+    fuzzy or untranslated, a placeholder not the template's, a Babel checker's error, or a file gettext cannot read
+    (not UTF-8, a Plural-Forms rule it cannot parse: these had stopped the server's start). Empty: complete.
 
     >>> problems("dond", "de")
     []
@@ -271,9 +275,13 @@ def problems(domain: str, language: str, po: Path | None = None) -> list[str]:
     po = po or po_path(domain, language)
     if po is None:
         return [f"{domain}: no {language} catalogue"]
-    with po.open("rb") as handle:
-        catalog = read_po(handle, locale=language if "_" not in language else None)
     where = f"{po.name} ({language})"
+    try:
+        with po.open("rb") as handle:
+            catalog = read_po(handle, locale=language if "_" not in language else None)
+        _readable(catalog)
+    except Exception as error:  # whatever a lab's file holds: the language is not offered, the check says why
+        return [f"{where}: unreadable ({type(error).__name__}: {error})"]
     found = []
     for entry in template_entries(domain):
         message = catalog.get(entry.msgid[0] if isinstance(entry.msgid, tuple) else entry.msgid, context=entry.key)
@@ -301,6 +309,16 @@ def problems(domain: str, language: str, po: Path | None = None) -> list[str]:
     for message, errors in catalog.check():
         found += [f"{where}: {message.context}: {error}" for error in errors]
     return found
+
+
+def _readable(catalog) -> None:
+    """Raise what gettext raises reading ``catalog`` compiled (its header, its plural rule)."""
+    from babel.messages.mofile import write_mo
+
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog)
+    buffer.seek(0)
+    gettext.GNUTranslations(buffer).ngettext("", "", 2)
 
 
 @functools.cache

@@ -320,3 +320,66 @@ def test_a_refused_socket_leaves_nothing_behind_in_the_socket_counts():
     for n in range(50):
         assert asyncio.run(handshake(f"made{n}"))[0]["code"] == 1008
     assert dict(limits_.open_sockets) == {}
+
+
+def _lab_language(folder, *, broken: tuple[str, str] | None = None):
+    """German's catalogues copied as the lab's language ``fr`` into ``folder`` (``broken``: a line of dond.po
+    replaced, ``(old, new)``)."""
+    import shutil
+
+    from backend.core import catalogues
+
+    target = folder / "fr" / "LC_MESSAGES"
+    target.mkdir(parents=True)
+    for domain in catalogues.DOMAINS:
+        shutil.copy(catalogues.po_path(domain, "de"), target / f"{domain}.po")
+    if broken:
+        po = target / "dond.po"
+        text = po.read_bytes()
+        assert broken[0].encode() in text
+        po.write_bytes(
+            text.replace(broken[0].encode(), broken[1].encode() if isinstance(broken[1], str) else broken[1], 1)
+        )
+    return folder
+
+
+@pytest.mark.parametrize(
+    "broken, expected",
+    [
+        (('msgstr "Das Spiel ist vorbei."', b'msgstr "Das Spiel \xff vorbei."'), "unreadable"),  # not UTF-8
+        (("plural=(n != 1);", "plural=(n != 1;"), "unreadable"),  # gettext cannot read the plural rule
+    ],
+)
+def test_an_unreadable_lab_catalogue_is_not_offered_and_stops_nothing(tmp_path, monkeypatch, broken, expected):
+    """A lab's .po with a byte that is not UTF-8, or a Plural-Forms rule gettext cannot read, raised out of the check
+    (UnicodeDecodeError) or out of the first page drawn in it (ValueError: unbalanced parenthesis), and since the
+    languages are read when the apps are imported, the server did not start: a traceback, no sentence. Now such a
+    catalogue is a problem like a missing message: the language is not offered, the check names the file."""
+    from backend.core import catalogues
+
+    monkeypatch.setenv(catalogues.LOCALE_DIRS_VARIABLE, str(_lab_language(tmp_path / "whole")))
+    assert "fr" in catalogues.languages()
+    monkeypatch.setenv(catalogues.LOCALE_DIRS_VARIABLE, str(_lab_language(tmp_path / "broken", broken=broken)))
+    assert "fr" not in catalogues.languages()
+    assert any(expected in problem for problem in catalogues.problems("dond", "fr")), catalogues.problems("dond", "fr")
+
+
+def test_a_po_replaced_by_an_older_file_is_compiled_again(tmp_path):
+    """A .po replaced by a file whose time is older than its .mo (unzipped from a translator's archive, copied with
+    cp -p or rsync -t) kept the old .mo: the pages read the old translations (missing messages in English, a fixed
+    placeholder still broken) while the check, reading the .po, said complete."""
+    import gettext
+    import os
+    import shutil
+
+    from backend.core import catalogues
+
+    po = tmp_path / "de" / "LC_MESSAGES" / "dond.po"
+    po.parent.mkdir(parents=True)
+    shutil.copy(catalogues.po_path("dond", "de"), po)
+    mo = catalogues.compile_po(po)
+    compiled = mo.stat().st_mtime_ns
+    po.write_text(po.read_text(encoding="utf-8").replace("Das Spiel ist vorbei.", "Schluss."), encoding="utf-8")
+    os.utime(po, ns=(compiled - 10**10, compiled - 10**10))  # the translator's file: ten seconds older
+    with catalogues.compile_po(po).open("rb") as handle:
+        assert gettext.GNUTranslations(handle).pgettext("error_game_over", "The game is over.") == "Schluss."
