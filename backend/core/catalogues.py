@@ -5,7 +5,7 @@ A module writes its participant-facing words once, in English, in a source table
 text its ``msgid``; a value may also be a `Plural` (``ngettext``: the count picks the form) or a list of texts
 (keys ``<key>[1]``, ``<key>[2]``, ...). The translations live in ``locale/<language>/LC_MESSAGES/<domain>.po``
 (Poedit, Weblate and ``msgfmt`` read them); each is compiled to a ``.mo`` beside it when the ``.mo`` is missing or
-older (``python -m backend.core.catalogue_tool compile`` does all of them; the server and the tests do it on first
+was not compiled from it (``python -m backend.core.catalogue_tool compile`` does all of them; the server and the tests do it on first
 use). ``locale/<domain>.pot`` is each domain's template, made from the code by ``backend/core/catalogue_tool.py``.
 
 A language is available when every domain has a catalogue for it that translates every message of the domain's
