@@ -69,12 +69,13 @@ import sqlalchemy
 from backend.core.assignment import choose_item
 from study_flow import assignments, tallies
 from social_eval import Assignment, Subsession
+from social_eval import study as social_study
 
 db, Session = internals.db, internals.Session
 db.new_session()
 session = db.query(Session).filter_by(code=sys.argv[1]).one()
 root = db.query(Subsession).filter_by(session_id=session.id, round_number=1).one().id
-items = session.vars["social_eval"]["regular_ids"]
+items = social_study.study(session)["regular_ids"]
 table_reads = [0]
 def reading(conn, cursor, statement, *args):
     if statement.lstrip().upper().startswith("SELECT") and "social_eval_assignment" in statement:
