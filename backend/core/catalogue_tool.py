@@ -207,8 +207,8 @@ def main(argv: list[str]) -> int:
     ``compile`` (every .po to its .mo), ``check`` (list what keeps each language incomplete; exit status 1 then).
 
     >>> main(["check"])
-    de: complete (345 translated)
-    it: complete (345 translated)
+    de: complete (445 translated)
+    it: complete (445 translated)
     0
     """
     command = argv[0] if argv else "check"
