@@ -121,8 +121,17 @@ def split_reasoning(content: str) -> tuple[str, str]:
 
 def reasoning_field(holder: Any) -> str:
     """A message's or delta's separate reasoning text (``reasoning_content``: vLLM, DeepSeek, llama.cpp;
-    ``reasoning``: OpenRouter, Ollama)."""
+    ``reasoning``: OpenRouter, Ollama); ``holder`` is the client's object or a streamed delta's JSON as a dict.
+
+    >>> reasoning_field({"content": None, "reasoning_content": "First, 2 + 2."})
+    'First, 2 + 2.'
+    """
     for name in ("reasoning_content", "reasoning"):
+        if isinstance(holder, dict):
+            value = holder.get(name)
+            if isinstance(value, str) and value:
+                return value
+            continue
         value = getattr(holder, name, None)
         if value is None and getattr(holder, "model_extra", None):
             value = holder.model_extra.get(name)

@@ -163,9 +163,17 @@ def fill_rerun_fields(record: CallRecord, request: dict[str, Any], endpoint: str
 
 
 def note_served(record: CallRecord, response: Any) -> None:
-    """The model and the system fingerprint the endpoint reports on a response or a stream's chunk."""
-    if getattr(response, "model", None):
-        record.served_model = str(response.model)
+    """The model and the system fingerprint the endpoint reports on a response or a stream's chunk (the client's
+    object, or a streamed chunk's JSON as a dict).
+
+    >>> record = CallRecord(model="m", messages=[])
+    >>> note_served(record, {"model": "m-0613", "system_fingerprint": "fp_1", "choices": []})
+    >>> record.served_model, record.system_fingerprint
+    ('m-0613', 'fp_1')
+    """
+    get = response.get if isinstance(response, dict) else lambda name: getattr(response, name, None)
+    if model := get("model"):
+        record.served_model = str(model)
         record.extra["served_model"] = record.served_model  # the launch check compares it with the model asked for
-    if getattr(response, "system_fingerprint", None):
-        record.system_fingerprint = str(response.system_fingerprint)
+    if fingerprint := get("system_fingerprint"):
+        record.system_fingerprint = str(fingerprint)
