@@ -33,6 +33,7 @@ def game_meta(game):
         treatment=treatment_of(game),
         partner_left_pay=takeover.partner_left_pay(game),
         prices=_prices(game.subsession.session.config),
+        page_language=page_language_of(game),
     )
 
 

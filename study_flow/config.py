@@ -51,7 +51,7 @@ class SharedKeys(session_keys.Keys):
     completion_redirect_seconds: W = K(None, "Seconds before going back", ge=0, le=600)
     """The completion page returns to Prolific after this."""
     language: Literal[SHARED_LANGUAGES] = K(None, "Language")
-    """Every word the participant sees: en, de or it."""
+    """Every word the participant sees: en, de, it or a language a lab added as catalogues (docs/languages.md)."""
     allow_material_language_mismatch: F = K(None, "Allow material in another language")
     """Tick to accept a rubric, episodes, items or logs declared in another language than the pages."""
     participant_id_format: Literal[_ID_FORMATS] = K(None, "Participant IDs")

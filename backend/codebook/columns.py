@@ -83,7 +83,9 @@ def by_name(*columns: Column) -> dict[str, Column]:
 STUDY = (
     Column("session_code", "text", "", "The oTree session the row belongs to."),
     Column("config_name", "text", "", "The session config the session was made from (settings.py SESSION_CONFIGS)."),
-    Column("language", "text", "", "The session's language: en, de or it."),
+    Column(
+        "language", "text", "", "The session's language, that of the people's pages: en, de, it or one a lab added."
+    ),
     Column(
         "is_test",
         "0/1",

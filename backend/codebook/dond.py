@@ -47,6 +47,13 @@ KNOWN = by_name(
     *_ROLES,
     Column("game_id", "text", "", "The game: <session code>-<number>."),
     Column("mode", "text", "", "The game's goal: semi (own points), coop (joint points) or comp (beat the other)."),
+    Column(
+        "prompt_language",
+        "text",
+        "",
+        "The model's language: its prompts, the item words it reads and writes, the transcript's (en, de or it). "
+        "Equal to language except in a session whose language a lab added as catalogues (llm_prompt_language).",
+    ),
     Column("opponent", "text", "", "llm (a person against a model), human (two people) or self (model vs model)."),
     Column(
         "model", "text", "", "Games: the opponent model's name (human for person vs person). Events: the model called."

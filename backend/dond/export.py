@@ -36,7 +36,8 @@ DOND_GAMES_COLUMNS = [
     "session_code",
     "game_id",
     "mode",
-    "language",
+    "language",  # the people's pages (the session's language)
+    "prompt_language",  # the model's prompts, item words and transcript (en, de or it)
     "opponent",  # llm, human or self (model vs model)
     "model",  # the LLM's model name; "human" for person vs person
     "cell",  # counterbalancing cell 1..4 (see backend.dond.game.CELLS)
@@ -340,6 +341,7 @@ def game_row(
     treatment: Treatment = DEFAULT_TREATMENT,
     partner_left_pay: str = "half_total",
     prices: costs.PriceTable = costs.EMPTY_TABLE,
+    page_language: str = "",
 ) -> dict[str, Any]:
     """One ``dond_games`` row: instance, cell, proposals, outcome, every metric of ``backend.dond.scoring.game_metrics``.
 
@@ -359,6 +361,8 @@ def game_row(
     counted as violations), re-prompts, LLM calls and tokens come from the events; ``started_at``/``ended_at`` are
     the first and last event times in ISO-8601 UTC (``ended_at`` empty while unfinished). ``people`` maps each role
     a person plays to their ``participant_code``, ``prolific_pid`` and ``study_id`` (see the module doc).
+    ``language`` is ``page_language`` (the people's pages), else the game's; ``prompt_language`` is the game's (the
+    model's prompts and item words), which differs in a session whose language was added by catalogues alone.
     A history that cannot be replayed by the rules is read as far as it can (``backend.dond.integrity``): the
     events it leaves out are named in ``integrity`` and counted nowhere else.
     """
@@ -376,7 +380,8 @@ def game_row(
         session_code=session_code,
         game_id=game_id,
         mode=config.mode,
-        language=config.language,
+        language=page_language or config.language,
+        prompt_language=config.language,
         opponent=opponent,
         model=model,
         cell=cell,

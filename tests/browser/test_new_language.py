@@ -25,6 +25,7 @@ from tests.support.harness import (
     SHARED_SERVER_ENV,
     apps_server,
     create_session,
+    export_rows,
     next_page,
     rest_headers,
     session_start_links,
@@ -234,6 +235,9 @@ def test_a_dond_game_of_two_people_in_the_new_language_has_no_english_word(new_l
         finish(page, who, seen)
         page.context.close()
     assert len(seen) >= 12, seen
+    # The record says which language the people read and which the game's words were kept in.
+    (row,) = export_rows(server.url, "dond", "custom_export_dond_games", session_code=session["code"])
+    assert (row["language"], row["prompt_language"]) == (LANGUAGE, "en")
 
 
 def test_a_dond_game_against_a_model_in_the_new_language_has_no_english_word_on_the_page(

@@ -83,6 +83,17 @@ def test_game_row_of_an_aborted_and_an_unfinished_game():
     assert unfinished["outcome"] == "unfinished" and unfinished["main_score"] == "" and unfinished["ended_at"] == ""
 
 
+def test_a_game_row_names_the_pages_language_and_the_models_apart():
+    """A session in a language a lab added by catalogues (xx) plays its game in English words: the row's language is
+    what the people read (the admin report and the Results page group by it), prompt_language the game's."""
+    config = GameConfig(mode="semi", language="en")
+    meta = dict(session_code="s", game_id="g", opponent="human", model="human", cell=1, focal_role="A")
+    row = dond_export.game_row([message("A")], INSTANCE, config, **meta, page_language="xx")
+    assert (row["language"], row["prompt_language"]) == ("xx", "en")
+    same = dond_export.game_row([message("A")], INSTANCE, GameConfig(mode="semi", language="de"), **meta)
+    assert (same["language"], same["prompt_language"]) == ("de", "de")  # self-play and older games: one language
+
+
 @pytest.mark.parametrize(("mode", "bonus"), [("semi", 10), ("coop", 14), ("comp", 6)])
 def test_bonus_follows_the_mode_objective_of_the_focal_player(mode, bonus):
     config = GameConfig(mode=mode, language="en")
