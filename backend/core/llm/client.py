@@ -28,10 +28,7 @@ and later calls to that endpoint and model start there. ``CallRecord.structured`
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
-import ssl
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -40,6 +37,7 @@ from typing import Any
 import backend.core.environment as environment
 import backend.core.llm.cache as cache
 import backend.core.llm.costs as costs
+import backend.core.llm.wire as wire
 from backend.core.llm.context import fitted_limit, forget_contexts
 from backend.core.llm.reasoning import (
     ReasoningSplitter,
@@ -97,46 +95,6 @@ def forget_endpoint_quirks() -> None:
 
 # Clients and one concurrency cap per event loop: httpx connection pools are bound to the loop that made them.
 _clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# An endpoint's calls share a client (its connection pool) while it has fewer than this many in flight; more at
-# once open another client. Why: a pool looks at every one of its connections (an idle one's socket too) whenever
-# a request starts or ends; with 100 calls in flight on one pool that was half of the client's time per DoND
-# exchange (py-spy, 100 players).
-CALLS_PER_POOL = 16
-
-
-class _Clients:
-    """One endpoint's clients on one event loop, and how many calls each has in flight.
-
-    >>> clients = _Clients(make=object)
-    >>> with clients.take() as first, clients.take() as second:
-    ...     first is second
-    True
-    >>> with contextlib.ExitStack() as calls:  # one more call at once than a pool takes
-    ...     held = [calls.enter_context(clients.take()) for _ in range(CALLS_PER_POOL + 1)]
-    ...     held[0] is held[-2], held[0] is held[-1], len(clients.clients)
-    (True, False, 2)
-    >>> with clients.take() as again:  # the calls are over: the first client again
-    ...     again is held[0]
-    True
-    """
-
-    def __init__(self, make):
-        self.make, self.clients, self.in_flight = make, [], []
-
-    @contextlib.contextmanager
-    def take(self):
-        index = next((i for i, calls in enumerate(self.in_flight) if calls < CALLS_PER_POOL), None)
-        if index is None:
-            self.clients.append(self.make())
-            self.in_flight.append(0)
-            index = len(self.clients) - 1
-        self.in_flight[index] += 1
-        try:
-            yield self.clients[index]
-        finally:
-            self.in_flight[index] -= 1
-
-
 _caps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -164,7 +122,7 @@ def _client(settings: LLMSettings):
         api_key = os.environ.get("OPENAI_API_KEY") or ("no-key" if settings.base_url else None)
         if api_key is None:
             raise FinalError("configuration", "OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured.")
-        per_loop[key] = _Clients(lambda: AsyncOpenAI(api_key=api_key, base_url=settings.base_url, max_retries=0))
+        per_loop[key] = wire.Clients(lambda: AsyncOpenAI(api_key=api_key, base_url=settings.base_url, max_retries=0))
     return per_loop[key].take()
 
 
@@ -271,78 +229,6 @@ def _scripted_chunks(text: str) -> list[str]:
     return [word + (" " if index < len(words) - 1 else "") for index, word in enumerate(words)]
 
 
-def _create(client, request: dict, **extra):
-    """``chat.completions.create`` with the messages passed as ``extra_body``, which the client sends unchanged.
-
-    Why: as a typed parameter, the client walks every message as a TypedDict before sending it, which cost about
-    4 ms of CPU per call with a ten-message chat (measured with cProfile); our messages are plain JSON already.
-    """
-    options = {key: value for key, value in request.items() if key != "messages"}
-    return client.chat.completions.create(**options, **extra, messages=[], extra_body={"messages": request["messages"]})
-
-
-async def _open_stream(client, request: dict):
-    """The streamed request sent through the client (its errors, statuses and headers as ``create`` has them); the
-    HTTP response whose body is still to be read.
-
-    Why not ``create(stream=True)``: its stream builds the client's typed objects for every chunk through typing
-    introspection, a sixth of the server's time per DoND exchange (py-spy, 100 players); the chunks are read
-    as the JSON they are (``_chunks``).
-    """
-    options = {key: value for key, value in request.items() if key != "messages"}
-    opened = client.chat.completions.with_streaming_response.create(
-        **options,
-        stream=True,
-        stream_options={"include_usage": True},
-        messages=[],
-        extra_body={"messages": request["messages"]},
-    )
-    return await opened.__aenter__()
-
-
-async def _chunks(client, response) -> AsyncIterator[Any]:
-    """The streamed reply's chunks as the JSON the endpoint sent, decoded by the client's own event-stream decoder,
-    with the client's errors for what breaks: a timeout, a lost connection, an ``error`` the endpoint streams.
-
-    >>> import asyncio, httpx2, openai
-    >>> body = b'data: {"choices": [{"delta": {"content": "Hi"}}]}\\n\\ndata: [DONE]\\n\\n'
-    >>> sent = httpx2.Response(200, content=body, request=httpx2.Request("POST", "http://h/v1/chat/completions"))
-    >>> async def read():
-    ...     client = openai.AsyncOpenAI(api_key="k", base_url="http://h/v1")
-    ...     return [chunk async for chunk in _chunks(client, type("Opened", (), {"http_response": sent})())]
-    >>> asyncio.run(read())
-    [{'choices': [{'delta': {'content': 'Hi'}}]}]
-    """
-    import anyio
-    import httpx2
-    import openai
-    from openai._streaming_cleanup import drain_response_async
-
-    http = response.http_response
-    events = client._make_sse_decoder().aiter_bytes(http.aiter_bytes())
-    while True:
-        try:
-            event = await events.__anext__()
-        except StopAsyncIteration:
-            return
-        except httpx2.TimeoutException as error:
-            raise openai.APITimeoutError(request=http.request) from error
-        except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as error:
-            raise openai.APIConnectionError(request=http.request) from error
-        if event.data.startswith("[DONE]"):
-            if http.http_version == "HTTP/1.1":  # the rest of the body read, so that the connection is kept
-                await drain_response_async(http)
-            return
-        data = json.loads(event.data)
-        if isinstance(data, dict) and data.get("error"):
-            error = data["error"]
-            message = error.get("message") if isinstance(error, dict) else None
-            if not message or not isinstance(message, str):
-                message = "An error occurred during streaming"
-            raise openai.APIError(message=message, request=http.request, body=error)
-        yield data
-
-
 async def _attempt_stream(
     client, request: dict, settings: LLMSettings, record: CallRecord, splitter: ReasoningSplitter
 ) -> AsyncIterator[str]:
@@ -351,13 +237,13 @@ async def _attempt_stream(
     # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs every awaited chunk in a task of its own, which
     # costs each piece extra turns of an event loop that, in oTree, every participant shares.
     async with asyncio.timeout(settings.timeout_s):
-        response = await _open_stream(client, request)
+        response = await wire.open_stream(client, request)
     separate_reasoning: list[str] = []
     try:
         deadline = time.monotonic() + settings.timeout_s
         record.finish_reason = None
         chunks = 0
-        iterator = _chunks(client, response)
+        iterator = wire.read_chunks(client, response)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -405,7 +291,7 @@ async def _attempt_stream(
 
 async def _attempt_complete(client, request: dict, settings: LLMSettings, record: CallRecord) -> str:
     async with asyncio.timeout(settings.timeout_s):
-        response = await _create(client, request)
+        response = await wire.create(client, request)
     if not getattr(response, "choices", None):
         raise RetryableError("bad_response", "The model endpoint sent a response without choices.")
     choice = response.choices[0]

@@ -1,0 +1,123 @@
+"""The client's side of the wire: the ``openai`` clients of an endpoint and their connection pools, a request sent
+through them, and a streamed reply read as the JSON the endpoint sends (``backend.core.llm.client`` decides what to
+ask, what an error means and what is recorded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import ssl
+from collections.abc import AsyncIterator
+from typing import Any
+
+# An endpoint's calls share a client (its connection pool) while it has fewer than this many in flight; more at
+# once open another client. Why: a pool looks at every one of its connections (an idle one's socket too) whenever
+# a request starts or ends; with 100 calls in flight on one pool that was half of the client's time per DoND
+# exchange (py-spy, 100 players).
+CALLS_PER_POOL = 16
+
+
+class Clients:
+    """One endpoint's clients on one event loop, and how many calls each has in flight.
+
+    >>> clients = Clients(make=object)
+    >>> with clients.take() as first, clients.take() as second:
+    ...     first is second
+    True
+    >>> with contextlib.ExitStack() as calls:  # one more call at once than a pool takes
+    ...     held = [calls.enter_context(clients.take()) for _ in range(CALLS_PER_POOL + 1)]
+    ...     held[0] is held[-2], held[0] is held[-1], len(clients.clients)
+    (True, False, 2)
+    >>> with clients.take() as again:  # the calls are over: the first client again
+    ...     again is held[0]
+    True
+    """
+
+    def __init__(self, make):
+        self.make, self.clients, self.in_flight = make, [], []
+
+    @contextlib.contextmanager
+    def take(self):
+        index = next((i for i, calls in enumerate(self.in_flight) if calls < CALLS_PER_POOL), None)
+        if index is None:
+            self.clients.append(self.make())
+            self.in_flight.append(0)
+            index = len(self.clients) - 1
+        self.in_flight[index] += 1
+        try:
+            yield self.clients[index]
+        finally:
+            self.in_flight[index] -= 1
+
+
+def create(client, request: dict, **extra):
+    """``chat.completions.create`` with the messages passed as ``extra_body``, which the client sends unchanged.
+
+    Why: as a typed parameter, the client walks every message as a TypedDict before sending it, which cost about
+    4 ms of CPU per call with a ten-message chat (measured with cProfile); our messages are plain JSON already.
+    """
+    options = {key: value for key, value in request.items() if key != "messages"}
+    return client.chat.completions.create(**options, **extra, messages=[], extra_body={"messages": request["messages"]})
+
+
+async def open_stream(client, request: dict):
+    """The streamed request sent through the client (its errors, statuses and headers as ``create`` has them); the
+    HTTP response whose body is still to be read.
+
+    Why not ``create(stream=True)``: its stream builds the client's typed objects for every chunk through typing
+    introspection, a sixth of the server's time per DoND exchange (py-spy, 100 players); the chunks are read
+    as the JSON they are (``read_chunks``).
+    """
+    options = {key: value for key, value in request.items() if key != "messages"}
+    opened = client.chat.completions.with_streaming_response.create(
+        **options,
+        stream=True,
+        stream_options={"include_usage": True},
+        messages=[],
+        extra_body={"messages": request["messages"]},
+    )
+    return await opened.__aenter__()
+
+
+async def read_chunks(client, response) -> AsyncIterator[Any]:
+    """The streamed reply's chunks as the JSON the endpoint sent, decoded by the client's own event-stream decoder,
+    with the client's errors for what breaks: a timeout, a lost connection, an ``error`` the endpoint streams.
+
+    >>> import asyncio, httpx2, openai
+    >>> body = b'data: {"choices": [{"delta": {"content": "Hi"}}]}\\n\\ndata: [DONE]\\n\\n'
+    >>> sent = httpx2.Response(200, content=body, request=httpx2.Request("POST", "http://h/v1/chat/completions"))
+    >>> async def read():
+    ...     client = openai.AsyncOpenAI(api_key="k", base_url="http://h/v1")
+    ...     return [chunk async for chunk in read_chunks(client, type("Opened", (), {"http_response": sent})())]
+    >>> asyncio.run(read())
+    [{'choices': [{'delta': {'content': 'Hi'}}]}]
+    """
+    import anyio
+    import httpx2
+    import openai
+    from openai._streaming_cleanup import drain_response_async
+
+    http = response.http_response
+    events = client._make_sse_decoder().aiter_bytes(http.aiter_bytes())
+    while True:
+        try:
+            event = await events.__anext__()
+        except StopAsyncIteration:
+            return
+        except httpx2.TimeoutException as error:
+            raise openai.APITimeoutError(request=http.request) from error
+        except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as error:
+            raise openai.APIConnectionError(request=http.request) from error
+        if event.data.startswith("[DONE]"):
+            if http.http_version == "HTTP/1.1":  # the rest of the body read, so that the connection is kept
+                await drain_response_async(http)
+            return
+        data = json.loads(event.data)
+        if isinstance(data, dict) and data.get("error"):
+            error = data["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            if not message or not isinstance(message, str):
+                message = "An error occurred during streaming"
+            raise openai.APIError(message=message, request=http.request, body=error)
+        yield data
