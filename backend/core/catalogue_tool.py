@@ -110,11 +110,11 @@ def _uses_forms(msgid) -> bool:
     return any(placeholders(text) & {"other"} for text in texts)
 
 
-def template(domain: str):
-    """The gettext template (a Babel ``Catalog``) of ``domain``: what `extract` finds."""
+def new_catalog(domain: str, **extra):
+    """An empty Babel ``Catalog`` of ``domain`` with this project's header (fixed dates: a rerun changes no file)."""
     from babel.messages.catalog import Catalog
 
-    catalog = Catalog(
+    return Catalog(
         domain=domain,
         project="lab study",
         version="1",
@@ -123,7 +123,14 @@ def template(domain: str):
         creation_date=FIXED_DATE,
         revision_date=FIXED_DATE,
         fuzzy=False,
+        **extra,
     )
+
+
+def template(domain: str):
+    """The gettext template (a Babel ``Catalog``) of ``domain``: what `extract` finds."""
+
+    catalog = new_catalog(domain)
     for entry in extract(domain):
         texts = entry.msgid if isinstance(entry.msgid, tuple) else (entry.msgid,)
         named = any(placeholders(text) for text in texts)
@@ -167,7 +174,6 @@ def write_templates() -> list[Path]:
 def update(language: str, folder: Path = LOCALE_DIR) -> list[Path]:
     """Merge every domain's template into ``language``'s ``.po`` files (new ones made, changed texts marked fuzzy),
     as ``pybabel update`` does; the paths written."""
-    from babel.messages.catalog import Catalog
     from babel.messages.pofile import read_po, write_po
 
     paths = []
@@ -177,18 +183,7 @@ def update(language: str, folder: Path = LOCALE_DIR) -> list[Path]:
             with path.open("rb") as handle:
                 catalog = read_po(handle, locale=language)
         else:
-            catalog = Catalog(
-                locale=language,
-                domain=domain,
-                project="lab study",
-                version="1",
-                copyright_holder="the study's researchers",
-                msgid_bugs_address="the study's researchers",
-                last_translator="the study's translators",
-                creation_date=FIXED_DATE,
-                revision_date=FIXED_DATE,
-                fuzzy=False,
-            )
+            catalog = new_catalog(domain, locale=language, last_translator="the study's translators")
         source_catalog = template(domain)
         catalog.update(source_catalog)
         for message in catalog:  # the template's flags, not Babel's guesses

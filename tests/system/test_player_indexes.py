@@ -3,6 +3,8 @@ the index, not by reading the whole table, on a new database and on one created 
 
 from __future__ import annotations
 
+import contextlib
+
 import sqlalchemy
 
 from tests.support.harness import base_env, own_database, scratch_project, start_server
@@ -21,32 +23,39 @@ def indexes(engine, table="social_eval_player"):
     return {index["name"] for index in sqlalchemy.inspect(engine).get_indexes(table)}
 
 
-def test_the_player_of_a_round_is_found_by_the_index_also_in_an_older_database():
+@contextlib.contextmanager
+def started_once():
+    """A database a production server made its tables in (started and stopped once): (engine, env, folder)."""
     folder = scratch_project("otree-indexes-")
     env = base_env()
     if not env.get("DATABASE_URL"):
         env["DATABASE_URL"] = f"sqlite:///{folder}/db.sqlite3"
     with own_database(env) as env:
-        server = start_server(kind="prodserver", env=env, folder=folder)
-        server.stop()
+        start_server(kind="prodserver", env=env, folder=folder).stop()
         engine = engine_of(env, folder)
         try:
-            assert INDEX in indexes(engine)
-            assert "otree_participant_label" in indexes(engine, "otree_participant")  # a Prolific ID's earlier places
-            if engine.url.get_backend_name() == "sqlite":
-                with engine.connect() as connection:
-                    plan = " ".join(
-                        str(row) for row in connection.execute(sqlalchemy.text(f"EXPLAIN QUERY PLAN {QUERY}"))
-                    )
-                assert INDEX in plan, plan
-            with engine.begin() as connection:  # a database from before the index: its tables exist without it
-                connection.execute(sqlalchemy.text(f"DROP INDEX {INDEX}"))
-            assert INDEX not in indexes(engine)
-            server = start_server(kind="prodserver", env=env, folder=folder)
-            server.stop()
-            assert INDEX in indexes(engine)
+            yield engine, env, folder
         finally:
             engine.dispose()
+
+
+def plan_of(engine, query: str) -> str:
+    """SQLite's plan for ``query`` (which index it uses)."""
+    with engine.connect() as connection:
+        return " ".join(str(row) for row in connection.execute(sqlalchemy.text(f"EXPLAIN QUERY PLAN {query}")))
+
+
+def test_the_player_of_a_round_is_found_by_the_index_also_in_an_older_database():
+    with started_once() as (engine, env, folder):
+        assert INDEX in indexes(engine)
+        assert "otree_participant_label" in indexes(engine, "otree_participant")  # a Prolific ID's earlier places
+        if engine.url.get_backend_name() == "sqlite":
+            assert INDEX in plan_of(engine, QUERY)
+        with engine.begin() as connection:  # a database from before the index: its tables exist without it
+            connection.execute(sqlalchemy.text(f"DROP INDEX {INDEX}"))
+        assert INDEX not in indexes(engine)
+        start_server(kind="prodserver", env=env, folder=folder).stop()
+        assert INDEX in indexes(engine)
 
 
 # The ExtraModel lookups of every rating page (study_flow.lookups.index): an annotator's assignment row, the episode.
@@ -69,22 +78,8 @@ ASKED = {
 
 
 def test_the_rows_a_rating_page_looks_up_are_found_by_an_index():
-    folder = scratch_project("otree-indexes-")
-    env = base_env()
-    if not env.get("DATABASE_URL"):
-        env["DATABASE_URL"] = f"sqlite:///{folder}/db.sqlite3"
-    with own_database(env) as env:
-        server = start_server(kind="prodserver", env=env, folder=folder)
-        server.stop()
-        engine = engine_of(env, folder)
-        try:
-            for table, (index, query) in ASKED.items():
-                assert index in indexes(engine, table)
-                if engine.url.get_backend_name() == "sqlite":
-                    with engine.connect() as connection:
-                        plan = " ".join(
-                            str(row) for row in connection.execute(sqlalchemy.text(f"EXPLAIN QUERY PLAN {query}"))
-                        )
-                    assert index in plan, plan
-        finally:
-            engine.dispose()
+    with started_once() as (engine, _, _):
+        for table, (index, query) in ASKED.items():
+            assert index in indexes(engine, table)
+            if engine.url.get_backend_name() == "sqlite":
+                assert index in plan_of(engine, query)
