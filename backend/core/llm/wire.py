@@ -51,14 +51,30 @@ class Clients:
             self.in_flight[index] -= 1
 
 
-def create(client, request: dict, **extra):
-    """``chat.completions.create`` with the messages passed as ``extra_body``, which the client sends unchanged.
+# What ``_request`` puts in a request beside the model and the caller's options: plain JSON, sent as it is.
+PLAIN_JSON = ("messages", "temperature", "seed", "max_tokens", "max_completion_tokens", "response_format")
 
-    Why: as a typed parameter, the client walks every message as a TypedDict before sending it, which cost about
-    4 ms of CPU per call with a ten-message chat (measured with cProfile); our messages are plain JSON already.
+
+def split_request(request: dict, **body) -> tuple[dict, dict]:
+    """The client's parameters (the model, the caller's options) and the plain JSON sent as ``extra_body``, which
+    the client sends unchanged; ``body`` adds to the latter.
+
+    Why: the client walks each typed parameter through typing introspection before sending it: as parameters, the
+    messages cost about 4 ms of CPU per call with a ten-message chat (cProfile), the other fields 5 % of the server's
+    time per DoND exchange (py-spy, 100 players). The JSON sent is the same either way.
+
+    >>> split_request({"model": "m", "messages": [], "temperature": 0.7, "top_p": 0.9}, stream_options={})
+    ({'model': 'm', 'top_p': 0.9, 'messages': []}, {'messages': [], 'temperature': 0.7, 'stream_options': {}})
     """
-    options = {key: value for key, value in request.items() if key != "messages"}
-    return client.chat.completions.create(**options, **extra, messages=[], extra_body={"messages": request["messages"]})
+    plain = {key: value for key, value in request.items() if key in PLAIN_JSON}
+    params = {key: value for key, value in request.items() if key not in PLAIN_JSON}
+    return {**params, "messages": []}, {**plain, **body}
+
+
+def create(client, request: dict, **extra):
+    """``chat.completions.create`` with the request's plain JSON as ``extra_body`` (``split_request``)."""
+    params, body = split_request(request)
+    return client.chat.completions.create(**params, **extra, extra_body=body)
 
 
 async def open_stream(client, request: dict):
@@ -69,14 +85,8 @@ async def open_stream(client, request: dict):
     introspection, a sixth of the server's time per DoND exchange (py-spy, 100 players); the chunks are read
     as the JSON they are (``read_chunks``).
     """
-    options = {key: value for key, value in request.items() if key != "messages"}
-    opened = client.chat.completions.with_streaming_response.create(
-        **options,
-        stream=True,
-        stream_options={"include_usage": True},
-        messages=[],
-        extra_body={"messages": request["messages"]},
-    )
+    params, body = split_request(request, stream_options={"include_usage": True})
+    opened = client.chat.completions.with_streaming_response.create(**params, stream=True, extra_body=body)
     return await opened.__aenter__()
 
 
