@@ -477,7 +477,10 @@ def main(argv=None) -> int:
         cpu = {name: server_cpu_seconds(pid) - cpu_before[name] for name, pid in watched.items()}
         generator_cpu = _children_cpu_seconds() - generator_before
         log = study.log_path.read_text(encoding="utf-8", errors="replace")
-        report = one_report(study, folder) if args.servers else ""
+        try:  # the figures are printed whatever happens to the export
+            report = one_report(study, folder) if args.servers else ""
+        except (OSError, ValueError) as error:
+            report = f"no report: {type(error).__name__}: {str(error)[:200]}"
     try:
         out = json.loads(results_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
