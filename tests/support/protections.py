@@ -333,6 +333,14 @@ PROTECTIONS = (
         "backend/core/llm/wire.py::backend.core.llm.wire.split_request",
     ),
     Protection(
+        "study-servers-own-secret-key",
+        "every server of one study shares one SECRET_KEY: an admin login on one server is a login on all",
+        "backend/core/study_servers.py",
+        ' && export SECRET_KEY="$SECRET_KEY-{server.name}" \'',
+        "'",
+        "tests/system/test_study_servers.py::test_no_server_takes_another_servers_admin_login",
+    ),
+    Protection(
         "places-per-address",
         "one client takes every place of a study with made-up Prolific IDs",
         "lab_server/places.py",
