@@ -136,6 +136,10 @@ events {{
 }}
 http {{
     access_log off;
+    # Requests and answers stay in memory, never in nginx's temporary files: its workers (www-data) may not reach the
+    # study's folder (under /root, or a temporary folder: a 20 MB export was cut at 11 MB, a 3 MB upload refused).
+    client_body_buffer_size 40m;
+    proxy_max_temp_file_size 0;
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
     fastcgi_temp_path {temp}/fastcgi;

@@ -341,6 +341,14 @@ PROTECTIONS = (
         "tests/system/test_study_servers.py::test_no_server_takes_another_servers_admin_login",
     ),
     Protection(
+        "front-door-no-temp-files",
+        "nginx's workers cannot reach a study folder under a private parent: a 3 MB upload answered 500, a 20 MB export cut at 11 MB",
+        "backend/core/study_servers.py",
+        "    client_body_buffer_size 40m;\n    proxy_max_temp_file_size 0;\n",
+        "",
+        "tests/system/test_study_servers.py::test_a_big_request_passes_the_front_door_whatever_folder_the_study_is_in",
+    ),
+    Protection(
         "places-per-address",
         "one client takes every place of a study with made-up Prolific IDs",
         "lab_server/places.py",

@@ -284,6 +284,23 @@ def test_no_server_takes_another_servers_admin_login(study):
     assert "/login" in other.url, "server2 took server1's login cookie"
 
 
+def test_a_big_request_passes_the_front_door_whatever_folder_the_study_is_in(study):
+    """nginx's workers (www-data) cannot reach a study folder under a private parent (this test's is under pytest's
+    0700 folder, a lab's often under /root): a request or answer bigger than nginx's memory buffers went to its
+    temporary files there and failed (a 3 MB upload answered 500 by nginx; a 20 MB export cut at 11 MB). Both now stay
+    in memory: the upload reaches the server, which answers it itself."""
+    body = b'{"padding": "' + b"a" * 3_000_000 + b'"}'
+    answer = requests.post(
+        f"http://127.0.0.1:{study['port'] + 1}/api/sessions",
+        data=body,
+        headers={"Content-Type": "application/json", "otree-rest-key": "not-the-key"},
+        timeout=60,
+    )
+    assert answer.status_code != 500 and "nginx" not in answer.text, (answer.status_code, answer.text[:300])
+    errors = (study["log"].parent / "nginx-error.log").read_text(errors="replace")
+    assert "Permission denied" not in errors, errors[-2000:]
+
+
 def test_ctrl_c_stops_both_servers_and_nginx(study):
     port, process = study["port"], study["process"]
     process.send_signal(signal.SIGINT)
