@@ -23,12 +23,28 @@ among the session's.
 
 from __future__ import annotations
 
+import hashlib
+
 from sqlalchemy import event, text
 
 from study_flow import lookups
 
 COLUMNS = ("participant_id", "round_number")
 PARTICIPANTS = "otree_participant"
+
+
+def index_name(name: str) -> str:
+    """``name`` if it fits PostgreSQL's 63 characters, else its first 54, ``_`` and 8 hex digits of its SHA-1 (the same
+    name on every database: PostgreSQL would cut a longer one, SQLite would not).
+
+    >>> index_name("social_eval_storedepisode_subsession_id_episode_id")
+    'social_eval_storedepisode_subsession_id_episode_id'
+    >>> index_name("payoff_reasoning_eval_assignment_subsession_id_participant_code_item_id")
+    'payoff_reasoning_eval_assignment_subsession_id_partici_20d68748'
+    """
+    if len(name) <= 63:
+        return name
+    return f"{name[:54]}_{hashlib.sha1(name.encode()).hexdigest()[:8]}"
 
 
 def statements(tables) -> list[str]:
@@ -55,7 +71,7 @@ def statements(tables) -> list[str]:
                 f"CREATE INDEX IF NOT EXISTS {table.name}_participant_round ON {table.name} ({', '.join(COLUMNS)})"
             )
         for columns in getattr(table, "info", {}).get(lookups.INDEXED, ()):
-            name = f"{table.name}_{'_'.join(columns)}"
+            name = index_name(f"{table.name}_{'_'.join(columns)}")
             found.append(f"CREATE INDEX IF NOT EXISTS {name} ON {table.name} ({', '.join(columns)})")
     if any(table.name == PARTICIPANTS for table in tables):
         found.append(f"CREATE INDEX IF NOT EXISTS {PARTICIPANTS}_label ON {PARTICIPANTS} (label)")

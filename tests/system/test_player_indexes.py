@@ -70,7 +70,7 @@ ASKED = {
         "SELECT data FROM social_eval_storedepisode WHERE subsession_id = 1 AND episode_id = 'e'",
     ),
     "payoff_reasoning_eval_assignment": (
-        "payoff_reasoning_eval_assignment_subsession_id_participant_code_item_id",
+        "payoff_reasoning_eval_assignment_subsession_id_partici_20d68748",  # 63 characters at most (PostgreSQL)
         "SELECT id FROM payoff_reasoning_eval_assignment WHERE subsession_id = 1 AND participant_code = 'p' "
         "AND item_id = 'e'",
     ),
