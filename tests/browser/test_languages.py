@@ -53,8 +53,9 @@ def room_url(server, room: str, pid: str | None, *, welcome_page_ok: bool = Fals
 
 def advance_to_completion(server, session_code: str, page, *, max_advances: int = 60) -> None:
     """Move ``page``'s participant past the app's task pages with the monitor's "Advance slowest participants" (an
-    advance over a page not shown to the participant does not reload it, so each wait is short and may time out)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    advance over a page not shown to the participant does not reload it, so each wait is short and may time out; two
+    advances close together can abort the first reload with the second, net::ERR_ABORTED, which is as good)."""
+    from playwright.sync_api import Error as PlaywrightError
 
     monitor = page.context.new_page()
     monitor.goto(f"{server.url}/SessionMonitor/{session_code}")
@@ -69,7 +70,7 @@ def advance_to_completion(server, session_code: str, page, *, max_advances: int 
         try:
             page.wait_for_url(lambda url, before=before: url != before, timeout=5_000)
             page.wait_for_load_state()
-        except PlaywrightTimeout:
+        except PlaywrightError:  # a timeout, or a reload aborted by the next one
             pass
     monitor.close()
     page.locator("#completion-code").wait_for()
