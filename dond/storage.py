@@ -309,8 +309,9 @@ def write_events(game, events, *, late=()):
 
 def commit_keeping_loaded_rows():
     """Commit without expiring the rows this live call has loaded. oTree reads the participant row again after
-    every yield of a live method; expired by a commit, it is reloaded each time (about a tenth of the server's CPU
-    in a game, measured with py-spy). The rows a live call holds are its own participant's, so none goes stale."""
+    every yield of a live method; expired by a commit, it is reloaded each time
+    (docs/decisions/0009-a-page-step-costs-the-same-at-any-size.md). The rows a live call holds are its own
+    participant's, so none goes stale."""
     db, session = otree_internals.db, otree_internals.request_session()
     session.expire_on_commit = False
     try:

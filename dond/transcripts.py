@@ -68,7 +68,8 @@ def items_text(vector, instance, language):
 
 def _games_of(session):
     """The session's DoND games. Only dond's own subsessions are asked: oTree numbers each app's subsessions on its
-    own, so ``Game.filter`` with another app's subsession matched the dond games of whichever session had that id."""
+    own, so ``Game.filter`` with another app's subsession would match the dond games of whichever session has that
+    id."""
     from . import Game, Subsession
 
     subsessions = [subsession for subsession in session.get_subsessions() if isinstance(subsession, Subsession)]

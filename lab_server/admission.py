@@ -1,35 +1,28 @@
 """Admission: when the server is saturated, new arrivals wait on a light page instead of queueing with everyone.
 
-Measured before this gate (issue 29): 3,000 Prolific arrivals in five minutes brought the server, which serves
-12-17 page steps a second, a queue in which every request waited almost a minute and 2,610 requests were reset:
-everyone's study broke at once, not only the newcomers'. oTree serves every page of a study under one lock in one
-process, so the only lever is how fast new people come in. This gate holds them at the door:
+oTree serves every page of a study under one lock in one process; this gate sets how fast new people come in
+(docs/decisions/0008-admission-at-the-door.md says why):
 
-- **Load.** The server's load is the number of HTTP requests in flight: received whole, waiting for oTree's page
-  lock or being served, until their answer starts (a slow upload or a slow reader is a connection, not load). Static
-  files count too: oTree serves them under its page lock. Websockets and the gate's own waiting pages do not. The
-  server is saturated while it had a request in flight more than ``LAB_ADMIT_MAX_BUSY_PERCENT`` (default 50) percent
-  of the time lately (``busy_share``): one request at a time, so every page's wait grows as 1 / (1 - share), and the
-  share shows it before any queue forms (in a launch of 3,000, pages inside had a p95 of 120 ms in the minutes the
-  server used half a core, 300-650 ms at three quarters). It is saturated too at ``LAB_ADMIT_MAX_IN_FLIGHT`` (default
-  8) or more in flight: at 30-80 ms of work per page step, eight
-  requests in flight are a queue of a quarter to half a second. It is saturated too while participants' pages
-  (``/p/...``, from request complete to answer) took longer than ``LAB_ADMIT_TARGET_MS`` (default 150) on average
-  over about the last 20 pages: on a slow or shared machine a few requests in flight are already a long wait, and
-  people let in a minute ago keep asking for pages while the count of requests in flight dips between them.
+- **Load.** The server's load is the number of HTTP requests in flight: received whole, waiting for oTree's page lock or
+  being served, until their answer starts (a slow upload or a slow reader is a connection, not load). Static files count
+  too: oTree serves them under its page lock. Websockets and the gate's own waiting pages do not. The server is
+  saturated while it had a request in flight more than ``LAB_ADMIT_MAX_BUSY_PERCENT`` (default 50) percent of the time
+  lately (``busy_share``): one request at a time, so every page's wait grows as 1 / (1 - share), and the share shows it
+  before any queue forms. It is saturated too at ``LAB_ADMIT_MAX_IN_FLIGHT`` (default 8) or more in flight: at 30-80 ms
+  of work per page step, eight requests in flight are a queue of a quarter to half a second. It is saturated too while
+  participants' pages (``/p/...``, from request complete to answer) took longer than ``LAB_ADMIT_TARGET_MS`` (default
+  150) on average over about the last 20 pages.
 - **Who waits.** Only a *new arrival* waits: a ``GET`` of a room link (``/room/<room>``) or a session-wide link
-  (``/join/<code>``), the requests that give out places. Everyone already inside (``/p/<code>/...``, their
-  sockets, ``/InitializeParticipant/...``, static files, the admin pages) always passes, so their pages stay fast.
+  (``/join/<code>``), the requests that give out places. Everyone already inside (``/p/<code>/...``, their sockets,
+  ``/InitializeParticipant/...``, static files, the admin pages) always passes, so their pages stay fast.
 - **The waiting page** (``global/AdmissionWait.html``, texts ``admission_*`` in ``study_flow.MESSAGES``) is in the
   room's session language once the room has been entered (``remember_language``), else the browser's
   (``Accept-Language``, by its q-values), else English. It is rendered once per language and served from memory without
-  oTree's page lock, the database or a template engine (HTTP 200, ``Cache-Control: no-store``: a 503 would be
-  replaced by many proxies' own error page, which has no way back, and Prolific only ever shows the participant
-  the page). It reloads its own URL after half the arrival's expected wait (those ahead of it at the recent
-  admission rate), 3-6 s near the head of the line and at most 30 s (jittered, the ``Refresh`` header: no script
-  needed; thousands reloading every few seconds were a load of their own) with every
-  query parameter kept (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``, ``participant_label``) plus the ticket
-  ``lab_wait``; a link lets the participant retry at once.
+  oTree's page lock, the database or a template engine (HTTP 200, ``Cache-Control: no-store``). It reloads its own URL
+  after half the arrival's expected wait (those ahead of it at the recent admission rate), 3-6 s near the head of the
+  line and at most 30 s (jittered, the ``Refresh`` header: no script needed) with every query parameter kept
+  (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``, ``participant_label``) plus the ticket ``lab_wait``; a link lets the
+  participant retry at once.
 - **Fairness.** The ticket is signed (``itsdangerous``, with a key of this process) for the entry link and the
   participant label it waits for (``waiting_for``: passed on with another PID it is a fresh arrival's, at the back of
   the line) and says when the arrival first waited. While
@@ -40,16 +33,14 @@ process, so the only lever is how fast new people come in. This gate holds them 
   still one every ``PAST_MAX_EVERY_S``. A forged ticket, one from before a restart
   (another key) or one older than ``LAB_ADMIT_MAX_WAIT_S`` and ``FORGET_AFTER_S`` (its waiter was let in by then: a
   replayed link) counts as a fresh arrival.
-- **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same
-  entry (the room's welcome page forwards to itself) and a reload are not held again. The cookie's signature covers
-  the entry link and the participant label it admitted (``admitted_for``): with another PID or through another link
-  it is no admission (the link and PID are the signature's salt), that arrival is new and waits like any other (one
-  cookie, got while the server was quiet, had brought five new PIDs past an honest arrival waiting in line). The gate
-  strips ``lab_wait`` before oTree sees the request; what oTree does with the link (its place, the Prolific checks of
-  ``entry`` and ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let
-  in through an entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same
-  link later (a new tab, the Prolific link opened again after the cookie ran out) is someone returning to their place
-  and passes.
+- **Once in, in.** An admitted arrival gets the cookie ``lab_admitted`` (10 minutes), so the next step of the same entry
+  (the room's welcome page forwards to itself) and a reload are not held again. The cookie's signature covers the entry
+  link and the participant label it admitted (``admitted_for``): with another PID or through another link it is no
+  admission (the link and PID are the signature's salt), that arrival is new and waits like any other. The gate strips
+  ``lab_wait`` before oTree sees the request; what oTree does with the link (its place, the Prolific checks of ``entry``
+  and ``places``) is unchanged, so a waiting arrival keeps one place and its PID. A participant label let in through an
+  entry link is remembered (in this process, up to ``MAX_INSIDE``): the same label through the same link later (a new
+  tab, the Prolific link opened again after the cookie ran out) is someone returning to their place and passes.
 - **For the researcher.** ``summary()`` (the study status page) and a log line when arrivals start waiting and when
   the last one is in: how many wait now, how many were let in after waiting, the longest wait.
 """
@@ -217,7 +208,7 @@ class Gate:
     New arrivals come in at most ``arrivals_per_s`` a second (a burst of ``BURST_S`` seconds' worth at once while
     nobody waits, a class entering together); once people wait in line they come in evenly, ``LINE_BURST_S``
     seconds' worth at once at most, though room frees up for all at once (a burst let in from the line brings its
-    pages back together, minutes long: in a launch of 3,000, 60 at once made everyone's pages wait seconds):
+    pages back together):
 
     >>> paced = Gate(max_in_flight=1, max_wait_s=60, arrivals_per_s=2, key=b"k")
     >>> paced.in_flight = 1
@@ -279,8 +270,9 @@ class Gate:
         self._inside: set[tuple[str, str]] = set()  # (entry link, participant label) let in: their place exists
 
     def let_in(self, path: str, label: str) -> None:
-        """Remember that ``label`` came in through the entry link ``path`` (bounded by ``MAX_INSIDE``; only a label oTree
-        takes, ``study_flow.SAFE_LABEL``: a 60 KB label each was gigabytes at the bound)."""
+        """Remember that ``label`` came in through the entry link ``path`` (bounded by ``MAX_INSIDE``; only a label
+        oTree
+        takes, ``study_flow.SAFE_LABEL``)."""
         import study_flow
 
         if label and study_flow.SAFE_LABEL.fullmatch(label) and len(self._inside) < MAX_INSIDE:
@@ -516,9 +508,6 @@ class Gate:
     def retry_after(self, ticket: str, *, now: float, uniform=random.uniform) -> float:
         """Seconds until a waiting arrival should ask again: half its expected wait (those ahead of it in line at
         the recent admission rate), at least ``RETRY_S`` (near the head of the line) and at most ``RETRY_MAX_S``.
-
-        Thousands waiting and each reloading every few seconds were hundreds of requests a second (364,000 waiting
-        pages in the first launch of 3,000 people): a load of their own on the server they wait for.
 
         >>> gate = Gate(max_in_flight=1, max_wait_s=600, arrivals_per_s=2, key=b"k")
         >>> gate.in_flight = 1

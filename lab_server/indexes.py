@@ -5,12 +5,12 @@ oTree finds the player of every page request by participant and round (``Player.
 round_number=...)`` in its page view; ``in_round``, ``in_rounds``, ``in_previous_rounds`` and
 ``participant.get_players`` the same way), but its player tables have no index on ``participant_id``: SQLite and
 PostgreSQL read the app's whole player table for each such query, a row per participant and round (social_eval:
-15 rounds, so 45,000 rows in a session of 3,000). The time of a page step grew with the size of the session.
+15 rounds, so 45,000 rows in a session of 3,000), so without an index a page step's time grows with the session.
 
-``install`` adds one index per app's player table, ``<table>_participant_round`` on ``(participant_id,
-round_number)``, right after oTree creates its tables at start-up (``CREATE INDEX IF NOT EXISTS``: a database
-created before this change gets it at its next start; SQLite and PostgreSQL alike). An index changes no row and no
-result, only how rows are found. Measured in docs/performance.md (``bench/annotation_load.py --baseline``).
+``install`` adds one index per app's player table, ``<table>_participant_round`` on ``(participant_id, round_number)``,
+right after oTree creates its tables at start-up (``CREATE INDEX IF NOT EXISTS``: a database made without it gets it at
+its next start; SQLite and PostgreSQL alike). An index changes no row and no result, only how rows are found. Measured
+in docs/performance.md (``bench/annotation_load.py --baseline``).
 
 The same for the columns an app's lookup of every page step asks by in an ExtraModel's table, which oTree indexes
 not at all: an app asks for them with ``study_flow.lookups.index`` (social_eval: an annotator's assignment row, by

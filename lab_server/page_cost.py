@@ -1,32 +1,28 @@
 """What oTree does again on every page request although its answer never changes: done once (no guard).
 
 oTree serves every page of a study in one process, one page at a time, so what a page step costs the server decides
-how many people can click at once (issue 29: a Prolific launch of 3,000 people in five minutes). A profile of the
-server (``bench/annotation_load.py --profile``) showed that most of a step was not the study's own work but oTree
-repeating work whose result is always the same. Each cut here changes how a result is found, never the result, and
-each was kept because ``bench/annotation_load.py --baseline`` showed it side by side in one run
-(docs/performance.md gives the figures):
+how many people can click at once. Each cut here changes how a result is found, never the result;
+``bench/annotation_load.py --baseline`` measures each side by side (docs/performance.md gives the figures;
+docs/decisions/0009-a-page-step-costs-the-same-at-any-size.md says why):
 
 - **Lookups compiled once.** ``Model.objects_get(**equalities)`` and ``db.get_or_404(Model, **equalities)`` are how
-  oTree finds the participant, the player of the round, the session and the subsession of every page it serves or
-  walks through; ``Model.objects_exists(**equalities)`` how it asks, on every live message, whether the sender is a
-  browser bot. With SQLAlchemy 1.3 (which oTree pins) each call builds an ORM query and compiles its SQL afresh;
-  for a player table of 60 columns that was the costliest part of a page step. Here the same lookups are compiled
-  once (``study_flow/lookups.py``, SQLAlchemy's "baked" queries): the query and its SQL are built once per model and
-  set of names, and each call only binds its values. Same session, same identity map, same autoflush, same exceptions (``one()``).
-  A lookup that can only name one row (a primary key, a unique code, a player's participant and round) is asked
-  once per request or live message: oTree looks the same player up for every page it walks through.
-  A keyword that is not a plain column or a many-to-one link to a stored row (``participant=<Participant>``), or a
-  value None (``IS NULL`` in oTree's query), goes through oTree's own code, unchanged.
+  oTree finds the participant, the player of the round, the session and the subsession of every page it serves or walks
+  through; ``Model.objects_exists(**equalities)`` how it asks, on every live message, whether the sender is a browser
+  bot. With SQLAlchemy 1.3 (which oTree pins) each call builds an ORM query and compiles its SQL afresh. Here the same
+  lookups are compiled once (``study_flow/lookups.py``, SQLAlchemy's "baked" queries): the query and its SQL are built
+  once per model and set of names, and each call only binds its values. Same session, same identity map, same autoflush,
+  same exceptions (``one()``). A lookup that can only name one row (a primary key, a unique code, a player's participant
+  and round) is asked once per request or live message: oTree looks the same player up for every page it walks through.
+  A keyword that is not a plain column or a many-to-one link to a stored row (``participant=<Participant>``), or a value
+  None (``IS NULL`` in oTree's query), goes through oTree's own code, unchanged.
 - **oTree's form-field snippet compiled once.** ``{{ formfield }}`` and ``{{ formfields }}`` compile the same small
   template text on every field of every page (28 fields: 28 compilations per page). ``compile`` remembers the
   compiled tree of such inline templates (oTree's ``template_id`` ``UNIDENTIFIED``; a template file is already kept
   by oTree's loader). A compiled tree holds no state of a rendering, which is why oTree's loader shares one tree
   between all requests already.
-- **A page's fragment rendered once.** ``fragment(template, key, context)`` renders a template file into text once
-  per ``key``, which its caller makes of everything the text depends on (social_eval's rating form: the session and
-  the agent; its 14 rows with their scales and guidelines were about 1,400 template variables and 7 ms on every
-  rating page). A template oTree loads anew (its devserver reloads an edited file) is rendered anew.
+- **A page's fragment rendered once.** ``fragment(template, key, context)`` renders a template file into text once per
+  ``key``, which its caller makes of everything the text depends on (social_eval's rating form: the session and the
+  agent). A template oTree loads anew (its devserver reloads an edited file) is rendered anew.
 - **Static URLs found once.** ``{% static 'x.js' %}`` checks that the file exists on disk and asks the router for its
   URL on every page; the answer for a path that exists is kept (a missing file still fails every time).
 - **SQLite commits without a disk flush each.** A page step ends with a commit, and SQLite's default rollback journal
@@ -123,8 +119,7 @@ def one(session, model, names: tuple[str, ...], values: dict):
 
     A row found by a lookup that names one row (``names_one_row``) while a request is served (``SERVING``) is the
     same row for the rest of the request: oTree looks the same player up for every page it walks through (seven after
-    a social_eval rating page), and each lookup was a query. It is asked again if the row was deleted or its
-    looked-up values changed since.
+    a social_eval rating page). It is asked again if the row was deleted or its looked-up values changed since.
     """
     key = None
     if SERVING.get() and names_one_row(model, names):

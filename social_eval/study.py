@@ -66,8 +66,8 @@ def study(session):
     """Episode ids of the session: ``regular_ids`` (in the order of the episodes file), ``gold_ids``; and the
     ``rubric`` as stored. Read once per process and session: oTree marks a session's vars changed whenever they are
     read, and writes them back whole with the step that read them (twice per annotator here). The regular ids are
-    read from the stored episodes: kept in the session's vars (a session created before did), they were unpickled
-    with the session's row on every request, 0.3 ms in a session of 3,000 annotators."""
+    read from the stored episodes, not kept in the session's vars (which are unpickled with the session's row on
+    every request); a session whose vars hold them uses those."""
     if session.code not in _STUDIES:
         stored = dict(session.vars["social_eval"])
         if "regular_ids" not in stored:

@@ -1,11 +1,10 @@
 """The assignment policy's tallies of a session, kept in this process: choosing an item costs the same at the first
 annotator and at the three-thousandth.
 
-``backend.core.assignment.choose_item`` reads every regular row of the session (a row per annotator and task), and
-reading them was the cost of a page step that grew with the session: 6,000 rows near the end of a 3,000-person
-launch, read twice per annotator, were 8 ms of SQL and as much of Python each time (docs/performance.md). Here the
-rows are read once per session and ``REFRESH_S``; between those reads the tallies follow every change the ORM
-writes to an ``Assignment`` row:
+``backend.core.assignment.choose_item`` reads every regular row of the session (a row per annotator and task), a cost
+that grows with the session (docs/decisions/0009-a-page-step-costs-the-same-at-any-size.md). Here the rows are read
+once per session and ``REFRESH_S``; between those reads the tallies follow every change the ORM writes to an
+``Assignment`` row:
 
 - a change is noted when it is flushed (``after_insert``/``after_update``/``after_delete``) in the SQLAlchemy session
   that made it, and goes into the tallies when that session commits; a rollback drops it. A request that has
