@@ -1,15 +1,10 @@
 """Budgets before locks: live-socket messages counted per participant and per client address before oTree sees them.
 
-Measured before (production mode, issue 23): four participants waiting on DoND's Pairing page, six sockets each,
-sending ``{"type": "ping"}`` for 15 s took a neighbour's page from p95 30-45 ms to 718-751 ms; one participant
-sending 500 KB frames on Bargain took it from 63 to 269 ms. ``limits`` caps sockets, not messages, and a limit inside
-an app runs only after oTree has parsed the frame and looked up participant, page, player and group (for a
-synchronous live method, Pairing, under oTree's global page lock, which every page request needs).
-
-So every frame of a participant's socket (``limits.PARTICIPANT_SOCKET_PATHS``), and every handshake of one, is
-counted here in token buckets (the server's one limiter, ``backend.core.rate_limit.TokenBuckets``), before oTree
-decodes it or takes any lock. This is the one limit on live messages (issue 36,
-docs/decisions/0004-one-limit-on-live-messages.md): no app keeps a second one.
+``limits`` caps sockets, not messages. Every frame of a participant's socket (``limits.PARTICIPANT_SOCKET_PATHS``),
+and every handshake of one, is counted here in token buckets (the server's one limiter,
+``backend.core.rate_limit.TokenBuckets``), before oTree decodes it or takes any lock (why:
+docs/decisions/0010-limits-before-otree-s-lock.md). This is the one limit on live messages
+(docs/decisions/0004-one-limit-on-live-messages.md): no app keeps a second one.
 
 - Per participant, ``live_messages_per_minute`` of their session where its config sets it (any app; learned when
   one of their pages is drawn, ``remember_live_budget``), else ``LAB_LIVE_MESSAGES_PER_MINUTE`` (default 60); in
@@ -32,48 +27,40 @@ participant's budget costs budget too (down to minus one burst), so a client tha
 until it pauses; the address budget is not charged for refused messages, so one flooding participant does not shut
 out a lab behind the same address. oTree's page script reopens a closed socket, which waits for the budget to refill.
 
-One more stall, found while measuring: oTree sends a synchronous live method's reply to every socket of the
-participant while it holds its page lock. A send to a socket that is closing waits for the close handshake (10 s and
-more), and one to a client that reads nothing waits for room in its buffer; so a send to a participant socket that
-cannot complete within ``SEND_TIMEOUT_S`` (0.5 s; a browser reads at once) drops that socket, and nothing more is
-sent to a socket once it closes. The counts live in the server process (oTree serves from one); a bucket that is full
-again is forgotten.
+oTree sends a synchronous live method's reply to every socket of the participant while it holds its page lock. A send to
+a participant socket that cannot complete within ``SEND_TIMEOUT_S`` (0.5 s; a browser reads at once) drops that socket,
+and nothing more is sent to a socket once it closes. The counts live in the server process (oTree serves from one); a
+bucket that is full again is forgotten.
 
-**Page requests** (issue 35). One participant inside reloading their own page over two connections (about 80
-requests a second) kept the server busy enough that 8 new arrivals waited on the admission page for the whole
-``LAB_ADMIT_MAX_WAIT_S``: oTree serves every request under its one page lock. So a participant's plain page requests
-(``/p/<code>/...`` and ``/InitializeParticipant/<code>``, any method) are counted too, in the same token buckets,
-before anything else runs (the outermost guard, outside oTree's page lock and before the admission gate counts the
-request as load): ``LAB_PAGE_REQUESTS_PER_MINUTE`` (default 300, five a second) per participant code, with bursts of
-a minute's worth. An honest participant asks for two or three requests per page step (the form, the redirect, the
-next page) and a walk through the longest app (bias tests, 40 rounds) fits in one burst. A request over budget gets
-HTTP 429 at once, with ``Retry-After`` and a ``Refresh`` back to the page, and a short page in the participant's
-language (the session's, noted when one of their pages was drawn; else the browser's), and takes no place in oTree's
-queue; trying over budget costs budget, so a client that keeps flooding stays shut out until it pauses. oTree's own
-bots in ``otree test`` (in the process, not over the network: ``server`` ``testserver``) are not counted.
+**Page requests.** A participant's plain page requests (``/p/<code>/...`` and ``/InitializeParticipant/<code>``, any
+method) are counted too, in the same token buckets, before anything else runs (the outermost guard, outside oTree's page
+lock and before the admission gate counts the request as load): ``LAB_PAGE_REQUESTS_PER_MINUTE`` (default 300, five a
+second) per participant code, with bursts of a minute's worth. An honest participant asks for two or three requests per
+page step (the form, the redirect, the next page) and a walk through the longest app (bias tests, 40 rounds) fits in one
+burst. A request over budget gets HTTP 429 at once, with ``Retry-After`` and a ``Refresh`` back to the page, and a short
+page in the participant's language (the session's, noted when one of their pages was drawn; else the browser's), and
+takes no place in oTree's queue; trying over budget costs budget, so a client that keeps flooding stays shut out until
+it pauses. oTree's own bots in ``otree test`` (in the process, not over the network: ``server`` ``testserver``) are not
+counted.
 
-**Every route of oTree that names a participant** (issue 35, finding F5). oTree's routes whose path names a
-participant code, open to anyone (``otree/urls.py``, ``ALWAYS_UNRESTRICTED``): ``/p/<code>/<app>/<Page>/<index>``
-(every page and wait page), ``/InitializeParticipant/<code>`` and ``/OutOfRangeNotification/<code>`` (shown after
-the last page). The others name no participant (``/MTurkStart/<code>`` and ``/join/<code>`` name a session, ``/room/``
-a room; ``MTurkLandingPage`` is a name in that list with no route in oTree 6; ``/api/participant_vars/<code>`` is
-behind the REST key and its throttle; the admin pages are behind the login; sockets are counted above). All three
-are counted, in one bucket per participant. A flood of ``/OutOfRangeNotification/<code>`` (5,638 in 12 s) had held a
-new arrival on the waiting page.
+**Every route of oTree that names a participant.** oTree's routes whose path names a participant code, open to anyone
+(``otree/urls.py``, ``ALWAYS_UNRESTRICTED``): ``/p/<code>/<app>/<Page>/<index>`` (every page and wait page),
+``/InitializeParticipant/<code>`` and ``/OutOfRangeNotification/<code>`` (shown after the last page). The others name no
+participant (``/MTurkStart/<code>`` and ``/join/<code>`` name a session, ``/room/`` a room; ``MTurkLandingPage`` is a
+name in that list with no route in oTree 6; ``/api/participant_vars/<code>`` is behind the REST key and its throttle;
+the admin pages are behind the login; sockets are counted above). All three are counted, in one bucket per participant.
 
-Codes are counted without regard to case (oTree's codes are lower-case letters and digits,
-``SESSION_CODE_CHARSET``): the flooder's own code with letters upper-cased (2,300 requests, each a new key, each
-answered 404 by oTree under its lock) now counts against that participant's bucket. A code the server has not
-learned yet costs one request of its client address's budget for unknown codes, which is charged before oTree sees
-anything: ``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` requests a minute (default 60), in bursts of as many; then the code is
-looked up once (under oTree's page lock, as oTree's own views read the database) and, when it names a participant,
-every code of that participant's session is learned. An arrival through a room or session-wide link is learned
-from the redirect oTree answers with (``/InitializeParticipant/<code>``). So an honest person costs that budget at
-most one request: their first, only when the server has not seen their session since it started; a lab behind one
-address fits even when a whole class of that size comes back at once after a restart (that number is what one
-address may bring into a room at once, docs/security.md). A script of made-up codes reaches oTree at most once a
-second after its burst. Refused requests are not charged to the address (one flooder behind a lab's address does
-not lock the address out for longer than it floods).
+Codes are counted without regard to case (oTree's codes are lower-case letters and digits, ``SESSION_CODE_CHARSET``): a
+participant's code with letters upper-cased counts against that participant's bucket. A code the server has not learned
+yet costs one request of its client address's budget for unknown codes, which is charged before oTree sees anything:
+``LAB_NEW_PARTICIPANTS_PER_ADDRESS`` requests a minute (default 60), in bursts of as many; then the code is looked up
+once (under oTree's page lock, as oTree's own views read the database) and, when it names a participant, every code of
+that participant's session is learned. An arrival through a room or session-wide link is learned from the redirect oTree
+answers with (``/InitializeParticipant/<code>``). So an honest person costs that budget at most one request: their
+first, only when the server has not seen their session since it started; a lab behind one address fits even when a whole
+class of that size comes back at once after a restart (that number is what one address may bring into a room at once,
+docs/security.md). A script of made-up codes reaches oTree at most once a second after its burst. Refused requests are
+not charged to the address (one flooder behind a lab's address does not lock the address out for longer than it floods).
 """
 
 from __future__ import annotations

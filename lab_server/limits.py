@@ -1,21 +1,19 @@
 """Limits with clear refusals: websockets per participant, admin login and REST-key guessing, participant form size.
 
-Measured before these limits (production mode): one client opened 3,000 ``/live`` sockets for one participant (server
-memory 252 -> 927 MB, other people's pages 15 ms -> 4 s), and the admin login refused 200 wrong passwords in 1.2 s and
-then let the right one in. oTree serves everything from one process, so the counts below live in that process (the
-login lockout: ``backend.core.rate_limit.AttemptThrottle``, beside the server's one limiter).
+oTree serves everything from one process, so the counts below live in that process (the login lockout:
+``backend.core.rate_limit.AttemptThrottle``, beside the server's one limiter). What each limit answered:
+docs/decisions/0010-limits-before-otree-s-lock.md.
 
-- **Sockets per participant.** A participant's page needs one or two sockets (``/live``, ``/auto_advance``, a wait
-  page, ``/chat``); a few open tabs need a few more. At most ``LAB_SOCKETS_PER_PARTICIPANT`` (default 6) sockets per
+- **Sockets per participant.** A participant's page needs one or two sockets (``/live``, ``/auto_advance``, a wait page,
+  ``/chat``); a few open tabs need a few more. At most ``LAB_SOCKETS_PER_PARTICIPANT`` (default 6) sockets per
   participant are open at once; one more is refused at the handshake (HTTP 403, nothing is accepted or allocated) and
-  each closed socket frees its slot, also when the connection breaks. A socket naming a participant that does not
-  exist is refused the same way (oTree kept those open too, so made-up codes would each have had a cap of their own);
-  a participant is counted by its id as a number, so ``1``, ``01`` and ``001`` are one participant. Visitors who are
-  not participants yet (a room's waiting page, browser bots) hold at most ``LAB_MAX_WAITING_SOCKETS`` (default 500,
-  about 70 MB) sockets together, six per room and label and ``WAITING_SOCKETS_PER_ADDRESS`` per client address, so
-  one client cannot fill the waiting room; 3,000 made-up waiting visitors had taken the server from 184 to 553 MB. A
-  room that does not exist gets none. One client address holds at most ``LAB_SOCKETS_PER_ADDRESS`` (default 300: a
-  lab's shared address still fits its class) sockets of either kind.
+  each closed socket frees its slot, also when the connection breaks. A socket naming a participant that does not exist
+  is refused the same way (so made-up codes do not each get a cap of their own); a participant is counted by its id as a
+  number, so ``1``, ``01`` and ``001`` are one participant. Visitors who are not participants yet (a room's waiting
+  page, browser bots) hold at most ``LAB_MAX_WAITING_SOCKETS`` (default 500, about 70 MB) sockets together, six per room
+  and label and ``WAITING_SOCKETS_PER_ADDRESS`` per client address, so one client cannot fill the waiting room. A room
+  that does not exist gets none. One client address holds at most ``LAB_SOCKETS_PER_ADDRESS`` (default 300: a lab's
+  shared address still fits its class) sockets of either kind.
 - **Admin login and REST key.** After ``LAB_LOGIN_FREE_ATTEMPTS`` (default 5) failed logins from one address, that
   address gets HTTP 429 "Too many failed attempts, try again in N s" for ``LAB_LOGIN_LOCKOUT_S`` (default 30) seconds,
   doubling with each further failure (at most an hour); the right password is refused too until the lockout expires,
@@ -27,13 +25,12 @@ login lockout: ``backend.core.rate_limit.AttemptThrottle``, beside the server's 
 - **Frame size.** A participant socket's frame above ``LAB_MAX_FORM_BYTES`` (what a participant may send at once,
   by form or by socket) closes the socket (code 1009) before oTree parses it.
 - **Slow bodies.** Every request body is read whole before oTree takes its global page lock (``around_app(...,
-  outside_page_lock=True)``): oTree reads it under that lock, so one client sending a body a byte a second had
-  stopped every page of the server. A body not complete within ``BODY_TIMEOUT_S`` (60 s) gets HTTP 408.
+  outside_page_lock=True)``): oTree reads it under that lock. A body not complete within ``BODY_TIMEOUT_S`` (60 s)
+  gets HTTP 408.
 - **Body size.** A participant's form post (``/p/...``) larger than ``LAB_MAX_FORM_BYTES`` (default 512 KiB) gets HTTP
   413 before oTree reads it (real pages post a few kilobytes); a REST request (``/api/...``, where a session may
   carry its reasoning logs) larger than ``MAX_REST_BODY_BYTES`` (32 MiB), and any other request (login, room links,
-  admin forms) larger than ``MAX_OTHER_BODY_BYTES`` (1 MiB), likewise: a 200 MB body sent to a room link had taken
-  the server from 464 to 1006 MB.
+  admin forms) larger than ``MAX_OTHER_BODY_BYTES`` (1 MiB), likewise.
 """
 
 from __future__ import annotations
@@ -280,8 +277,8 @@ class Limits:
                     self.open_sockets.pop(key, None)
 
     async def _participant_exists(self, key: str) -> bool:
-        """Whether the participant a socket names exists. oTree accepts a socket for any made-up code and keeps it
-        open: 3,000 of them with invented codes took the server from 194 to 563 MB, each code under its own cap."""
+        """Whether the participant a socket names exists (oTree accepts a socket for any made-up code and keeps it
+        open)."""
         if key in self.known_participants:
             return True
         from .otree_internals import Participant, page_lock, session_scope

@@ -468,7 +468,7 @@ def around_app(handle: Callable, *, outside_page_lock: bool = False) -> None:
     its app before the guard, its middleware stack is built again. ``handle`` passes the request on with ``await
     app(scope, receive, send)``. oTree's outermost middleware, ``CommitTransactionMiddleware``, takes its global page
     lock around every HTTP request before ``PerfMiddleware`` runs: a guard that waits on the client (reading a body)
-    must run before it, with ``outside_page_lock`` (one slow request body had stopped every page of the server).
+    must run before it, with ``outside_page_lock`` (a slow request body under the page lock stops every page).
     """
     where = "otree.middleware:CommitTransactionMiddleware" if outside_page_lock else "otree.middleware:PerfMiddleware"
 
