@@ -60,7 +60,7 @@ def register_app_page(app: str, page: AppPage) -> None:
 
 def inactive_after_s() -> float:
     """``LAB_INACTIVE_AFTER_S`` (`backend.core.environment`); 0 or less is the default; a value that is not a finite
-    number stops the server ("inf" once passed and broke every status page)."""
+    number stops the server (docs/decisions/0007-typed-settings.md)."""
     try:
         value = environment.variable("LAB_INACTIVE_AFTER_S")
     except ValueError as error:

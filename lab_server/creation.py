@@ -1,8 +1,8 @@
 """Session creation is all or nothing.
 
 oTree creates the session row, then its participants, subsessions and players, committing as it goes, and only then
-runs each app's ``creating_session``. An error there left a session with participants and no players: its links gave
-HTTP 500 and oTree's all-apps wide export failed for every session on the server. So:
+runs each app's ``creating_session``; an error there would leave a session with participants and no players
+(docs/decisions/0011-places-go-to-real-participants.md). So:
 
 1. **Check first.** oTree calls ``SessionConfig.clean()`` on the session's config before it writes anything. We extend
    it: the shared keys (``study_flow.validate_shared_config``) and then, for each app in ``app_sequence``, the

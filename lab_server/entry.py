@@ -2,8 +2,9 @@
 
 oTree's entry views (``/room/<room>``, ``/join/<code>``, ``/InitializeParticipant/<code>``) accept any
 ``participant_label`` up to 100 characters, mark a slot visited before they look at it, and print it unescaped on the
-admin's Session Monitor and Payments pages. A visit without a label took a slot too, and a returning PID in a new
-session of the same room started the study again. So each of those views is wrapped here, and the wrapper runs first:
+admin's Session Monitor and Payments pages; a visit without a label takes a slot too, and a returning PID in a new
+session of the same room starts the study again (docs/decisions/0011-places-go-to-real-participants.md). So each of
+those views is wrapped here, and the wrapper runs first:
 
 1. **Shape.** The label must have the session's ``participant_id_format`` (``prolific``: 24 lowercase hex digits, the
    default; ``any``: 1-64 letters, digits, ``-`` or ``_``). A room link must carry one, and so must ``/join`` for a

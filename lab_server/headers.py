@@ -1,9 +1,7 @@
 """Response headers: no framing, no sniffing, no referrers, and ``Secure`` cookies in production.
 
-Found in production mode (issue 23): the Monitor, StudyStatus, Create-session and login pages sent no
-``X-Frame-Options`` and no CSP ``frame-ancestors``, so another site could show them in a frame and trick the logged-in
-researcher into clicks (clickjacking); the admin's ``session`` cookie was ``httponly; samesite=lax`` without
-``Secure``. Every HTTP response now gets, unless it set the header itself:
+Every HTTP response gets, unless it set the header itself (docs/decisions/0012-what-otree-prints-and-sends.md says
+why):
 
 - ``X-Content-Type-Options: nosniff`` (a browser never runs an upload or a CSV as a script or a page);
 - ``Referrer-Policy: no-referrer``: participant URLs hold the participant code and room links the PID, and no link

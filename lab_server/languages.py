@@ -1,7 +1,7 @@
 """oTree's own words on participant pages follow the session's ``language`` key, not the server's LANGUAGE_CODE.
 
 oTree translates its built-in words once, for the whole server (``LANGUAGE_CODE`` in settings.py): a German session
-on an English server showed "Next" on every button, "Time left to complete this page:" above every timer, "Please
+on an English server would show "Next" on every button, "Time left to complete this page:" above every timer, "Please
 fix the errors." after a refused form, "Please wait" on wait pages and "Powered by oTree" under every page. Here each
 of them takes the session's language (``study_flow.MESSAGES``: ``next``, ``timer_text``, ``form_errors``,
 ``wait_*``, ``powered_by``, ``field_*``, ``yes``/``no``), on every app's pages, without the app doing anything:

@@ -1,18 +1,20 @@
 """Outside text where oTree prints it: ``js_vars`` inside a script, the admin Monitor, and every CSV export.
 
-- **js_vars.** oTree writes ``<script>var js_vars = {{ js_vars }};</script>`` with plain JSON, so ``</script>`` in any
-  string (a chat message, a model reply, a word from a researcher's file) ended the script and ran what followed.
-  Pages now get script-safe JSON: ``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\\u003c``-style escapes,
-  which JavaScript reads back as the same characters. The ``|json`` template filter gets the same treatment.
+Why: docs/decisions/0012-what-otree-prints-and-sends.md.
+
+- **js_vars.** oTree writes ``<script>var js_vars = {{ js_vars }};</script>``, where plain JSON would let ``</script>``
+  in any string end the script. Pages get script-safe JSON: ``<``, ``>``, ``&``, U+2028 and U+2029 are written as
+  ``\\u003c``-style escapes, which JavaScript reads back as the same characters. The ``|json`` template filter gets the
+  same treatment.
 - **Session Monitor and Payments.** oTree's Monitor puts each participant's label (and page and app names) into
-  ``innerHTML`` and its Payments page prints the label raw; both now get HTML-escaped text, as the Data tab's rows
+  ``innerHTML`` and its Payments page prints the label raw; both get HTML-escaped text, as the Data tab's rows
   already do (``sanitize_for_live_update``). Labels are also limited to letters, digits, ``-`` and ``_`` at entry
   (``entry``), so this is defence in depth.
 - **Long session keys in the wide export.** oTree repeats every session key in every participant's row of its wide
   export, so a session made with its reasoning logs (``logs_upload``, up to 25 MB) or episodes (``episodes_json``)
-  pasted into the config made that export grow by the upload times the number of participants (64 MB for a 3.3 MB
-  upload and 20 people), with cells past a spreadsheet's 32,767-character limit. A session-config cell longer than
-  ``LONG_CONFIG_CHARS`` is written as a note saying how long it is; the app keeps the content itself with the session.
+  pasted into the config makes that export grow by the upload times the number of participants. A session-config cell
+  longer than ``LONG_CONFIG_CHARS`` is written as a note saying how long it is; the app keeps the content itself with
+  the session.
 - **Empty app columns in the wide export.** oTree's wide export has a column for every player, group and subsession
   field of every round of every app (social_eval: 60 fields x 15 rounds = 900 columns; payoff_reasoning_eval: 19 x 30
   = 570; bias_tests 760), whether or not a round was ever played. Two kinds of app columns

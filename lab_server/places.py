@@ -1,8 +1,7 @@
 """Places go to real participants: the checks a room or session-wide link passes before it takes a new place.
 
-Found (issue 23): eight random 24-hex-digit "PIDs" sent to a room link by one client took 8 of 8 places of a
-Prolific study, and a genuine participant then found it full; those places were never freed. ``entry`` checks the
-PID's shape only. Here, for a visitor who would take a *new* place (a returning PID resumes as before):
+``entry`` checks the PID's shape only; here, for a visitor who would take a *new* place (a returning PID resumes as
+before; docs/decisions/0011-places-go-to-real-participants.md says why):
 
 1. **The study's id.** A session whose ``prolific_study_id`` is set (the id of the study on Prolific, which Prolific
    appends to the link as ``STUDY_ID``) gives a place only to a link carrying that ``STUDY_ID``; any other gets a page
@@ -17,7 +16,7 @@ PID's shape only. Here, for a visitor who would take a *new* place (a returning 
    new visitor is placed: the participant row is reset (no label, not visited, no vars) and gets a new participant
    code, so the old visitor's links no longer open it (the PID may enter again and get a place if one is free). The
    session's ``places_handed_back`` var records each (PID, when taken, when handed back) and the study status page
-   counts them. A session key, not a server setting, because the time depends on the study's consent text.
+   counts them.
 
 All of it runs inside oTree's room view, under its page lock, so two visitors never take one place.
 """

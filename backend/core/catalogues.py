@@ -265,7 +265,7 @@ def _template_entries(path: Path, mtime_ns: int) -> tuple[Entry, ...]:
 def problems(domain: str, language: str, po: Path | None = None) -> list[str]:
     """What keeps ``language``'s catalogue of ``domain`` from being complete: a message of the template missing,
     fuzzy or untranslated, a placeholder not the template's, a Babel checker's error, or a file gettext cannot read
-    (not UTF-8, a Plural-Forms rule it cannot parse: these had stopped the server's start). Empty: complete.
+    (not UTF-8, a Plural-Forms rule it cannot parse). Empty: complete.
 
     >>> problems("dond", "de")
     []

@@ -12,8 +12,7 @@ the default below. Times are whole seconds (``*_s``), as in every app.
 - `DondSettings.as_config()`: every key in its proper type, to store back into the session's config.
 - `load_instances(path, language=..., project_root=...)`: the checked instances of a researcher's file.
 
-Bounds are sane rather than tight: a value outside them is a typo, not a design (``max_message_chars=0`` once made
-every chat message too long and broke the exports of all sessions).
+Bounds are sane rather than tight: a value outside them is a typo, not a design (docs/decisions/0007-typed-settings.md).
 
 >>> dond_settings({"max_messages": "7", "opponent": "human"}).max_messages
 7
