@@ -1,9 +1,8 @@
-"""What the pages show, as template variables. Every text from a researcher's file or an episode is HTML-escaped
-here (it is data, not markup); the markup itself is in the app's templates (``Rate.html`` with ``rating_rows.html``,
-``Instructions.html`` with ``dimension_help.html``, ``Comprehension.html``).
+"""What the pages show, as template variables: plain text, as the researcher's file or the episode has it. The
+templates escape every text they print (``|escape``: a researcher's file is data, not markup;
+tests/apps/test_template_escaping.py); the markup itself is in the app's templates (``Rate.html`` with
+``rating_rows.html``, ``Instructions.html`` with ``dimension_help.html``, ``Comprehension.html``).
 """
-
-import html
 
 import study_flow
 from backend.core import assignment
@@ -17,26 +16,25 @@ _RATING_ROWS = {}  # session code -> per agent, the rating form's rows (the rubr
 
 
 def guideline(session_rubric, language="en"):
-    """The rubric's texts for templates, HTML-escaped (a researcher's file is data, not markup); our own words
-    (range, verdicts) in ``language``."""
-    escape = html.escape
+    """The rubric's texts for templates (plain text: the templates escape them); our own words (range, verdicts) in
+    ``language``."""
     words = page_words.page_texts(language)
     return dict(
-        title=escape(session_rubric.title),
-        instructions=[escape(p) for p in session_rubric.instructions],
+        title=session_rubric.title,
+        instructions=list(session_rubric.instructions),
         dimensions=[
             dict(
                 key=d.key,
-                label=escape(d.label),
+                label=d.label,
                 range_text=page_words.range_text(d, language),
-                definition=escape(d.definition),
+                definition=d.definition,
                 examples=[
                     dict(
-                        rationale=escape(e.rationale),
+                        rationale=e.rationale,
                         rating=e.rating,
                         verdict=words["good_example"] if e.is_good else words["bad_example"],
                         css="good" if e.is_good else "bad",
-                        why=escape(e.why),
+                        why=e.why,
                     )
                     for e in d.examples
                 ],
@@ -50,58 +48,53 @@ def worked_example(session_rubric, language="en"):
     worked = session_rubric.worked_example
     if not worked:
         return None
-    escape = html.escape
     return dict(
-        scenario=escape(worked["scenario"]),
+        scenario=worked["scenario"],
         agents=[
             dict(
-                name=escape(agent["name"]),
-                background=escape(agent["background"]),
-                goal=escape(agent["goal"]),
-                secret=escape(agent.get("secret", "")),
+                name=agent["name"],
+                background=agent["background"],
+                goal=agent["goal"],
+                secret=agent.get("secret", ""),
                 ratings=[
                     dict(
-                        label=escape(d.label),
+                        label=d.label,
                         range_text=page_words.range_text(d, language),
                         rating=worked["ratings"][index][d.key]["rating"],
-                        reasoning=escape(worked["ratings"][index][d.key]["reasoning"]),
+                        reasoning=worked["ratings"][index][d.key]["reasoning"],
                     )
                     for d in session_rubric.dimensions
                 ],
             )
             for index, agent in enumerate(worked["agents"])
         ],
-        turns=[
-            dict(number=n, speaker=escape(t["speaker"]), text=escape(t["text"]))
-            for n, t in enumerate(worked["turns"], start=1)
-        ],
+        turns=[dict(number=n, speaker=t["speaker"], text=t["text"]) for n, t in enumerate(worked["turns"], start=1)],
     )
 
 
 def episode_view(episode, language="en"):
-    escape = html.escape
     words = page_words.page_texts(language)
     names = [agent.name for agent in episode.agents]
     kinds = {"speech": "", "action": words["action"], "non-verbal": words["non_verbal"], "leave": words["left"]}
     return dict(
-        scenario=escape(episode.scenario),
+        scenario=episode.scenario,
         agents=[
             dict(
                 index=index,
-                name=escape(agent.name),
-                background=escape(agent.background),
-                goal=escape(agent.goal),
-                secret=escape(agent.secret),
+                name=agent.name,
+                background=agent.background,
+                goal=agent.goal,
+                secret=agent.secret,
             )
             for index, agent in enumerate(episode.agents, start=1)
         ],
         turns=[
             dict(
                 number=number,
-                speaker=escape(turn.speaker),
+                speaker=turn.speaker,
                 agent_index=names.index(turn.speaker) + 1,
                 marker=kinds[turn.kind],
-                text="" if turn.kind == "leave" else escape(turn.text),
+                text="" if turn.kind == "leave" else turn.text,
             )
             for number, turn in enumerate(episode.turns, start=1)
         ],
@@ -148,7 +141,7 @@ def rating_rows(session_code, session_rubric, language="en"):
 def rating_blocks(session_code, session_rubric, episode, language="en"):
     rows = rating_rows(session_code, session_rubric, language)
     return [
-        dict(agent_index=agent_index, agent_name=html.escape(agent.name), rows=rows[agent_index - 1])
+        dict(agent_index=agent_index, agent_name=agent.name, rows=rows[agent_index - 1])
         for agent_index, agent in enumerate(episode.agents, start=1)
     ]
 
@@ -214,12 +207,12 @@ def comprehension_vars(player):
             dict(
                 number=n,
                 field=f"quiz_{n}",
-                text=html.escape(q.question),
+                text=q.question,
                 wrong=n in wrong,
                 options=[
                     dict(
                         value=i,
-                        label=html.escape(o),
+                        label=o,
                         input_id=f"id_quiz_{n}_{i}",
                         checked=answers.get(f"quiz_{n}") == i,
                     )
@@ -246,7 +239,7 @@ def rate_vars(player, *, task_total):
         keys=words["keys"],
         progress=study_flow.progress(player),
         min_reasoning_chars=settings.min_reasoning_chars,
-        reasoning_hint=html.escape(session_rubric.reasoning_hint),
+        reasoning_hint=session_rubric.reasoning_hint,
         has_episode=bool(player.episode_id),
     )
     if player.episode_id:
