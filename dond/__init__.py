@@ -159,7 +159,7 @@ class Pairing(Page):
 
     @staticmethod
     def get_timeout_seconds(player: Player):
-        # The pairing's own limit: the countdown shows the true wait (a 30 s margin once made 600 s read 10:28).
+        # The pairing's own limit: the countdown shows the true wait (no margin: 600 s reads 10:00).
         # When it runs out the page is submitted and before_next_page marks the person unpaired.
         return settings_of(player.session).pairing_timeout_s
 

@@ -74,7 +74,7 @@ KNOWN = by_name(
 STUDY_NAMES = [column.name for column in STUDY]
 RATING = ["episode_id", "episode_group", "is_gold", "agent_index", "agent_name", "agent_model", "dimension"]
 # Who: the annotator's participant code once, as "annotator" (Sotopia's name, read by the report, the release and the
-# conformance tests); a second column "participant_code" with the same value was dropped (issue 35).
+# conformance tests), with no second column of the same value.
 ANNOTATION = ["annotator", "prolific_pid", "study_id", "prolific_session_id", "round"]
 WHEN = ["seconds_spent", "attention_passed", "shown_at", "submitted_at"]
 

@@ -1,4 +1,4 @@
-"""Treatment effects in DoND (issue #18): per-condition figures and each condition minus the default, paired.
+"""Treatment effects in DoND: per-condition figures and each condition minus the default, paired.
 
 A *condition* is a game's treatment (``backend.dond.treatments``: ``value_visibility``, ``agent_description``,
 ``disclose_description``, ``opponent_intro``; columns of ``dond_games``, absent in older exports and then read as the

@@ -1,4 +1,4 @@
-"""The DoND treatments of a game (issue #18, and the opponent's introduction and failure pay of #17), each rule once.
+"""The DoND treatments of a game (what each side sees and is told, the failure pay), each rule once.
 
 - ``value_visibility``: whose values each side sees. ``own`` (the default: each side sees only its own values),
   ``llm_sees_other`` (the model also sees the person's), ``person_sees_llm`` (the person also sees the model's),

@@ -480,9 +480,8 @@ def start_stream(
     """``stream(...)`` set going at once: the request leaves in a task of the running loop, before the caller first
     asks for an item. Iterate it like ``stream``; ``aclose()`` cancels a call not yet finished.
 
-    Why: in a web server whose event loop every participant shares, an async generator that is only started after
-    the caller's own next step (showing the person's message, say) waits for that step behind everybody else's
-    work before its request even leaves; the model's latency then adds to that wait instead of overlapping it.
+    In a web server whose event loop every participant shares, the model's latency so overlaps the caller's own next
+    step (showing the person's message, say) instead of adding to it.
     """
     return StartedStream(
         stream(messages, settings, scripted=scripted, stream_reply=stream_reply, max_tokens=max_tokens, **options)

@@ -57,11 +57,8 @@ PLAIN_JSON = ("messages", "temperature", "seed", "max_tokens", "max_completion_t
 
 def split_request(request: dict, **body) -> tuple[dict, dict]:
     """The client's parameters (the model, the caller's options) and the plain JSON sent as ``extra_body``, which
-    the client sends unchanged; ``body`` adds to the latter.
-
-    Why: the client walks each typed parameter through typing introspection before sending it: as parameters, the
-    messages cost about 4 ms of CPU per call with a ten-message chat (cProfile), the other fields 5 % of the server's
-    time per DoND exchange (py-spy, 100 players). The JSON sent is the same either way.
+    the client sends unchanged (not walked through the client's typing introspection); ``body`` adds to the latter.
+    The JSON sent is the same either way (docs/decisions/0009-a-page-step-costs-the-same-at-any-size.md).
 
     >>> split_request({"model": "m", "messages": [], "temperature": 0.7, "top_p": 0.9}, stream_options={})
     ({'model': 'm', 'top_p': 0.9, 'messages': []}, {'messages': [], 'temperature': 0.7, 'stream_options': {}})
@@ -81,9 +78,8 @@ async def open_stream(client, request: dict):
     """The streamed request sent through the client (its errors, statuses and headers as ``create`` has them); the
     HTTP response whose body is still to be read.
 
-    Why not ``create(stream=True)``: its stream builds the client's typed objects for every chunk through typing
-    introspection, a sixth of the server's time per DoND exchange (py-spy, 100 players); the chunks are read
-    as the JSON they are (``read_chunks``).
+    The chunks are read as the JSON they are (``read_chunks``), not built into the client's typed objects as
+    ``create(stream=True)`` would (docs/decisions/0009-a-page-step-costs-the-same-at-any-size.md).
     """
     params, body = split_request(request, stream_options={"include_usage": True})
     opened = client.chat.completions.with_streaming_response.create(**params, stream=True, extra_body=body)
