@@ -49,7 +49,7 @@ def is_last_round(player, hooks: AppHooks) -> bool:
 def tasks_over(player, hooks: AppHooks) -> bool:
     """Whether the participant has no task left in this app, by the app's own ``tasks_over(player)`` if it has one.
 
-    The completion page is then shown at once: walking through every remaining round to the last one would have
-    oTree load the player row of each skipped page, which made the final submit the slowest page of a study.
+    The completion page is then shown at once, without walking through every remaining round (oTree would load the
+    player row of each skipped page).
     """
     return bool(hooks.tasks_over(player)) if hooks.tasks_over else False

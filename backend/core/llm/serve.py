@@ -175,8 +175,8 @@ def stops_on_signals() -> None:
     """Ctrl-C and ``kill`` both stop the command and, through ``running``, the model server with it.
 
     A command started in the background of a script (``cmd &``) inherits SIGINT as ignored, and Python then never
-    raises KeyboardInterrupt: Ctrl-C or ``kill -INT`` did nothing, and a plain ``kill`` (SIGTERM) ended the command
-    at once, leaving the model server running on its port without anyone to stop it.
+    raises KeyboardInterrupt: without these handlers Ctrl-C or ``kill -INT`` does nothing, and a plain ``kill``
+    (SIGTERM) ends the command at once, leaving the model server running on its port without anyone to stop it.
     """
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
