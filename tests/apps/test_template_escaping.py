@@ -174,3 +174,24 @@ def test_the_scan_finds_a_raw_output_added_to_a_template(relative, before, after
     text = (PROJECT_ROOT / relative).read_text(encoding="utf-8")
     assert before in text and findings_in(relative, text) == []
     assert findings_in(relative, text.replace(before, after, 1)) != []
+
+
+MARKUP = "<img src=x onerror=alert(1)></script><script>alert(2)</script>--> l'offerta & co"
+
+
+def test_the_raw_producers_carry_no_markup_of_the_words_they_are_given():
+    """What `RAW` prints as it is: the JSON of a script (script_json) and an SVG figure (inline_svg) given a label
+    with markup; neither holds a tag or a ``</script>`` of it (the SVG's one text, its aria-label, is escaped)."""
+    from backend.core.figures import FigureSpec, forest, inline_svg
+    from backend.core.script_json import script_json
+
+    assert "<" not in script_json({"label": MARKUP, "values": [MARKUP]})
+
+    def draw(figure, data):
+        forest(figure.subplots(), [MARKUP, "b"], [0.1, 0.2], [0.0, 0.1], [0.2, 0.3], xlabel=MARKUP)
+
+    svg = inline_svg(FigureSpec("escaping", MARKUP, {"label": MARKUP}, draw))
+    assert not re.search(r"<(img|script|a|iframe|foreignObject)\b", svg) and "onerror" not in svg.replace(
+        'aria-label="&lt;img src=x onerror', ""
+    )
+    assert 'aria-label="&lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;' in svg
