@@ -126,8 +126,9 @@ def outputs(text: str, template_id: str = "x.html"):
 
 
 def escaped(expression: str) -> bool:
-    """Whether the expression's last filters are ``|escape`` and then only filters that keep it escaped."""
-    filters = [part.split("(")[0] for part in utils.splitc(expression, "|", strip=True)[1:]]
+    """Whether the expression's last filters are ``|escape`` (quotes too: ``|escape(False)`` would leave an attribute
+    open) and then only filters that keep it escaped."""
+    filters = [part.replace(" ", "") for part in utils.splitc(expression, "|", strip=True)[1:]]
     while filters and filters[-1] in AFTER_ESCAPE:
         filters.pop()
     return bool(filters) and filters[-1] == "escape"
@@ -166,6 +167,7 @@ def test_every_allowed_raw_output_is_still_in_its_template():
         ("_templates/global/Consent.html", "study_text.welcome_title|escape }}", "study_text.welcome_title }}"),
         ("social_eval/Rate.html", "{{ episode.scenario|escape }}", "{{ episode.scenario }}"),
         ("dond/admin_report.html", "{{ row.model|escape }}", "{{ row.model|escape|truncate_(9) }}"),
+        ("dond/admin_report.html", "{{ row.model|escape }}", "{{ row.model|escape(False) }}"),
         ("dond/Results.html", "{{ my_points }}", "{{ my_points }} {% raw_text %}"),
         ("bias_tests/Choice.html", '{{ option.index }}"', '{{ option.index }}"{{ option.label }}'),
     ],
