@@ -21,7 +21,9 @@ NOT_TEMPLATES = {"site", "docs", "tests", "node_modules"}
 # Filters that may follow |escape: oTree's |linebreaks is a no-op shim (the text stays escaped).
 AFTER_ESCAPE = {"linebreaks"}
 
-NUMBER = "a number (int, float or Currency; oTree's localize formats it, |escape would fail on it)"
+NUMBER = (
+    "a number (int, float, Currency: |escape fails on it) or a text our code formats from numbers alone (0.1 – 0.4)"
+)
 OURS_MARKUP = "markup oTree or our own code builds"
 SCRIPT_JSON = "JSON made script-safe by backend.core.script_json (<, >, & as \\u escapes: `</script>` cannot end it)"
 SVG = "an SVG of backend.core.figures.inline_svg: matplotlib draws labels as outlines, the aria-label is escaped"
