@@ -61,7 +61,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend.core import tool_envs  # noqa: E402
 from backend.core.environment import VARIABLES  # noqa: E402
 from bench.annotation_load import server_cpu_seconds, start_profiler, write_episodes  # noqa: E402
-from tests.support.harness import (  # noqa: E402
+from harness import PROJECT_ROOT  # noqa: E402
+from harness.servers import (  # noqa: E402
     base_env,
     create_session,
     deployment_mode,
@@ -71,7 +72,6 @@ from tests.support.harness import (  # noqa: E402
     start_server,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCUST = "locust==2.47.0"
 LOCUSTFILE = Path(__file__).resolve().parent / "locustfile.py"
 ROOM = "social_eval_study"

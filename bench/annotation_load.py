@@ -50,7 +50,8 @@ from backend.social.episodes import load_episodes  # noqa: E402
 from backend.social.rubrics import load_rubric  # noqa: E402
 from bench.pace import HUMAN_PAGE_SECONDS, stay_seconds  # noqa: E402
 from bench.probes import ServerProbe  # noqa: E402
-from tests.support.harness import (  # noqa: E402
+from harness.participants import Annotator  # noqa: E402
+from harness.servers import (  # noqa: E402
     base_env,
     create_session,
     deployment_mode,
@@ -58,7 +59,6 @@ from tests.support.harness import (  # noqa: E402
     session_start_links,
     start_server,
 )
-from tests.support.participants import Annotator  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent.parent / "backend" / "social" / "data" / "episodes"
 

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
 from bench.annotation_load import checkout, server_cpu_seconds, start_profiler  # noqa: E402
-from tests.support.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
-from tests.support.harness import (  # noqa: E402
+from harness.dond_live_client import advance_all, on_bargain, play_all  # noqa: E402
+from harness.servers import (  # noqa: E402
     app_source,
     base_env,
     create_session,

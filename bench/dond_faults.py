@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.core.llm.fake_server import FakeOpenAIServer  # noqa: E402
-from tests.support.dond_fault_run import FaultyModel, play_all_to_end, summarise  # noqa: E402
-from tests.support.dond_live_client import advance_all  # noqa: E402
-from tests.support.harness import base_env, create_session, export_rows, running_server  # noqa: E402
+from harness.dond_fault_run import FaultyModel, play_all_to_end, summarise  # noqa: E402
+from harness.dond_live_client import advance_all  # noqa: E402
+from harness.servers import base_env, create_session, export_rows, running_server  # noqa: E402
 
 REPROMPTS = 2
 RETRIES = 1

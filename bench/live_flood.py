@@ -35,8 +35,8 @@ import websockets
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.probes import ServerProbe  # noqa: E402
-from tests.support.dond_live_client import advance_to_bargain  # noqa: E402
-from tests.support.harness import (  # noqa: E402
+from harness.dond_live_client import advance_to_bargain  # noqa: E402
+from harness.servers import (  # noqa: E402
     base_env,
     create_session,
     deployment_mode,

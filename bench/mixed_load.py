@@ -8,7 +8,7 @@ same moment (``--ramp S`` spreads the arrivals over S seconds instead):
 
 * an annotator walks start link, consent, instructions and 2 + 1 rating pages (``bench/annotation_load.py``);
 * a DoND player walks start link, consent and instructions, then sends ``--exchanges`` chat messages over oTree's
-  real websocket (``tests/support/dond_live_client.py``), each time waiting for the LLM's stored reply.
+  real websocket (``harness/dond_live_client.py``), each time waiting for the LLM's stored reply.
 
 Both pause a random 0..2×``--think`` seconds between page steps and between messages (mean ``--think``; default
 5 s; ``--think 0`` is the worst case: nobody ever reads). A page step is one HTTP request plus its redirect (a form
@@ -55,9 +55,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.annotation_load import annotate, write_episodes  # noqa: E402
 from bench.probes import ServerProbe, process_tree, status_kb  # noqa: E402
-from tests.support.dond_live_client import on_bargain, play  # noqa: E402
-from tests.support.harness import (  # noqa: E402
-    PROJECT_ROOT,
+from harness import PROJECT_ROOT  # noqa: E402
+from harness.dond_live_client import on_bargain, play  # noqa: E402
+from harness.participants import Annotator  # noqa: E402
+from harness.servers import (  # noqa: E402
     base_env,
     create_session,
     deployment_mode,
@@ -66,7 +67,6 @@ from tests.support.harness import (  # noqa: E402
     session_start_links,
     start_server,
 )
-from tests.support.participants import Annotator  # noqa: E402
 
 TARGET_PARTICIPANTS, TARGET_P95_MS = 300, 300.0
 PER_ANNOTATOR, ANNOTATORS_PER_EPISODE = 2, 2  # as bench/annotation_load.py: 2 regular episodes + 1 gold each

@@ -197,7 +197,7 @@ def consent(page, camera: Camera) -> None:
 
 
 def start(server_url: str, camera: Camera, config_name: str, **config) -> dict:
-    from tests.support.harness import create_session, session_start_links
+    from harness.servers import create_session, session_start_links
 
     session = create_session(server_url, config_name, 1, **config)
     camera.session_code, camera.session_config = session["code"], dict(name=config_name, **config)
@@ -405,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from backend.core.llm.fake_server import FakeOpenAIServer
     from backend.dond.demo_responder import demo as demo_responder
-    from tests.support.harness import CHROMIUM, CHROMIUM_ARGS, base_env, ensure_debian_package, running_server
+    from harness.servers import CHROMIUM, CHROMIUM_ARGS, base_env, ensure_debian_package, running_server
 
     OUT.mkdir(parents=True, exist_ok=True)
     ensure_debian_package(CHROMIUM, "chromium")

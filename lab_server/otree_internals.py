@@ -187,7 +187,7 @@ USED: dict[str, Internal] = {
         "attribute",
         "the study status page shows when a participant last opened a page and marks the long inactive as left",
     ),
-    # -- running oTree outside its command line (tests/support/bots_on_database.py) --------------------------
+    # -- running oTree outside its command line (harness/bots_on_database.py) --------------------------
     "setup": Internal("otree.main:setup", "function", "loads settings.py and the apps as `otree test` does"),
     "run_all_bots_for_session_config": Internal(
         "otree.bots.runner:run_all_bots_for_session_config",

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.support import SHARED_DATA, tiers
+from harness import PROJECT_ROOT
+from tests.support import tiers
 
 # Hypothesis: "full" (CI and the README's command) runs each test's own max_examples; "fast" (the fast tier,
 # `pytest -m fast`, see docs/developers/tests.md) a tenth of them. Tests write `max_examples=examples(N)`
@@ -43,8 +44,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    harness = sys.modules.get("tests.support.harness")
-    item.stash[_SERVERS_BEFORE] = len(harness.STARTED) if harness else 0
+    servers = sys.modules.get("harness.servers")
+    item.stash[_SERVERS_BEFORE] = len(servers.STARTED) if servers else 0
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -52,16 +53,17 @@ def pytest_runtest_makereport(item, call):
     """A failed test keeps the log of every oTree server it ran (started by it or its fixtures, or still running)."""
     outcome = yield
     report = outcome.get_result()
-    harness = sys.modules.get("tests.support.harness")
-    if not report.failed or harness is None:
+    servers = sys.modules.get("harness.servers")
+    if not report.failed or servers is None:
         return
     before = item.stash.get(_SERVERS_BEFORE, 0)
-    for index, server in enumerate(harness.STARTED):
+    for index, server in enumerate(servers.STARTED):
         if index >= before or server.process.poll() is None:
             report.sections.append((f"oTree server log {server.url} ({server.log_path.name})", server.log()[-20_000:]))
 
 
 _SERVERS_BEFORE = pytest.StashKey[int]()
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
@@ -116,7 +118,7 @@ def otree_server(_llm_server_instance):
         def otree_server(own_otree_server):
             return own_otree_server
     """
-    from tests.support.harness import SHARED_SERVER_ENV, apps_server
+    from harness.servers import SHARED_SERVER_ENV, apps_server
 
     with apps_server(_llm_server_instance.base_url, **SHARED_SERVER_ENV) as server:
         yield server
@@ -124,9 +126,9 @@ def otree_server(_llm_server_instance):
 
 @pytest.fixture
 def server_clock(otree_server):
-    """The clock of ``otree_server`` (``harness.ServerClock``): ``server_clock.advance(seconds)`` moves the server's
-    time forward instead of waiting; set back when the test ends."""
-    from tests.support.harness import ServerClock
+    """The clock of ``otree_server`` (``harness.servers.ServerClock``): ``server_clock.advance(seconds)`` moves the
+    server's time forward instead of waiting; set back when the test ends."""
+    from harness.servers import ServerClock
 
     moved = ServerClock(otree_server)
     yield moved
@@ -136,7 +138,7 @@ def server_clock(otree_server):
 @pytest.fixture(scope="module")
 def own_otree_server(_llm_server_instance):
     """The apps' test server (as ``otree_server``) for one module alone: no other module's sessions on it."""
-    from tests.support.harness import apps_server
+    from harness.servers import apps_server
 
     with apps_server(_llm_server_instance.base_url) as server:
         yield server
@@ -148,7 +150,7 @@ def production_server():
     of its own, shared by the test modules that only create and read sessions of their own on it (one per pytest-xdist
     worker). ``production_server.admin_password``. A module that changes server-wide state (environment, restarts,
     rate limits, admission) starts its own."""
-    from tests.support.harness import SHARED_SERVER_ENV, base_env, deployment_mode, own_database, running_server
+    from harness.servers import SHARED_SERVER_ENV, base_env, deployment_mode, own_database, running_server
 
     env = deployment_mode(base_env(**SHARED_SERVER_ENV))
     with own_database(env) as env, running_server(kind="prodserver", env=env) as running:
@@ -165,7 +167,7 @@ def browser():
     """
     from playwright.sync_api import sync_playwright
 
-    from tests.support.harness import CHROMIUM, CHROMIUM_ARGS, ensure_debian_package
+    from harness.servers import CHROMIUM, CHROMIUM_ARGS, ensure_debian_package
 
     ensure_debian_package(CHROMIUM, "chromium")
     with sync_playwright() as playwright:
@@ -198,7 +200,7 @@ def sized_page(browser, request):
 def real_model(tmp_path_factory):
     """llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct (``tests/support/model_server.py``): built once per
     machine (about 4-8 minutes), then started once per test session. ``real_model.base_url``, ``real_model.model``."""
-    from tests.support.harness import free_port
+    from harness.servers import free_port
     from tests.support.model_server import running
 
     # Half the cores: the rest of the suite runs beside it (pytest-xdist, and CI's PostgreSQL run), and llama.cpp's

@@ -155,7 +155,7 @@ class Environment(BaseModel):
     """oTree bots only: the outcome the dond bots must reach."""
     DOND_BOT_EXPECT_VIOLATIONS: Text = _var(None, "Tests", "dond/tests.py", shown="unset")
     """oTree bots only: how many violations the dond bots must see."""
-    TEST_DATABASE_URL: Text = _var(None, "Tests", "tests/support/harness.py", shown="unset (SQLite)")
+    TEST_DATABASE_URL: Text = _var(None, "Tests", "harness/servers.py", shown="unset (SQLite)")
     """Runs the test suite on PostgreSQL."""
     LAB_TEST_CLOCK_FILE: Text = _var(None, "Tests", "backend/core/clock.py", shown="unset (the real clock)")
     """Tests only: a file whose number of seconds moves the server's clock forward (game limits, partners gone,

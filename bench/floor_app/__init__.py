@@ -1,6 +1,6 @@
 """Benchmark floor for bench/annotation_load.py: social_eval's page flow (consent, instructions, one rating page of
 28 fields per round, completion) with no logic at all. Not in the product's SESSION_CONFIGS: the bench copies it into
-a scratch project whose settings add it (tests/support/harness.py project_with_app)."""
+a scratch project whose settings add it (harness/servers.py project_with_app)."""
 
 from otree.api import BaseConstants, BaseGroup, BasePlayer, BaseSubsession, Page, models
 

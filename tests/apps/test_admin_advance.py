@@ -11,10 +11,10 @@ from __future__ import annotations
 import requests
 
 from backend.core.llm.fake_server import Reply
+from harness.participants import people
+from harness.servers import export_rows, run_async
 from tests.support.admin import advance_slowest
-from tests.support.harness import export_rows, run_async
 from tests.support.live import send_until
-from tests.support.participants import people
 
 
 def no_server_error(server, before: str) -> None:
@@ -179,7 +179,7 @@ def test_a_person_advanced_past_an_unseen_results_page_is_paid_its_bonus(otree_s
     import io
 
     from backend.core.llm.fake_server import Reply
-    from tests.support.harness import run_async
+    from harness.servers import run_async
     from tests.support.live import send_until
 
     llm_server.responder = lambda request: Reply(status=500)  # the model fails: model_failure_pay applies

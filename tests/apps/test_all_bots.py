@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.harness import run_bots
+from harness.servers import run_bots
 from tests.support.session_configs import SESSION_CONFIGS
 
 

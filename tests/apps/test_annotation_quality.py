@@ -11,9 +11,9 @@ import requests
 from playwright.sync_api import expect
 
 from backend.social import forms as social_forms
+from harness.participants import Annotator
+from harness.servers import create_session, export_rows, session_start_links
 from tests.apps.test_pilot_overlap import episode_id, quality_cells
-from tests.support.harness import create_session, export_rows, session_start_links
-from tests.support.participants import Annotator
 from tests.support.social import RUBRIC, SAMPLES
 
 # A pilot: the same regular episode for both annotators, plus one gold episode each (attention check).

@@ -23,7 +23,7 @@ import requests
 from backend.bias import report as bias_report
 from backend.bias.items import DEFAULT_ITEMS_PATH
 from bias_tests.exports import PERSON_COLUMNS
-from tests.support.harness import create_session, export_rows, rest, session_codes, session_start_links
+from harness.servers import create_session, export_rows, rest, session_codes, session_start_links
 
 SAMPLE = json.loads(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"))
 PID = "6a1b2c3d4e5f60718293a4b5"  # the shape of a Prolific ID: 24 hex digits

@@ -17,8 +17,8 @@ from backend.bias.items import DEFAULT_ITEMS_PATH, load_items
 from backend.bias.runner import main as run_model
 from backend.bias.runner import output_path
 from bias_tests.exports import PERSON_COLUMNS
+from harness.servers import create_session, export_rows, next_page, run_bots, session_start_links
 from tests.support.bias_replies import responder
-from tests.support.harness import create_session, export_rows, next_page, run_bots, session_start_links
 
 ITEMS = load_items()
 PER_PERSON = sum(len(item.versions) for item in ITEMS.items)

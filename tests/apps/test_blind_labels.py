@@ -9,10 +9,10 @@ import re
 
 from backend.reasoning.judge import main as judge_main
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH
+from harness import PROJECT_ROOT
+from harness.participants import Annotator
+from harness.servers import create_session, session_start_links
 from tests.apps.test_payoff_reasoning_field import Judge
-from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, session_start_links
-from tests.support.participants import Annotator
 
 LADDER = DEFAULT_RUBRIC_PATH.parent / "episodes" / "borrowed_ladder.json"
 RATER = "Leaky-Judge-9000"

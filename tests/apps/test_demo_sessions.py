@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from tests.support.harness import create_session, session_start_links
+from harness.servers import create_session, session_start_links
 from tests.support.session_configs import SESSION_CONFIGS
 
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from backend.dond import rules as dond
-from tests.support.harness import OTREE, base_env, run_bots, scratch_project
+from harness.servers import OTREE, base_env, run_bots, scratch_project
 
 pytestmark = pytest.mark.bots
 

@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_live_client import advance_to_bargain, on_bargain, play
-from tests.support.harness import create_session, export_rows, run_async, session_start_links
+from harness.dond_live_client import advance_to_bargain, on_bargain, play
+from harness.servers import create_session, export_rows, run_async, session_start_links
 
 # Two instances with their own words (the second also has German ones): games 0-3 play the first, game 4 the second.
 FIRST = {
@@ -42,7 +42,7 @@ def try_create(server_url: str, **config) -> requests.Response:
 
 
 def rest_headers() -> dict[str, str]:
-    return {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}  # as tests.support.harness.create_session sends it
+    return {"otree-rest-key": os.environ.get("OTREE_REST_KEY", "")}  # as harness.servers.create_session sends it
 
 
 def session_codes(server_url: str) -> set[str]:
@@ -157,7 +157,7 @@ def check_refused(server_url: str, config: dict, named: str) -> str:
 
 
 def bargain_page(link: str) -> requests.Response:
-    """Consent and instructions by HTTP, as tests.support.dond_live_client.advance_to_bargain does; the Bargain page."""
+    """Consent and instructions by HTTP, as harness.dond_live_client.advance_to_bargain does; the Bargain page."""
     browser = requests.Session()
     page = browser.get(link, timeout=60)
     page = browser.post(page.url, data={"consent_given": "True"}, timeout=60)

@@ -10,8 +10,8 @@ import json
 import pytest
 import websockets
 
-from tests.support.dond_live_client import advance_all
-from tests.support.harness import create_session, run_async
+from harness.dond_live_client import advance_all
+from harness.servers import create_session, run_async
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ import re
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_live_client import advance_all
-from tests.support.harness import create_session, export_rows, run_async
+from harness.dond_live_client import advance_all
+from harness.servers import create_session, export_rows, run_async
 
 NOTE_TEXT = "Private: I should keep one of each."
 

@@ -25,9 +25,9 @@ import requests
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.harness import export_rows, rest_headers, run_async
+from harness.participants import people
+from harness.servers import export_rows, rest_headers, run_async
 from tests.support.live import next_state, pair_and_start, payload_of, receive, send_until
-from tests.support.participants import people
 
 GONE_S = 10  # disconnect_timeout_s of these sessions
 MODEL = "test-model"

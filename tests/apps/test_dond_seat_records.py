@@ -19,10 +19,10 @@ import re
 import requests
 import websockets
 
+from harness.participants import people
+from harness.servers import export_rows, rest_headers, run_async
 from tests.support.admin import advance_slowest
-from tests.support.harness import export_rows, rest_headers, run_async
 from tests.support.live import pair_and_start, payload_of, receive, send_until
-from tests.support.participants import people
 
 TURN_S = 10  # turn_timeout_s: the key's minimum
 FIRST = "You write the first message.</li>"  # the rules list (the debug table below quotes every text)

@@ -17,10 +17,10 @@ import json
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_live_client import advance_to_bargain
-from tests.support.harness import create_session, run_async, session_start_links
+from harness.dond_live_client import advance_to_bargain
+from harness.participants import people
+from harness.servers import create_session, run_async, session_start_links
 from tests.support.live import next_state, pair_and_start, payload_of, receive
-from tests.support.participants import people
 
 TIME_UP = "All messages have been used."  # the model's time-up notice (backend/dond/data/dond_prompts/en)
 OTHER_PROPOSED = "The other player has made a secret proposal."

@@ -15,9 +15,9 @@ from backend.reasoning.judge import load_judged_logs, output_paths, read_calls
 from backend.reasoning.judge import main as judge_main
 from backend.reasoning.judge_prompts import build_messages
 from backend.reasoning.report import report
+from harness import PROJECT_ROOT
+from harness.servers import create_session, session_start_links
 from tests.apps.test_payoff_reasoning_field import Judge, export_text
-from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, session_start_links
 
 APP = "payoff_reasoning_eval"
 LOGS_DIR = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"

@@ -14,8 +14,8 @@ from backend.codebook.reasoning import PROTOCOL_BESIDE
 from backend.reasoning.games import GAMES
 from backend.reasoning.logs import confusion_label, failed_queries_field, read_log_folder
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
-from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, export_rows, next_page, run_bots, session_start_links
+from harness import PROJECT_ROOT
+from harness.servers import create_session, export_rows, next_page, run_bots, session_start_links
 
 SAMPLE_FOLDER = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 TWO_ATTEMPTS = "demo-reasoner_pd_p1_1_5_0_3_0_1001.txt"

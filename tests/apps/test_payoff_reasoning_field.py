@@ -23,9 +23,9 @@ import requests
 from backend.codebook.reasoning import PROTOCOL_BESIDE
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, read_protocol_form
 from backend.reasoning.task import IDENTITY_COLUMNS
-from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, export_rows, rest, session_start_links
-from tests.support.participants import Person
+from harness import PROJECT_ROOT
+from harness.participants import Person
+from harness.servers import create_session, export_rows, rest, session_start_links
 
 APP = "payoff_reasoning_eval"
 SAMPLE_FOLDER = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"

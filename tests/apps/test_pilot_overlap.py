@@ -9,8 +9,8 @@ import re
 import requests
 
 from backend.social import forms as social_forms
-from tests.support.harness import create_session, export_rows, session_start_links
-from tests.support.participants import Annotator, Person
+from harness.participants import Annotator, Person
+from harness.servers import create_session, export_rows, session_start_links
 from tests.support.social import RUBRIC, SAMPLES
 
 PILOT = dict(pilot_overlap=True, episodes_per_annotator=2, attention_checks=0, annotators_per_episode=1)

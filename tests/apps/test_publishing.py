@@ -28,7 +28,7 @@ from backend import __main__ as cli
 from backend.core import figures as core_figures
 from backend.core import publish, tool_envs
 from backend.core.csvio import read_csv_any
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 from tests.system.test_csv_neutralisation import (
     filled_server,  # noqa: F401  (the people's study run)
     visitors,

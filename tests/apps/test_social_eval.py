@@ -17,9 +17,9 @@ import requests
 
 from backend.core.csvio import restore_cell, unescape_text
 from backend.social import forms as social_forms
-from study_flow import STUDY_IDS_COOKIE
-from tests.support import PROJECT_ROOT
-from tests.support.harness import (
+from harness import PROJECT_ROOT
+from harness.participants import Annotator
+from harness.servers import (
     base_env,
     create_session,
     export_rows,
@@ -29,7 +29,7 @@ from tests.support.harness import (
     session_start_links,
     start_server,
 )
-from tests.support.participants import Annotator
+from study_flow import STUDY_IDS_COOKIE
 from tests.support.social import RUBRIC, SAMPLES
 
 # A small study: one conversation per person, one person per conversation, reservations of two seconds.

@@ -19,14 +19,14 @@ import requests
 
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH
-from tests.support import PROJECT_ROOT
-from tests.support.harness import (
+from harness import PROJECT_ROOT
+from harness.participants import Annotator
+from harness.servers import (
     create_session,
     rest,
     session_codes,
     session_start_links,
 )
-from tests.support.participants import Annotator
 
 SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "social" / "data" / "episodes")}
 GOLD = SAMPLES["gold-concert-tickets"].as_dict()

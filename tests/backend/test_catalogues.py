@@ -12,8 +12,8 @@ import subprocess
 import pytest
 
 from backend.core import catalogue_tool, catalogues
+from harness.servers import ensure_debian_package
 from tests.support import text_scan
-from tests.support.harness import ensure_debian_package
 from tests.support.language_check import LANGUAGES, catalogue_table, load_texts, words
 from tests.support.pseudo_language import write_pseudo_language
 

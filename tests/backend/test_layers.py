@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 APPS = ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
 DOMAINS = ("backend.dond", "backend.social", "backend.bias", "backend.reasoning")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 APPS = ("dond", "social_eval", "payoff_reasoning_eval", "bias_tests")
 OWN_PACKAGES = ("backend", "study_flow", "lab_server", "tests", "bench", *APPS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 from tests.support.protections import PROTECTIONS
 
 

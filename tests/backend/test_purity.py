@@ -6,7 +6,7 @@ import ast
 import subprocess
 import sys
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 
 def test_no_backend_module_imports_otree():

@@ -19,9 +19,9 @@ import requests
 from backend import __main__ as cli
 from backend.core.csvio import read_csv_any
 from backend.social.episodes import load_episodes
-from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, session_start_links
-from tests.support.participants import Annotator
+from harness import PROJECT_ROOT
+from harness.participants import Annotator
+from harness.servers import create_session, session_start_links
 from tests.support.social import RUBRIC
 
 APPS = {"dond": "dond_llm", "social_eval": "social_eval", "payoff_reasoning_eval": "payoff_reasoning_eval"}

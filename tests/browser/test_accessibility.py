@@ -18,12 +18,12 @@ from backend.core.llm.fake_server import Reply
 from backend.social.rubrics import load_rubric
 from bias_tests.texts import TEXTS as BIAS_TEXTS
 from dond.texts import texts as dond_texts
+from harness.servers import create_session, next_page, session_start_links
 from payoff_reasoning_eval.texts import TEXTS as PAYOFF_TEXTS
 from social_eval import texts as social_texts
 from tests.support import dond_pages
 from tests.support.accessibility import assert_accessible
 from tests.support.dond_pages import PHONE, start
-from tests.support.harness import create_session, next_page, session_start_links
 from tests.support.language_check import all_strings, assert_no_english, language_tables, visible_text
 
 pytestmark = pytest.mark.browser

@@ -13,8 +13,7 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.support.accessibility import assert_accessible
-from tests.support.harness import (
+from harness.servers import (
     base_env,
     deployment_mode,
     own_database,
@@ -22,6 +21,7 @@ from tests.support.harness import (
     session_codes,
     uses_server_database,
 )
+from tests.support.accessibility import assert_accessible
 from tests.system.test_csv_neutralisation import (
     judge_in_payoff_reasoning,
     play_dond_person_vs_person,

@@ -13,9 +13,9 @@ from playwright.sync_api import expect
 
 from backend.core.llm.fake_server import Reply
 from backend.dond.demo_responder import demo as demo_responder
-from tests.support.harness import create_session, rest, run_async, session_start_links
+from harness.participants import Person
+from harness.servers import create_session, rest, run_async, session_start_links
 from tests.support.live import payload_of
-from tests.support.participants import Person
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ from playwright.sync_api import expect
 
 import study_flow
 from bias_tests.texts import TEXTS
+from harness.servers import create_session, next_page, session_start_links
 from tests.support.accessibility import assert_accessible
-from tests.support.harness import create_session, next_page, session_start_links
 from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.core.llm.fake_server import Reply
-from tests.support.harness import create_session, export_rows, next_page, session_start_links
+from harness.servers import create_session, export_rows, next_page, session_start_links
 
 pytestmark = pytest.mark.browser
 

@@ -13,8 +13,8 @@ import secrets
 import pytest
 
 import study_flow
+from harness.servers import create_session, next_page
 from tests.support.accessibility import assert_accessible
-from tests.support.harness import create_session, next_page
 from tests.support.language_check import assert_no_english, english_words
 
 pytestmark = pytest.mark.browser

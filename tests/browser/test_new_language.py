@@ -21,7 +21,7 @@ import study_flow.texts as shared_texts
 from backend.core import catalogues
 from backend.core.material_language import MISMATCH_KEY
 from backend.dond.demo_responder import demo as demo_responder
-from tests.support.harness import (
+from harness.servers import (
     SHARED_SERVER_ENV,
     apps_server,
     create_session,

@@ -14,9 +14,9 @@ from playwright.sync_api import expect
 
 import study_flow
 from backend.reasoning.task import MAX_REMARKS_CHARS
+from harness.servers import create_session, export_rows, next_page, session_start_links
 from payoff_reasoning_eval.texts import TEXTS
 from tests.support.accessibility import assert_accessible
-from tests.support.harness import create_session, export_rows, next_page, session_start_links
 from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser

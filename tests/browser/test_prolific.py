@@ -8,7 +8,7 @@ import io
 import pytest
 import requests
 
-from tests.support.harness import create_session, next_page
+from harness.servers import create_session, next_page
 
 pytestmark = pytest.mark.browser
 

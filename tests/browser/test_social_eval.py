@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
-from tests.support.harness import create_session, next_page
+from harness.servers import create_session, next_page
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from backend.social.rubrics import load_rubric
-from tests.support.harness import create_session, session_start_links
+from harness.servers import create_session, session_start_links
 from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser

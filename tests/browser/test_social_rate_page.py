@@ -10,9 +10,9 @@ from playwright.sync_api import expect
 
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
+from harness.servers import create_session, export_rows, session_start_links
 from social_eval import texts as social_texts
 from tests.support.accessibility import assert_accessible
-from tests.support.harness import create_session, export_rows, session_start_links
 from tests.support.language_check import assert_no_english
 
 pytestmark = pytest.mark.browser

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 PAGE = (PROJECT_ROOT / "docs" / "files" / "spread.html").as_uri()
 SERVERS = ["https://lab1.example.org", "https://lab2.example.org", "https://lab3.example.org"]

@@ -18,7 +18,7 @@ from backend.dond.game import GameConfig, replay
 from backend.dond.prompts import notice
 from backend.dond.protocol import PLAIN
 from backend.dond.selfplay import Match, play_match
-from tests.support.harness import run_async
+from harness.servers import run_async
 
 PLAYERS = {"Player 1": "A", "Player 2": "B"}
 

@@ -1,11 +1,7 @@
-"""What the tests and benchmarks share: paths, servers, simulated participants, scripted players."""
+"""What only the tests use: tiers, protections, page checks (accessibility, languages, screenshots), scripted
+players; what the benchmarks use too (servers, participants, the DoND live client) lives in ``harness``."""
 
 from __future__ import annotations
-
-from pathlib import Path
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 
 def examples(count: int) -> int:

@@ -21,8 +21,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.support import PROJECT_ROOT
-from tests.support.harness import ensure_debian_package
+from harness import PROJECT_ROOT
+from harness.servers import ensure_debian_package
 
 TESTS = PROJECT_ROOT / "tests"
 AXE = TESTS / "node_modules" / "axe-core" / "axe.min.js"

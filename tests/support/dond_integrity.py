@@ -9,7 +9,7 @@ import io
 
 import requests
 
-from tests.support.harness import rest
+from harness.servers import rest
 
 DOND_EXPORTS = ("custom_export_dond_games", "custom_export_dond_events", "custom_export_dond_late_calls")
 
@@ -25,7 +25,7 @@ def dond_export(server_url: str, function: str, session_code: str | None = None)
 def everything_loads(server_url: str, admin: requests.Session, session_code: str, people=()) -> dict[str, list]:
     """Load every page and export of the session (each must answer 200); returns its exports by function name.
 
-    ``people`` (``tests.support.participants.Person``) reload the page they are on (Results, Bargain, ...).
+    ``people`` (``harness.participants.Person``) reload the page they are on (Results, Bargain, ...).
     """
     for person in people:
         person.reload()  # raises on anything but 2xx

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.support.harness import create_session, export_rows, session_start_links
+from harness.servers import create_session, export_rows, session_start_links
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from backend.dond.play import llm_turns
+from harness.servers import run_async
 from tests.support.dond_events import INSTANCE  # the small instance every DoND backend test plays
-from tests.support.harness import run_async
 
 __all__ = ["INSTANCE", "run_turns"]
 

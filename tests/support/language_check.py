@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from backend.core import catalogues
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 LANGUAGES = ("en", "de", "it")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|<[^<>]*>|&[a-z]+;")

@@ -1,6 +1,6 @@
 """A page's live socket, spoken to as the page's ``liveSend`` does: one JSON frame per message, a state payload back.
 
-The helpers take a ``Person`` (``tests.support.participants``) or a socket URL.
+The helpers take a ``Person`` (``harness.participants``) or a socket URL.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import websockets
 
-from tests.support.harness import run_async
+from harness.servers import run_async
 
 
 def payload_of(frame: dict) -> dict:

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 SKIPPED = {".git", ".venv", ".venv-docs", "site", "__pycache__", ".pytest_cache", ".hypothesis"}
 

@@ -7,7 +7,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 SCRIPT = PROJECT_ROOT / "docs" / "screenshots.py"
 NAMED = re.compile(r"screenshots/([A-Za-z0-9_.-]+\.png)")

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import runpy
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 SESSION_CONFIGS = runpy.run_path(str(PROJECT_ROOT / "settings.py"))["SESSION_CONFIGS"]

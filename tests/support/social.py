@@ -6,7 +6,7 @@ from backend.core import csvio
 from backend.social import cells as social_cells
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import load_rubric
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 SAMPLES = {episode.id: episode for episode in load_episodes(PROJECT_ROOT / "backend" / "social" / "data" / "episodes")}
 RUBRIC = load_rubric()

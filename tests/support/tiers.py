@@ -7,8 +7,8 @@
 - ``fast``: no server, no bots, no browser, no model, not marked ``slow``; plus the one ``otree test`` of every
   session config (``tests/apps/test_all_bots.py``). ``pytest -m fast`` is the tier run on every change.
 
-A function "starts a server" when its source names one of `SERVER_STARTERS`, or calls a function (of its module, or
-an attribute of a module it imported) that does, at any depth.
+A function "starts a server" when its source names one of `SERVER_STARTERS`, or calls a function of ``tests`` or
+``harness`` (of its module, or an attribute of a module it imported) that does, at any depth.
 """
 
 from __future__ import annotations
@@ -51,11 +51,16 @@ def _tokens(function) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
 def starts_server(function) -> bool:
     """Whether calling ``function`` starts an oTree server or bots (see the module docstring).
 
-    >>> from tests.support import harness
-    >>> starts_server(harness.create_session), starts_server(harness.script_on_server_session)
+    >>> from harness import servers
+    >>> starts_server(servers.create_session), starts_server(servers.script_on_server_session)
     (False, True)
     """
     return _starts_server(inspect.unwrap(getattr(function, "__func__", function)), frozenset())
+
+
+def _ours(module: str | None) -> bool:
+    """Whether ``module`` is of the tests or the harness they drive servers with (followed); the product is not."""
+    return (module or "").split(".")[0] in ("tests", "harness")
 
 
 def _starts_server(function, seen: frozenset) -> bool:
@@ -68,11 +73,11 @@ def _starts_server(function, seen: frozenset) -> bool:
     namespace = function.__globals__
     for name in names:
         value = namespace.get(name)
-        if inspect.isfunction(value) and value.__module__.startswith("tests") and _starts_server(value, seen):
+        if inspect.isfunction(value) and _ours(value.__module__) and _starts_server(value, seen):
             return True
     for owner, attribute in attributes:
         module = namespace.get(owner)
-        if isinstance(module, types.ModuleType) and module.__name__.startswith("tests."):
+        if isinstance(module, types.ModuleType) and _ours(module.__name__):
             value = getattr(module, attribute, None)
             if inspect.isfunction(value) and _starts_server(value, seen):
                 return True

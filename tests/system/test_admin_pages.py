@@ -22,9 +22,9 @@ import pytest
 import requests
 import websockets
 
-from tests.support import PROJECT_ROOT
-from tests.support.admin import logged_in
-from tests.support.harness import (
+from harness import PROJECT_ROOT
+from harness.participants import Annotator, Person
+from harness.servers import (
     base_env,
     create_session,
     deployment_mode,
@@ -36,8 +36,8 @@ from tests.support.harness import (
     session_start_links,
     uses_server_database,
 )
+from tests.support.admin import logged_in
 from tests.support.live import payload_of
-from tests.support.participants import Annotator, Person
 
 HOSTILE_PID = "<img src=x onerror=alert(1)>"
 HOSTILE_TEXT = "<script>alert('model')</script><b onmouseover=alert(2)>bold</b>"

@@ -26,9 +26,7 @@ import pytest
 import requests
 
 import study_flow
-from tests.support.accessibility import assert_accessible
-from tests.support.admin import logged_in
-from tests.support.harness import (
+from harness.servers import (
     app_source,
     base_env,
     create_session,
@@ -39,6 +37,8 @@ from tests.support.harness import (
     running_server,
     session_start_links,
 )
+from tests.support.accessibility import assert_accessible
+from tests.support.admin import logged_in
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +83,7 @@ def server():
 @pytest.fixture
 def busy_server():
     """Only the busy share decides: the server busy more than a tenth of the time lately. For one test (its REST key
-    is the module server's: one per test process, ``harness.PROCESS_REST_KEY``)."""
+    is the module server's: one per test process, ``harness.servers.PROCESS_REST_KEY``)."""
     folder = project_with_app("slow_page", {"__init__.py": SLOW_APP, "Slow.html": SLOW_TEMPLATE}, prefix="otree-adm-")
     env = deployment_mode(
         base_env(LAB_ADMIT_MAX_IN_FLIGHT="1000", LAB_ADMIT_TARGET_MS="600000", LAB_ADMIT_MAX_BUSY_PERCENT="10")

@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
+from harness.servers import create_session, run_async
 from tests.support.admin import logged_in
-from tests.support.harness import create_session, run_async
 from tests.system.test_admin_pages import bargaining_people, demo_model, lab, play  # noqa: F401, F811 (fixtures)
 
 

@@ -11,11 +11,11 @@ import json
 import pytest
 
 from backend.core.llm.fake_server import Reply
+from harness.participants import people
+from harness.servers import production_lab, run_async
 from tests.support.admin import logged_in
 from tests.support.dond_integrity import dond_export
-from tests.support.harness import production_lab, run_async
 from tests.support.live import chat_until_the_model_replies, payload_of, send_until
-from tests.support.participants import people
 
 # 1 (of the table's currency) a token; a call holds its prompt (2 characters a token) and max_tokens 516 before it
 # is sent: the first call fits under the cap of 3000, reports 5000 + 10 tokens, and no later call fits.
@@ -78,7 +78,7 @@ def test_a_live_dond_study_at_its_cap_ends_the_game_pays_the_stated_rule_and_say
 def test_a_cap_without_the_models_price_is_refused_at_creation(lab, tmp_path):
     import requests
 
-    from tests.support.harness import create_session
+    from harness.servers import create_session
 
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"currency": "EUR", "models": {}}), encoding="utf-8")

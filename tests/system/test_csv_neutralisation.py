@@ -25,9 +25,9 @@ from backend.core.csvio import FORMULA_STARTS, read_csv_any
 from backend.core.llm.fake_server import Reply
 from backend.social import forms as social_forms
 from backend.social.rubrics import load_rubric
-from tests.support.harness import create_session, export_rows, run_async
+from harness.participants import Visitor
+from harness.servers import create_session, export_rows, run_async
 from tests.support.live import chat_until_the_model_replies, next_state, pair_and_start
-from tests.support.participants import Visitor
 
 pytestmark = pytest.mark.slow
 

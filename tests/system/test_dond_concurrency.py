@@ -12,8 +12,8 @@ import requests
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_live_client import advance_all, play_all
-from tests.support.harness import create_session, run_async
+from harness.dond_live_client import advance_all, play_all
+from harness.servers import create_session, run_async
 
 pytestmark = pytest.mark.slow
 

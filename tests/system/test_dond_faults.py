@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.dond_fault_run import STORED_KIND, FaultyModel, play_all_to_end, summarise
-from tests.support.dond_live_client import advance_all
-from tests.support.harness import (
+from harness.dond_fault_run import STORED_KIND, FaultyModel, play_all_to_end, summarise
+from harness.dond_live_client import advance_all
+from harness.servers import (
     base_env,
     create_session,
     export_rows,

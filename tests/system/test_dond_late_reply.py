@@ -22,16 +22,16 @@ import sqlalchemy
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.admin import advance_slowest, logged_in
-from tests.support.dond_integrity import dond_export, everything_loads
-from tests.support.harness import (
+from harness.participants import people
+from harness.servers import (
     production_lab,
     run_async,
     start_server,
     uses_server_database,
 )
+from tests.support.admin import advance_slowest, logged_in
+from tests.support.dond_integrity import dond_export, everything_loads
 from tests.support.live import payload_of, receive
-from tests.support.participants import people
 
 TIME_LIMIT_S = 30  # the smallest game_timeout_s allowed
 WRITE_BEFORE_END_S = 4

@@ -26,12 +26,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from backend.core.csvio import unescape_text
 from backend.core.llm.fake_server import Reply
 from backend.dond import demo_responder
+from harness.participants import people
+from harness.servers import base_env, deployment_mode, own_database, start_server
 from tests.support import examples
 from tests.support.admin import advance_slowest, logged_in
 from tests.support.dond_integrity import dond_export, everything_loads
-from tests.support.harness import base_env, deployment_mode, own_database, start_server
 from tests.support.live import payload_of
-from tests.support.participants import people
 
 DELAYS_S = (0.0, 1.0, 2.5)
 UNPLANNED_DELAY_S = 0.5  # a call nobody planned (a note, a probe, a retry) still takes a moment

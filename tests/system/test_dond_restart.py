@@ -17,8 +17,8 @@ import requests
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_live_client import advance_to_bargain
-from tests.support.harness import (
+from harness.dond_live_client import advance_to_bargain
+from harness.servers import (
     base_env,
     create_session,
     export_rows,

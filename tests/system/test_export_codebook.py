@@ -18,8 +18,8 @@ import requests
 import websockets
 
 from backend import codebook
-from tests.support.harness import base_env, export_rows, scratch_project, session_start_links, start_server
-from tests.support.participants import Person, answer_one_bias_question
+from harness.participants import Person, answer_one_bias_question
+from harness.servers import base_env, export_rows, scratch_project, session_start_links, start_server
 from tests.system.test_csv_neutralisation import (
     answer_bias_tests,
     judge_in_payoff_reasoning,

@@ -20,9 +20,9 @@ from backend.bias.export import EXPORT_COLUMNS
 from backend.codebook import otree as otree_codebook
 from backend.core.csvio import FORMULA_STARTS
 from bias_tests.exports import MODEL_ONLY_COLUMNS
+from harness.participants import answer_one_bias_question
+from harness.servers import export_rows
 from study_flow.config import key_words
-from tests.support.harness import export_rows
-from tests.support.participants import answer_one_bias_question
 from tests.system.test_csv_neutralisation import (
     REASONING,
     answer_bias_tests,

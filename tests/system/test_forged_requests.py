@@ -21,8 +21,9 @@ import websockets
 from backend.bias import items as bias_items
 from backend.core.llm.fake_server import Reply
 from backend.social import forms as social_forms
+from harness.participants import Person, people
+from harness.servers import export_rows, run_async
 from tests.support.dond_pages import keys_of
-from tests.support.harness import export_rows, run_async
 from tests.support.live import (
     next_state,
     pair_and_start,
@@ -30,7 +31,6 @@ from tests.support.live import (
     receive,
     send_until,
 )
-from tests.support.participants import Person, people
 from tests.support.social import RUBRIC
 
 pytestmark = pytest.mark.slow

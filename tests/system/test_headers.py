@@ -16,7 +16,7 @@ import subprocess
 import pytest
 import requests
 
-from tests.support.harness import (
+from harness.servers import (
     OTREE,
     base_env,
     create_session,

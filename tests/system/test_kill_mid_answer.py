@@ -21,7 +21,8 @@ import requests
 
 from backend.core.csvio import unescape_text
 from backend.social import forms as social_forms
-from tests.support.harness import (
+from harness.participants import Annotator, Person
+from harness.servers import (
     base_env,
     create_session,
     export_rows,
@@ -30,7 +31,6 @@ from tests.support.harness import (
     session_start_links,
     start_server,
 )
-from tests.support.participants import Annotator, Person
 from tests.support.social import RUBRIC
 
 pytestmark = pytest.mark.slow

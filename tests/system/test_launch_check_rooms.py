@@ -18,8 +18,8 @@ import re
 import pytest
 import requests
 
-from tests.support.admin import CSRF_TOKEN, logged_in
-from tests.support.harness import (
+from harness.participants import Annotator, Visitor
+from harness.servers import (
     base_env,
     create_session,
     deployment_mode,
@@ -29,7 +29,7 @@ from tests.support.harness import (
     session_start_links,
     uses_server_database,
 )
-from tests.support.participants import Annotator, Visitor
+from tests.support.admin import CSRF_TOKEN, logged_in
 from tests.system.test_study_ops import findings_of
 
 CODES = dict(completion_code="DONE1", screenout_code="OUT1")

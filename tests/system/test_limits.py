@@ -25,8 +25,8 @@ import pytest
 import requests
 import websockets
 
-from tests.support.dond_live_client import advance_to_bargain
-from tests.support.harness import base_env, create_session, deployment_mode, own_database, run_async, running_server
+from harness.dond_live_client import advance_to_bargain
+from harness.servers import base_env, create_session, deployment_mode, own_database, run_async, running_server
 
 pytestmark = pytest.mark.slow
 
@@ -203,7 +203,7 @@ def test_room_waiting_sockets_are_capped_per_label_per_address_and_together(serv
 
 
 def _links(server, session_code: str) -> list[str]:
-    from tests.support.harness import session_start_links
+    from harness.servers import session_start_links
 
     return session_start_links(server.url, session_code)
 

@@ -22,8 +22,8 @@ import requests
 import websockets
 
 from bench.live_flood import on_pairing
-from tests.support.dond_live_client import advance_to_bargain
-from tests.support.harness import (
+from harness.dond_live_client import advance_to_bargain
+from harness.servers import (
     create_session,
     run_async,
     session_start_links,

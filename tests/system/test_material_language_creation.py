@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from backend.core.material_language import MISMATCH_KEY
-from tests.support.harness import rest, session_codes
+from harness.servers import rest, session_codes
 
 pytestmark = pytest.mark.slow
 ENGLISH = "backend/social/data/episodes"
@@ -67,7 +67,7 @@ def test_the_create_session_page_shows_the_key_and_the_refusal(server, page):
 
 def test_a_bias_item_file_and_a_payoff_log_set_in_english_are_refused_for_german_pages(server, tmp_path):
     from backend.bias.items import DEFAULT_ITEMS_PATH
-    from tests.support import PROJECT_ROOT
+    from harness import PROJECT_ROOT
 
     items = tmp_path / "items.json"
     items.write_text(DEFAULT_ITEMS_PATH.read_text(encoding="utf-8"), encoding="utf-8")  # declares "en"

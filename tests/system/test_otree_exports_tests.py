@@ -19,8 +19,8 @@ import re
 import pytest
 import requests
 
-from tests.support.harness import create_session, rest, rest_headers, session_start_links
-from tests.support.participants import Person, answer_one_bias_question
+from harness.participants import Person, answer_one_bias_question
+from harness.servers import create_session, rest, rest_headers, session_start_links
 from tests.system.test_export_codebook import create_demo_session
 
 

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 INTERNALS_FILE = PROJECT_ROOT / "lab_server" / "otree_internals.py"
 

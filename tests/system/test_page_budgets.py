@@ -26,7 +26,7 @@ import pytest
 import requests
 
 import study_flow
-from tests.support.harness import (
+from harness.servers import (
     base_env,
     create_session,
     deployment_mode,

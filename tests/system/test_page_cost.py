@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from tests.support.harness import script_on_server_session
+from harness.servers import script_on_server_session
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,8 @@ import pytest
 import requests
 
 import study_flow
-from tests.support.harness import (
+from harness.participants import Person
+from harness.servers import (
     base_env,
     create_session,
     deployment_mode,
@@ -33,7 +34,6 @@ from tests.support.harness import (
     rest,
     running_server,
 )
-from tests.support.participants import Person
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import contextlib
 
 import sqlalchemy
 
-from tests.support.harness import base_env, own_database, scratch_project, start_server
+from harness.servers import base_env, own_database, scratch_project, start_server
 
 INDEX = "social_eval_player_participant_round"
 QUERY = "SELECT id FROM social_eval_player WHERE participant_id = 1 AND round_number = 2"

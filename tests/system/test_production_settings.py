@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tests.support.harness import OTREE, base_env, free_port, scratch_project
+from harness.servers import OTREE, base_env, free_port, scratch_project
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_production_refuses_to_start_without_secrets(present, missing):
 def test_production_defaults_to_study_auth_level(monkeypatch):
     import runpy
 
-    from tests.support import PROJECT_ROOT
+    from harness import PROJECT_ROOT
 
     monkeypatch.setenv("OTREE_PRODUCTION", "1")
     monkeypatch.setenv("OTREE_ADMIN_PASSWORD", "pw")
@@ -54,7 +54,7 @@ def test_production_defaults_to_study_auth_level(monkeypatch):
 def test_production_server_protects_admin_pages_exports_and_rest_api():
     import requests
 
-    from tests.support.harness import running_server
+    from harness.servers import running_server
 
     env = base_env(OTREE_PRODUCTION="1", OTREE_ADMIN_PASSWORD="admin-pw-for-test", SECRET_KEY="s" * 40)
     env["OTREE_REST_KEY"] = "rest-key-for-test"

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 import study_flow
-from tests.support.harness import (
+from harness.servers import (
     app_source,
     base_env,
     create_session,

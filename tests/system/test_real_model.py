@@ -25,8 +25,8 @@ from backend.dond.protocol import Protocol
 from backend.dond.selfplay import run_selfplay
 from backend.reasoning.judge import main as judge_main
 from backend.social.annotator import main as annotate_main
-from tests.support import PROJECT_ROOT
-from tests.support.harness import (
+from harness import PROJECT_ROOT
+from harness.servers import (
     base_env,
     create_session,
     export_rows,

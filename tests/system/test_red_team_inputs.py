@@ -175,7 +175,7 @@ def _front_door(tmp_path):
     import subprocess
 
     from backend.core.study_servers import NGINX, nginx_config, servers_of
-    from tests.support.harness import ensure_debian_package, free_port
+    from harness.servers import ensure_debian_package, free_port
 
     ensure_debian_package(NGINX, "nginx")
     for _ in range(20):

@@ -13,7 +13,7 @@ import re
 
 import requests
 
-from tests.support.harness import create_session, session_start_links
+from harness.servers import create_session, session_start_links
 from tests.support.screenshots import shots
 
 

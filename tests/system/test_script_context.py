@@ -19,10 +19,10 @@ import requests
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support import PROJECT_ROOT
-from tests.support.harness import create_session, run_async, session_start_links
+from harness import PROJECT_ROOT
+from harness.participants import Person, Visitor, people
+from harness.servers import create_session, run_async, session_start_links
 from tests.support.live import chat_until_the_model_replies, next_state, pair_and_start
-from tests.support.participants import Person, Visitor, people
 
 pytestmark = pytest.mark.browser
 

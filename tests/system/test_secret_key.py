@@ -16,8 +16,8 @@ import requests
 import websockets
 
 from backend.core.llm.fake_server import Reply
-from tests.support.dond_live_client import advance_all
-from tests.support.harness import base_env, create_session, own_database, run_async, running_server
+from harness.dond_live_client import advance_all
+from harness.servers import base_env, create_session, own_database, run_async, running_server
 
 API_KEY = "sk-live-SECRET-7f3a9c1e5b"  # what must never appear outside the request to the endpoint
 

@@ -14,8 +14,8 @@ import pytest
 
 from backend.core.llm import LLMSettings, complete
 from backend.core.llm.context import context_tokens
-from tests.support import PROJECT_ROOT
-from tests.support.harness import free_port, run_async
+from harness import PROJECT_ROOT
+from harness.servers import free_port, run_async
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 

@@ -15,7 +15,7 @@ import shutil
 import pytest
 import requests
 
-from tests.support.harness import (
+from harness.servers import (
     app_source,
     base_env,
     create_session,

@@ -16,11 +16,11 @@ import time
 import pytest
 import requests
 
-from tests.support.harness import (
+from harness.participants import Person
+from harness.servers import (
     create_session,
     session_start_links,
 )
-from tests.support.participants import Person
 
 pytestmark = pytest.mark.slow
 

@@ -32,7 +32,7 @@ def test_otree_start_up_checks_find_no_error_and_no_warning():
 def test_a_started_server_prints_no_warning_and_its_demo_page_says_which_model_plays(env, said):
     import requests
 
-    from tests.support.harness import base_env, running_server
+    from harness.servers import base_env, running_server
 
     server_env = base_env(**env)
     if "OPENAI_BASE_URL" not in env:

@@ -24,9 +24,9 @@ import pytest
 import requests
 
 from backend.core.llm.fake_server import Reply
-from tests.support import PROJECT_ROOT
-from tests.support.admin import logged_in
-from tests.support.harness import (
+from harness import PROJECT_ROOT
+from harness.participants import Person, Visitor
+from harness.servers import (
     base_env,
     create_session,
     deployment_mode,
@@ -36,7 +36,7 @@ from tests.support.harness import (
     running_server,
     uses_server_database,
 )
-from tests.support.participants import Person, Visitor
+from tests.support.admin import logged_in
 from tests.system.test_admin_pages import games_export, play
 
 
@@ -265,8 +265,8 @@ def test_a_test_place_is_taken_before_the_redirect_so_a_real_arrival_in_between_
     ],
 )
 def test_consent_and_instructions_say_duration_pay_contact_and_what_is_asked(lab, page, config_name, language, asked):
+    from harness.servers import next_page, session_start_links
     from study_flow import messages
-    from tests.support.harness import next_page, session_start_links
     from tests.support.language_check import assert_no_english
 
     text = messages(language)

@@ -24,9 +24,9 @@ import urllib.parse
 import pytest
 import requests
 
-from tests.support import PROJECT_ROOT
-from tests.support.harness import base_env, deployment_mode, ensure_debian_package, free_port, own_database, rest
-from tests.support.participants import Person
+from harness import PROJECT_ROOT
+from harness.participants import Person
+from harness.servers import base_env, deployment_mode, ensure_debian_package, free_port, own_database, rest
 from tests.support.social import RUBRIC
 
 ROOM = "social_eval_study"

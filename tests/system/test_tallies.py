@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.core.assignment import choose_item
+from harness.servers import script_on_server_session
 from study_flow.tallies import Tallies, from_tallies
 from tests.support import examples
-from tests.support.harness import script_on_server_session
 
 ITEMS = ["e1", "e2", "e3", "e4"]
 STATE = st.tuples(

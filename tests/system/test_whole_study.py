@@ -19,8 +19,8 @@ import pytest
 
 from backend.core.llm.fake_server import Reply
 from backend.dond.demo_responder import demo as demo_responder
-from tests.support.admin import logged_in
-from tests.support.harness import (
+from harness.participants import Person
+from harness.servers import (
     base_env,
     create_session,
     deployment_mode,
@@ -29,7 +29,7 @@ from tests.support.harness import (
     scratch_project,
     start_server,
 )
-from tests.support.participants import Person
+from tests.support.admin import logged_in
 from tests.system.test_admin_pages import play
 from tests.system.test_study_ops import findings_of
 

@@ -16,8 +16,8 @@ from backend.bias.prompts import argument_letter_labels
 from backend.bias.runner import run_tests
 from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
+from harness.servers import run_async
 from tests.support.bias_replies import ITEMS, responder
-from tests.support.harness import run_async
 
 
 def settings_for(server, model="test-model") -> LLMSettings:

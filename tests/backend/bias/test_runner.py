@@ -16,8 +16,8 @@ from backend.bias.items import DEFAULT_ITEMS_PATH
 from backend.bias.runner import main, output_path, plan_jobs, run_tests
 from backend.core.llm import LLMSettings
 from backend.core.llm.fake_server import Reply
+from harness.servers import run_async
 from tests.support.bias_replies import CHOICE_REPLY, ITEMS, REFUSED, YES_NO_REPLY, good_reply, responder
-from tests.support.harness import run_async
 
 PER_RUN = sum(len(item.versions) for item in ITEMS.items)  # 16 test versions
 

@@ -8,7 +8,7 @@ import time
 
 from backend.core.llm import LLMSettings, complete
 from backend.core.runs import AdaptiveLimit, run_each
-from tests.support.harness import run_async
+from harness.servers import run_async
 
 UNITS = 32
 SERVICE_S = 0.15  # one call's time at the server; the rule's slack (0.5 s) is above any scheduling jitter

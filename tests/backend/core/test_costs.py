@@ -15,7 +15,7 @@ from backend.core.llm import LLMSettings, complete, costs, stream
 from backend.core.llm.fake_server import DEMO_RESPONDER, Reply, responder_named
 from backend.core.run_costs import COST_CAP_EXIT
 from backend.dond import selfplay
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 from tests.support.prices import TABLE, price_file
 
 MESSAGES = [{"role": "user", "content": "Say hello."}]

@@ -8,7 +8,7 @@ import runpy
 import pytest
 
 from backend.core.environment import VARIABLES, Environment, environment, variable
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 
 def test_the_defaults_are_the_reference_pages():

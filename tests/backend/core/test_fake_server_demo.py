@@ -21,8 +21,8 @@ from backend.dond.prompts import initial_prompt, llm_messages, notice
 from backend.dond.proposals import parse_proposal
 from backend.dond.protocol import Protocol
 from backend.dond.selfplay import run_selfplay
-from tests.support import PROJECT_ROOT
-from tests.support.harness import free_port, run_async
+from harness import PROJECT_ROOT
+from harness.servers import free_port, run_async
 
 
 @pytest.mark.parametrize("language", ["en", "de", "it"])

@@ -9,7 +9,7 @@ import pytest
 
 from backend.core.llm import CallRecord, LLMSettings, StartedStream, TextDelta, complete, start_stream, stream
 from backend.core.llm.fake_server import Reply
-from tests.support.harness import run_async
+from harness.servers import run_async
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello."}]
 

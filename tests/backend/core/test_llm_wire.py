@@ -10,8 +10,8 @@ import openai
 from backend.core.llm import stream
 from backend.core.llm.fake_server import Reply
 from backend.core.llm.wire import CALLS_PER_POOL
+from harness.servers import run_async
 from tests.backend.core.test_llm_client import MESSAGES, collect, settings_for
-from tests.support.harness import run_async
 
 
 def test_a_streamed_reply_is_read_without_the_clients_typed_chunks(llm_server, monkeypatch):

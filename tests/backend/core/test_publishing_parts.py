@@ -18,7 +18,7 @@ from backend.codebook import release_columns
 from backend.core import paper_tables, release
 from backend.core.figures import FigureSpec, inline_svg, write_figures
 from backend.dond import figures as dond_figures
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 KEY = b"0123456789abcdef-key"
 

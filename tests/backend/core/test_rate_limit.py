@@ -13,8 +13,8 @@ import websockets
 
 from backend.core.llm.fake_server import Reply
 from backend.core.rate_limit import requests_used
-from tests.support.dond_live_client import advance_all
-from tests.support.harness import create_session, export_rows, run_async
+from harness.dond_live_client import advance_all
+from harness.servers import create_session, export_rows, run_async
 
 
 def test_requests_used_counts_every_attempt_of_the_role():

@@ -23,8 +23,8 @@ from backend.dond import selfplay
 from backend.dond.game import GameConfig
 from backend.reasoning.judge import JudgementParseError, parse_judgement
 from backend.reasoning.logs import Attempt, ReasoningLog
+from harness.servers import run_async
 from tests.support.dond_turns import run_turns
-from tests.support.harness import run_async
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 LOAVES = ["150 loaves", "250 loaves", "350 loaves", "450 loaves"]

@@ -14,8 +14,8 @@ from backend.dond import effects
 from backend.dond import report as dond_report
 from backend.dond.export import DOND_GAMES_COLUMNS
 from backend.dond.selfplay import main, run_selfplay
+from harness.servers import run_async
 from tests.backend.dond.oracles import paired_difference_replicates_naive
-from tests.support.harness import run_async
 
 
 def game(instance, cell, visibility, points_focal, *, outcome="success", description="none", main_score=50):

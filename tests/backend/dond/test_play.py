@@ -10,8 +10,8 @@ from backend.core.rate_limit import requests_used
 from backend.dond import rules as dond
 from backend.dond.game import GameConfig, replay
 from backend.dond.play import llm_turns
+from harness.servers import run_async
 from tests.support.dond_turns import INSTANCE, run_turns
-from tests.support.harness import run_async
 
 
 def test_scripted_players_complete_a_game_in_every_language():

@@ -15,7 +15,7 @@ from backend.dond import report as dond_report
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS
 from backend.dond.protocol import Protocol
 from backend.dond.selfplay import main, plan_matches, run_selfplay
-from tests.support.harness import run_async
+from harness.servers import run_async
 
 
 def read(path):

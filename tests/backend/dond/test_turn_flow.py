@@ -25,7 +25,7 @@ from backend.core import runs
 from backend.core.llm.fake_server import Reply
 from backend.dond.export import DOND_EVENTS_COLUMNS, DOND_GAMES_COLUMNS
 from backend.dond.selfplay import run_selfplay
-from tests.support.harness import run_async
+from harness.servers import run_async
 
 ITEMS_LINE = re.compile(r"^[^:\n]*: (\d+ [^,\n]+(?:, \d+ [^,\n]+)*)$", re.M)
 VALUES_LINE = re.compile(r"^[^:\n]*: ([^:,\n]+: \d+(?:, [^:,\n]+: \d+)*)$", re.M)

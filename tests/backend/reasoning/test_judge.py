@@ -23,8 +23,8 @@ from backend.reasoning.judge_prompts import (
 )
 from backend.reasoning.protocol import PROTOCOL_COLUMNS, export_cell, read_protocol_form
 from backend.reasoning.report import report
-from tests.support import PROJECT_ROOT
-from tests.support.harness import run_async
+from harness import PROJECT_ROOT
+from harness.servers import run_async
 
 LOGS_DIR = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 LOGS, GAMES = load_judged_logs(LOGS_DIR)

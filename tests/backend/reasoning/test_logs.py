@@ -23,7 +23,8 @@ from backend.reasoning.logs import (
     sentence_lines,
     split_sentences,
 )
-from tests.support import PROJECT_ROOT, examples
+from harness import PROJECT_ROOT
+from tests.support import examples
 
 SAMPLE_LOGS = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 PD_NAME = "tester_pd_p1_1_5_0_3_4_1234.txt"

@@ -24,7 +24,7 @@ from backend.reasoning.task import (
     task_settings,
     verdict_row,
 )
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 SAMPLES = PROJECT_ROOT / "payoff_reasoning_eval" / "logs"
 TWO = "###ATTEMPT##0~\nRESPONSE##\nI get 5. They get 0.\n- So R. {R}~\n\nFAILED QUERIES##\nq(1).~\n\n"

@@ -25,7 +25,7 @@ from backend.social.annotator_prompts import (
 )
 from backend.social.episodes import load_episodes
 from backend.social.rubrics import DEFAULT_RUBRIC_PATH, load_rubric
-from tests.support.harness import run_async
+from harness.servers import run_async
 from tests.support.social import human_export_row as human_row
 
 RUBRIC = load_rubric()

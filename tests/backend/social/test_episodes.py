@@ -17,7 +17,7 @@ from backend.social.episodes import (
 )
 from backend.social.rubrics import load_rubric
 from backend.social.sotopia_episodes import parse_rewards_prompt
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 from tests.support.json_edits import edited
 
 SAMPLES = PROJECT_ROOT / "backend" / "social" / "data" / "episodes"

@@ -13,7 +13,7 @@ from backend.social.bundled import BUNDLED_LANGUAGES, bundled_episodes_path, bun
 from backend.social.episodes import episode_from_dict, load_episodes
 from backend.social.rubrics import load_rubric, rubric_from_dict
 from backend.social.settings import checked_settings
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 ENGLISH_EPISODES = "backend/social/data/episodes"
 

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from backend.social.settings import DEFAULTS, SocialSettings, check_material, load_material, social_settings
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 
 def test_defaults_are_the_model_defaults_and_a_config_overrides_them():

@@ -10,6 +10,7 @@ move in a particular way:
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -17,8 +18,9 @@ import urllib.parse
 
 import requests
 
-from tests.support.harness import create_session, rest_headers, session_start_links
-from tests.support.social import SAMPLES
+from backend.social.bundled import bundled_episodes_path
+from backend.social.episodes import load_episodes
+from harness.servers import create_session, rest_headers, session_start_links
 
 
 class Person:
@@ -111,8 +113,14 @@ class Annotator(Person):
     @property
     def episode_id(self) -> str:
         scenario = html.unescape(re.search(r'<p id="scenario">(.*?)</p>', self.html, re.S).group(1))
-        (found,) = [e.id for e in SAMPLES.values() if e.scenario == scenario]
+        (found,) = [e.id for e in _english_samples() if e.scenario == scenario]
         return found
+
+
+@functools.cache
+def _english_samples() -> list:
+    """The bundled English sample episodes (``social_eval``'s ``episodes = "samples"``), read once."""
+    return load_episodes(bundled_episodes_path("en"))
 
 
 class Visitor(Person):

@@ -29,7 +29,7 @@ from pathlib import Path
 import requests
 
 from backend.core import clock
-from tests.support import PROJECT_ROOT
+from harness import PROJECT_ROOT
 
 OTREE = str(Path(sys.executable).with_name("otree"))
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -267,7 +267,7 @@ class ServerClock:
 
     def __init__(self, server: RunningServer) -> None:
         if not server.clock_file:
-            raise RuntimeError("This server has no test clock (harness.apps_server gives one).")
+            raise RuntimeError("This server has no test clock (harness.servers.apps_server gives one).")
         self.path = server.clock_file
 
     def advance(self, seconds: float) -> float:
@@ -339,7 +339,7 @@ def _run_bots(
     folder = scratch_project("otree-bots-")
     if uses_server_database(env):
         # `otree test` would silently use in-memory SQLite; run the same bot runner on the real database.
-        command = [sys.executable, "-m", "tests.support.bots_on_database", config_name, str(participants or "")]
+        command = [sys.executable, "-m", "harness.bots_on_database", config_name, str(participants or "")]
         command += [str(export_dir)] if export_dir else []
     else:
         command = [OTREE, "test", config_name]

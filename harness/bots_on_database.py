@@ -2,7 +2,7 @@
 
 `otree test` always uses an in-memory SQLite database; this runs the same bot runner without that override, so
 the suite's bots exercise the real database. Usage (from the project folder):
-``python -m tests.support.bots_on_database CONFIG [NUM_PARTICIPANTS] [EXPORT_DIR]``.
+``python -m harness.bots_on_database CONFIG [NUM_PARTICIPANTS] [EXPORT_DIR]``.
 """
 
 from __future__ import annotations

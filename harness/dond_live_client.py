@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import requests
 import websockets
 
-from tests.support.harness import session_start_links
+from harness.servers import session_start_links
 
 
 @dataclass
