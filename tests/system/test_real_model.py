@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from backend.bias.items import load_items
+from backend.bias.runner import main as bias_main
 from backend.bias.runner import run_tests
 from backend.core.llm import LLMSettings, reply_budget
 from backend.core.progress import MOSTLY_FAILED_EXIT
@@ -35,6 +36,7 @@ from harness.servers import (
     session_start_links,
     start_server,
 )
+from tests.support.usage_proxy import usage_proxy
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
@@ -220,3 +222,33 @@ def test_a_model_rates_an_episode_with_the_rubric(real_model, tmp_path):
             assert row["problem"] and row["raw_reply"]
     rated = json.loads((tmp_path / f"{stem}.episodes.json").read_text(encoding="utf-8"))
     assert rated  # the rated episode file is written, with whatever was answered
+
+
+PRICES = {"currency": "USD", "models": {"smollm2": {"input_per_million": 1.0, "output_per_million": 4.0}}}
+
+
+def test_a_runs_estimate_is_within_25_percent_of_what_the_real_models_calls_cost(real_model, tmp_path):
+    # The bias runner asking for the answer letter's log-probabilities, two respondents of three test versions: its
+    # estimate (a dry run of the planned calls: each prompt's characters / 4 as prompt tokens, each call's
+    # max_tokens of 8 as completion tokens), then the run. The calls pass a proxy that keeps the usage the server
+    # reported, priced here. Measured: estimate / cost 1.05 to 1.07 (docs/running/costs.md).
+    assert real_model.model == "smollm2"
+    document = json.loads((PROJECT_ROOT / "backend" / "bias" / "data" / "bias_items.json").read_text("utf-8"))
+    chosen = {"anchoring_bakery", "loss_trade_fair"}  # three test versions of one call each
+    items = tmp_path / "items.json"
+    items.write_text(json.dumps(document | {"items": [i for i in document["items"] if i["id"] in chosen]}), "utf-8")
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(PRICES), encoding="utf-8")
+    with usage_proxy(real_model.base_url) as proxy:
+        argv = ["--model", real_model.model, "--base-url", proxy.base_url, "--items", str(items), "--quiet"]
+        argv += ["--out", str(tmp_path / "out"), "--prices", str(prices), "--concurrency", "1", "--temperature", "0"]
+        argv += ["--answer-mode", "logprobs", "--confidence", "logprobs", "--timeout", "120", "--repeats", "2"]
+        assert bias_main([*argv, "--estimate-only"]) == 0 and proxy.usages == []  # nothing asked
+        assert bias_main(argv) == 0
+    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    price = PRICES["models"]["smollm2"]
+    measured = sum(p * price["input_per_million"] + c * price["output_per_million"] for p, c in proxy.usages) / 1e6
+    assert run["estimate"]["how"].startswith("dry run of 6 units") and run["estimate"]["calls"] == 6
+    assert len(proxy.usages) == run["paid_calls"] >= 6 and not proxy.answers_without_usage
+    assert run["cost"] == pytest.approx(measured, rel=1e-9)  # the run's cost is the server's reported usage, priced
+    assert abs(run["estimate"]["cost"] - measured) <= 0.25 * measured, (run["estimate"], proxy.usages)
