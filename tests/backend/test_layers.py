@@ -5,10 +5,12 @@
               >  backend's domains (backend.dond, backend.social, backend.bias, backend.reasoning)  >  backend.core
 
 A module may import its own package and anything in a lower layer; an app never imports another app, a domain never
-another domain; no product module imports ``tests`` or ``bench``. Imports inside functions count as much as those at
-the top, and so do ``importlib.import_module`` calls naming a module. A lower layer learns of a higher one by registration (e.g. ``lab_server.admin_pages.register_app_page``), or
-by a name it is given as configuration (``backend.core.llm.fake_server.responder_named``). docs/developers/architecture.md
-draws the same order.
+another domain; no product module imports ``tests``, ``bench`` or ``harness``. Outside the product, ``harness`` (what
+drives a running study from outside: servers, sessions, participants) may import the product and is imported by
+``tests`` and ``bench`` alone; it never imports them, and ``bench`` never imports ``tests``. Imports inside functions
+count as much as those at the top, and so do ``importlib.import_module`` calls naming a module. A lower layer learns
+of a higher one by registration (e.g. ``lab_server.admin_pages.register_app_page``), or by a name it is given as
+configuration (``backend.core.llm.fake_server.responder_named``). docs/developers/architecture.md draws the same order.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ LAYERS = (
     ("backend's domains", DOMAINS, False),
     ("backend.core", ("backend.core", "backend"), True),
 )
-OUTSIDE = ("tests", "bench")  # never imported by the product
-SKIPPED = {".venv", ".git", "node_modules", "__pycache__", "tests", "bench", "docs", "site"}
+OUTSIDE = ("tests", "bench", "harness")  # never imported by the product
+# Outside the product, each of these never imports the ones named (it may import the product).
+OUTSIDE_NEVER = {"harness": ("tests", "bench"), "bench": ("tests",)}
+SKIPPED = {".venv", ".git", "node_modules", "__pycache__", "tests", "docs", "site"}
 
 
 def owner(module: str) -> tuple[int, str] | None:
@@ -86,6 +90,7 @@ def violations(root: Path) -> list[str]:
         me = module_name(path, root)
         mine = owner(me)
         if mine is None:
+            found += outside_violations(path, root)
             continue
         seen_lines = set()
         for line, target in imports_of(path, root):
@@ -108,6 +113,18 @@ def violations(root: Path) -> list[str]:
     return found
 
 
+def outside_violations(path: Path, root: Path) -> list[str]:
+    """The imports of a module of ``harness`` or ``bench`` into what it never imports (``OUTSIDE_NEVER``)."""
+    me = module_name(path, root).split(".")[0]
+    found, seen_lines = [], set()
+    for line, target in imports_of(path, root):
+        theirs = target.split(".")[0]
+        if theirs in OUTSIDE_NEVER.get(me, ()) and line not in seen_lines:
+            found.append(f"{path.relative_to(root)}:{line} imports {target}: {me} never imports {theirs}")
+            seen_lines.add(line)
+    return found
+
+
 def test_every_import_of_the_product_runs_down_the_layers():
     assert violations(PROJECT_ROOT) == []
 
@@ -126,11 +143,16 @@ def test_every_import_of_the_product_runs_down_the_layers():
             "study_flow is below settings",
         ),
         ("dond/leak.py", "from social_eval import tasks\n", "one of apps never imports another"),
-        ("lab_server/leak.py", "from tests.support import harness\n", "the product never imports tests"),
+        ("lab_server/leak.py", "from tests.support import tiers\n", "the product never imports tests"),
+        ("dond/leak.py", "from harness.servers import create_session\n", "the product never imports harness"),
+        ("backend/core/leak.py", "def f():\n    import harness\n", "the product never imports harness"),
+        ("harness/leak.py", "from tests.support import tiers\n", "harness never imports tests"),
+        ("harness/leak.py", "from bench import probes\n", "harness never imports bench"),
+        ("bench/leak.py", "from tests.support import tiers\n", "bench never imports tests"),
     ],
 )
 def test_a_deliberate_upward_import_is_found(tmp_path, path, source, says):
-    for folder in ("backend/core", "backend/dond", "study_flow", "lab_server", "dond"):
+    for folder in ("backend/core", "backend/dond", "study_flow", "lab_server", "dond", "harness", "bench"):
         (tmp_path / folder).mkdir(parents=True, exist_ok=True)
         (tmp_path / folder / "__init__.py").write_text("")
     (tmp_path / "backend" / "__init__.py").write_text("")
