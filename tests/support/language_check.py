@@ -239,6 +239,10 @@ def english_vocabulary(language: str, *, material: bool = False) -> frozenset[st
     return frozenset(english - own)
 
 
+# An entity a participant reads as written: a text escaped twice (``&amp;amp;`` in the page's source).
+ESCAPED_TWICE = re.compile(r"&(?:amp|lt|gt|quot|apos|#x27|#39|#x2F);")
+
+
 def visible_text(page, *, material: bool = False) -> str:
     """What a participant sees on ``page`` (see the module docstring for what is left out; ``material``: the
     elements marked ``data-material`` are read too)."""
@@ -256,7 +260,13 @@ def assert_no_english(page, language: str, *, where: str = "", material: bool = 
 
     ``material=True`` (a session on our bundled material, which exists in ``language``) checks the material too:
     only a researcher's own material is left as written. An English page (``language="en"``) passes: the walks that
-    check German and Italian pages check English ones with the same calls (and axe-core)."""
+    check German and Italian pages check English ones with the same calls (and axe-core). In every language, English
+    too, no text shows an HTML entity (``&amp;``, ``&#x27;``): a text escaped twice (by its code, then by the template)."""
+    shown = visible_text(page, material=True)
+    twice = sorted(set(ESCAPED_TWICE.findall(shown)))
+    assert not twice, (
+        f"Text escaped twice on {where or page.url}: {', '.join(twice)}\n--- the page reads:\n{shown[:3000]}"
+    )
     if language == "en":
         return
     found = english_words(page, language, material=material)
