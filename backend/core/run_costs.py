@@ -6,7 +6,11 @@ sets the run's `CostPlan` (and its cap as ``costs.SPENDING``) for the whole run;
 the work it is given (`estimate_work`), before any call: from the tokens measured on units already run (a pilot, or
 the kept part of a resumed run, which the runner hands over with `use_pilot`), else from a dry run of every unit
 (each call it would make, with nothing sent: its prompt's characters / 4 as prompt tokens, its ``max_tokens`` budget
-as completion tokens, an upper bound). A run whose estimate passes ``--max-cost`` is refused before its first call,
+as completion tokens, an upper bound). Measured figures are the pilot's calls per unit and completion tokens per
+call; its prompt tokens per call are taken per character of prompt when the runner also names the pilot's units:
+both the pilot's and the planned units are dry-run, and each planned unit's prompt tokens per call are the pilot's
+tokens per character times its own prompt characters per call, so a pilot on short units (a short episode, a short
+log) does not under-estimate long ones. A run whose estimate passes ``--max-cost`` is refused before its first call,
 with the amount it passes it by, exit status `COST_CAP_EXIT`. During the run every call reserves from the cap
 (calls in flight are counted); the progress bar and the summary say what was spent, and ``DIR/run_manifest.json``
 lists, per run, the estimate, the cost and what a rerun needs of the calls (``costs.rerun_facts``: served model,
@@ -58,6 +62,7 @@ class CostPlan:
     calls_per_unit: float | None = None
     why: str = ""
     estimate: costs.Estimate | None = None
+    pilot_units: Sequence[Any] = ()  # the units the measured figures came from (for prompt sizes), if named
     cap: costs.SpendingCap = field(default_factory=costs.SpendingCap)
     cache: ResponseCache | None = None  # --cache DIR: the run's response cache
 
@@ -66,13 +71,20 @@ PLAN: contextvars.ContextVar[CostPlan | None] = contextvars.ContextVar("cost_pla
 
 
 def use_pilot(
-    measured: costs.Measured | None = None, *, unit: str = "unit", calls_per_unit: float | None = None, why: str = ""
+    measured: costs.Measured | None = None,
+    *,
+    unit: str = "unit",
+    calls_per_unit: float | None = None,
+    why: str = "",
+    pilot_units: Sequence[Any] = (),
 ) -> None:
-    """Tell the running plan (if any) what was measured on units already run and what a unit is; a runner calls it
+    """Tell the running plan (if any) what was measured on units already run (and, as ``pilot_units``, which units
+    they were, to be dry-run with the same ``work`` for their prompt sizes) and what a unit is; a runner calls it
     before ``run_each``. Without a plan (a run made in code, not from the command line) it does nothing."""
     plan = PLAN.get()
     if plan is not None:
         plan.measured, plan.unit, plan.calls_per_unit, plan.why = measured, unit, calls_per_unit, why
+        plan.pilot_units = list(pilot_units)
 
 
 async def dry_calls(units: Sequence[Unit], work: Callable[[Unit], Awaitable[Any]]) -> list[list[tuple]]:
@@ -95,10 +107,14 @@ async def estimate_work(
 ) -> costs.Estimate:
     """The cost of ``work`` over ``units`` (see the module doc): measured figures where the plan has them, else the
     dry run's."""
-    planned = dry_calls(units, work)
-    per_unit = await planned
+    per_unit = await dry_calls(units, work)
     models: dict[str, list[float]] = {}  # model -> [calls, prompt tokens, completion tokens]
     measured = plan.measured if plan.measured is not None and plan.measured.usable else None
+    per_char = None  # the pilot's prompt tokens per character of its units' dry-run prompts
+    if measured is not None and plan.pilot_units:
+        pilot_chars = [chars for calls in await dry_calls(plan.pilot_units, work) for _, chars, _ in calls]
+        if pilot_chars and sum(pilot_chars) > 0:
+            per_char = measured.per_call()[1] / (sum(pilot_chars) / len(pilot_chars))
     for calls in per_unit:
         if not calls:
             continue  # the scripted model: no paid call
@@ -106,6 +122,8 @@ async def estimate_work(
         count = plan.calls_per_unit if plan.calls_per_unit is not None else len(calls)
         if measured is not None:
             count, prompt, completion = measured.per_call()
+            if per_char is not None:  # scaled by this unit's prompt size against the pilot's
+                prompt = per_char * sum(chars for _, chars, _ in calls) / len(calls)
         else:
             prompt = sum(chars for _, chars, _ in calls) / len(calls) / costs.ESTIMATE_CHARS_PER_TOKEN
             completion = sum(limit for _, _, limit in calls) / len(calls)
@@ -121,6 +139,11 @@ async def estimate_work(
             f"measured on {measured.units} {plan.unit}s already run: {calls_u:.1f} calls per {plan.unit}, "
             f"{prompt:.0f} prompt and {completion:.0f} completion tokens per call"
         )
+        if per_char is not None:
+            how += (
+                f"; prompt tokens scaled by each {plan.unit}'s prompt characters against the pilot's "
+                f"({per_char:.3f} tokens a character)"
+            )
     else:
         stated = (
             f"{plan.calls_per_unit:g} calls per {plan.unit} ({plan.why})"

@@ -350,6 +350,7 @@ async def run_selfplay(
         unit="game",
         calls_per_unit=2 * max_messages + 2,
         why="a game that chats to the end and proposes without mistakes",
+        pilot_units=[match for match in matches if match.game_id in done],
     )
     options = dict(settings_options or {})
     started = time.monotonic()

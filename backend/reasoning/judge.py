@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from backend.core import calibration, runs
+from backend.core import calibration, run_costs, runs
 from backend.core.csvio import iso_utc, neutralise_row
-from backend.core.llm import LLMSettings, add_endpoint_options, complete, settings_from_args
+from backend.core.llm import LLMSettings, add_endpoint_options, complete, costs, settings_from_args
 from backend.core.llm.records import CallTotals
 from backend.core.progress import RunTally
 from backend.reasoning import task
@@ -293,6 +293,12 @@ async def run_judge(
     )
     done = {row["file"] for row in kept}
     todo = [log for log in logs if log.filename not in done]
+    # The cost estimate: the kept logs' asks and tokens (a pilot), prompt tokens scaled to each log's prompt size.
+    run_costs.use_pilot(
+        costs.measure_rows([dict(row, calls=row["asks"]) for row in kept], unit_key=["file"]),
+        unit="log",
+        pilot_units=[log for log in logs if log.filename in done],
+    )
 
     async def work(log: ReasoningLog) -> dict[str, Any]:
         return await judge_log(

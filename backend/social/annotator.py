@@ -31,7 +31,8 @@ adds room for thinking.
   re-asks), ``attempts`` (HTTP attempts), ``latency_s``, tokens, ``max_tokens``. Text cells are neutralised for
   spreadsheets (``backend.core.csvio``). Rows are appended as units finish; the file is the resume state
   (``backend.core.runs``): running the same command again asks only units without an answered or unparseable row
-  set (errors are asked again).
+  set (errors are asked again). The cost estimate of the units still to ask (``backend.core.run_costs``) is
+  measured on the kept ones (a pilot: run a few episodes first, then the folder in the same ``--out``).
 * ``<stem>.episodes.json``: the same episodes in our documented format (a list), each agent's ``model_ratings``
   replaced by this model's answered ratings (empty where the unit is not answered) and ``model_rater`` = the model
   name (empty for an episode with no answered unit). ``python -m backend report ratings.csv <stem>.episodes.json``
@@ -62,9 +63,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from backend.core import calibration, runs
+from backend.core import calibration, run_costs, runs
 from backend.core.csvio import iso_utc
-from backend.core.llm import LLMSettings, add_endpoint_options, complete, settings_from_args
+from backend.core.llm import LLMSettings, add_endpoint_options, complete, costs, settings_from_args
 from backend.core.llm.records import CallTotals
 from backend.core.progress import RunTally
 from backend.social.annotator_prompts import (
@@ -332,6 +333,11 @@ async def annotate(
     # Rewrite the kept rows first (failed and unplanned units dropped), so that no unit is ever in the file twice.
     runs.write_rows(summary.csv_path, kept, columns=COLUMNS)
     todo = [unit for unit in units if unit.key not in done]
+    # The cost estimate: the kept units' calls and tokens (a pilot), prompt tokens scaled to each unit's prompt size.
+    run_costs.use_pilot(
+        costs.measure_rows(kept, unit_key=["episode_id", "agent_index"]),
+        pilot_units=[unit for unit in units if unit.key in done],
+    )
     new_rows: list[dict[str, Any]] = []
 
     async def work(unit: Unit) -> list[dict[str, Any]]:

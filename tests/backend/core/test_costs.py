@@ -207,3 +207,70 @@ def test_an_unknown_price_under_a_cap_refuses_the_run_and_without_a_cap_reports_
     assert "the estimate is unknown" in capsys.readouterr().err and llm_server.requests == []
     annotator_main([*argv, "--out", str(tmp_path / "b"), "--parse-retries", "0"])
     assert "Cost of this run: unknown (" in capsys.readouterr().out
+
+
+def test_an_annotator_estimate_from_a_pilot_on_a_short_episode_scales_to_the_long_ones_planned(
+    llm_server, prices, tmp_path, capsys
+):
+    # The server reports a prompt's characters / 3 as its prompt tokens and 60 completion tokens. The pilot rates a
+    # short episode; the run then rates episodes whose turns are 20 times as long: the pilot's mean prompt alone
+    # would under-estimate their prompts by a third.
+    from backend.social.annotator import main as annotator_main
+
+    def by_length(request):
+        chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
+        return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
+
+    llm_server.responder = by_length
+    source = json.loads((PROJECT_ROOT / "backend/social/data/episodes/gold_concert_tickets.json").read_text("utf-8"))
+    folder = tmp_path / "episodes"
+    folder.mkdir()
+    (folder / "a_short.json").write_text(json.dumps(source), encoding="utf-8")
+    argv = ["--episodes", str(folder), "--model", "m", "--base-url", llm_server.base_url, "--quiet"]
+    argv += ["--out", str(tmp_path / "out"), "--prices", str(prices), "--parse-retries", "0"]
+    annotator_main(argv)  # the pilot: 2 units, unparseable replies with their tokens
+    for number in (1, 2):
+        long = source | {"id": f"long-{number}", "turns": [t | {"text": t["text"] * 20} for t in source["turns"]]}
+        (folder / f"b_long_{number}.json").write_text(json.dumps(long), encoding="utf-8")
+    assert annotator_main([*argv, "--estimate-only"]) == 0
+    out = capsys.readouterr().out
+    assert "measured on 2 units already run" in out and "scaled by each unit's prompt characters" in out
+    llm_server.clear()
+    annotator_main(argv)
+    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    assert len(llm_server.requests) == run["paid_calls"] == 4
+    measured = sum(costs.call_cost("m", by_length(request).prompt_tokens, 60, TABLE) for request in llm_server.requests)
+    assert run["cost"] == pytest.approx(measured)
+    assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
+
+
+def test_a_judge_resumed_after_a_pilot_estimates_the_rest_from_the_pilots_tokens(llm_server, prices, tmp_path, capsys):
+    import shutil
+
+    from backend.reasoning.judge import main as judge_main
+    from tests.backend.reasoning.test_judge import LOGS_DIR
+
+    def by_length(request):
+        chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
+        return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
+
+    llm_server.responder = by_length
+    logs = sorted(LOGS_DIR.glob("*.txt"))
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for path in [LOGS_DIR / "language.json", logs[0]]:
+        shutil.copy(path, folder / path.name)
+    argv = ["--logs", str(folder), "--model", "m", "--base-url", llm_server.base_url, "--quiet"]
+    argv += ["--out", str(tmp_path / "out"), "--prices", str(prices), "--parse-retries", "0"]
+    judge_main(argv)  # the pilot: one log
+    for path in logs[1:]:
+        shutil.copy(path, folder / path.name)
+    assert judge_main([*argv, "--estimate-only"]) == 0
+    assert "measured on 1 logs already run" in capsys.readouterr().out
+    llm_server.clear()
+    judge_main(argv)
+    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    assert len(llm_server.requests) == run["paid_calls"] == len(logs) - 1
+    measured = sum(costs.call_cost("m", by_length(r).prompt_tokens, 60, TABLE) for r in llm_server.requests)
+    assert run["cost"] == pytest.approx(measured)
+    assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
