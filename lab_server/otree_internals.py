@@ -129,6 +129,35 @@ USED: dict[str, Internal] = {
         "page_cost renders a page's fragment once (social_eval's rating form rows, the same on every rating page of "
         "a session) with the loader oTree renders its pages with",
     ),
+    # tests/apps/test_template_escaping.py reads every template as oTree does, so that no output is taken for a tag
+    "template_lexer": Internal(
+        "otree.templating.compiler:Lexer",
+        "class",
+        "the template escaping scan cuts each template into oTree's own tokens (text, comments, tags and outputs)",
+        ("template_string", "template_id"),
+    ),
+    "template_tags": Internal(
+        "otree.templating.nodes:instruction_keywords",
+        "dict",
+        "the template escaping scan tells a tag ({{ next_button }}, {% block %}) from an output by oTree's tag names",
+    ),
+    "template_end_tags": Internal(
+        "otree.templating.nodes:instruction_endwords",
+        "list",
+        "the template escaping scan tells a closing tag ({% endblock %}) from an output by oTree's closing names",
+    ),
+    "template_split": Internal(
+        "otree.templating.utils:splitc",
+        "function",
+        "the template escaping scan splits an output into its value and its filters as oTree does (|escape last)",
+        ("s", "delimiter", "strip"),
+    ),
+    "template_split_branches": Internal(
+        "otree.templating.utils:splitre",
+        "function",
+        "the template escaping scan splits an output into the branches oTree prints (a ?? b :: c, a or b)",
+        ("s", "delimiters", "keepdels"),
+    ),
     "no_participants_left_http_response": Internal(
         "otree.views.participant:no_participants_left_http_response",
         "function",

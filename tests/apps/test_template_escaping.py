@@ -13,9 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
-from otree.templating import compiler, nodes, utils
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from harness import PROJECT_ROOT
+from lab_server import otree_internals
+
 # Not oTree templates: the docs' site (mkdocs output), the docs' own files, the tests' packages.
 NOT_TEMPLATES = {"site", "docs", "tests", "node_modules"}
 # Filters that may follow |escape: oTree's |linebreaks is a no-op shim (the text stays escaped).
@@ -113,16 +114,16 @@ def outputs(text: str, template_id: str = "x.html"):
     >>> list(outputs("{% if x %}{{ a|escape }}{% endif %}{{ next_button }}{{ n ?? b :: c|escape }}"))
     [(1, 'a|escape'), (1, 'b'), (1, 'c|escape')]
     """
-    for token in compiler.Lexer(text, template_id).tokenize():
+    for token in otree_internals.template_lexer(text, template_id).tokenize():
         if token.type != "INSTRUCTION":
             continue
-        if token.keyword in nodes.instruction_keywords or token.keyword in nodes.instruction_endwords:
+        if token.keyword in otree_internals.template_tags or token.keyword in otree_internals.template_end_tags:
             continue
-        chunks = utils.splitre(token.text, (r"\?\?", r"\:\:"), True)
+        chunks = otree_internals.template_split_branches(token.text, (r"\?\?", r"\:\:"), True)
         if len(chunks) == 5 and chunks[1] == "??" and chunks[3] == "::":
             branches = [chunks[2], chunks[4]]
         else:
-            branches = utils.splitre(token.text, (r"\s+or\s+", r"\|\|"))
+            branches = otree_internals.template_split_branches(token.text, (r"\s+or\s+", r"\|\|"))
         for branch in branches:
             yield token.line_number, re.sub(r"\s+", " ", branch.strip())
 
@@ -130,7 +131,7 @@ def outputs(text: str, template_id: str = "x.html"):
 def escaped(expression: str) -> bool:
     """Whether the expression's last filters are ``|escape`` (quotes too: ``|escape(False)`` would leave an attribute
     open) and then only filters that keep it escaped."""
-    filters = [part.replace(" ", "") for part in utils.splitc(expression, "|", strip=True)[1:]]
+    filters = [part.replace(" ", "") for part in otree_internals.template_split(expression, "|", strip=True)[1:]]
     while filters and filters[-1] in AFTER_ESCAPE:
         filters.pop()
     return bool(filters) and filters[-1] == "escape"
