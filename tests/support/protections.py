@@ -824,6 +824,46 @@ PROTECTIONS = (
         "    if False:\n",
         "tests/apps/test_dond_seat_records.py::test_a_game_whose_page_never_connected_is_not_paid_as_a_model_failure",
     ),
+    Protection(
+        "tiers-follow-harness",
+        "a test that starts a server only through a harness helper is taken for fast (and left out of the db run)",
+        "tests/support/tiers.py",
+        '    return (module or "").split(".")[0] in ("tests", "harness")\n',
+        '    return (module or "").split(".")[0] in ("tests",)\n',
+        "tests/backend/test_tiers.py::test_a_server_started_through_a_harness_helper_is_seen",
+    ),
+    Protection(
+        "product-never-imports-harness",
+        "an app or backend module imports the test harness unnoticed",
+        "tests/backend/test_layers.py",
+        'OUTSIDE = ("tests", "bench", "harness")',
+        'OUTSIDE = ("tests", "bench")',
+        "tests/backend/test_layers.py::test_a_deliberate_upward_import_is_found",
+    ),
+    Protection(
+        "template-escape",
+        "a researcher's words (rubric, episodes, study_title) holding <img onerror> or </script> become elements",
+        "social_eval/Rate.html",
+        '<p id="scenario">{{ episode.scenario|escape }}</p>',
+        '<p id="scenario">{{ episode.scenario }}</p>',
+        "tests/apps/test_outside_text_lands_as_text.py::test_a_researchers_markup_is_shown_as_text_once_on_every_social_eval_page",
+    ),
+    Protection(
+        "template-escape-scan",
+        "a template prints a catalogue text or an outside value raw (oTree 6 does not autoescape)",
+        "dond/Pairing.html",
+        '<p id="pairing-rule">{{ rule|escape }}</p>',
+        '<p id="pairing-rule">{{ rule }}</p>',
+        "tests/apps/test_template_escaping.py::test_every_output_of_every_template_is_escaped_or_allowed_raw_with_its_reason",
+    ),
+    Protection(
+        "escaped-once",
+        "a researcher's text escaped twice (view, then template) shows &amp; and &#x27; to participants",
+        "social_eval/views.py",
+        "        scenario=episode.scenario,\n",
+        '        scenario=__import__("html").escape(episode.scenario),\n',
+        "tests/apps/test_outside_text_lands_as_text.py::test_a_researchers_markup_is_shown_as_text_once_on_every_social_eval_page",
+    ),
 )
 
 
