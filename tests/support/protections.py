@@ -864,6 +864,30 @@ PROTECTIONS = (
         '        scenario=__import__("html").escape(episode.scenario),\n',
         "tests/apps/test_outside_text_lands_as_text.py::test_a_researchers_markup_is_shown_as_text_once_on_every_social_eval_page",
     ),
+    Protection(
+        "estimate-prompt-per-character",
+        "a pilot on short episodes estimates 0.57 of what the long ones planned cost",
+        "backend/core/run_costs.py",
+        "            if per_char is not None:  # scaled by this unit's prompt size against the pilot's\n",
+        "            if False:\n",
+        "tests/backend/core/test_costs.py::test_an_annotator_estimate_from_a_pilot_on_a_short_episode_scales_to_the_long_ones_planned",
+    ),
+    Protection(
+        "judge-pilot-handover",
+        "a resumed model judge estimates the rest from the dry run's upper bound, not from the logs already judged",
+        "backend/reasoning/judge.py",
+        "    run_costs.use_pilot(\n        costs.measure_rows([dict(row, calls=row[\"asks\"])",
+        "    (lambda *_, **__: None)(\n        costs.measure_rows([dict(row, calls=row[\"asks\"])",
+        "tests/backend/core/test_costs.py::test_a_judge_resumed_after_a_pilot_estimates_the_rest_from_the_pilots_tokens",
+    ),
+    Protection(
+        "real-model-estimate",
+        "a runner's estimate is about 4x what its calls cost on a real model server",
+        "backend/core/run_costs.py",
+        "            prompt = sum(chars for _, chars, _ in calls) / len(calls) / costs.ESTIMATE_CHARS_PER_TOKEN\n",
+        "            prompt = sum(chars for _, chars, _ in calls) / len(calls)\n",
+        "tests/system/test_real_model.py::test_a_runs_estimate_is_within_25_percent_of_what_the_real_models_calls_cost",
+    ),
 )
 
 
