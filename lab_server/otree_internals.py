@@ -332,6 +332,12 @@ PATCHED: dict[str, Internal] = {
         "the Payments page prints labels unescaped: escaped",
         ("self",),
     ),
+    "otree.views.admin:Sessions.vars_for_template": Internal(
+        "otree.views.admin:Sessions.vars_for_template",
+        "function",
+        "the Sessions list prints each session's label (REST or Edit, typed by a researcher) unescaped: escaped",
+        ("self",),
+    ),
     "otree.export:get_rows_for_wide_csv": Internal(
         "otree.export:get_rows_for_wide_csv",
         "function",

@@ -6,10 +6,11 @@ Why: docs/decisions/0012-what-otree-prints-and-sends.md.
   in any string end the script. Pages get script-safe JSON: ``<``, ``>``, ``&``, U+2028 and U+2029 are written as
   ``\\u003c``-style escapes, which JavaScript reads back as the same characters. The ``|json`` template filter gets the
   same treatment.
-- **Session Monitor and Payments.** oTree's Monitor puts each participant's label (and page and app names) into
-  ``innerHTML`` and its Payments page prints the label raw; both get HTML-escaped text, as the Data tab's rows
-  already do (``sanitize_for_live_update``). Labels are also limited to letters, digits, ``-`` and ``_`` at entry
-  (``entry``), so this is defence in depth.
+- **Session Monitor, Payments and Sessions.** oTree's Monitor puts each participant's label (and page and app names)
+  into ``innerHTML``, its Payments page prints the label raw and its Sessions list each session's label (a researcher's
+  text) raw; all get HTML-escaped text, as the Data tab's rows already do (``sanitize_for_live_update``). Participant
+  labels are also limited to letters, digits, ``-`` and ``_`` at entry (``entry``), so for them this is defence in
+  depth; a session's label is any text.
 - **Long session keys in the wide export.** oTree repeats every session key in every participant's row of its wide
   export, so a session made with its reasoning logs (``logs_upload``, up to 25 MB) or episodes (``episodes_json``)
   pasted into the config makes that export grow by the upload times the number of participants. A session-config cell
@@ -331,6 +332,37 @@ def _escaped_payment_labels(payments_context):
     return payments_context_with_escaped_labels
 
 
+class SessionLabelEscaped:
+    """A session as oTree's Sessions list reads it, its label HTML-escaped (the list prints ``{{ s.label }}`` raw; a
+    researcher types the label in the REST call or the session's Edit page).
+
+    >>> from types import SimpleNamespace
+    >>> shown = SessionLabelEscaped(SimpleNamespace(label="<img src=x onerror=alert(1)>", code="ab12"))
+    >>> shown.label, shown.code
+    ('&lt;img src=x onerror=alert(1)&gt;', 'ab12')
+    """
+
+    def __init__(self, session) -> None:
+        self._session = session
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+    @property
+    def label(self):
+        label = self._session.label
+        return html.escape(label) if isinstance(label, str) else label
+
+
+def _escaped_session_labels(sessions_context):
+    def sessions_context_with_escaped_labels(self):
+        context = sessions_context(self)
+        context["sessions"] = [SessionLabelEscaped(session) for session in context["sessions"]]
+        return context
+
+    return sessions_context_with_escaped_labels
+
+
 def rows_tests_apart(
     rows: list[list], code_column: str, tests: dict[str, bool], *, keep: bool, marked_as: str
 ) -> list[list]:
@@ -476,6 +508,7 @@ def install() -> None:
     replace("otree.templating.filters:json_dumps", _script_safe_dumps)
     replace("otree.export:get_rows_for_monitor", _escaped_monitor_rows)
     replace("otree.views.admin:SessionPayments.vars_for_template", _escaped_payment_labels)
+    replace("otree.views.admin:Sessions.vars_for_template", _escaped_session_labels)
     replace("otree.export:get_rows_for_wide_csv", _short_config_cells)
     # oTree's own exports keep tests apart as the custom exports do (study_flow.test_data).
     replace("otree.export:get_rows_for_csv", _app_rows_tests_apart)

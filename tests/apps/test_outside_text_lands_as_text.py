@@ -134,3 +134,24 @@ def test_a_researchers_markup_is_shown_as_text_once_on_every_social_eval_page(se
     # scenario, background, secret, a turn; per agent the label, the definition, the rationale and why
     assert_shown_as_text(person.html, "Rate", expected=12)
     assert hostile(EPISODE.scenario) in Page(person.html).body  # the researcher's episode
+
+
+def test_a_session_label_a_researcher_typed_is_shown_as_text_on_the_sessions_list(server):
+    """oTree's Sessions list prints ``{{ s.label }}`` raw; a label given in the REST call (or the Edit page) holding
+    markup is shown as text, once (lab_server/outputs.py)."""
+    from harness.servers import rest
+    from tests.support.admin import logged_in
+
+    answer = rest(
+        server.url,
+        "POST",
+        "/api/sessions",
+        json=dict(session_config_name="social_eval", num_participants=1, label=hostile("Pilot")),
+    )
+    answer.raise_for_status()
+    admin = logged_in(server.url, server.admin_password)
+    page = Page(admin.get(server.url + "/sessions", timeout=60).text)
+    assert [attrs for tag, attrs in page.tags if tag == "img" and attrs.get("src") == "x"] == []
+    assert [attrs for _, attrs in page.tags if any(name.startswith("on") for name in attrs)] == []
+    assert not [script for script in page.scripts if "alert(" in script]
+    assert hostile("Pilot") in page.body and "&lt;" not in page.body and "&amp;" not in page.body
