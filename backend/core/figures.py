@@ -40,6 +40,7 @@ _PAGE_SVGS: OrderedDict[str, str] = OrderedDict()
 STYLE = {
     "svg.hashsalt": "backend-figures",  # the same ids in every run: identical files for identical data
     "svg.fonttype": "path",  # text as outlines: the SVG shows the same without matplotlib's fonts installed
+    "text.parse_math": False,  # labels come from the data (model, game names): "$10 of $100" is text, never mathtext
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.spines.top": False,

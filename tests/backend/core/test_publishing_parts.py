@@ -67,6 +67,24 @@ def test_labels_from_the_data_are_no_markup_on_a_page():
     assert "<script" not in svg and "alert" not in svg
 
 
+def _bars(figure, data):
+    figure.subplots().bar(data["labels"], [1.0] * len(data["labels"]))
+
+
+@pytest.mark.parametrize("label", ["Split $10 of $100", r"gpt $\frac$ mini", "a_b $x^$"])
+def test_a_dollar_in_a_label_from_the_data_is_drawn_as_written_not_as_math(label):
+    """A game, model or dimension name with two ``$`` (a researcher's file, a model name) is text, not matplotlib's
+    mathtext: it neither fails the admin report's figures (``\\frac`` without arguments, ``^`` without a base) nor
+    loses its dollar signs (the SVG defines the font's glyph of ``$``, named by its index in the font)."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    font = FT2Font(font_manager.findfont("DejaVu Sans"))
+    dollar = f'id="DejaVuSans-{font.get_char_index(ord("$")):x}"'
+    assert dollar not in inline_svg(FigureSpec("dollars", "Dollars", {"labels": ["Split 10 of 100", "b"]}, _bars))
+    assert dollar in inline_svg(FigureSpec("dollars", "Dollars", {"labels": [label, "b"]}, _bars))
+
+
 def test_pseudonyms_are_keyed_hmac_and_the_key_is_required():
     expected = hmac.new(KEY, b"participant:abcd1234", hashlib.sha256).hexdigest()[:16]
     assert release.pseudonym("abcd1234", kind="participant", key=KEY) == "P-" + expected
