@@ -345,12 +345,13 @@ async def run_selfplay(
     )
     done = finished_games(out)
     todo = [match for match in matches if match.game_id not in done]
+    pilot = pilot_of(out, done)
     run_costs.use_pilot(
-        pilot_of(out, done),
+        pilot,
         unit="game",
         calls_per_unit=2 * max_messages + 2,
         why="a game that chats to the end and proposes without mistakes",
-        pilot_units=[match for match in matches if match.game_id in done],
+        pilot_units=[match for match in matches if (match.game_id,) in pilot.keys],
     )
     options = dict(settings_options or {})
     started = time.monotonic()

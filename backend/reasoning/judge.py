@@ -294,11 +294,8 @@ async def run_judge(
     done = {row["file"] for row in kept}
     todo = [log for log in logs if log.filename not in done]
     # The cost estimate: the kept logs' asks and tokens (a pilot), prompt tokens scaled to each log's prompt size.
-    run_costs.use_pilot(
-        costs.measure_rows([dict(row, calls=row["asks"]) for row in kept], unit_key=["file"]),
-        unit="log",
-        pilot_units=[log for log in logs if log.filename in done],
-    )
+    pilot = costs.measure_rows([dict(row, calls=row["asks"]) for row in kept], unit_key=["file"])
+    run_costs.use_pilot(pilot, unit="log", pilot_units=[log for log in logs if (log.filename,) in pilot.keys])
 
     async def work(log: ReasoningLog) -> dict[str, Any]:
         return await judge_log(

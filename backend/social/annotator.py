@@ -334,10 +334,8 @@ async def annotate(
     runs.write_rows(summary.csv_path, kept, columns=COLUMNS)
     todo = [unit for unit in units if unit.key not in done]
     # The cost estimate: the kept units' calls and tokens (a pilot), prompt tokens scaled to each unit's prompt size.
-    run_costs.use_pilot(
-        costs.measure_rows(kept, unit_key=["episode_id", "agent_index"]),
-        pilot_units=[unit for unit in units if unit.key in done],
-    )
+    pilot = costs.measure_rows(kept, unit_key=["episode_id", "agent_index"])
+    run_costs.use_pilot(pilot, pilot_units=[unit for unit in units if unit.key in pilot.keys])
     new_rows: list[dict[str, Any]] = []
 
     async def work(unit: Unit) -> list[dict[str, Any]]:

@@ -888,6 +888,14 @@ PROTECTIONS = (
         "            prompt = sum(chars for _, chars, _ in calls) / len(calls)\n",
         "tests/system/test_real_model.py::test_a_runs_estimate_is_within_25_percent_of_what_the_real_models_calls_cost",
     ),
+    Protection(
+        "pilot-units-as-measured",
+        "a pilot unit whose tokens were not reported counts its prompt size against the others' tokens: 0.72 of the cost",
+        "backend/social/annotator.py",
+        "pilot_units=[unit for unit in units if unit.key in pilot.keys]",
+        "pilot_units=[unit for unit in units if unit.key in done]",
+        "tests/backend/core/test_costs.py::test_a_pilot_unit_without_reported_tokens_is_left_out_of_the_prompt_sizes_too",
+    ),
 )
 
 

@@ -282,7 +282,9 @@ def add_estimates(estimates: Sequence[Estimate], how: str | None = None) -> Esti
 @dataclass(frozen=True)
 class Measured:
     """Tokens measured on finished work (a pilot, or the kept part of a resumed run): ``units`` units made ``calls``
-    calls with ``prompt_tokens`` and ``completion_tokens`` in all (calls without reported tokens left out).
+    calls with ``prompt_tokens`` and ``completion_tokens`` in all (calls without reported tokens left out); ``keys``:
+    which units they were (their ``unit_key`` values as strings), so a runner dry-runs the same units for their prompt
+    sizes. Usable when a unit made calls and reported prompt tokens (an endpoint reporting 0 measured nothing).
 
     >>> Measured(units=2, calls=10, prompt_tokens=1000, completion_tokens=200).per_call()
     (5.0, 100.0, 20.0)
@@ -292,10 +294,11 @@ class Measured:
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    keys: frozenset[tuple[str, ...]] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def usable(self) -> bool:
-        return self.units > 0 and self.calls > 0
+        return self.units > 0 and self.calls > 0 and self.prompt_tokens > 0
 
     def per_call(self) -> tuple[float, float, float]:
         """(calls per unit, prompt tokens per call, completion tokens per call)."""
@@ -312,6 +315,8 @@ def measure_rows(rows: Iterable[Mapping[str, Any]], *, unit_key: Sequence[str]) 
     ...         dict(id="2", dim="a", calls="1", prompt_tokens="", completion_tokens="")]
     >>> measure_rows(rows, unit_key=["id"])
     Measured(units=1, calls=2, prompt_tokens=300, completion_tokens=40)
+    >>> sorted(measure_rows(rows, unit_key=["id"]).keys)  # unit 2 reported no tokens: not measured
+    [('1',)]
     """
     seen: dict[tuple, tuple[int, int, int]] = {}
     for row in rows:
@@ -325,6 +330,7 @@ def measure_rows(rows: Iterable[Mapping[str, Any]], *, unit_key: Sequence[str]) 
         sum(value[0] for value in seen.values()),
         sum(value[1] for value in seen.values()),
         sum(value[2] for value in seen.values()),
+        frozenset(seen),
     )
 
 

@@ -6,6 +6,7 @@ flight; each call records what a rerun needs."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 from pathlib import Path
 
@@ -274,3 +275,54 @@ def test_a_judge_resumed_after_a_pilot_estimates_the_rest_from_the_pilots_tokens
     measured = sum(costs.call_cost("m", by_length(r).prompt_tokens, 60, TABLE) for r in llm_server.requests)
     assert run["cost"] == pytest.approx(measured)
     assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
+
+
+def test_a_pilot_unit_without_reported_tokens_is_left_out_of_the_prompt_sizes_too(llm_server, prices, tmp_path, capsys):
+    # The pilot rates a short and a long episode, but the long one's tokens were not reported (blanked in its rows, as
+    # an endpoint without usage leaves them). Its prompt characters must not count against the short one's tokens:
+    # tokens per character would come out about 7 times too small and the long episodes planned next under-estimated.
+    from backend.social.annotator import main as annotator_main
+
+    def by_length(request):
+        chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
+        return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
+
+    llm_server.responder = by_length
+    source = json.loads((PROJECT_ROOT / "backend/social/data/episodes/gold_concert_tickets.json").read_text("utf-8"))
+    folder = tmp_path / "episodes"
+    folder.mkdir()
+
+    def long_episode(name):
+        episode = source | {"id": name, "turns": [t | {"text": t["text"] * 20} for t in source["turns"]]}
+        (folder / f"{name}.json").write_text(json.dumps(episode), encoding="utf-8")
+
+    (folder / "a_short.json").write_text(json.dumps(source), encoding="utf-8")
+    long_episode("b_long_unreported")
+    argv = ["--episodes", str(folder), "--model", "m", "--base-url", llm_server.base_url, "--quiet"]
+    argv += ["--out", str(tmp_path / "out"), "--prices", str(prices), "--parse-retries", "0"]
+    annotator_main(argv)  # the pilot: 4 units
+    (written,) = (tmp_path / "out").glob("*.csv")
+    with open(written, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows, columns = list(reader), reader.fieldnames
+    for row in rows:
+        if row["episode_id"] == "b_long_unreported":
+            row["prompt_tokens"] = row["completion_tokens"] = ""
+    with open(written, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    for number in (1, 2):
+        long_episode(f"c_long_{number}")
+    capsys.readouterr()
+    llm_server.clear()
+    annotator_main(argv)
+    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    measured = sum(costs.call_cost("m", by_length(request).prompt_tokens, 60, TABLE) for request in llm_server.requests)
+    assert len(llm_server.requests) == 4 and run["cost"] == pytest.approx(measured)
+    assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
+
+
+def test_an_endpoint_that_reports_no_prompt_tokens_measured_nothing():
+    assert not costs.Measured(units=2, calls=4, prompt_tokens=0, completion_tokens=80).usable
+    assert costs.Measured(units=2, calls=4, prompt_tokens=1, completion_tokens=80).usable
