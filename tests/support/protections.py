@@ -896,6 +896,22 @@ PROTECTIONS = (
         "pilot_units=[unit for unit in units if unit.key in done]",
         "tests/backend/core/test_costs.py::test_a_pilot_unit_without_reported_tokens_is_left_out_of_the_prompt_sizes_too",
     ),
+    Protection(
+        "session-label-escaped",
+        "a session label a researcher typed (REST call or Edit page) runs as HTML on oTree's Sessions list",
+        "lab_server/outputs.py",
+        "        return html.escape(label) if isinstance(label, str) else label\n",
+        "        return label\n",
+        "tests/apps/test_outside_text_lands_as_text.py::test_a_session_label_a_researcher_typed_is_shown_as_text_on_the_sessions_list",
+    ),
+    Protection(
+        "figure-labels-not-mathtext",
+        "a name with $ from the data loses its dollar signs or fails the admin report's figures (matplotlib mathtext)",
+        "backend/core/figures.py",
+        '    "text.parse_math": False,  # labels come from the data (model, game names): "$10 of $100" is text, never mathtext\n',
+        "",
+        "tests/backend/core/test_publishing_parts.py::test_a_dollar_in_a_label_from_the_data_is_drawn_as_written_not_as_math",
+    ),
 )
 
 
