@@ -680,8 +680,8 @@ PROTECTIONS = (
         "selfplay-pilot-estimate",
         "the self-play estimate ignores the pilot and misses the cost by more than 25 %",
         "backend/dond/selfplay.py",
-        "        pilot_of(out, done),\n",
-        "        None,\n",
+        "    pilot = pilot_of(out, done)\n",
+        "    pilot = costs.Measured(0, 0, 0, 0)\n",
         "tests/backend/core/test_costs.py::test_a_selfplay_estimate_from_a_pilot_is_within_25_percent_of_the_cost_measured",
     ),
     Protection(
@@ -876,8 +876,8 @@ PROTECTIONS = (
         "judge-pilot-handover",
         "a resumed model judge estimates the rest from the dry run's upper bound, not from the logs already judged",
         "backend/reasoning/judge.py",
-        "    run_costs.use_pilot(\n        costs.measure_rows([dict(row, calls=row[\"asks\"])",
-        "    (lambda *_, **__: None)(\n        costs.measure_rows([dict(row, calls=row[\"asks\"])",
+        '    run_costs.use_pilot(pilot, unit="log",',
+        '    (lambda *_, **__: None)(pilot, unit="log",',
         "tests/backend/core/test_costs.py::test_a_judge_resumed_after_a_pilot_estimates_the_rest_from_the_pilots_tokens",
     ),
     Protection(
