@@ -24,8 +24,6 @@ cap that counts the calls in flight.
   what calls in flight spent beyond their reservations. A call of a model with an unknown price is refused
   while a cap is set (its cost could not be counted). The client (``backend.core.llm.client``) asks the cap
   given to the call (``spend=``), else the one of the running context (`SPENDING`, set by a runner).
-
-Pure: no oTree.
 """
 
 from __future__ import annotations
@@ -281,10 +279,8 @@ def add_estimates(estimates: Sequence[Estimate], how: str | None = None) -> Esti
 
 @dataclass(frozen=True)
 class Measured:
-    """Tokens measured on finished work (a pilot, or the kept part of a resumed run): ``units`` units made ``calls``
-    calls with ``prompt_tokens`` and ``completion_tokens`` in all (calls without reported tokens left out); ``keys``:
-    which units they were (their ``unit_key`` values as strings), so a runner dry-runs the same units for their prompt
-    sizes. Usable when a unit made calls and reported prompt tokens (an endpoint reporting 0 measured nothing).
+    """Tokens measured on finished work (a pilot, a resumed run's kept part): ``units`` (their keys as strings in
+    ``keys``) made ``calls`` calls with ``prompt_tokens`` and ``completion_tokens`` (unreported ones left out).
 
     >>> Measured(units=2, calls=10, prompt_tokens=1000, completion_tokens=200).per_call()
     (5.0, 100.0, 20.0)
@@ -297,7 +293,7 @@ class Measured:
     keys: frozenset[tuple[str, ...]] = field(default=frozenset(), compare=False, repr=False)
 
     @property
-    def usable(self) -> bool:
+    def usable(self) -> bool:  # an endpoint reporting 0 prompt tokens measured nothing
         return self.units > 0 and self.calls > 0 and self.prompt_tokens > 0
 
     def per_call(self) -> tuple[float, float, float]:
@@ -315,7 +311,7 @@ def measure_rows(rows: Iterable[Mapping[str, Any]], *, unit_key: Sequence[str]) 
     ...         dict(id="2", dim="a", calls="1", prompt_tokens="", completion_tokens="")]
     >>> measure_rows(rows, unit_key=["id"])
     Measured(units=1, calls=2, prompt_tokens=300, completion_tokens=40)
-    >>> sorted(measure_rows(rows, unit_key=["id"]).keys)  # unit 2 reported no tokens: not measured
+    >>> sorted(measure_rows(rows, unit_key=["id"]).keys)
     [('1',)]
     """
     seen: dict[tuple, tuple[int, int, int]] = {}
