@@ -210,6 +210,18 @@ def test_an_unknown_price_under_a_cap_refuses_the_run_and_without_a_cap_reports_
     assert "Cost of this run: unknown (" in capsys.readouterr().out
 
 
+def by_length(request):
+    """An answer whose reported prompt tokens are the prompt's characters / 3, with 60 completion tokens."""
+    chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
+    return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
+
+
+def last_run_against_measured(out, llm_server):
+    """The run manifest's last run, and what ``by_length``'s answers to the server's requests cost."""
+    run = json.loads((out / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    return run, sum(costs.call_cost("m", by_length(r).prompt_tokens, 60, TABLE) for r in llm_server.requests)
+
+
 def test_an_annotator_estimate_from_a_pilot_on_a_short_episode_scales_to_the_long_ones_planned(
     llm_server, prices, tmp_path, capsys
 ):
@@ -217,10 +229,6 @@ def test_an_annotator_estimate_from_a_pilot_on_a_short_episode_scales_to_the_lon
     # short episode; the run then rates episodes whose turns are 20 times as long: the pilot's mean prompt alone
     # would under-estimate their prompts by a third.
     from backend.social.annotator import main as annotator_main
-
-    def by_length(request):
-        chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
-        return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
 
     llm_server.responder = by_length
     source = json.loads((PROJECT_ROOT / "backend/social/data/episodes/gold_concert_tickets.json").read_text("utf-8"))
@@ -238,9 +246,8 @@ def test_an_annotator_estimate_from_a_pilot_on_a_short_episode_scales_to_the_lon
     assert "measured on 2 units already run" in out and "scaled by each unit's prompt characters" in out
     llm_server.clear()
     annotator_main(argv)
-    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    run, measured = last_run_against_measured(tmp_path / "out", llm_server)
     assert len(llm_server.requests) == run["paid_calls"] == 4
-    measured = sum(costs.call_cost("m", by_length(request).prompt_tokens, 60, TABLE) for request in llm_server.requests)
     assert run["cost"] == pytest.approx(measured)
     assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
 
@@ -250,10 +257,6 @@ def test_a_judge_resumed_after_a_pilot_estimates_the_rest_from_the_pilots_tokens
 
     from backend.reasoning.judge import main as judge_main
     from tests.backend.reasoning.test_judge import LOGS_DIR
-
-    def by_length(request):
-        chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
-        return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
 
     llm_server.responder = by_length
     logs = sorted(LOGS_DIR.glob("*.txt"))
@@ -270,9 +273,8 @@ def test_a_judge_resumed_after_a_pilot_estimates_the_rest_from_the_pilots_tokens
     assert "measured on 1 logs already run" in capsys.readouterr().out
     llm_server.clear()
     judge_main(argv)
-    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
+    run, measured = last_run_against_measured(tmp_path / "out", llm_server)
     assert len(llm_server.requests) == run["paid_calls"] == len(logs) - 1
-    measured = sum(costs.call_cost("m", by_length(r).prompt_tokens, 60, TABLE) for r in llm_server.requests)
     assert run["cost"] == pytest.approx(measured)
     assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
 
@@ -282,10 +284,6 @@ def test_a_pilot_unit_without_reported_tokens_is_left_out_of_the_prompt_sizes_to
     # an endpoint without usage leaves them). Its prompt characters must not count against the short one's tokens:
     # tokens per character would come out about 7 times too small and the long episodes planned next under-estimated.
     from backend.social.annotator import main as annotator_main
-
-    def by_length(request):
-        chars = sum(len(str(message.get("content", ""))) for message in request["messages"])
-        return Reply("{}", prompt_tokens=chars // 3, completion_tokens=60)
 
     llm_server.responder = by_length
     source = json.loads((PROJECT_ROOT / "backend/social/data/episodes/gold_concert_tickets.json").read_text("utf-8"))
@@ -317,8 +315,7 @@ def test_a_pilot_unit_without_reported_tokens_is_left_out_of_the_prompt_sizes_to
     capsys.readouterr()
     llm_server.clear()
     annotator_main(argv)
-    run = json.loads((tmp_path / "out" / "run_manifest.json").read_text(encoding="utf-8"))["runs"][-1]
-    measured = sum(costs.call_cost("m", by_length(request).prompt_tokens, 60, TABLE) for request in llm_server.requests)
+    run, measured = last_run_against_measured(tmp_path / "out", llm_server)
     assert len(llm_server.requests) == 4 and run["cost"] == pytest.approx(measured)
     assert abs(run["estimate"]["cost"] - measured) <= 0.1 * measured, (run["estimate"], measured)
 
