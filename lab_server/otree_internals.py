@@ -158,6 +158,24 @@ USED: dict[str, Internal] = {
         "the template escaping scan splits an output into the branches oTree prints (a ?? b :: c, a or b)",
         ("s", "delimiters", "keepdels"),
     ),
+    # outputs.py: |escape takes any value (oTree's raises on None or a number, so a page would fail on one)
+    "template_filters": Internal(
+        "otree.templating.filters:filtermap",
+        "dict",
+        "the |escape filter is replaced by one that prints a number or None as oTree prints it raw, then escapes",
+    ),
+    "template_class": Internal(
+        "otree.templating.template:Template",
+        "class",
+        "tests render a template string with oTree's engine, as a page is rendered (|escape of any value)",
+        ("template_string", "template_id", "template_type"),
+    ),
+    "template_localize": Internal(
+        "otree.templating.nodes:localize",
+        "function",
+        "how oTree prints a raw output (numbers formatted, anything else str()): |escape prints a non-text value so",
+        ("v",),
+    ),
     "no_participants_left_http_response": Internal(
         "otree.views.participant:no_participants_left_http_response",
         "function",

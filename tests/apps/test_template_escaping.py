@@ -10,6 +10,8 @@ text, shown as text).
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,19 @@ def test_the_raw_producers_carry_no_markup_of_the_words_they_are_given():
         'aria-label="&lt;img src=x onerror', ""
     )
     assert 'aria-label="&lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;' in svg
+
+
+def test_escape_prints_any_value_as_a_raw_output_would_and_never_fails_the_page():
+    # oTree's own |escape raises on None or a number (html.escape needs text), which fails the whole page with a
+    # TemplateRenderingError; the installed filter prints them as a raw output does, then escapes. Run in a process
+    # of its own: install() changes oTree for the process.
+    script = (
+        "import lab_server; lab_server.install(); from lab_server import otree_internals as o\n"
+        "page = o.template_class('{{ a|escape }}|{{ b|escape }}|{{ c|escape }}|{{ d|escape }}|{{ e|escape(False) }}')\n"
+        'print(page.render(a=None, b=3, c=0.5, d="<b>l\'x & y</b>", e="\'"))\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "None|3|0.5|&lt;b&gt;l&#x27;x &amp; y&lt;/b&gt;|'"

@@ -912,6 +912,14 @@ PROTECTIONS = (
         "",
         "tests/backend/core/test_publishing_parts.py::test_a_dollar_in_a_label_from_the_data_is_drawn_as_written_not_as_math",
     ),
+    Protection(
+        "escape-any-value",
+        "a None or a number reaching |escape fails the whole page (oTree's filter needs text)",
+        "lab_server/outputs.py",
+        '    filters["escape"] = _escape_any_value(filters["escape"])\n',
+        "",
+        "tests/apps/test_template_escaping.py::test_escape_prints_any_value_as_a_raw_output_would_and_never_fails_the_page",
+    ),
 )
 
 
