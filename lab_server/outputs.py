@@ -501,21 +501,20 @@ def _described_exports(vars_for_template):
 
 
 def _escape_any_value(escape: Callable) -> Callable:
-    from . import otree_internals
+    from .otree_internals import template_localize
 
     def escape_any_value(value, quotes=True):
         """``|escape`` of any value: text HTML-escaped; a number, None or another value printed as a raw output
         prints it, then escaped (oTree's own filter raises on them, which fails the page)."""
-        return escape(value if isinstance(value, str) else otree_internals.template_localize(value), quotes)
+        return escape(value if isinstance(value, str) else template_localize(value), quotes)
 
     return escape_any_value
 
 
 def install() -> None:
-    from . import otree_internals
     from .otree_internals import replace
+    from .otree_internals import template_filters as filters
 
-    filters = otree_internals.template_filters
     filters["escape"] = _escape_any_value(filters["escape"])
 
     # oTree's page code renders js_vars with this name; the |json filter with the other.

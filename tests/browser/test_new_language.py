@@ -189,6 +189,21 @@ def finish(page, who: str, seen: list[str]) -> None:
     checked(page, f"{who}: completion", seen)
 
 
+def arrive_at(page, pattern: str, *, timeout_ms: int = 30_000) -> None:
+    """Wait until ``page`` shows ``pattern``'s page. A reload cut short by the next one (the Pairing page moves on by
+    its socket and by its own check, whichever comes first: net::ERR_ABORTED) is not an arrival: wait again."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for _ in range(5):
+        try:
+            page.wait_for_url(pattern, timeout=timeout_ms)
+            return
+        except PlaywrightError as error:
+            if "ERR_ABORTED" not in str(error):
+                raise
+    page.wait_for_url(pattern, timeout=timeout_ms)
+
+
 def next_page_by(page, selector: str) -> None:
     with page.expect_navigation(wait_until="load"):
         page.locator(selector).first.click()
@@ -211,7 +226,7 @@ def test_a_dond_game_of_two_people_in_the_new_language_has_no_english_word(new_l
     next_page_by(second, ".otree-btn-next")
     pages = {"A": first, "B": second}
     for who, page in pages.items():
-        page.wait_for_url("**/Instructions/**", timeout=30_000)
+        arrive_at(page, "**/Instructions/**")
         assert page.locator("#dond-items tbody tr").count() >= 3  # the items, named by the catalogue
         checked(page, f"{who}: instructions", seen)
         next_page_by(page, ".otree-btn-next")
