@@ -190,8 +190,8 @@ def finish(page, who: str, seen: list[str]) -> None:
 
 
 def arrive_at(page, pattern: str, *, timeout_ms: int = 30_000) -> None:
-    """Wait until ``page`` shows ``pattern``'s page. A reload cut short by the next one (the Pairing page moves on by
-    its socket and by its own check, whichever comes first: net::ERR_ABORTED) is not an arrival: wait again."""
+    """Wait until ``page`` shows ``pattern``'s page. A navigation cut short by the next one (net::ERR_ABORTED) is not
+    an arrival: wait again."""
     from playwright.sync_api import Error as PlaywrightError
 
     for _ in range(5):
