@@ -203,8 +203,9 @@ def test_a_bad_key_or_file_is_refused_by_name_and_leaves_nothing(server, kept, t
     assert message in response.text
     assert "Traceback" not in response.text
     assert session_codes(server.url) == before
+    # The shared server may hold other modules' sessions: the refused one left no row, the kept one is whole.
     wide = _csv(rest(server.url, "GET", "/api/export_wide"))
-    assert {row["session.code"] for row in wide} == {kept}
+    assert kept in {row["session.code"] for row in wide} <= set(before)
     ratings = _csv(
         rest(
             server.url,
@@ -213,7 +214,8 @@ def test_a_bad_key_or_file_is_refused_by_name_and_leaves_nothing(server, kept, t
             params=dict(app="social_eval", function_name="custom_export_ratings_long"),
         )
     )
-    assert {row["session_code"] for row in ratings} == {kept} and len(ratings) == 14
+    assert {row["session_code"] for row in ratings} <= set(before)
+    assert sum(row["session_code"] == kept for row in ratings) == 14
 
 
 def test_a_non_utf8_rubric_names_the_byte_and_line(server, tmp_path):
